@@ -1,0 +1,85 @@
+//! The stable plugin ABI: one root module (a table of `extern "C"` functions) per plugin.
+//!
+//! Modelled on PJRT's C API, expressed with abi_stable prefix types so fields are only ever
+//! appended: a host accepts a plugin with the same [`ABI_MAJOR`] and a minor of at least
+//! [`ABI_MINOR_MIN`]. Before abi_stable's own layout check, the host reads the plain C symbol
+//! [`VERSION_SYMBOL`] so a plugin of another major is refused with both versions named, however
+//! different its layout.
+//!
+//! Ownership contract: every handle (executable, buffer, event) is owned by the host from the
+//! moment it is returned until it passes it to the matching `release_*`, or donates a buffer to
+//! `execute` (the plugin then owns it and the handle is dead). `upload` copies the host bytes;
+//! the host may free them when it returns. A downloaded event is consumed by `event_wait`.
+
+mod types;
+
+pub use types::*;
+
+use abi_stable::{
+    declare_root_module_statics,
+    library::RootModule,
+    sabi_types::VersionStrings,
+    std_types::{RResult, RSlice, RVec},
+    StableAbi,
+};
+
+/// ABI major version: a plugin of another major is refused.
+pub const ABI_MAJOR: u32 = 1;
+/// ABI minor version of this build: the count of appended, backwards-compatible additions.
+pub const ABI_MINOR: u32 = 0;
+/// The oldest minor this host accepts.
+pub const ABI_MINOR_MIN: u32 = 0;
+/// A plain `extern "C" fn() -> u64` every plugin exports: `(major << 32) | minor`.
+pub const VERSION_SYMBOL: &str = "quabla_plugin_abi_version";
+/// `compile`'s `format` for binary-encoded QIR (the only one so far).
+pub const FORMAT_QIR_BINARY: u32 = 0;
+
+/// The function table a backend plugin exports.
+///
+/// Fields are only ever appended after the last prefix field; an older plugin lacking a newer
+/// field makes its accessor return `None` instead of failing to load.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = BackendModRef)))]
+pub struct BackendMod {
+    /// The ABI version the plugin was built against.
+    pub abi_version: extern "C" fn() -> AbiVersion,
+    /// Name, version, QIR range, devices, capabilities.
+    pub info: extern "C" fn() -> RResult<BackendInfo, AbiError>,
+    /// Compiles a program (`format`, `qir_version`, encoded bytes, options bytes) to an
+    /// executable handle. Unsupported ops and dtypes fail here, naming them.
+    pub compile:
+        extern "C" fn(u32, u32, RSlice<'_, u8>, RSlice<'_, u8>) -> RResult<u64, AbiError>,
+    /// Copies host bytes (`device`, `dtype` code, shape, bytes) into a new device buffer.
+    pub upload: extern "C" fn(u32, u8, RSlice<'_, u64>, RSlice<'_, u8>) -> RResult<u64, AbiError>,
+    /// The dtype and shape of a buffer.
+    pub buffer_info: extern "C" fn(u64) -> RResult<BufferInfo, AbiError>,
+    /// Runs an executable on argument buffers; `donate[i]` hands argument `i` to the plugin.
+    pub execute: extern "C" fn(u64, RSlice<'_, u64>, RSlice<'_, bool>) -> RResult<RVec<u64>, AbiError>,
+    /// Starts copying a buffer to the host; returns an event handle.
+    pub download: extern "C" fn(u64) -> RResult<u64, AbiError>,
+    /// Whether the event's bytes are available without blocking.
+    pub event_is_ready: extern "C" fn(u64) -> RResult<bool, AbiError>,
+    /// Calls `callback(user_data)` once the event is ready (at once if it already is).
+    pub event_on_ready: extern "C" fn(u64, ReadyCallback, usize) -> RResult<(), AbiError>,
+    /// Blocks until the event is ready, consumes it and returns the bytes.
+    pub event_wait: extern "C" fn(u64) -> RResult<RVec<u8>, AbiError>,
+    pub release_buffer: extern "C" fn(u64) -> RResult<(), AbiError>,
+    pub release_executable: extern "C" fn(u64) -> RResult<(), AbiError>,
+    #[sabi(last_prefix_field)]
+    pub release_event: extern "C" fn(u64) -> RResult<(), AbiError>,
+}
+
+impl RootModule for BackendModRef {
+    declare_root_module_statics! {BackendModRef}
+    const BASE_NAME: &'static str = "quabla_backend";
+    const NAME: &'static str = "quabla_backend";
+    // Only the major goes here: abi_stable would otherwise demand plugin minor >= host minor,
+    // which is stricter than our window (the host checks minors itself).
+    const VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
+}
+
+/// `(major << 32) | minor` of this build, as [`VERSION_SYMBOL`] returns it.
+pub fn packed_abi_version() -> u64 {
+    ((ABI_MAJOR as u64) << 32) | ABI_MINOR as u64
+}

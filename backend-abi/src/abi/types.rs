@@ -1,0 +1,145 @@
+//! Plain data types that cross the plugin boundary.
+
+use abi_stable::{
+    std_types::{RString, RVec},
+    StableAbi,
+};
+use std::fmt;
+
+/// An ABI version pair.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbiVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl fmt::Display for AbiVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// Kinds of failure, as PJRT names them. Crosses the ABI as a `u32` so codes can be added
+/// without a layout change; an unknown code reads as `Internal`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    InvalidArgument = 0,
+    Unimplemented = 1,
+    ResourceExhausted = 2,
+    FailedPrecondition = 3,
+    Internal = 4,
+}
+
+impl ErrorCode {
+    pub fn from_u32(c: u32) -> ErrorCode {
+        match c {
+            0 => ErrorCode::InvalidArgument,
+            1 => ErrorCode::Unimplemented,
+            2 => ErrorCode::ResourceExhausted,
+            3 => ErrorCode::FailedPrecondition,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+/// An error value returned across the boundary: a code and a message for the user.
+///
+/// ```
+/// use quabla_abi::abi::{AbiError, ErrorCode};
+/// let e = AbiError::new(ErrorCode::Unimplemented, "op `svd` is not supported");
+/// assert_eq!(e.code(), ErrorCode::Unimplemented);
+/// assert!(e.to_string().contains("svd"));
+/// ```
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct AbiError {
+    pub code: u32,
+    pub message: RString,
+}
+
+impl AbiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        AbiError { code: code as u32, message: RString::from(message.into()) }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+    pub fn unimplemented(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Unimplemented, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::from_u32(self.code)
+    }
+    pub fn message(&self) -> &str {
+        self.message.as_str()
+    }
+}
+
+impl fmt::Display for AbiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.code(), self.message)
+    }
+}
+
+impl std::error::Error for AbiError {}
+
+/// What a device is, separate from any live handle to it.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub struct DeviceDescription {
+    pub id: u32,
+    /// `cpu`, `gpu`...
+    pub kind: RString,
+    pub name: RString,
+    /// 0 when unknown.
+    pub memory_bytes: u64,
+}
+
+/// What a backend can run; the host checks programs against it before compiling.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub struct Capabilities {
+    /// Op names as the QIR text form spells them.
+    pub ops: RVec<RString>,
+    /// dtype codes (`DType as u8`).
+    pub dtypes: RVec<u8>,
+    /// `cond`, `while`.
+    pub region_kinds: RVec<RString>,
+    pub f64: bool,
+    /// True when a download's event is ready as soon as it is returned.
+    pub synchronous_readback: bool,
+    /// Optional feature groups (`collectives`, `profiling`) the host may query.
+    pub extensions: RVec<RString>,
+}
+
+/// Identity and abilities of a backend.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub struct BackendInfo {
+    /// Platform name used by `QUABLA_PLATFORMS` (`cpu`, `wgpu`...).
+    pub name: RString,
+    pub version: RString,
+    pub qir_min: u32,
+    pub qir_max: u32,
+    pub devices: RVec<DeviceDescription>,
+    pub capabilities: Capabilities,
+}
+
+/// dtype code and shape of a buffer.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq)]
+pub struct BufferInfo {
+    pub dtype: u8,
+    pub shape: RVec<u64>,
+}
+
+/// A host function the plugin calls (with the host's `user_data`) when a download is ready.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct ReadyCallback {
+    pub func: extern "C" fn(usize),
+}

@@ -1,0 +1,139 @@
+//! Element types of QIR values.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The element type of an array.
+///
+/// ```
+/// use quabla_abi::DType;
+/// assert_eq!(DType::F32.size_bytes(), 4);
+/// assert_eq!("f64".parse::<DType>().unwrap(), DType::F64);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum DType {
+    Bool = 0,
+    I32 = 1,
+    U32 = 2,
+    F32 = 3,
+    F64 = 4,
+}
+
+impl DType {
+    /// Every dtype, in a fixed order.
+    pub const ALL: [DType; 5] = [DType::Bool, DType::I32, DType::U32, DType::F32, DType::F64];
+
+    /// Bytes per element in the host encoding (bool is one byte, 0 or 1).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            DType::Bool => 1,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::F64 => 8,
+        }
+    }
+
+    /// The short name used in the text form and in messages (`f32`, `i32`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I32 | DType::U32)
+    }
+
+    /// Integer or float: the dtypes arithmetic accepts.
+    pub fn is_numeric(self) -> bool {
+        self != DType::Bool
+    }
+
+    /// Decodes the code used across the ABI (`DType as u8`).
+    pub fn from_code(code: u8) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| *d as u8 == code)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for DType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        DType::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dtype `{s}`; expected one of bool, i32, u32, f32, f64"))
+    }
+}
+
+/// A dtype and a shape: the static type of a QIR value.
+///
+/// ```
+/// use quabla_abi::{DType, TensorType};
+/// let t = TensorType::new(DType::F32, vec![2, 3]);
+/// assert_eq!(t.num_elements(), 6);
+/// assert_eq!(t.to_string(), "f32[2,3]");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TensorType {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+impl TensorType {
+    pub fn new(dtype: DType, shape: Vec<usize>) -> Self {
+        TensorType { dtype, shape }
+    }
+
+    pub fn scalar(dtype: DType) -> Self {
+        TensorType { dtype, shape: vec![] }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn num_elements(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Bytes of the host encoding of a value of this type.
+    pub fn size_bytes(&self) -> usize {
+        self.num_elements() * self.dtype.size_bytes()
+    }
+}
+
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.dtype)?;
+        for (i, d) in self.shape.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// Row-major strides (in elements) of a shape.
+pub fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    strides
+}

@@ -1,0 +1,288 @@
+//! A safe client over a plugin's ABI table: handles are released on drop.
+
+use super::load::{load_module, LoadError};
+use crate::abi::*;
+use crate::qir::{self, Program};
+use crate::{DType, HostArray, TensorType};
+use abi_stable::std_types::{RResult, RSlice};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn ok<T>(r: RResult<T, AbiError>) -> Result<T, AbiError> {
+    r.into_result()
+}
+
+struct Inner {
+    module: BackendModRef,
+    info: BackendInfo,
+    path: Option<PathBuf>,
+}
+
+/// A loaded backend plugin (or a statically registered one).
+///
+/// ```ignore
+/// let cpu = quabla_abi::host::Plugin::load("target/debug/libquabla_cpu.so".as_ref())?;
+/// println!("{}", cpu.name());
+/// ```
+#[derive(Clone)]
+pub struct Plugin {
+    inner: Arc<Inner>,
+}
+
+impl Plugin {
+    /// Loads a plugin library from a file.
+    pub fn load(path: &Path) -> Result<Plugin, LoadError> {
+        let module = load_module(path)?;
+        Self::with_path(module, Some(path.to_path_buf()))
+    }
+
+    /// Wraps a statically linked plugin's table.
+    pub fn from_module(module: BackendModRef) -> Result<Plugin, LoadError> {
+        Self::with_path(module, None)
+    }
+
+    fn with_path(module: BackendModRef, path: Option<PathBuf>) -> Result<Plugin, LoadError> {
+        let v = (module.abi_version())();
+        let shown = path.clone().unwrap_or_else(|| PathBuf::from("<static>"));
+        if v.major != ABI_MAJOR || v.minor < ABI_MINOR_MIN {
+            return Err(LoadError::VersionMismatch {
+                path: shown,
+                plugin_major: v.major,
+                plugin_minor: v.minor,
+                host_major: ABI_MAJOR,
+                host_minor: ABI_MINOR,
+                min_minor: ABI_MINOR_MIN,
+            });
+        }
+        let info = ok((module.info())()).map_err(|e| LoadError::Info { path: shown, message: e.to_string() })?;
+        Ok(Plugin { inner: Arc::new(Inner { module, info, path }) })
+    }
+
+    pub fn info(&self) -> &BackendInfo {
+        &self.inner.info
+    }
+
+    /// The platform name (`cpu`, `wgpu`...).
+    pub fn name(&self) -> &str {
+        self.inner.info.name.as_str()
+    }
+
+    /// The file it was loaded from, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// Whether the plugin lists `op` in its capabilities.
+    pub fn supports_op(&self, op: &str) -> bool {
+        self.inner.info.capabilities.ops.iter().any(|o| o.as_str() == op)
+    }
+
+    pub fn supports_dtype(&self, d: DType) -> bool {
+        self.inner.info.capabilities.dtypes.contains(&(d as u8))
+    }
+
+    /// The QIR version both sides speak: the newer of the two minimums must not exceed the
+    /// older of the two maximums.
+    pub fn qir_version(&self) -> Result<u32, AbiError> {
+        let i = &self.inner.info;
+        let v = qir::QIR_VERSION.min(i.qir_max);
+        if v < i.qir_min.max(qir::QIR_VERSION_MIN) {
+            return Err(AbiError::new(
+                ErrorCode::FailedPrecondition,
+                format!(
+                    "plugin `{}` reads QIR {}..={} but this host writes {}..={}; update one of them",
+                    i.name,
+                    i.qir_min,
+                    i.qir_max,
+                    qir::QIR_VERSION_MIN,
+                    qir::QIR_VERSION
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Serialises and compiles a program.
+    pub fn compile(&self, program: &Program) -> Result<Executable, AbiError> {
+        let version = self.qir_version()?;
+        let bytes = qir::encode(program, version).map_err(AbiError::invalid)?;
+        self.compile_bytes(&bytes, version, program.inputs.clone(), program.output_types())
+    }
+
+    /// Compiles already-encoded QIR bytes (they are validated by the plugin).
+    pub fn compile_bytes(
+        &self,
+        bytes: &[u8],
+        version: u32,
+        inputs: Vec<TensorType>,
+        outputs: Vec<TensorType>,
+    ) -> Result<Executable, AbiError> {
+        let h = ok((self.inner.module.compile())(FORMAT_QIR_BINARY, version, RSlice::from_slice(bytes), RSlice::from_slice(&[])))?;
+        Ok(Executable { plugin: self.clone(), handle: h, inputs, outputs })
+    }
+
+    /// Copies a host array to device 0.
+    pub fn upload(&self, a: &HostArray) -> Result<Buffer, AbiError> {
+        let shape: Vec<u64> = a.ty.shape.iter().map(|&d| d as u64).collect();
+        let h = ok((self.inner.module.upload())(0, a.ty.dtype as u8, RSlice::from_slice(&shape), RSlice::from_slice(&a.bytes)))?;
+        Ok(Buffer { plugin: self.clone(), handle: h, ty: a.ty.clone(), live: true })
+    }
+
+    fn buffer_from_handle(&self, h: u64) -> Result<Buffer, AbiError> {
+        let info = ok((self.inner.module.buffer_info())(h))?;
+        let dtype = DType::from_code(info.dtype).ok_or_else(|| AbiError::internal(format!("plugin returned unknown dtype code {}", info.dtype)))?;
+        let ty = TensorType::new(dtype, info.shape.iter().map(|&d| d as usize).collect());
+        Ok(Buffer { plugin: self.clone(), handle: h, ty, live: true })
+    }
+}
+
+/// A buffer on the plugin's device; released when dropped.
+pub struct Buffer {
+    plugin: Plugin,
+    handle: u64,
+    ty: TensorType,
+    live: bool,
+}
+
+impl Buffer {
+    pub fn ty(&self) -> &TensorType {
+        &self.ty
+    }
+
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+
+    /// Starts a download; the returned event yields the bytes.
+    pub fn download(&self) -> Result<Event, AbiError> {
+        let h = ok((self.plugin.inner.module.download())(self.handle))?;
+        Ok(Event { plugin: self.plugin.clone(), handle: h, ty: self.ty.clone(), live: true })
+    }
+
+    /// Forgets the handle without releasing it (the plugin owns it after a donation).
+    fn disarm(mut self) {
+        self.live = false;
+    }
+
+    /// Downloads and waits: the native way to read a buffer.
+    pub fn to_host(&self) -> Result<HostArray, AbiError> {
+        self.download()?.wait()
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if self.live {
+            // A failed release leaks one buffer in the plugin; nothing the host could do.
+            let _ = (self.plugin.inner.module.release_buffer())(self.handle);
+        }
+    }
+}
+
+/// A download in flight.
+pub struct Event {
+    plugin: Plugin,
+    handle: u64,
+    ty: TensorType,
+    live: bool,
+}
+
+impl Event {
+    pub fn is_ready(&self) -> Result<bool, AbiError> {
+        ok((self.plugin.inner.module.event_is_ready())(self.handle))
+    }
+
+    /// Calls `callback(user_data)` when ready (from whichever thread completes the download).
+    pub fn on_ready(&self, callback: extern "C" fn(usize), user_data: usize) -> Result<(), AbiError> {
+        ok((self.plugin.inner.module.event_on_ready())(self.handle, ReadyCallback { func: callback }, user_data))
+    }
+
+    /// Blocks until ready and returns the array.
+    pub fn wait(mut self) -> Result<HostArray, AbiError> {
+        self.live = false;
+        let bytes = ok((self.plugin.inner.module.event_wait())(self.handle))?;
+        HostArray::new(self.ty.clone(), bytes.into_vec()).map_err(|m| AbiError::internal(format!("plugin returned malformed bytes: {m}")))
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if self.live {
+            let _ = (self.plugin.inner.module.release_event())(self.handle);
+        }
+    }
+}
+
+/// An argument to [`Executable::execute`]: borrowed, or donated (the plugin may reuse it).
+pub enum Arg<'a> {
+    Keep(&'a Buffer),
+    Donate(Buffer),
+}
+
+/// A compiled program; released when dropped.
+pub struct Executable {
+    plugin: Plugin,
+    handle: u64,
+    inputs: Vec<TensorType>,
+    outputs: Vec<TensorType>,
+}
+
+impl Executable {
+    pub fn input_types(&self) -> &[TensorType] {
+        &self.inputs
+    }
+
+    pub fn output_types(&self) -> &[TensorType] {
+        &self.outputs
+    }
+
+    /// Runs with borrowed arguments.
+    pub fn run(&self, args: &[&Buffer]) -> Result<Vec<Buffer>, AbiError> {
+        self.execute(args.iter().map(|b| Arg::Keep(b)).collect())
+    }
+
+    /// Runs; donated buffers are consumed whether or not execution succeeds.
+    pub fn execute(&self, args: Vec<Arg<'_>>) -> Result<Vec<Buffer>, AbiError> {
+        let mut handles = Vec::with_capacity(args.len());
+        let mut donate = Vec::with_capacity(args.len());
+        let mut donated = Vec::new();
+        for a in args {
+            match a {
+                Arg::Keep(b) => {
+                    self.check_same_plugin(b)?;
+                    handles.push(b.handle);
+                    donate.push(false);
+                }
+                Arg::Donate(b) => {
+                    self.check_same_plugin(&b)?;
+                    handles.push(b.handle);
+                    donate.push(true);
+                    donated.push(b);
+                }
+            }
+        }
+        let r = ok((self.plugin.inner.module.execute())(self.handle, RSlice::from_slice(&handles), RSlice::from_slice(&donate)));
+        if r.is_ok() {
+            donated.into_iter().for_each(Buffer::disarm);
+        }
+        let outs = r?;
+        outs.iter().map(|&h| self.plugin.buffer_from_handle(h)).collect()
+    }
+
+    fn check_same_plugin(&self, b: &Buffer) -> Result<(), AbiError> {
+        if !Arc::ptr_eq(&self.plugin.inner, &b.plugin.inner) {
+            return Err(AbiError::invalid(format!(
+                "buffer lives on plugin `{}` but the executable on `{}`; transfer it first",
+                b.plugin.name(),
+                self.plugin.name()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Executable {
+    fn drop(&mut self) {
+        let _ = (self.plugin.inner.module.release_executable())(self.handle);
+    }
+}

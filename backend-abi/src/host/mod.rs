@@ -1,0 +1,10 @@
+//! The host side of the ABI: loading plugin libraries and a safe client over a loaded table.
+//!
+//! Both the core's plugin host and the conformance runner use this, so a third-party plugin
+//! is loaded and tested exactly as ours are.
+
+mod client;
+mod load;
+
+pub use client::{Arg, Buffer, Event, Executable, Plugin};
+pub use load::{load_module, LoadError};

@@ -1,0 +1,71 @@
+//! The plugin kit: what a backend author implements ([`Backend`]) and the glue that exposes it
+//! through the ABI table ([`export_backend!`](crate::export_backend)).
+//!
+//! The kit owns everything every plugin must get right the same way: decoding and validating
+//! QIR, the version and capability checks (an unsupported op fails at compile time, naming
+//! it), argument type checks at execute, handle tables, donation, and `catch_unwind` around
+//! every entry point so a panic becomes an `Internal` error instead of aborting the host.
+
+mod entry;
+mod event;
+
+pub use entry::{module, PluginEntry, PluginState};
+pub use event::ReadyEvent;
+
+use crate::abi::AbiError;
+use crate::qir::Program;
+use crate::{DType, HostArray, TensorType};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Rust-side description of a backend, turned into the ABI's `BackendInfo` by the kit.
+#[derive(Clone, Debug)]
+pub struct PluginInfo {
+    pub name: String,
+    pub version: String,
+    pub qir_min: u32,
+    pub qir_max: u32,
+    /// (kind, name, memory bytes) per device.
+    pub devices: Vec<(String, String, u64)>,
+    pub ops: Vec<String>,
+    pub dtypes: Vec<DType>,
+    pub region_kinds: Vec<String>,
+    pub synchronous_readback: bool,
+    pub extensions: Vec<String>,
+}
+
+/// A backend, as a plugin author writes it. The kit has already validated every program it
+/// is given and checked it against the capabilities in [`Backend::info`].
+pub trait Backend: Send + Sync + 'static {
+    fn info(&self) -> PluginInfo;
+    fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError>;
+    fn upload(&self, device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError>;
+}
+
+/// One argument of an execution. A donated buffer is no longer reachable by the host, so the
+/// executable may reuse its memory.
+pub struct Arg {
+    pub buffer: Arc<dyn DeviceBuffer>,
+    pub donated: bool,
+}
+
+/// A compiled program. Argument types have been checked against the program's inputs.
+pub trait Executable: Send + Sync {
+    fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError>;
+}
+
+/// Memory owned by the backend.
+pub trait DeviceBuffer: Send + Sync + Any {
+    fn ty(&self) -> &TensorType;
+    fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A download in flight.
+pub trait DownloadEvent: Send {
+    fn is_ready(&self) -> bool;
+    /// Blocks until the bytes are there.
+    fn wait(self: Box<Self>) -> Result<Vec<u8>, AbiError>;
+    /// Arranges for `f` to run once ready (at once if already ready).
+    fn on_ready(&mut self, f: Box<dyn FnOnce() + Send>);
+}

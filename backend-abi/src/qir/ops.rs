@@ -1,0 +1,222 @@
+//! The QIR primitive set: every operation a backend implements, with its attributes.
+//!
+//! Shape and dtype rules live in `shape_rules.rs`; the text syntax of each op in `text/`.
+
+use crate::HostArray;
+use serde::{Deserialize, Serialize};
+
+use super::Program;
+
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $($variant),* }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The name used in the text form.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),* }
+            }
+
+            /// Parses the text-form name.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// Elementwise functions of one operand.
+    UnaryOp {
+        Neg = "neg", Abs = "abs", Sign = "sign", Floor = "floor", Ceil = "ceil",
+        Round = "round", Exp = "exp", Exp2 = "exp2", Expm1 = "expm1", Log = "log",
+        Log1p = "log1p", Sqrt = "sqrt", Rsqrt = "rsqrt", Cbrt = "cbrt", Sin = "sin",
+        Cos = "cos", Tan = "tan", Asin = "asin", Acos = "acos", Atan = "atan",
+        Sinh = "sinh", Cosh = "cosh", Tanh = "tanh", Asinh = "asinh", Acosh = "acosh",
+        Atanh = "atanh", Erf = "erf", Erfc = "erfc", Logistic = "logistic",
+        IsFinite = "is_finite", Not = "not",
+    }
+);
+
+named_enum!(
+    /// Elementwise functions of two operands of one dtype and shape.
+    BinaryOp {
+        Add = "add", Sub = "sub", Mul = "mul", Div = "div", Rem = "rem", Pow = "pow",
+        Max = "max", Min = "min", Atan2 = "atan2", And = "and", Or = "or", Xor = "xor",
+        ShiftLeft = "shift_left", ShiftRightLogical = "shift_right_logical",
+        ShiftRightArithmetic = "shift_right_arithmetic",
+    }
+);
+
+named_enum!(
+    /// Comparison directions; NaN compares unequal to everything (so `ne` is true).
+    CompareDir { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
+);
+
+named_enum!(
+    /// Monoids a `reduce` folds with.
+    ReduceKind { Sum = "sum", Prod = "prod", Max = "max", Min = "min", And = "and", Or = "or" }
+);
+
+named_enum!(
+    /// Monoids a cumulative scan folds with.
+    CumulativeKind { Sum = "sum", Prod = "prod", Max = "max", Min = "min" }
+);
+
+/// Dimension numbers of a `dot_general`: result dims are batch, lhs free, rhs free.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DotDims {
+    pub lhs_batch: Vec<usize>,
+    pub rhs_batch: Vec<usize>,
+    pub lhs_contract: Vec<usize>,
+    pub rhs_contract: Vec<usize>,
+}
+
+/// XLA gather dimension numbers. The index vector is always the last dim of the indices;
+/// start indices are clamped so each slice lies inside the operand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GatherDims {
+    pub offset_dims: Vec<usize>,
+    pub collapsed_slice_dims: Vec<usize>,
+    pub start_index_map: Vec<usize>,
+    pub slice_sizes: Vec<usize>,
+}
+
+/// XLA scatter dimension numbers. The index vector is always the last dim of the indices;
+/// an update window that does not lie wholly inside the operand is dropped.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScatterDims {
+    pub update_window_dims: Vec<usize>,
+    pub inserted_window_dims: Vec<usize>,
+    pub scatter_dims_to_operand_dims: Vec<usize>,
+}
+
+/// One QIR operation. The result types live on the node, so ops whose result type is not
+/// implied by their operands (`convert`, `reshape`, `iota`, `constant`) need no attribute.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    /// A literal array; no operands.
+    Constant(HostArray),
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Compare(CompareDir),
+    /// `select(pred: bool, on_true, on_false)`, all of one shape.
+    Select,
+    /// Value conversion to the result dtype (float to int truncates and saturates, NaN to 0).
+    Convert,
+    /// Reinterprets the bits among the 32-bit dtypes (f32, i32, u32).
+    Bitcast,
+    /// Counts 0, 1, ... along `dim` of the result type.
+    Iota { dim: usize },
+    /// Operand dim `i` becomes result dim `dims[i]`; other result dims repeat.
+    BroadcastInDim { dims: Vec<usize> },
+    /// Row-major reshape to the result shape.
+    Reshape,
+    /// Result dim `i` is operand dim `perm[i]`.
+    Transpose { perm: Vec<usize> },
+    Slice { start: Vec<usize>, limit: Vec<usize>, strides: Vec<usize> },
+    /// `pad(operand, value: scalar)`; negative low/high crop.
+    Pad { low: Vec<i64>, high: Vec<i64>, interior: Vec<usize> },
+    Concatenate { dim: usize },
+    Reverse { dims: Vec<usize> },
+    Reduce { kind: ReduceKind, axes: Vec<usize> },
+    Cumulative { kind: CumulativeKind, axis: usize, reverse: bool },
+    DotGeneral(DotDims),
+    /// `gather(operand, indices: i32)`.
+    Gather(GatherDims),
+    /// `scatter_add(operand, indices: i32, updates)`.
+    ScatterAdd(ScatterDims),
+    /// `dynamic_slice(operand, start_0: i32[], ...)`; starts clamp so the slice fits.
+    DynamicSlice { sizes: Vec<usize> },
+    /// `dynamic_update_slice(operand, update, start_0: i32[], ...)`; starts clamp.
+    DynamicUpdateSlice,
+    /// `cond(index: i32[], operands...)`: runs one branch; an out-of-range index runs the last.
+    Cond { branches: Vec<Program> },
+    /// `while(carry...)`: runs `body` while `cond` returns true.
+    While { cond: Box<Program>, body: Box<Program> },
+}
+
+impl Op {
+    /// The text-form name, also used in capability lists and error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Constant(_) => "constant",
+            Op::Unary(u) => u.name(),
+            Op::Binary(b) => b.name(),
+            Op::Compare(_) => "compare",
+            Op::Select => "select",
+            Op::Convert => "convert",
+            Op::Bitcast => "bitcast",
+            Op::Iota { .. } => "iota",
+            Op::BroadcastInDim { .. } => "broadcast_in_dim",
+            Op::Reshape => "reshape",
+            Op::Transpose { .. } => "transpose",
+            Op::Slice { .. } => "slice",
+            Op::Pad { .. } => "pad",
+            Op::Concatenate { .. } => "concatenate",
+            Op::Reverse { .. } => "reverse",
+            Op::Reduce { .. } => "reduce",
+            Op::Cumulative { .. } => "cumulative",
+            Op::DotGeneral(_) => "dot_general",
+            Op::Gather(_) => "gather",
+            Op::ScatterAdd(_) => "scatter_add",
+            Op::DynamicSlice { .. } => "dynamic_slice",
+            Op::DynamicUpdateSlice => "dynamic_update_slice",
+            Op::Cond { .. } => "cond",
+            Op::While { .. } => "while",
+        }
+    }
+
+    /// True for ops computed element by element over one shape (fusible on every backend).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast
+        )
+    }
+
+    /// Nested regions, in order.
+    pub fn regions(&self) -> Vec<&Program> {
+        match self {
+            Op::Cond { branches } => branches.iter().collect(),
+            Op::While { cond, body } => vec![cond, body],
+            _ => vec![],
+        }
+    }
+}
+
+/// Names of every op a complete backend supports, as capability lists use them.
+pub fn all_op_names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = UnaryOp::ALL.iter().map(|u| u.name()).collect();
+    v.extend(BinaryOp::ALL.iter().map(|b| b.name()));
+    v.extend([
+        "constant",
+        "compare",
+        "select",
+        "convert",
+        "bitcast",
+        "iota",
+        "broadcast_in_dim",
+        "reshape",
+        "transpose",
+        "slice",
+        "pad",
+        "concatenate",
+        "reverse",
+        "reduce",
+        "cumulative",
+        "dot_general",
+        "gather",
+        "scatter_add",
+        "dynamic_slice",
+        "dynamic_update_slice",
+        "cond",
+        "while",
+    ]);
+    v
+}

@@ -1,0 +1,406 @@
+//! Elementwise kernels over slices (one tile at a time when fused).
+//!
+//! IEEE semantics throughout: NaN propagates through max/min (IEEE 754-2019 `maximum`, so
+//! max(-0, +0) = +0 and min(-0, +0) = -0); integer arithmetic wraps; integer `x / 0` is -1
+//! (all bits set for u32) and `x % 0` is `x`; `i32::MIN / -1` wraps to `i32::MIN`. f32
+//! transcendental functions are evaluated in f64 and rounded once, so they are within 1 ulp.
+
+use crate::tensor::Storage;
+use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
+use quabla_abi::DType;
+
+/// A borrowed run of elements of one dtype.
+#[derive(Clone, Copy)]
+pub enum View<'a> {
+    Bool(&'a [bool]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+impl<'a> View<'a> {
+    pub fn of(s: &'a Storage, start: usize, end: usize) -> View<'a> {
+        match s {
+            Storage::Bool(v) => View::Bool(&v[start..end]),
+            Storage::I32(v) => View::I32(&v[start..end]),
+            Storage::U32(v) => View::U32(&v[start..end]),
+            Storage::F32(v) => View::F32(&v[start..end]),
+            Storage::F64(v) => View::F64(&v[start..end]),
+        }
+    }
+
+    pub fn all(s: &'a Storage) -> View<'a> {
+        View::of(s, 0, s.len())
+    }
+}
+
+/// Float math shared by f32 and f64. Functions without an exact native form go through f64.
+pub trait Real: Copy + PartialOrd + std::ops::Neg<Output = Self> + 'static {
+    fn to_f64(self) -> f64;
+    fn from_f64(x: f64) -> Self;
+    fn is_nan(self) -> bool;
+    fn abs(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_even(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn rem(self, o: Self) -> Self;
+    fn is_sign_negative(self) -> bool;
+    fn zero() -> Self;
+    fn one() -> Self;
+}
+
+macro_rules! real {
+    ($t:ty) => {
+        impl Real for $t {
+            fn to_f64(self) -> f64 { self as f64 }
+            fn from_f64(x: f64) -> Self { x as $t }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn abs(self) -> Self { <$t>::abs(self) }
+            fn floor(self) -> Self { <$t>::floor(self) }
+            fn ceil(self) -> Self { <$t>::ceil(self) }
+            fn round_even(self) -> Self { <$t>::round_ties_even(self) }
+            fn sqrt(self) -> Self { <$t>::sqrt(self) }
+            fn add(self, o: Self) -> Self { self + o }
+            fn sub(self, o: Self) -> Self { self - o }
+            fn mul(self, o: Self) -> Self { self * o }
+            fn div(self, o: Self) -> Self { self / o }
+            fn rem(self, o: Self) -> Self { self % o }
+            fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
+            fn zero() -> Self { 0.0 }
+            fn one() -> Self { 1.0 }
+        }
+    };
+}
+real!(f32);
+real!(f64);
+
+fn logistic(x: f64) -> f64 {
+    // Two forms so neither overflows nor loses the small tail.
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// IEEE 754-2019 maximum: NaN wins, and +0 > -0.
+pub fn fmax<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        return T::from_f64(f64::NAN);
+    }
+    if a > b {
+        a
+    } else if b > a {
+        b
+    } else if a.is_sign_negative() {
+        b
+    } else {
+        a
+    }
+}
+
+/// IEEE 754-2019 minimum: NaN wins, and -0 < +0.
+pub fn fmin<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        return T::from_f64(f64::NAN);
+    }
+    if a < b {
+        a
+    } else if b < a {
+        b
+    } else if a.is_sign_negative() {
+        a
+    } else {
+        b
+    }
+}
+
+fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
+    use UnaryOp::*;
+    let via = |f: fn(f64) -> f64| -> Vec<T> { x.iter().map(|v| T::from_f64(f(v.to_f64()))).collect() };
+    Ok(match op {
+        Neg => x.iter().map(|v| -*v).collect(),
+        Abs => x.iter().map(|v| v.abs()).collect(),
+        // sign keeps the sign of zero (sign(-0) = -0) and NaN, as JAX does.
+        Sign => x
+            .iter()
+            .map(|v| {
+                if v.is_nan() || v.to_f64() == 0.0 {
+                    *v
+                } else if v.is_sign_negative() {
+                    -T::one()
+                } else {
+                    T::one()
+                }
+            })
+            .collect(),
+        Floor => x.iter().map(|v| v.floor()).collect(),
+        Ceil => x.iter().map(|v| v.ceil()).collect(),
+        Round => x.iter().map(|v| v.round_even()).collect(),
+        Sqrt => x.iter().map(|v| v.sqrt()).collect(),
+        Rsqrt => via(|v| 1.0 / v.sqrt()),
+        Exp => via(f64::exp),
+        Exp2 => via(f64::exp2),
+        Expm1 => via(f64::exp_m1),
+        Log => via(f64::ln),
+        Log1p => via(f64::ln_1p),
+        Cbrt => via(f64::cbrt),
+        Sin => via(f64::sin),
+        Cos => via(f64::cos),
+        Tan => via(f64::tan),
+        Asin => via(f64::asin),
+        Acos => via(f64::acos),
+        Atan => via(f64::atan),
+        Sinh => via(f64::sinh),
+        Cosh => via(f64::cosh),
+        Tanh => via(f64::tanh),
+        Asinh => via(libm::asinh),
+        Acosh => via(libm::acosh),
+        Atanh => via(libm::atanh),
+        Erf => via(libm::erf),
+        Erfc => via(libm::erfc),
+        Logistic => via(logistic),
+        IsFinite | Not => return Err(()),
+    })
+}
+
+fn int_unary_i32(op: UnaryOp, x: &[i32]) -> Vec<i32> {
+    match op {
+        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect(),
+        UnaryOp::Abs => x.iter().map(|v| v.wrapping_abs()).collect(),
+        UnaryOp::Sign => x.iter().map(|v| v.signum()).collect(),
+        _ => x.iter().map(|v| !v).collect(),
+    }
+}
+
+fn int_unary_u32(op: UnaryOp, x: &[u32]) -> Vec<u32> {
+    match op {
+        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect(),
+        UnaryOp::Abs => x.to_vec(),
+        UnaryOp::Sign => x.iter().map(|v| (*v != 0) as u32).collect(),
+        _ => x.iter().map(|v| !v).collect(),
+    }
+}
+
+/// Applies a unary op. Dtypes have been checked by validation.
+pub fn unary(op: UnaryOp, x: View) -> Storage {
+    match x {
+        View::F32(v) if op == UnaryOp::IsFinite => Storage::Bool(v.iter().map(|a| a.is_finite()).collect()),
+        View::F64(v) if op == UnaryOp::IsFinite => Storage::Bool(v.iter().map(|a| a.is_finite()).collect()),
+        View::F32(v) => Storage::F32(float_unary(op, v).unwrap_or_default()),
+        View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
+        View::I32(v) => Storage::I32(int_unary_i32(op, v)),
+        View::U32(v) => Storage::U32(int_unary_u32(op, v)),
+        View::Bool(v) => Storage::Bool(v.iter().map(|a| !a).collect()),
+    }
+}
+
+fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
+    use BinaryOp::*;
+    let z = a.iter().zip(b);
+    let via = |f: fn(f64, f64) -> f64| -> Vec<T> {
+        a.iter().zip(b).map(|(x, y)| T::from_f64(f(x.to_f64(), y.to_f64()))).collect()
+    };
+    match op {
+        Add => z.map(|(x, y)| x.add(*y)).collect(),
+        Sub => z.map(|(x, y)| x.sub(*y)).collect(),
+        Mul => z.map(|(x, y)| x.mul(*y)).collect(),
+        Div => z.map(|(x, y)| x.div(*y)).collect(),
+        Rem => z.map(|(x, y)| x.rem(*y)).collect(),
+        Max => z.map(|(x, y)| fmax(*x, *y)).collect(),
+        Min => z.map(|(x, y)| fmin(*x, *y)).collect(),
+        Pow => via(f64::powf),
+        Atan2 => via(f64::atan2),
+        _ => unreachable!("validation admits no bitwise op on floats"),
+    }
+}
+
+/// Integer ops shared by i32 and u32, with the XLA conventions for division by zero.
+trait Int: Copy + Ord + 'static {
+    const ALL_ONES: Self;
+    fn wadd(self, o: Self) -> Self;
+    fn wsub(self, o: Self) -> Self;
+    fn wmul(self, o: Self) -> Self;
+    fn wdiv(self, o: Self) -> Option<Self>;
+    fn wrem(self, o: Self) -> Option<Self>;
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    fn shl(self, s: u32) -> Self;
+    fn shr_logical(self, s: u32) -> Self;
+    fn shr_arith(self, s: u32) -> Self;
+    fn as_shift(self) -> u64;
+    fn pow(self, e: Self) -> Self;
+}
+
+macro_rules! int_impl {
+    ($t:ty, $u:ty, $s:ty) => {
+        impl Int for $t {
+            const ALL_ONES: Self = !0;
+            fn wadd(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn wsub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            fn wmul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            fn wdiv(self, o: Self) -> Option<Self> { if o == 0 { None } else { Some(self.wrapping_div(o)) } }
+            fn wrem(self, o: Self) -> Option<Self> { if o == 0 { None } else { Some(self.wrapping_rem(o)) } }
+            fn and(self, o: Self) -> Self { self & o }
+            fn or(self, o: Self) -> Self { self | o }
+            fn xor(self, o: Self) -> Self { self ^ o }
+            fn shl(self, s: u32) -> Self { if s >= 32 { 0 } else { ((self as $u) << s) as $t } }
+            fn shr_logical(self, s: u32) -> Self { if s >= 32 { 0 } else { ((self as $u) >> s) as $t } }
+            fn shr_arith(self, s: u32) -> Self { ((self as $s) >> s.min(31)) as $t }
+            fn as_shift(self) -> u64 { self as $u as u64 }
+            fn pow(self, e: Self) -> Self {
+                // Negative exponents (i32): 1 for base 1, +-1 for base -1, else 0 (as XLA).
+                #[allow(unused_comparisons)]
+                if e < 0 {
+                    let base = self as i64;
+                    return match base {
+                        1 => 1 as $t,
+                        -1 => if (e as i64) % 2 == 0 { 1 as $t } else { self },
+                        _ => 0 as $t,
+                    };
+                }
+                let (mut acc, mut b, mut e) = (1 as $t, self, e as u64);
+                while e > 0 {
+                    if e & 1 == 1 { acc = acc.wrapping_mul(b); }
+                    b = b.wrapping_mul(b);
+                    e >>= 1;
+                }
+                acc
+            }
+        }
+    };
+}
+int_impl!(i32, u32, i32);
+int_impl!(u32, u32, i32);
+
+fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
+    use BinaryOp::*;
+    let f: fn(T, T) -> T = match op {
+        Add => T::wadd,
+        Sub => T::wsub,
+        Mul => T::wmul,
+        Div => |x, y| x.wdiv(y).unwrap_or(T::ALL_ONES),
+        Rem => |x, y| x.wrem(y).unwrap_or(x),
+        Pow => T::pow,
+        Max => |x, y| x.max(y),
+        Min => |x, y| x.min(y),
+        And => T::and,
+        Or => T::or,
+        Xor => T::xor,
+        ShiftLeft => |x, y| x.shl(y.as_shift().min(64) as u32),
+        ShiftRightLogical => |x, y| x.shr_logical(y.as_shift().min(64) as u32),
+        ShiftRightArithmetic => |x, y| x.shr_arith(y.as_shift().min(64) as u32),
+        Atan2 => unreachable!("validation admits atan2 on floats only"),
+    };
+    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+}
+
+/// Applies a binary op to two views of one dtype and length.
+pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
+    match (a, b) {
+        (View::F32(x), View::F32(y)) => Storage::F32(float_binary(op, x, y)),
+        (View::F64(x), View::F64(y)) => Storage::F64(float_binary(op, x, y)),
+        (View::I32(x), View::I32(y)) => Storage::I32(int_binary(op, x, y)),
+        (View::U32(x), View::U32(y)) => Storage::U32(int_binary(op, x, y)),
+        (View::Bool(x), View::Bool(y)) => Storage::Bool(
+            x.iter()
+                .zip(y)
+                .map(|(p, q)| match op {
+                    BinaryOp::And => *p && *q,
+                    BinaryOp::Or => *p || *q,
+                    _ => *p ^ *q,
+                })
+                .collect(),
+        ),
+        _ => unreachable!("validation guarantees matching dtypes"),
+    }
+}
+
+fn cmp<T: PartialOrd>(dir: CompareDir, a: &[T], b: &[T]) -> Vec<bool> {
+    let z = a.iter().zip(b);
+    match dir {
+        CompareDir::Eq => z.map(|(x, y)| x == y).collect(),
+        CompareDir::Ne => z.map(|(x, y)| x != y).collect(),
+        CompareDir::Lt => z.map(|(x, y)| x < y).collect(),
+        CompareDir::Le => z.map(|(x, y)| x <= y).collect(),
+        CompareDir::Gt => z.map(|(x, y)| x > y).collect(),
+        CompareDir::Ge => z.map(|(x, y)| x >= y).collect(),
+    }
+}
+
+pub fn compare(dir: CompareDir, a: View, b: View) -> Storage {
+    Storage::Bool(match (a, b) {
+        (View::F32(x), View::F32(y)) => cmp(dir, x, y),
+        (View::F64(x), View::F64(y)) => cmp(dir, x, y),
+        (View::I32(x), View::I32(y)) => cmp(dir, x, y),
+        (View::U32(x), View::U32(y)) => cmp(dir, x, y),
+        (View::Bool(x), View::Bool(y)) => cmp(dir, x, y),
+        _ => unreachable!("validation guarantees matching dtypes"),
+    })
+}
+
+pub fn select(p: View, t: View, f: View) -> Storage {
+    let View::Bool(p) = p else { unreachable!("select predicate is bool") };
+    fn pick<T: Copy>(p: &[bool], t: &[T], f: &[T]) -> Vec<T> {
+        p.iter().zip(t.iter().zip(f)).map(|(c, (a, b))| if *c { *a } else { *b }).collect()
+    }
+    match (t, f) {
+        (View::Bool(a), View::Bool(b)) => Storage::Bool(pick(p, a, b)),
+        (View::I32(a), View::I32(b)) => Storage::I32(pick(p, a, b)),
+        (View::U32(a), View::U32(b)) => Storage::U32(pick(p, a, b)),
+        (View::F32(a), View::F32(b)) => Storage::F32(pick(p, a, b)),
+        (View::F64(a), View::F64(b)) => Storage::F64(pick(p, a, b)),
+        _ => unreachable!("validation guarantees matching dtypes"),
+    }
+}
+
+/// Value conversion. Float to integer truncates toward zero and saturates; NaN becomes 0;
+/// integer to integer wraps (two's complement); anything to bool is `x != 0` (NaN is true).
+pub fn convert(x: View, to: DType) -> Storage {
+    enum Wide<'a> {
+        F(Box<dyn Iterator<Item = f64> + 'a>),
+        I(Box<dyn Iterator<Item = i64> + 'a>),
+    }
+    let wide = match x {
+        View::Bool(v) => Wide::I(Box::new(v.iter().map(|b| *b as i64))),
+        View::I32(v) => Wide::I(Box::new(v.iter().map(|a| *a as i64))),
+        View::U32(v) => Wide::I(Box::new(v.iter().map(|a| *a as i64))),
+        View::F32(v) => Wide::F(Box::new(v.iter().map(|a| *a as f64))),
+        View::F64(v) => Wide::F(Box::new(v.iter().copied())),
+    };
+    match (wide, to) {
+        (Wide::F(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect()),
+        (Wide::F(it), DType::F64) => Storage::F64(it.collect()),
+        (Wide::F(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect()),
+        (Wide::F(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect()),
+        (Wide::F(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0.0).collect()),
+        (Wide::I(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect()),
+        (Wide::I(it), DType::F64) => Storage::F64(it.map(|a| a as f64).collect()),
+        (Wide::I(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect()),
+        (Wide::I(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect()),
+        (Wide::I(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0).collect()),
+    }
+}
+
+/// Reinterprets bits among f32, i32 and u32.
+pub fn bitcast(x: View, to: DType) -> Storage {
+    let bits: Vec<u32> = match x {
+        View::F32(v) => v.iter().map(|a| a.to_bits()).collect(),
+        View::I32(v) => v.iter().map(|a| *a as u32).collect(),
+        View::U32(v) => v.to_vec(),
+        _ => unreachable!("validation admits 32-bit dtypes only"),
+    };
+    match to {
+        DType::F32 => Storage::F32(bits.into_iter().map(f32::from_bits).collect()),
+        DType::I32 => Storage::I32(bits.into_iter().map(|b| b as i32).collect()),
+        _ => Storage::U32(bits),
+    }
+}

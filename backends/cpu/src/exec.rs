@@ -1,0 +1,160 @@
+//! Running a plan: fused tiles in parallel, other nodes one by one, regions recursively.
+
+use crate::elementwise::{self, View};
+use crate::plan::{FusedGroup, Plan, Step};
+use crate::tensor::{Storage, Tensor};
+use crate::{dot, movement, reduce};
+use quabla_abi::qir::{Node, Op, ValueId};
+use rayon::prelude::*;
+
+/// Elements per tile of a fused group.
+const TILE: usize = 4096;
+
+pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
+    let mut values: Vec<Option<Tensor>> = vec![None; plan.program.num_values()];
+    for (i, t) in inputs.into_iter().enumerate() {
+        values[i] = Some(t);
+    }
+    for (si, step) in plan.steps.iter().enumerate() {
+        match step {
+            Step::Node(ni) => {
+                let node = &plan.program.nodes[*ni];
+                let args: Vec<&Tensor> = node.operands.iter().map(|o| get(&values, *o)).collect();
+                let outs = eval_node(node, &args, &plan.regions[*ni]);
+                for (k, t) in outs.into_iter().enumerate() {
+                    values[plan.first_ids[*ni].index() + k] = Some(t);
+                }
+            }
+            Step::Fused(g) => {
+                let outs = run_fused(plan, g, &values);
+                for (v, t) in g.exports.iter().zip(outs) {
+                    values[v.index()] = Some(t);
+                }
+            }
+        }
+        for v in &plan.free_after[si] {
+            values[v.index()] = None;
+        }
+    }
+    plan.program.outputs.iter().map(|o| get(&values, *o).clone()).collect()
+}
+
+fn get(values: &[Option<Tensor>], v: ValueId) -> &Tensor {
+    values[v.index()].as_ref().expect("plan liveness keeps every operand alive until its last use")
+}
+
+fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
+    match &node.op {
+        Op::Unary(u) => elementwise::unary(*u, args[0]),
+        Op::Binary(b) => elementwise::binary(*b, args[0], args[1]),
+        Op::Compare(d) => elementwise::compare(*d, args[0], args[1]),
+        Op::Select => elementwise::select(args[0], args[1], args[2]),
+        Op::Convert => elementwise::convert(args[0], node.results[0].dtype),
+        Op::Bitcast => elementwise::bitcast(args[0], node.results[0].dtype),
+        _ => unreachable!("only elementwise ops are fused"),
+    }
+}
+
+/// Runs one tile `[start, end)` of a group, returning the exported values' pieces.
+fn fused_tile(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>], start: usize, end: usize) -> Vec<Storage> {
+    let mut local: Vec<(ValueId, Storage)> = Vec::with_capacity(g.nodes.len());
+    for &ni in &g.nodes {
+        let node = &plan.program.nodes[ni];
+        let out = {
+            let args: Vec<View> = node
+                .operands
+                .iter()
+                .map(|o| match local.iter().find(|(v, _)| v == o) {
+                    Some((_, s)) => View::all(s),
+                    None => View::of(&get(values, *o).data, start, end),
+                })
+                .collect();
+            eval_elementwise(node, &args)
+        };
+        local.push((plan.first_ids[ni], out));
+    }
+    g.exports
+        .iter()
+        .map(|e| {
+            let pos = local.iter().position(|(v, _)| v == e).expect("exports are defined in the group");
+            std::mem::replace(&mut local[pos].1, Storage::Bool(Vec::new()))
+        })
+        .collect()
+}
+
+fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) -> Vec<Tensor> {
+    let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1)).map(|t| (t * TILE, ((t + 1) * TILE).min(g.len))).collect();
+    let mut pieces: Vec<Vec<Storage>> = if ranges.len() > 1 {
+        ranges.par_iter().map(|(s, e)| fused_tile(plan, g, values, *s, *e)).collect()
+    } else {
+        vec![fused_tile(plan, g, values, ranges[0].0, ranges[0].1)]
+    };
+    g.exports
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let ty = value_type(plan, *v);
+            let data = if pieces.len() == 1 {
+                std::mem::replace(&mut pieces[0][k], Storage::Bool(Vec::new()))
+            } else {
+                let parts: Vec<Storage> = pieces.iter_mut().map(|p| std::mem::replace(&mut p[k], Storage::Bool(Vec::new()))).collect();
+                Storage::concat(ty.dtype, &parts)
+            };
+            Tensor::new(ty, data)
+        })
+        .collect()
+}
+
+fn value_type(plan: &Plan, v: ValueId) -> quabla_abi::TensorType {
+    let n_in = plan.program.inputs.len();
+    if v.index() < n_in {
+        return plan.program.inputs[v.index()].clone();
+    }
+    let ni = plan.first_ids.partition_point(|f| f.index() <= v.index()) - 1;
+    plan.program.nodes[ni].results[v.index() - plan.first_ids[ni].index()].clone()
+}
+
+/// Evaluates one non-fused node.
+pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
+    let out_ty = || node.results[0].clone();
+    let one = |s: Storage| vec![Tensor::new(node.results[0].clone(), s)];
+    match &node.op {
+        Op::Constant(h) => one(Storage::from_host(h)),
+        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast => {
+            let views: Vec<View> = a.iter().map(|t| View::all(&t.data)).collect();
+            one(eval_elementwise(node, &views))
+        }
+        Op::Iota { dim } => one(movement::iota(*dim, &out_ty())),
+        Op::BroadcastInDim { dims } => one(movement::broadcast_in_dim(a[0], dims, &out_ty())),
+        Op::Reshape => vec![Tensor { ty: out_ty(), data: a[0].data.clone() }],
+        Op::Transpose { perm } => one(movement::transpose(a[0], perm, &out_ty())),
+        Op::Slice { start, strides, .. } => one(movement::slice(a[0], start, strides, &out_ty())),
+        Op::Pad { low, interior, .. } => one(movement::pad(a[0], a[1], low, interior, &out_ty())),
+        Op::Concatenate { dim } => one(movement::concatenate(a, *dim, &out_ty())),
+        Op::Reverse { dims } => one(movement::reverse(a[0], dims)),
+        Op::Reduce { kind, axes } => one(reduce::reduce(a[0], *kind, axes, &out_ty())),
+        Op::Cumulative { kind, axis, reverse } => one(reduce::cumulative(a[0], *kind, *axis, *reverse)),
+        Op::DotGeneral(d) => one(dot::dot_general(a[0], a[1], d)),
+        Op::Gather(g) => one(movement::gather(a[0], a[1], g, &out_ty())),
+        Op::ScatterAdd(s) => one(movement::scatter_add(a[0], a[1], a[2], s)),
+        Op::DynamicSlice { .. } => one(movement::dynamic_slice(a[0], &a[1..], &out_ty())),
+        Op::DynamicUpdateSlice => one(movement::dynamic_update_slice(a[0], a[1], &a[2..])),
+        Op::Cond { .. } => {
+            // An out-of-range index runs the last branch, as XLA's case does.
+            let idx = a[0].data.scalar_i64();
+            let b = if idx < 0 || idx as usize >= regions.len() { regions.len() - 1 } else { idx as usize };
+            run(&regions[b], a[1..].iter().map(|t| (*t).clone()).collect())
+        }
+        Op::While { .. } => {
+            let (cond, body) = (&regions[0], &regions[1]);
+            let mut carry: Vec<Tensor> = a.iter().map(|t| (*t).clone()).collect();
+            loop {
+                let c = run(cond, carry.clone());
+                if c[0].data.scalar_i64() == 0 {
+                    return carry;
+                }
+                carry = run(body, carry);
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Data movement: every op here maps each output element to a source element (or a fill),
+//! so one index-map builder serves transpose, slice, reverse, broadcast, pad and gather.
+
+use crate::tensor::{map_storage, Storage, Tensor};
+use quabla_abi::qir::{GatherDims, ScatterDims};
+use quabla_abi::{row_major_strides, DType, TensorType};
+
+/// Calls `f(linear_out_index, multi_index)` for every index of `shape` in row-major order.
+fn for_each_index(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return;
+    }
+    let mut idx = vec![0usize; shape.len()];
+    for lin in 0..n {
+        f(lin, &idx);
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Source indices of a strided view: `offset + sum(i_k * strides_k)`.
+fn strided_map(out_shape: &[usize], offset: isize, strides: &[isize]) -> Vec<usize> {
+    let mut map = Vec::with_capacity(out_shape.iter().product());
+    for_each_index(out_shape, |_, idx| {
+        let s: isize = idx.iter().zip(strides).map(|(i, st)| *i as isize * st).sum();
+        map.push((offset + s) as usize);
+    });
+    map
+}
+
+fn istrides(shape: &[usize]) -> Vec<isize> {
+    row_major_strides(shape).into_iter().map(|s| s as isize).collect()
+}
+
+pub fn transpose(x: &Tensor, perm: &[usize], out: &TensorType) -> Storage {
+    let s = istrides(x.shape());
+    let strides: Vec<isize> = perm.iter().map(|&p| s[p]).collect();
+    x.data.take(&strided_map(&out.shape, 0, &strides))
+}
+
+pub fn slice(x: &Tensor, start: &[usize], steps: &[usize], out: &TensorType) -> Storage {
+    let s = istrides(x.shape());
+    let offset: isize = start.iter().zip(&s).map(|(a, b)| *a as isize * b).sum();
+    let strides: Vec<isize> = steps.iter().zip(&s).map(|(a, b)| *a as isize * b).collect();
+    x.data.take(&strided_map(&out.shape, offset, &strides))
+}
+
+pub fn reverse(x: &Tensor, dims: &[usize]) -> Storage {
+    let mut strides = istrides(x.shape());
+    let mut offset = 0isize;
+    for &d in dims {
+        if x.shape()[d] > 0 {
+            offset += (x.shape()[d] as isize - 1) * strides[d];
+        }
+        strides[d] = -strides[d];
+    }
+    x.data.take(&strided_map(x.shape(), offset, &strides))
+}
+
+pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage {
+    let s = istrides(x.shape());
+    let mut strides = vec![0isize; out.rank()];
+    for (i, &d) in dims.iter().enumerate() {
+        if x.shape()[i] != 1 {
+            strides[d] = s[i];
+        }
+    }
+    x.data.take(&strided_map(&out.shape, 0, &strides))
+}
+
+pub fn pad(x: &Tensor, value: &Tensor, low: &[i64], interior: &[usize], out: &TensorType) -> Storage {
+    let s = row_major_strides(x.shape());
+    let mut map = Vec::with_capacity(out.num_elements());
+    for_each_index(&out.shape, |_, idx| {
+        let mut src = 0usize;
+        for d in 0..idx.len() {
+            let j = idx[d] as i64 - low[d];
+            let step = interior[d] as i64 + 1;
+            if j < 0 || j % step != 0 || j / step >= x.shape()[d] as i64 {
+                map.push(usize::MAX);
+                return;
+            }
+            src += (j / step) as usize * s[d];
+        }
+        map.push(src);
+    });
+    let fill = fill_of(&value.data);
+    map_storage!(&*x.data, v => map.iter().map(|&i| if i == usize::MAX { FromFill::from_fill(&fill) } else { v[i] }).collect())
+}
+
+/// The pad value, carried generically: `cast_fill` reads it back at the right type.
+enum Fill {
+    B(bool),
+    I(i32),
+    U(u32),
+    F(f32),
+    D(f64),
+}
+
+fn fill_of(s: &Storage) -> Fill {
+    match s {
+        Storage::Bool(v) => Fill::B(v[0]),
+        Storage::I32(v) => Fill::I(v[0]),
+        Storage::U32(v) => Fill::U(v[0]),
+        Storage::F32(v) => Fill::F(v[0]),
+        Storage::F64(v) => Fill::D(v[0]),
+    }
+}
+
+trait FromFill {
+    fn from_fill(f: &Fill) -> Self;
+}
+macro_rules! from_fill {
+    ($t:ty, $v:ident) => {
+        impl FromFill for $t {
+            fn from_fill(f: &Fill) -> Self {
+                match f {
+                    Fill::$v(x) => *x,
+                    _ => unreachable!("validation: pad value has the operand dtype"),
+                }
+            }
+        }
+    };
+}
+from_fill!(bool, B);
+from_fill!(i32, I);
+from_fill!(u32, U);
+from_fill!(f32, F);
+from_fill!(f64, D);
+
+pub fn concatenate(xs: &[&Tensor], dim: usize, out: &TensorType) -> Storage {
+    let outer: usize = out.shape[..dim].iter().product();
+    let inner: usize = out.shape[dim + 1..].iter().product();
+    let mut res = Storage::zeros(out.dtype, 0);
+    for o in 0..outer {
+        for x in xs {
+            let chunk = x.shape()[dim] * inner;
+            res.extend_from(&x.data, o * chunk, (o + 1) * chunk);
+        }
+    }
+    res
+}
+
+pub fn iota(dim: usize, out: &TensorType) -> Storage {
+    let mut counts = Vec::with_capacity(out.num_elements());
+    for_each_index(&out.shape, |_, idx| counts.push(idx[dim]));
+    match out.dtype {
+        DType::I32 => Storage::I32(counts.iter().map(|&c| c as i32).collect()),
+        DType::U32 => Storage::U32(counts.iter().map(|&c| c as u32).collect()),
+        DType::F32 => Storage::F32(counts.iter().map(|&c| c as f32).collect()),
+        DType::F64 => Storage::F64(counts.iter().map(|&c| c as f64).collect()),
+        DType::Bool => unreachable!("validation rejects bool iota"),
+    }
+}
+
+/// Start indices clamped into `[0, dim - size]`, as XLA's dynamic slices do.
+fn clamped_starts(starts: &[&Tensor], dims: &[usize], sizes: &[usize]) -> Vec<usize> {
+    starts
+        .iter()
+        .zip(dims.iter().zip(sizes))
+        .map(|(s, (d, z))| s.data.scalar_i64().clamp(0, (*d - *z) as i64) as usize)
+        .collect()
+}
+
+pub fn dynamic_slice(x: &Tensor, starts: &[&Tensor], out: &TensorType) -> Storage {
+    let st = clamped_starts(starts, x.shape(), &out.shape);
+    slice(x, &st, &vec![1; st.len()], out)
+}
+
+pub fn dynamic_update_slice(x: &Tensor, update: &Tensor, starts: &[&Tensor]) -> Storage {
+    let st = clamped_starts(starts, x.shape(), update.shape());
+    let s = row_major_strides(x.shape());
+    let mut targets = Vec::with_capacity(update.ty.num_elements());
+    for_each_index(update.shape(), |_, idx| {
+        targets.push(idx.iter().zip(&st).zip(&s).map(|((i, a), b)| (i + a) * b).sum::<usize>());
+    });
+    let mut res = (*x.data).clone();
+    write_at(&mut res, &update.data, &targets);
+    res
+}
+
+fn write_at(dst: &mut Storage, src: &Storage, targets: &[usize]) {
+    match (dst, src) {
+        (Storage::Bool(d), Storage::Bool(s)) => targets.iter().zip(s).for_each(|(t, v)| d[*t] = *v),
+        (Storage::I32(d), Storage::I32(s)) => targets.iter().zip(s).for_each(|(t, v)| d[*t] = *v),
+        (Storage::U32(d), Storage::U32(s)) => targets.iter().zip(s).for_each(|(t, v)| d[*t] = *v),
+        (Storage::F32(d), Storage::F32(s)) => targets.iter().zip(s).for_each(|(t, v)| d[*t] = *v),
+        (Storage::F64(d), Storage::F64(s)) => targets.iter().zip(s).for_each(|(t, v)| d[*t] = *v),
+        _ => unreachable!("validation guarantees matching dtypes"),
+    }
+}
+
+fn index_vector(indices: &Tensor, batch_lin: usize, nvec: usize) -> Vec<i64> {
+    match &*indices.data {
+        Storage::I32(v) => v[batch_lin * nvec..(batch_lin + 1) * nvec].iter().map(|&a| a as i64).collect(),
+        _ => unreachable!("validation: indices are i32"),
+    }
+}
+
+/// XLA gather with clamped start indices.
+pub fn gather(x: &Tensor, indices: &Tensor, g: &GatherDims, out: &TensorType) -> Storage {
+    let s = row_major_strides(x.shape());
+    let nvec = *indices.shape().last().unwrap_or(&0);
+    let batch_shape = &indices.shape()[..indices.ty.rank() - 1];
+    let batch_strides = row_major_strides(batch_shape);
+    let window_dims: Vec<usize> = (0..x.ty.rank()).filter(|d| !g.collapsed_slice_dims.contains(d)).collect();
+    let mut map = Vec::with_capacity(out.num_elements());
+    for_each_index(&out.shape, |_, idx| {
+        let (mut b_lin, mut bi) = (0usize, 0usize);
+        let mut offsets = Vec::with_capacity(g.offset_dims.len());
+        for (d, &i) in idx.iter().enumerate() {
+            if g.offset_dims.contains(&d) {
+                offsets.push(i);
+            } else {
+                b_lin += i * batch_strides[bi];
+                bi += 1;
+            }
+        }
+        let start = index_vector(indices, b_lin, nvec);
+        let mut full = vec![0usize; x.ty.rank()];
+        for (k, &od) in g.start_index_map.iter().enumerate() {
+            let hi = (x.shape()[od] - g.slice_sizes[od]) as i64;
+            full[od] = start[k].clamp(0, hi) as usize;
+        }
+        for (w, &od) in window_dims.iter().enumerate() {
+            full[od] += offsets[w];
+        }
+        map.push(full.iter().zip(&s).map(|(a, b)| a * b).sum());
+    });
+    x.data.take(&map)
+}
+
+/// XLA scatter-add. Updates are applied in row-major order of `updates` (deterministic); a
+/// window that does not lie wholly inside the operand is dropped.
+pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDims) -> Storage {
+    let s = row_major_strides(x.shape());
+    let nvec = *indices.shape().last().unwrap_or(&0);
+    let batch_shape = &indices.shape()[..indices.ty.rank() - 1];
+    let batch_strides = row_major_strides(batch_shape);
+    let window_operand_dims: Vec<usize> = (0..x.ty.rank()).filter(|d| !sd.inserted_window_dims.contains(d)).collect();
+    let mut window_size = vec![1usize; x.ty.rank()];
+    for (w, &od) in sd.update_window_dims.iter().zip(&window_operand_dims) {
+        window_size[od] = updates.shape()[*w];
+    }
+    let mut targets = Vec::with_capacity(updates.ty.num_elements());
+    for_each_index(updates.shape(), |_, idx| {
+        let (mut b_lin, mut bi) = (0usize, 0usize);
+        let mut win = Vec::with_capacity(sd.update_window_dims.len());
+        for (d, &i) in idx.iter().enumerate() {
+            if sd.update_window_dims.contains(&d) {
+                win.push(i);
+            } else {
+                b_lin += i * batch_strides[bi];
+                bi += 1;
+            }
+        }
+        let start = index_vector(indices, b_lin, nvec);
+        let mut full = vec![0i64; x.ty.rank()];
+        for (k, &od) in sd.scatter_dims_to_operand_dims.iter().enumerate() {
+            full[od] = start[k];
+        }
+        let in_bounds = (0..x.ty.rank()).all(|d| full[d] >= 0 && full[d] + window_size[d] as i64 <= x.shape()[d] as i64);
+        if !in_bounds {
+            targets.push(usize::MAX);
+            return;
+        }
+        for (w, &od) in window_operand_dims.iter().enumerate() {
+            full[od] += win[w] as i64;
+        }
+        targets.push(full.iter().zip(&s).map(|(a, b)| *a as usize * b).sum());
+    });
+    let mut res = (*x.data).clone();
+    fn add_at<T: Copy>(d: &mut [T], s: &[T], t: &[usize], add: fn(T, T) -> T) {
+        for (ti, v) in t.iter().zip(s) {
+            if *ti != usize::MAX {
+                d[*ti] = add(d[*ti], *v);
+            }
+        }
+    }
+    match (&mut res, &*updates.data) {
+        (Storage::F32(d), Storage::F32(u)) => add_at(d, u, &targets, |a, b| a + b),
+        (Storage::F64(d), Storage::F64(u)) => add_at(d, u, &targets, |a, b| a + b),
+        (Storage::I32(d), Storage::I32(u)) => add_at(d, u, &targets, i32::wrapping_add),
+        (Storage::U32(d), Storage::U32(u)) => add_at(d, u, &targets, u32::wrapping_add),
+        _ => unreachable!("validation: scatter_add is numeric"),
+    }
+    res
+}

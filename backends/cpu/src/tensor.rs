@@ -1,0 +1,173 @@
+//! The CPU backend's arrays: typed vectors behind an `Arc`, so reshapes and passing values
+//! between steps never copy.
+
+use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
+use quabla_abi::{abi::AbiError, DType, HostArray, TensorType};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Element storage, one variant per dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Storage {
+    Bool(Vec<bool>),
+    I32(Vec<i32>),
+    U32(Vec<u32>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Applies the same generic expression to whichever vector a `Storage` holds, rewrapping the
+/// result in the same variant.
+macro_rules! map_storage {
+    ($s:expr, $v:ident => $e:expr) => {
+        match $s {
+            $crate::tensor::Storage::Bool($v) => $crate::tensor::Storage::Bool($e),
+            $crate::tensor::Storage::I32($v) => $crate::tensor::Storage::I32($e),
+            $crate::tensor::Storage::U32($v) => $crate::tensor::Storage::U32($e),
+            $crate::tensor::Storage::F32($v) => $crate::tensor::Storage::F32($e),
+            $crate::tensor::Storage::F64($v) => $crate::tensor::Storage::F64($e),
+        }
+    };
+}
+pub(crate) use map_storage;
+
+impl Storage {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Storage::Bool(_) => DType::Bool,
+            Storage::I32(_) => DType::I32,
+            Storage::U32(_) => DType::U32,
+            Storage::F32(_) => DType::F32,
+            Storage::F64(_) => DType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Storage::Bool(v) => v.len(),
+            Storage::I32(v) => v.len(),
+            Storage::U32(v) => v.len(),
+            Storage::F32(v) => v.len(),
+            Storage::F64(v) => v.len(),
+        }
+    }
+
+    /// A zero-filled vector (false for bool).
+    pub fn zeros(dtype: DType, n: usize) -> Storage {
+        match dtype {
+            DType::Bool => Storage::Bool(vec![false; n]),
+            DType::I32 => Storage::I32(vec![0; n]),
+            DType::U32 => Storage::U32(vec![0; n]),
+            DType::F32 => Storage::F32(vec![0.0; n]),
+            DType::F64 => Storage::F64(vec![0.0; n]),
+        }
+    }
+
+    /// Elements at `idx`, in order.
+    pub fn take(&self, idx: &[usize]) -> Storage {
+        map_storage!(self, v => idx.iter().map(|&i| v[i]).collect())
+    }
+
+    /// Concatenates same-dtype pieces.
+    pub fn concat(dtype: DType, parts: &[Storage]) -> Storage {
+        let n = parts.iter().map(|p| p.len()).sum();
+        let mut out = Storage::zeros(dtype, 0);
+        out.reserve(n);
+        for p in parts {
+            out.extend_from(p, 0, p.len());
+        }
+        out
+    }
+
+    fn reserve(&mut self, n: usize) {
+        match self {
+            Storage::Bool(v) => v.reserve(n),
+            Storage::I32(v) => v.reserve(n),
+            Storage::U32(v) => v.reserve(n),
+            Storage::F32(v) => v.reserve(n),
+            Storage::F64(v) => v.reserve(n),
+        }
+    }
+
+    /// Appends `src[start..end]`; both must have one dtype (guaranteed by validation).
+    pub fn extend_from(&mut self, src: &Storage, start: usize, end: usize) {
+        match (self, src) {
+            (Storage::Bool(a), Storage::Bool(b)) => a.extend_from_slice(&b[start..end]),
+            (Storage::I32(a), Storage::I32(b)) => a.extend_from_slice(&b[start..end]),
+            (Storage::U32(a), Storage::U32(b)) => a.extend_from_slice(&b[start..end]),
+            (Storage::F32(a), Storage::F32(b)) => a.extend_from_slice(&b[start..end]),
+            (Storage::F64(a), Storage::F64(b)) => a.extend_from_slice(&b[start..end]),
+            _ => unreachable!("validated programs never mix dtypes here"),
+        }
+    }
+
+    pub fn from_host(a: &HostArray) -> Storage {
+        let b = &a.bytes;
+        match a.ty.dtype {
+            DType::Bool => Storage::Bool(b.iter().map(|x| *x != 0).collect()),
+            DType::I32 => Storage::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            DType::U32 => Storage::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            DType::F32 => Storage::F32(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            DType::F64 => Storage::F64(
+                b.chunks_exact(8)
+                    .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Storage::Bool(v) => v.iter().map(|x| *x as u8).collect(),
+            Storage::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Storage::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Storage::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Storage::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// Element 0 as an i64 (for index scalars).
+    pub fn scalar_i64(&self) -> i64 {
+        match self {
+            Storage::Bool(v) => v[0] as i64,
+            Storage::I32(v) => v[0] as i64,
+            Storage::U32(v) => v[0] as i64,
+            Storage::F32(v) => v[0] as i64,
+            Storage::F64(v) => v[0] as i64,
+        }
+    }
+}
+
+/// A value during execution: its type and shared storage.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub ty: TensorType,
+    pub data: Arc<Storage>,
+}
+
+impl Tensor {
+    pub fn new(ty: TensorType, data: Storage) -> Tensor {
+        debug_assert_eq!(ty.num_elements(), data.len());
+        debug_assert_eq!(ty.dtype, data.dtype());
+        Tensor { ty, data: Arc::new(data) }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.ty.shape
+    }
+}
+
+/// A buffer handed out through the ABI.
+pub struct CpuBuffer(pub Tensor);
+
+impl DeviceBuffer for CpuBuffer {
+    fn ty(&self) -> &TensorType {
+        &self.0.ty
+    }
+    fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        Ok(Box::new(ReadyEvent(self.0.data.to_bytes())))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

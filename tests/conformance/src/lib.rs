@@ -1,0 +1,137 @@
+//! The Quabla conformance suite: cases (QIR text, inputs, goldens from an independent numpy /
+//! mpmath reference, tolerances, required capabilities) and a runner that executes them on a
+//! plugin through the ABI, exactly as a third-party plugin would be tested.
+//!
+//! ```no_run
+//! use quabla_conformance::{default_cases_dir, load_cases, run_suite};
+//! let plugin = quabla_abi::host::Plugin::load("target/debug/libquabla_cpu.so".as_ref()).unwrap();
+//! let cases = load_cases(&default_cases_dir()).unwrap();
+//! let report = run_suite(&plugin, &cases, None);
+//! assert_eq!(report.failed(), 0);
+//! ```
+
+mod case;
+mod compare;
+
+pub use case::{load_cases, ArrayRecord, Case, Requires, Tolerance};
+pub use compare::{compare, Errors};
+
+use quabla_abi::host::Plugin;
+use quabla_abi::qir::Program;
+use std::path::PathBuf;
+
+/// The cases shipped with this crate.
+pub fn default_cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases")
+}
+
+/// What happened to one case.
+#[derive(Debug)]
+pub enum Outcome {
+    Passed(Errors),
+    Failed(String),
+    /// The plugin does not declare a capability the case needs.
+    NotApplicable(String),
+}
+
+#[derive(Debug)]
+pub struct CaseResult {
+    pub name: String,
+    pub outcome: Outcome,
+}
+
+/// Results of a run.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub results: Vec<CaseResult>,
+}
+
+impl Report {
+    pub fn passed(&self) -> usize {
+        self.results.iter().filter(|r| matches!(r.outcome, Outcome::Passed(_))).count()
+    }
+    pub fn failed(&self) -> usize {
+        self.results.iter().filter(|r| matches!(r.outcome, Outcome::Failed(_))).count()
+    }
+    pub fn not_applicable(&self) -> usize {
+        self.results.iter().filter(|r| matches!(r.outcome, Outcome::NotApplicable(_))).count()
+    }
+
+    /// Per-group (first path component) pass counts, for notes and summaries.
+    pub fn group_counts(&self) -> Vec<(String, usize)> {
+        let mut m: std::collections::BTreeMap<String, usize> = Default::default();
+        for r in &self.results {
+            let g = r.name.split('/').take(2).collect::<Vec<_>>().join("/");
+            *m.entry(g).or_default() += 1;
+        }
+        m.into_iter().collect()
+    }
+
+    /// The closing line every runner prints.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{} passed, {} failed", self.passed(), self.failed());
+        if self.not_applicable() > 0 {
+            s.push_str(&format!(", {} skipped", self.not_applicable()));
+        }
+        s
+    }
+}
+
+fn missing_capability(plugin: &Plugin, case: &Case) -> Option<String> {
+    for op in &case.requires.ops {
+        if !plugin.supports_op(op) {
+            return Some(format!("op `{op}` not in capabilities"));
+        }
+    }
+    for d in &case.requires.dtypes {
+        match d.parse() {
+            Ok(dt) if plugin.supports_dtype(dt) => {}
+            _ => return Some(format!("dtype {d} not in capabilities")),
+        }
+    }
+    None
+}
+
+/// Runs one case.
+pub fn run_case(plugin: &Plugin, case: &Case) -> Outcome {
+    if let Some(why) = missing_capability(plugin, case) {
+        return Outcome::NotApplicable(why);
+    }
+    match run_case_inner(plugin, case) {
+        Ok(e) => Outcome::Passed(e),
+        Err(m) => Outcome::Failed(m),
+    }
+}
+
+fn run_case_inner(plugin: &Plugin, case: &Case) -> Result<Errors, String> {
+    let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
+    program.validate().map_err(|e| e.to_string())?;
+    let exe = plugin.compile(&program).map_err(|e| format!("compile: {e}"))?;
+    let inputs = case.inputs.iter().map(|r| r.to_host()).collect::<Result<Vec<_>, _>>()?;
+    let bufs = inputs.iter().map(|a| plugin.upload(a)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("upload: {e}"))?;
+    let outs = exe.run(&bufs.iter().collect::<Vec<_>>()).map_err(|e| format!("execute: {e}"))?;
+    if outs.len() != case.expected.len() {
+        return Err(format!("{} outputs, expected {}", outs.len(), case.expected.len()));
+    }
+    let mut worst = Errors::default();
+    for (k, (b, want)) in outs.iter().zip(&case.expected).enumerate() {
+        let got = b.to_host().map_err(|e| format!("download: {e}"))?;
+        let tol = want.tol.clone().unwrap_or(Tolerance::Ulp { ulp: 0 });
+        let e = compare(&got, &want.to_host()?, &tol).map_err(|m| format!("output {k}: {m}"))?;
+        worst.max_ulp = worst.max_ulp.max(e.max_ulp);
+        worst.max_rel = worst.max_rel.max(e.max_rel);
+    }
+    Ok(worst)
+}
+
+/// Runs every case whose name matches `filter` (a glob such as `ops/unary/exp*`).
+pub fn run_suite(plugin: &Plugin, cases: &[Case], filter: Option<&glob::Pattern>) -> Report {
+    let results = cases
+        .iter()
+        .filter(|c| filter.is_none_or(|f| f.matches(&c.name)))
+        .map(|c| CaseResult { name: c.name.clone(), outcome: run_case(plugin, c) })
+        .collect();
+    Report { results }
+}
+
+pub use glob::Pattern;

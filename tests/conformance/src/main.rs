@@ -1,0 +1,76 @@
+//! `quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]`
+//!
+//! Loads a backend plugin through the ABI, runs the suite, prints one line per case (with the
+//! max ulp / relative error seen) and a final `N passed, M failed` line; exits 1 on failure.
+
+use quabla_abi::host::Plugin;
+use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome, Pattern};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let (mut plugin, mut filter, mut cases, mut quiet) = (None, None, default_cases_dir(), false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--plugin" => plugin = args.next().map(PathBuf::from),
+            "--filter" => filter = args.next(),
+            "--cases" => cases = args.next().map(PathBuf::from).unwrap_or(cases),
+            "--quiet" => quiet = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("unknown argument `{other}`\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(path) = plugin else {
+        eprintln!("--plugin is required\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let pattern = match filter.as_deref().map(Pattern::new).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bad --filter glob: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let plugin = match Plugin::load(&path) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cases = match load_cases(&cases) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("plugin `{}` {} from {}", plugin.name(), plugin.info().version, path.display());
+    let report = run_suite(&plugin, &cases, pattern.as_ref());
+    for r in &report.results {
+        match &r.outcome {
+            Outcome::Passed(e) if !quiet => println!("ok    {}  (max ulp {}, max rel {:.2e})", r.name, e.max_ulp, e.max_rel),
+            Outcome::Passed(_) => {}
+            Outcome::Failed(m) => println!("FAIL  {}: {m}", r.name),
+            Outcome::NotApplicable(m) => println!("n/a   {}: {m}", r.name),
+        }
+    }
+    for (g, n) in report.group_counts() {
+        println!("group {g}: {n} cases");
+    }
+    println!("{}", report.summary());
+    if report.failed() > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
