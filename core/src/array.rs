@@ -1,0 +1,142 @@
+//! `Array`: an n-dimensional array on a device, or a traced value inside `jit`.
+
+use crate::error::{type_err, Error, Result};
+use crate::runtime::{default_device, Device};
+use crate::trace::Trace;
+use quabla_abi::host::Buffer;
+use quabla_abi::qir::ValueId;
+use quabla_abi::{DType, Element, HostArray, TensorType};
+use std::fmt;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub(crate) enum Repr {
+    Concrete { device: Arc<Device>, buffer: Arc<Buffer> },
+    Traced { trace: Arc<Trace>, value: ValueId },
+}
+
+/// An array of one dtype and shape.
+///
+/// Concrete arrays live on a device and every operation on them runs at once (through a
+/// cached single-op executable). Inside [`jit`](crate::jit) arrays are traced: operations
+/// record a program instead, and their data cannot be read.
+///
+/// ```no_run
+/// use quabla::Array;
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+/// let y = (&x * 2.0).unwrap().exp().unwrap();
+/// assert_eq!(y.dtype(), quabla::DType::F32);
+/// println!("{:?}", y.to_vec::<f32>().unwrap());
+/// ```
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) ty: TensorType,
+    pub(crate) repr: Repr,
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Concrete { device, .. } => write!(f, "Array({} on {})", self.ty, device.platform()),
+            Repr::Traced { value, .. } => write!(f, "Traced({} as {value})", self.ty),
+        }
+    }
+}
+
+impl Array {
+    /// Uploads `data` with `shape` to the default device.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
+        Self::from_slice_on(&default_device()?, data, shape)
+    }
+
+    /// Uploads `data` with `shape` to `device`.
+    pub fn from_slice_on<T: Element>(device: &Arc<Device>, data: &[T], shape: &[usize]) -> Result<Array> {
+        let host = HostArray::from_slice(shape.to_vec(), data).map_err(Error::Type)?;
+        Self::from_host_on(device, &host)
+    }
+
+    /// Uploads a host array to `device`.
+    pub fn from_host_on(device: &Arc<Device>, host: &HostArray) -> Result<Array> {
+        let buffer = device.upload(host)?;
+        Ok(Array { ty: host.ty.clone(), repr: Repr::Concrete { device: device.clone(), buffer: Arc::new(buffer) } })
+    }
+
+    /// A 0-d array on the default device.
+    pub fn scalar<T: Element>(v: T) -> Result<Array> {
+        Self::from_slice(&[v], &[])
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.ty.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.ty.shape
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.ty.rank()
+    }
+
+    pub fn size(&self) -> usize {
+        self.ty.num_elements()
+    }
+
+    pub fn tensor_type(&self) -> &TensorType {
+        &self.ty
+    }
+
+    /// Whether this is a traced value (inside `jit`).
+    pub fn is_traced(&self) -> bool {
+        matches!(self.repr, Repr::Traced { .. })
+    }
+
+    /// The device this array lives on (the trace's target device while tracing).
+    pub fn device(&self) -> &Arc<Device> {
+        match &self.repr {
+            Repr::Concrete { device, .. } => device,
+            Repr::Traced { trace, .. } => trace.device(),
+        }
+    }
+
+    /// Copies the data to the host. An error while tracing.
+    pub fn to_host(&self) -> Result<HostArray> {
+        match &self.repr {
+            Repr::Concrete { device, buffer } => buffer.to_host().map_err(|e| device.backend_err(e)),
+            Repr::Traced { .. } => Err(Error::TracedValue),
+        }
+    }
+
+    /// Copies the data to a `Vec<T>`; `T` must be the array's dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return type_err(format!(
+                "to_vec::<{}>() on a {} array; convert first with astype(DType::{:?})",
+                T::DTYPE,
+                self.dtype(),
+                T::DTYPE
+            ));
+        }
+        self.to_host()?.to_vec().map_err(Error::Type)
+    }
+
+    /// The single element of a size-1 array.
+    pub fn item<T: Element>(&self) -> Result<T> {
+        let v = self.to_vec::<T>()?;
+        match v.as_slice() {
+            [x] => Ok(*x),
+            _ => type_err(format!("item() needs a size-1 array, this one is {}", self.ty)),
+        }
+    }
+
+    pub(crate) fn buffer(&self) -> Option<&Arc<Buffer>> {
+        match &self.repr {
+            Repr::Concrete { buffer, .. } => Some(buffer),
+            Repr::Traced { .. } => None,
+        }
+    }
+
+    pub(crate) fn traced(trace: Arc<Trace>, value: ValueId, ty: TensorType) -> Array {
+        Array { ty, repr: Repr::Traced { trace, value } }
+    }
+}

@@ -1,0 +1,120 @@
+//! `jit`: trace a Rust closure over arrays into QIR once per input signature, compile it on
+//! the target device, and run the compiled executable on later calls.
+
+use crate::array::{Array, Repr};
+use crate::error::{type_err, Result};
+use crate::runtime::{default_device, Device};
+use crate::trace::Trace;
+use quabla_abi::host::Executable;
+use quabla_abi::qir::{Program, ValueId};
+use quabla_abi::TensorType;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+type Signature = (String, Vec<TensorType>);
+
+/// A function compiled per input signature. Made by [`jit`].
+pub struct Jit<F> {
+    f: F,
+    device: Option<Arc<Device>>,
+    cache: Mutex<HashMap<Signature, (Arc<Executable>, Program)>>,
+}
+
+/// Wraps `f` so that calls trace it once per input signature (dtypes and shapes) and then
+/// run the compiled program.
+///
+/// Inside `f` the arrays are traced: operations record a program, and reading their data is
+/// an error ([`Error::TracedValue`](crate::Error::TracedValue)). Concrete arrays captured
+/// from outside become constants of the program.
+///
+/// ```no_run
+/// use quabla::{jit, Array};
+/// let f = jit(|xs: &[Array]| Ok(vec![(xs[0].sin()? * &xs[1])?]));
+/// let x = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
+/// let y = f.call(&[x.clone(), x]).unwrap();
+/// ```
+pub fn jit<F>(f: F) -> Jit<F>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    Jit { f, device: None, cache: Mutex::new(HashMap::new()) }
+}
+
+impl<F> Jit<F>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    /// Compiles for `device` instead of the arguments' (or the default) device.
+    pub fn on(mut self, device: Arc<Device>) -> Self {
+        self.device = Some(device);
+        self
+    }
+
+    fn target(&self, args: &[Array]) -> Result<Arc<Device>> {
+        match (&self.device, args.first()) {
+            (Some(d), _) => Ok(d.clone()),
+            (None, Some(a)) => Ok(a.device().clone()),
+            (None, None) => default_device(),
+        }
+    }
+
+    /// Traces `f` for arguments shaped like `args` and returns the program (the text of
+    /// `program.to_text()` is what JAX's `.lower()` shows).
+    pub fn lower(&self, args: &[Array]) -> Result<Program> {
+        let device = self.target(args)?;
+        let types: Vec<TensorType> = args.iter().map(|a| a.ty.clone()).collect();
+        let trace = Trace::new(device, types.clone());
+        let traced: Vec<Array> = types.iter().enumerate().map(|(i, t)| Array::traced(trace.clone(), ValueId(i as u32), t.clone())).collect();
+        let outs = (self.f)(&traced)?;
+        let mut ids = Vec::with_capacity(outs.len());
+        for o in &outs {
+            ids.push(match &o.repr {
+                Repr::Traced { trace: t, value } if t.id() == trace.id() => *value,
+                Repr::Traced { .. } => return type_err("jit: an output belongs to another trace"),
+                Repr::Concrete { buffer, .. } => trace.capture(Some(Arc::as_ptr(buffer) as usize), o.to_host()?),
+            });
+        }
+        let program = trace.finish(ids);
+        program.validate().map_err(|e| crate::Error::Type(format!("jit produced an invalid program (a bug in quabla): {e}")))?;
+        Ok(program)
+    }
+
+    /// Calls the function: traces and compiles on the first call with a new signature, then
+    /// runs the compiled program.
+    pub fn call(&self, args: &[Array]) -> Result<Vec<Array>> {
+        if args.iter().any(|a| a.is_traced()) {
+            // Inside another trace: inline.
+            return (self.f)(args);
+        }
+        let device = self.target(args)?;
+        let key: Signature = (device.platform().to_string(), args.iter().map(|a| a.ty.clone()).collect());
+        let cached = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let (exe, program) = match cached {
+            Some(c) => c,
+            None => {
+                let program = self.lower(args)?;
+                let exe = device.compile(&program)?;
+                self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, (exe.clone(), program.clone()));
+                (exe, program)
+            }
+        };
+        let mut bufs = Vec::with_capacity(args.len());
+        for a in args {
+            if !Arc::ptr_eq(a.device(), &device) {
+                return type_err(format!("jit: argument on `{}` but compiled for `{}`", a.device().platform(), device.platform()));
+            }
+            bufs.push(a.buffer().expect("concrete").as_ref());
+        }
+        let outs = exe.run(&bufs).map_err(|e| device.backend_err(e))?;
+        Ok(outs
+            .into_iter()
+            .zip(program.output_types())
+            .map(|(b, ty)| Array { ty, repr: Repr::Concrete { device: device.clone(), buffer: Arc::new(b) } })
+            .collect())
+    }
+
+    /// Number of signatures compiled so far.
+    pub fn cache_size(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}

@@ -1,0 +1,36 @@
+//! Quabla: a differentiable array runtime for scientific machine learning, whose backends
+//! are plugins loaded at run time.
+//!
+//! - [`Array`]: arrays on a device; operations run eagerly through cached single-op
+//!   executables, with numpy broadcasting and JAX dtype promotion (Rust scalars are weakly
+//!   typed, so `f32_array * 2.0` stays f32).
+//! - [`jit`]: traces a closure into QIR once per input signature and runs it compiled.
+//! - [`runtime`]: the plugin host (discovery through `QUABLA_PLUGIN_PATH`, a `plugins` folder
+//!   beside the executable, static registration; selection through `QUABLA_PLATFORMS`).
+//!
+//! ```no_run
+//! use quabla::{jit, Array, Axes};
+//! let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+//! let f = jit(|a: &[Array]| Ok(vec![(a[0].tanh()? * 2.0)?.sum(Axes::All, false)?]));
+//! let y = f.call(&[x])?;
+//! println!("{}", y[0].item::<f32>()?);
+//! # Ok::<(), quabla::Error>(())
+//! ```
+
+mod array;
+mod error;
+mod jit;
+mod ops;
+mod promotion;
+pub mod runtime;
+mod trace;
+
+pub use array::Array;
+pub use error::{Error, Result};
+pub use jit::{jit, Jit};
+pub use ops::Operand;
+pub use promotion::{promote_types, Scalar};
+pub use quabla_abi::{qir, DType, HostArray, TensorType};
+pub use runtime::{default_device, device, Device};
+
+pub use ops::Axes;

@@ -1,0 +1,79 @@
+//! Arrays made from nothing: iota/arange, zeros, ones, full.
+
+use super::{apply_nullary, constant_like};
+use crate::array::Array;
+use crate::error::Result;
+use crate::promotion::Scalar;
+use crate::runtime::{default_device, Device};
+use quabla_abi::qir::Op;
+use quabla_abi::{DType, HostArray, TensorType};
+use std::sync::Arc;
+
+/// A host array of `shape` filled with `value` converted to `dtype`.
+pub(crate) fn filled(dtype: DType, shape: &[usize], value: Scalar) -> HostArray {
+    let ty = TensorType::new(dtype, shape.to_vec());
+    let n = ty.num_elements();
+    let one: Vec<u8> = match (dtype, value) {
+        (DType::F32, s) => (as_f64(s) as f32).to_le_bytes().to_vec(),
+        (DType::F64, s) => as_f64(s).to_le_bytes().to_vec(),
+        (DType::I32, s) => (as_f64(s) as i32).to_le_bytes().to_vec(),
+        (DType::U32, s) => (as_f64(s) as u32).to_le_bytes().to_vec(),
+        (DType::Bool, s) => vec![(as_f64(s) != 0.0) as u8],
+    };
+    HostArray { ty, bytes: one.repeat(n) }
+}
+
+fn as_f64(s: Scalar) -> f64 {
+    match s {
+        Scalar::Float(f) => f,
+        Scalar::Int(i) => i as f64,
+        Scalar::Bool(b) => b as i32 as f64,
+    }
+}
+
+pub(crate) fn full_like(like: &Array, value: impl Into<Scalar>) -> Result<Array> {
+    constant_like(like, filled(like.dtype(), like.shape(), value.into()))
+}
+
+impl Array {
+    /// `0, 1, 2, ...` along `dim` of an array of `shape` (XLA's iota) on `device`.
+    pub fn iota_on(device: &Arc<Device>, dtype: DType, shape: &[usize], dim: usize) -> Result<Array> {
+        apply_nullary(device, Op::Iota { dim }, TensorType::new(dtype, shape.to_vec()))
+    }
+
+    /// `[0, 1, ..., n - 1]` as i32 on the default device.
+    ///
+    /// ```no_run
+    /// let r = quabla::Array::arange(4).unwrap();
+    /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![0, 1, 2, 3]);
+    /// ```
+    pub fn arange(n: usize) -> Result<Array> {
+        Self::iota_on(&default_device()?, DType::I32, &[n], 0)
+    }
+
+    /// An array of `shape` filled with `value` on the default device.
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Array> {
+        Array::from_host_on(&default_device()?, &filled(dtype, shape, value.into()))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
+        Self::full(shape, 0, dtype)
+    }
+
+    pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
+        Self::full(shape, 1, dtype)
+    }
+
+    /// An array of this one's dtype and shape filled with `value` (on its device or trace).
+    pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Array> {
+        full_like(self, value)
+    }
+
+    pub fn zeros_like(&self) -> Result<Array> {
+        full_like(self, 0)
+    }
+
+    pub fn ones_like(&self) -> Result<Array> {
+        full_like(self, 1)
+    }
+}

@@ -1,0 +1,298 @@
+//! Elementwise ops: numpy broadcasting, JAX dtype promotion with weak Rust scalars, and the
+//! arithmetic operators (which return `Result<Array>`, so `(&a + &b)?` reads naturally).
+
+use super::creation::filled;
+use super::{apply1, constant_like};
+use crate::array::Array;
+use crate::error::{type_err, Result};
+use crate::promotion::{promote_types, Scalar};
+use quabla_abi::qir::{BinaryOp, CompareDir, Op, UnaryOp};
+use quabla_abi::{DType, TensorType};
+
+/// The right-hand side of a binary op: an array or a weakly typed scalar.
+pub enum Operand<'a> {
+    Array(&'a Array),
+    Scalar(Scalar),
+}
+
+impl<'a> From<&'a Array> for Operand<'a> {
+    fn from(a: &'a Array) -> Self {
+        Operand::Array(a)
+    }
+}
+
+macro_rules! operand_from_scalar {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand<'_> {
+            fn from(x: $t) -> Self { Operand::Scalar(Scalar::from(x)) }
+        }
+    )*};
+}
+operand_from_scalar!(f64, f32, i32, i64, u32, bool);
+
+/// The numpy broadcast of two shapes.
+pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let x = if i < n - a.len() { 1 } else { a[i - (n - a.len())] };
+        let y = if i < n - b.len() { 1 } else { b[i - (n - b.len())] };
+        out[i] = match (x, y) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return type_err(format!("shapes {a:?} and {b:?} do not broadcast (dimension {i}: {x} vs {y})")),
+        };
+    }
+    Ok(out)
+}
+
+impl Array {
+    /// Converts to `dtype` (no-op when it already is). See the CPU backend docs for the rules
+    /// (float to int truncates and saturates, NaN becomes 0).
+    pub fn astype(&self, dtype: DType) -> Result<Array> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        apply1(Op::Convert, &[self], vec![TensorType::new(dtype, self.shape().to_vec())])
+    }
+
+    /// Reinterprets the bits as another 32-bit dtype.
+    pub fn bitcast(&self, dtype: DType) -> Result<Array> {
+        apply1(Op::Bitcast, &[self], vec![TensorType::new(dtype, self.shape().to_vec())])
+    }
+
+    /// Broadcasts to `shape` following numpy's rules.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Array> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let target = broadcast_shapes(self.shape(), shape)?;
+        if target != shape {
+            return type_err(format!("cannot broadcast {:?} to {shape:?}", self.shape()));
+        }
+        let offset = shape.len() - self.ndim();
+        self.broadcast_in_dim(shape, &(offset..shape.len()).collect::<Vec<_>>())
+    }
+
+    /// Operand dim `i` becomes result dim `dims[i]` (size-1 dims may stretch).
+    pub fn broadcast_in_dim(&self, shape: &[usize], dims: &[usize]) -> Result<Array> {
+        apply1(Op::BroadcastInDim { dims: dims.to_vec() }, &[self], vec![TensorType::new(self.dtype(), shape.to_vec())])
+    }
+
+    /// Both operands at one dtype and one broadcast shape.
+    fn promote_with(&self, other: Operand) -> Result<(Array, Array)> {
+        let (a, b) = match other {
+            Operand::Array(b) => {
+                let d = promote_types(self.dtype(), b.dtype());
+                (self.astype(d)?, b.astype(d)?)
+            }
+            Operand::Scalar(s) => {
+                let d = s.weak_dtype(self.dtype());
+                (self.astype(d)?, constant_like(self, filled(d, &[], s))?)
+            }
+        };
+        let shape = broadcast_shapes(a.shape(), b.shape())?;
+        Ok((a.broadcast_to(&shape)?, b.broadcast_to(&shape)?))
+    }
+
+    fn binary<'a>(&self, op: BinaryOp, other: impl Into<Operand<'a>>) -> Result<Array> {
+        let (a, b) = self.promote_with(other.into())?;
+        apply1(Op::Binary(op), &[&a, &b], vec![])
+    }
+
+    fn compare<'a>(&self, dir: CompareDir, other: impl Into<Operand<'a>>) -> Result<Array> {
+        let (a, b) = self.promote_with(other.into())?;
+        apply1(Op::Compare(dir), &[&a, &b], vec![])
+    }
+
+    /// Elementwise `self` where `pred` is true, else `other` (broadcast and promoted).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[-1.0f32, 2.0], &[2]).unwrap();
+    /// let relu = x.gt(0.0).unwrap().select(&x, 0.0).unwrap();
+    /// ```
+    pub fn select<'a>(&self, on_true: &Array, on_false: impl Into<Operand<'a>>) -> Result<Array> {
+        if self.dtype() != DType::Bool {
+            return type_err(format!("select needs a bool predicate, got {}", self.dtype()));
+        }
+        let (t, f) = on_true.promote_with(on_false.into())?;
+        let shape = broadcast_shapes(self.shape(), t.shape())?;
+        let (p, t, f) = (self.broadcast_to(&shape)?, t.broadcast_to(&shape)?, f.broadcast_to(&shape)?);
+        apply1(Op::Select, &[&p, &t, &f], vec![])
+    }
+
+    fn unary(&self, op: UnaryOp) -> Result<Array> {
+        apply1(Op::Unary(op), &[self], vec![])
+    }
+
+    /// Unary float functions promote integer and bool inputs to f32, as jnp does.
+    fn float_unary(&self, op: UnaryOp) -> Result<Array> {
+        let x = if self.dtype().is_float() { self.clone() } else { self.astype(DType::F32)? };
+        x.unary(op)
+    }
+
+    /// `x != x`-free NaN/inf test (`false` for integers).
+    pub fn is_finite(&self) -> Result<Array> {
+        if !self.dtype().is_float() {
+            return crate::ops::creation::full_like(self, true);
+        }
+        self.unary(UnaryOp::IsFinite)
+    }
+
+    /// Logical not for bool, bitwise not for integers.
+    pub fn logical_not(&self) -> Result<Array> {
+        self.unary(UnaryOp::Not)
+    }
+
+    /// `-x` (wrapping for integers).
+    pub fn neg(&self) -> Result<Array> {
+        self.unary(UnaryOp::Neg)
+    }
+
+    /// `|x|`. Its derivative at 0 (and -0) is +1, as JAX's.
+    pub fn abs(&self) -> Result<Array> {
+        self.unary(UnaryOp::Abs)
+    }
+
+    /// -1, 0 or 1; keeps the sign of zero (`sign(-0) = -0`) and NaN, as JAX does.
+    pub fn sign(&self) -> Result<Array> {
+        self.unary(UnaryOp::Sign)
+    }
+}
+
+macro_rules! float_unary_methods {
+    ($($name:ident => $op:ident: $doc:literal),* $(,)?) => {
+        impl Array {
+            $(
+                #[doc = $doc]
+                pub fn $name(&self) -> Result<Array> {
+                    self.float_unary(UnaryOp::$op)
+                }
+            )*
+        }
+    };
+}
+float_unary_methods!(
+    floor => Floor: "Rounds toward -inf.",
+    ceil => Ceil: "Rounds toward +inf.",
+    round => Round: "Rounds half to even (`round(2.5) = 2`, `round(-0.4) = -0`).",
+    exp => Exp: "e^x.",
+    exp2 => Exp2: "2^x.",
+    expm1 => Expm1: "e^x - 1, accurate near 0.",
+    log => Log: "Natural log (NaN below 0, -inf at 0).",
+    log1p => Log1p: "log(1 + x), accurate near 0.",
+    sqrt => Sqrt: "Square root, correctly rounded (`sqrt(-0) = -0`).",
+    rsqrt => Rsqrt: "1 / sqrt(x).",
+    cbrt => Cbrt: "Cube root.",
+    sin => Sin: "Sine.",
+    cos => Cos: "Cosine.",
+    tan => Tan: "Tangent.",
+    asin => Asin: "Arcsine.",
+    acos => Acos: "Arccosine.",
+    atan => Atan: "Arctangent.",
+    sinh => Sinh: "Hyperbolic sine.",
+    cosh => Cosh: "Hyperbolic cosine (finite at 710 although exp(710) overflows).",
+    tanh => Tanh: "Hyperbolic tangent.",
+    asinh => Asinh: "Inverse hyperbolic sine.",
+    acosh => Acosh: "Inverse hyperbolic cosine.",
+    atanh => Atanh: "Inverse hyperbolic tangent.",
+    erf => Erf: "Error function.",
+    erfc => Erfc: "Complementary error function.",
+    logistic => Logistic: "The logistic sigmoid 1 / (1 + e^-x).",
+);
+
+macro_rules! binary_methods {
+    ($($name:ident => $op:ident: $doc:literal),* $(,)?) => {
+        impl Array {
+            $(
+                #[doc = $doc]
+                pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
+                    self.binary(BinaryOp::$op, other)
+                }
+            )*
+        }
+    };
+}
+binary_methods!(
+    add => Add: "`self + other` with broadcasting and promotion.",
+    sub => Sub: "`self - other`.",
+    mul => Mul: "`self * other`.",
+    div_promoted => Div: "`self / other` in the promoted dtype (integer division truncates; `x / 0` is -1 for integers).",
+    rem => Rem: "Remainder with the sign of the dividend (C `fmod`).",
+    pow => Pow: "`self ^ other`.",
+    maximum => Max: "Elementwise maximum; NaN propagates.",
+    minimum => Min: "Elementwise minimum; NaN propagates.",
+    bitwise_and => And: "Logical/bitwise and.",
+    bitwise_or => Or: "Logical/bitwise or.",
+    bitwise_xor => Xor: "Logical/bitwise xor.",
+    shift_left => ShiftLeft: "Integer shift left (amounts >= 32 give 0).",
+    shift_right_logical => ShiftRightLogical: "Integer logical shift right.",
+    shift_right_arithmetic => ShiftRightArithmetic: "Integer arithmetic shift right.",
+);
+
+impl Array {
+    /// True division: integer and bool operands are promoted to f32 first, as jnp's `/`.
+    pub fn div<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
+        let other = other.into();
+        let int_only = !self.dtype().is_float()
+            && match &other {
+                Operand::Array(b) => !b.dtype().is_float(),
+                Operand::Scalar(s) => !matches!(s, Scalar::Float(_)),
+            };
+        if int_only {
+            return self.astype(DType::F32)?.binary(BinaryOp::Div, other);
+        }
+        self.binary(BinaryOp::Div, other)
+    }
+
+    /// Four-quadrant arctangent of `self / other`.
+    pub fn atan2<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
+        let x = if self.dtype().is_float() { self.clone() } else { self.astype(DType::F32)? };
+        x.binary(BinaryOp::Atan2, other)
+    }
+}
+
+macro_rules! compare_methods {
+    ($($name:ident => $dir:ident),* $(,)?) => {
+        impl Array {
+            $(
+                #[doc = concat!("Elementwise `", stringify!($name), "` comparison, giving a bool array (IEEE: NaN compares unequal).")]
+                pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
+                    self.compare(CompareDir::$dir, other)
+                }
+            )*
+        }
+    };
+}
+compare_methods!(eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt, ge => Ge);
+
+macro_rules! operator {
+    ($trait:ident, $method:ident, $call:ident) => {
+        impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for &Array {
+            type Output = Result<Array>;
+            fn $method(self, rhs: R) -> Result<Array> {
+                self.$call(rhs)
+            }
+        }
+        impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for Array {
+            type Output = Result<Array>;
+            fn $method(self, rhs: R) -> Result<Array> {
+                (&self).$call(rhs)
+            }
+        }
+    };
+}
+operator!(Add, add, add);
+operator!(Sub, sub, sub);
+operator!(Mul, mul, mul);
+operator!(Div, div, div);
+operator!(Rem, rem, rem);
+
+impl std::ops::Neg for &Array {
+    type Output = Result<Array>;
+    fn neg(self) -> Result<Array> {
+        Array::neg(self)
+    }
+}

@@ -1,0 +1,21 @@
+//! Test helpers: the CPU backend registered in-process.
+
+use quabla::Device;
+use std::sync::{Arc, Once};
+
+pub fn cpu() -> Arc<Device> {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| quabla::runtime::register_static("cpu", quabla_cpu::backend_module));
+    quabla::device("cpu").expect("the statically linked CPU backend loads")
+}
+
+/// Deterministic pseudo-random values in [-1, 1).
+pub fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
