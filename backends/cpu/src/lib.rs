@@ -72,3 +72,88 @@ impl Backend for CpuBackend {
 }
 
 quabla_abi::export_backend!(CpuBackend);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quabla_abi::qir::Program;
+
+    fn run(p: &Program, inputs: Vec<Tensor>) -> Vec<Tensor> {
+        exec::run(&plan::Plan::new(p.clone()), inputs)
+    }
+
+    fn f32_tensor(shape: Vec<usize>, seed: u32) -> Tensor {
+        let n: usize = shape.iter().product();
+        let mut s = seed;
+        let v: Vec<f32> = (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+                (s >> 8) as f32 / (1 << 24) as f32 - 0.5
+            })
+            .collect();
+        Tensor::new(quabla_abi::TensorType::new(DType::F32, shape), Storage::F32(v))
+    }
+
+    fn bits(t: &Tensor) -> Vec<u32> {
+        match &*t.data {
+            Storage::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+            _ => unreachable!(),
+        }
+    }
+
+    /// Reductions, gemm and fused tiles give the same bits on 1 and on 2 threads.
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let p = Program::parse(
+            "program(%0: f32[300,200], %1: f32[200,150]) {
+  %2 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%0, %1) : f32[300,150]
+  %3 = tanh(%2) : f32[300,150]
+  %4 = mul(%3, %3) : f32[300,150]
+  %5 = reduce[kind=sum, axes=[0,1]](%4) : f32[]
+  %6 = reduce[kind=sum, axes=[0]](%0) : f32[200]
+  %7 = cumulative[kind=sum, axis=0, reverse=false](%0) : f32[300,200]
+  return %4, %5, %6, %7
+}
+",
+        )
+        .unwrap();
+        p.validate().unwrap();
+        let inputs = vec![f32_tensor(vec![300, 200], 1), f32_tensor(vec![200, 150], 2)];
+        let with = |n: usize| {
+            rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(|| run(&p, inputs.clone()))
+        };
+        let (one, two) = (with(1), with(2));
+        for (a, b) in one.iter().zip(&two) {
+            assert_eq!(bits(a), bits(b));
+        }
+    }
+
+    /// A fused chain of elementwise nodes equals the same nodes run one at a time.
+    #[test]
+    fn fused_groups_equal_node_by_node_evaluation() {
+        let p = Program::parse(
+            "program(%0: f32[10000], %1: f32[10000]) {
+  %2 = mul(%0, %1) : f32[10000]
+  %3 = exp(%2) : f32[10000]
+  %4 = compare[dir=gt](%3, %1) : bool[10000]
+  %5 = select(%4, %3, %0) : f32[10000]
+  %6 = convert(%5) : f64[10000]
+  %7 = convert(%6) : f32[10000]
+  return %7, %4
+}
+",
+        )
+        .unwrap();
+        let plan = plan::Plan::new(p.clone());
+        assert_eq!(plan.steps.len(), 1, "one fused step");
+        let ins = vec![f32_tensor(vec![10000], 3), f32_tensor(vec![10000], 4)];
+        let fused = run(&p, ins.clone());
+        let mut values = ins.clone();
+        for node in &p.nodes {
+            let args: Vec<&Tensor> = node.operands.iter().map(|o| &values[o.index()]).collect();
+            let out = exec::eval_node(node, &args, &[]);
+            values.extend(out);
+        }
+        assert_eq!(bits(&fused[0]), bits(&values[7]));
+    }
+}

@@ -72,3 +72,45 @@ pub fn compare(got: &HostArray, want: &HostArray, tol: &Tolerance) -> Result<Err
     }
     Ok(errs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: &[f32]) -> HostArray {
+        HostArray::from_f32(vec![v.len()], v)
+    }
+
+    #[test]
+    fn exact_means_identical_bits_except_nan_payloads() {
+        let exact = Tolerance::Ulp { ulp: 0 };
+        assert!(compare(&f32s(&[1.0, f32::NAN]), &f32s(&[1.0, f32::from_bits(0x7fc0_0001)]), &exact).is_ok());
+        assert!(compare(&f32s(&[-0.0]), &f32s(&[0.0]), &exact).is_err());
+        let next = f32::from_bits(1.0f32.to_bits() + 1);
+        assert!(compare(&f32s(&[next]), &f32s(&[1.0]), &exact).is_err());
+        assert!(compare(&f32s(&[f32::NAN]), &f32s(&[1.0]), &exact).is_err());
+    }
+
+    #[test]
+    fn ulp_bounds_count_representable_steps_across_zero() {
+        let one = Tolerance::Ulp { ulp: 1 };
+        let next = f32::from_bits(1.0f32.to_bits() + 1);
+        let e = compare(&f32s(&[next]), &f32s(&[1.0]), &one).unwrap();
+        assert_eq!(e.max_ulp, 1);
+        let two_up = f32::from_bits(1.0f32.to_bits() + 2);
+        assert!(compare(&f32s(&[two_up]), &f32s(&[1.0]), &one).is_err());
+        let tiny = f32::from_bits(1);
+        assert!(compare(&f32s(&[tiny]), &f32s(&[-0.0]), &one).is_ok());
+        assert!(compare(&f32s(&[f32::INFINITY]), &f32s(&[f32::MAX]), &Tolerance::Ulp { ulp: 0 }).is_err());
+    }
+
+    #[test]
+    fn close_uses_absolute_plus_relative_error() {
+        let tol = Tolerance::Close { rtol: 1e-3, atol: 1e-6 };
+        assert!(compare(&f32s(&[1.0005]), &f32s(&[1.0]), &tol).is_ok());
+        assert!(compare(&f32s(&[1.01]), &f32s(&[1.0]), &tol).is_err());
+        let ints = HostArray::from_slice(vec![1], &[3i32]).unwrap();
+        let other = HostArray::from_slice(vec![1], &[4i32]).unwrap();
+        assert!(compare(&ints, &other, &Tolerance::Ulp { ulp: 5 }).is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! The plugin kit seen from a host: capability checks, argument checks, donation, events,
+//! and panics turned into errors, using a tiny in-process backend.
+
+use quabla_abi::abi::{AbiError, ErrorCode};
+use quabla_abi::host::{Arg as HostArg, Plugin};
+use quabla_abi::plugin::*;
+use quabla_abi::qir::Program;
+use quabla_abi::{DType, HostArray, TensorType};
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Supports only `neg` on f32, and panics when asked to compile a program with 3 inputs.
+struct TinyBackend;
+
+struct Buf(HostArray);
+impl DeviceBuffer for Buf {
+    fn ty(&self) -> &TensorType {
+        &self.0.ty
+    }
+    fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        Ok(Box::new(ReadyEvent(self.0.bytes.clone())))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct NegExe;
+impl Executable for NegExe {
+    fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
+        let b = args[0].buffer.as_any().downcast_ref::<Buf>().unwrap();
+        let v: Vec<f32> = b.0.to_vec::<f32>().unwrap().iter().map(|x| -x).collect();
+        Ok(vec![Arc::new(Buf(HostArray::from_slice(b.0.ty.shape.clone(), &v).unwrap()))])
+    }
+}
+
+impl Backend for TinyBackend {
+    fn info(&self) -> PluginInfo {
+        PluginInfo {
+            name: "tiny".into(),
+            version: "0.0.1".into(),
+            qir_min: 1,
+            qir_max: 1,
+            devices: vec![("cpu".into(), "tiny".into(), 0)],
+            ops: vec!["neg".into()],
+            dtypes: vec![DType::F32],
+            region_kinds: vec![],
+            synchronous_readback: true,
+            extensions: vec![],
+        }
+    }
+    fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
+        if program.inputs.len() == 3 {
+            panic!("tiny backend bug on purpose");
+        }
+        Ok(Arc::new(NegExe))
+    }
+    fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        Ok(Arc::new(Buf(array)))
+    }
+}
+
+struct Entry;
+impl PluginEntry for Entry {
+    fn state() -> &'static PluginState {
+        static S: OnceLock<PluginState> = OnceLock::new();
+        S.get_or_init(|| PluginState::new(Box::new(TinyBackend)))
+    }
+}
+
+fn tiny() -> Plugin {
+    Plugin::from_module(module::<Entry>()).unwrap()
+}
+
+const NEG: &str = "program(%0: f32[2]) {\n  %1 = neg(%0) : f32[2]\n  return %1\n}\n";
+
+#[test]
+fn unsupported_ops_and_dtypes_fail_at_compile_time_naming_them() {
+    let p = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[2]\n  return %1\n}\n").unwrap();
+    let e = tiny().compile(&p).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::Unimplemented);
+    assert!(e.message().contains("op `exp`"), "{e}");
+    let p = Program::parse("program(%0: f64[2]) {\n  %1 = neg(%0) : f64[2]\n  return %1\n}\n").unwrap();
+    let e = tiny().compile(&p).err().unwrap();
+    assert!(e.message().contains("dtype f64"), "{e}");
+}
+
+#[test]
+fn a_panic_in_the_plugin_becomes_an_internal_error() {
+    let p = Program::parse("program(%0: f32[], %1: f32[], %2: f32[]) {\n  %3 = neg(%0) : f32[]\n  return %3\n}\n").unwrap();
+    let e = tiny().compile(&p).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::Internal);
+    assert!(e.message().contains("panicked: tiny backend bug on purpose"), "{e}");
+    // The plugin still works afterwards.
+    assert!(tiny().compile(&Program::parse(NEG).unwrap()).is_ok());
+}
+
+#[test]
+fn wrong_inputs_at_execute_are_invalid_argument_errors() {
+    let t = tiny();
+    let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
+    let wrong_shape = t.upload(&HostArray::from_f32(vec![3], &[1.0, 2.0, 3.0])).unwrap();
+    let e = exe.run(&[&wrong_shape]).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(e.message().contains("input 0 must be f32[2]"), "{e}");
+    let e = exe.run(&[]).err().unwrap();
+    assert!(e.message().contains("takes 1 inputs but 0"), "{e}");
+    let e = t.upload(&HostArray::from_slice(vec![1], &[1i32]).unwrap()).err().unwrap();
+    assert!(e.message().contains("dtype i32"), "{e}");
+}
+
+#[test]
+fn donation_consumes_the_buffer_and_events_report_readiness() {
+    let t = tiny();
+    let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
+    let x = t.upload(&HostArray::from_f32(vec![2], &[1.0, -2.0])).unwrap();
+    let out = exe.execute(vec![HostArg::Donate(x)]).unwrap();
+    let ev = out[0].download().unwrap();
+    assert!(ev.is_ready().unwrap());
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    extern "C" fn on_ready(user: usize) {
+        CALLS.fetch_add(user, Ordering::SeqCst);
+    }
+    ev.on_ready(on_ready, 7).unwrap();
+    assert_eq!(CALLS.load(Ordering::SeqCst), 7);
+    assert_eq!(ev.wait().unwrap().to_f32().unwrap(), vec![-1.0, 2.0]);
+}
