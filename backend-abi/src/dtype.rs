@@ -99,7 +99,10 @@ impl TensorType {
     }
 
     pub fn scalar(dtype: DType) -> Self {
-        TensorType { dtype, shape: vec![] }
+        TensorType {
+            dtype,
+            shape: vec![],
+        }
     }
 
     pub fn rank(&self) -> usize {

@@ -10,8 +10,8 @@
 
 pub mod abi;
 mod dtype;
-mod host_array;
 pub mod host;
+mod host_array;
 pub mod plugin;
 pub mod qir;
 

@@ -14,15 +14,57 @@ macro_rules! layout {
 
 fn current() -> String {
     let mut s = format!("ABI {ABI_MAJOR}.{ABI_MINOR}\n");
-    layout!(s, BackendMod {
-        abi_version, info, compile, upload, buffer_info, execute, download, event_is_ready,
-        event_on_ready, event_wait, release_buffer, release_executable, release_event
-    });
+    layout!(
+        s,
+        BackendMod {
+            abi_version,
+            info,
+            compile,
+            upload,
+            buffer_info,
+            execute,
+            download,
+            event_is_ready,
+            event_on_ready,
+            event_wait,
+            release_buffer,
+            release_executable,
+            release_event
+        }
+    );
     layout!(s, AbiVersion { major, minor });
     layout!(s, AbiError { code, message });
-    layout!(s, DeviceDescription { id, kind, name, memory_bytes });
-    layout!(s, Capabilities { ops, dtypes, region_kinds, f64, synchronous_readback, extensions });
-    layout!(s, BackendInfo { name, version, qir_min, qir_max, devices, capabilities });
+    layout!(
+        s,
+        DeviceDescription {
+            id,
+            kind,
+            name,
+            memory_bytes
+        }
+    );
+    layout!(
+        s,
+        Capabilities {
+            ops,
+            dtypes,
+            region_kinds,
+            f64,
+            synchronous_readback,
+            extensions
+        }
+    );
+    layout!(
+        s,
+        BackendInfo {
+            name,
+            version,
+            qir_min,
+            qir_max,
+            devices,
+            capabilities
+        }
+    );
     layout!(s, BufferInfo { dtype, shape });
     layout!(s, ReadyCallback { func });
     s
@@ -35,6 +77,10 @@ fn abi_layout_matches_the_golden() {
     if std::env::var_os("QUABLA_BLESS").is_some() {
         std::fs::write(path, &now).unwrap();
     }
-    let golden = std::fs::read_to_string(path).expect("abi-layout.golden exists (create it with QUABLA_BLESS=1)");
-    assert_eq!(now, golden, "the ABI layout changed: if intended, append fields only, bump ABI_MINOR, and re-bless");
+    let golden = std::fs::read_to_string(path)
+        .expect("abi-layout.golden exists (create it with QUABLA_BLESS=1)");
+    assert_eq!(
+        now, golden,
+        "the ABI layout changed: if intended, append fields only, bump ABI_MINOR, and re-bless"
+    );
 }

@@ -31,7 +31,11 @@ impl Executable for NegExe {
     fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
         let b = args[0].buffer.as_any().downcast_ref::<Buf>().unwrap();
         let v: Vec<f32> = b.0.to_vec::<f32>().unwrap().iter().map(|x| -x).collect();
-        Ok(vec![Arc::new(Buf(HostArray::from_slice(b.0.ty.shape.clone(), &v).unwrap()))])
+        Ok(vec![Arc::new(Buf(HostArray::from_slice(
+            b.0.ty.shape.clone(),
+            &v,
+        )
+        .unwrap()))])
     }
 }
 
@@ -77,21 +81,30 @@ const NEG: &str = "program(%0: f32[2]) {\n  %1 = neg(%0) : f32[2]\n  return %1\n
 
 #[test]
 fn unsupported_ops_and_dtypes_fail_at_compile_time_naming_them() {
-    let p = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[2]\n  return %1\n}\n").unwrap();
+    let p =
+        Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[2]\n  return %1\n}\n").unwrap();
     let e = tiny().compile(&p).err().unwrap();
     assert_eq!(e.code(), ErrorCode::Unimplemented);
     assert!(e.message().contains("op `exp`"), "{e}");
-    let p = Program::parse("program(%0: f64[2]) {\n  %1 = neg(%0) : f64[2]\n  return %1\n}\n").unwrap();
+    let p =
+        Program::parse("program(%0: f64[2]) {\n  %1 = neg(%0) : f64[2]\n  return %1\n}\n").unwrap();
     let e = tiny().compile(&p).err().unwrap();
     assert!(e.message().contains("dtype f64"), "{e}");
 }
 
 #[test]
 fn a_panic_in_the_plugin_becomes_an_internal_error() {
-    let p = Program::parse("program(%0: f32[], %1: f32[], %2: f32[]) {\n  %3 = neg(%0) : f32[]\n  return %3\n}\n").unwrap();
+    let p = Program::parse(
+        "program(%0: f32[], %1: f32[], %2: f32[]) {\n  %3 = neg(%0) : f32[]\n  return %3\n}\n",
+    )
+    .unwrap();
     let e = tiny().compile(&p).err().unwrap();
     assert_eq!(e.code(), ErrorCode::Internal);
-    assert!(e.message().contains("panicked: tiny backend bug on purpose"), "{e}");
+    assert!(
+        e.message()
+            .contains("panicked: tiny backend bug on purpose"),
+        "{e}"
+    );
     // The plugin still works afterwards.
     assert!(tiny().compile(&Program::parse(NEG).unwrap()).is_ok());
 }
@@ -100,13 +113,18 @@ fn a_panic_in_the_plugin_becomes_an_internal_error() {
 fn wrong_inputs_at_execute_are_invalid_argument_errors() {
     let t = tiny();
     let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
-    let wrong_shape = t.upload(&HostArray::from_f32(vec![3], &[1.0, 2.0, 3.0])).unwrap();
+    let wrong_shape = t
+        .upload(&HostArray::from_f32(vec![3], &[1.0, 2.0, 3.0]))
+        .unwrap();
     let e = exe.run(&[&wrong_shape]).err().unwrap();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
     assert!(e.message().contains("input 0 must be f32[2]"), "{e}");
     let e = exe.run(&[]).err().unwrap();
     assert!(e.message().contains("takes 1 inputs but 0"), "{e}");
-    let e = t.upload(&HostArray::from_slice(vec![1], &[1i32]).unwrap()).err().unwrap();
+    let e = t
+        .upload(&HostArray::from_slice(vec![1], &[1i32]).unwrap())
+        .err()
+        .unwrap();
     assert!(e.message().contains("dtype i32"), "{e}");
 }
 
@@ -114,7 +132,9 @@ fn wrong_inputs_at_execute_are_invalid_argument_errors() {
 fn donation_consumes_the_buffer_and_events_report_readiness() {
     let t = tiny();
     let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
-    let x = t.upload(&HostArray::from_f32(vec![2], &[1.0, -2.0])).unwrap();
+    let x = t
+        .upload(&HostArray::from_f32(vec![2], &[1.0, -2.0]))
+        .unwrap();
     let out = exe.execute(vec![HostArg::Donate(x)]).unwrap();
     let ev = out[0].download().unwrap();
     assert!(ev.is_ready().unwrap());

@@ -19,37 +19,70 @@ fn literal(d: DType, shape: Vec<usize>) -> impl Strategy<Value = HostArray> {
         if d == DType::Bool {
             bytes.iter_mut().for_each(|b| *b &= 1);
         }
-        HostArray { ty: ty.clone(), bytes }
+        HostArray {
+            ty: ty.clone(),
+            bytes,
+        }
     })
 }
 
 /// Random valid programs: constants of every dtype (arbitrary bits: NaN payloads, -0,
 /// subnormals), unary/binary chains on floats, reductions, and a while loop region.
 fn program() -> impl Strategy<Value = Program> {
-    let consts = prop::collection::vec((dtype(), shape()).prop_flat_map(|(d, s)| literal(d, s)), 1..4);
-    let unary_ops = prop::collection::vec(prop::sample::select(vec![UnaryOp::Exp, UnaryOp::Neg, UnaryOp::Tanh, UnaryOp::Abs]), 0..4);
+    let consts = prop::collection::vec(
+        (dtype(), shape()).prop_flat_map(|(d, s)| literal(d, s)),
+        1..4,
+    );
+    let unary_ops = prop::collection::vec(
+        prop::sample::select(vec![
+            UnaryOp::Exp,
+            UnaryOp::Neg,
+            UnaryOp::Tanh,
+            UnaryOp::Abs,
+        ]),
+        0..4,
+    );
     (consts, unary_ops, shape(), any::<bool>()).prop_map(|(consts, unary, s, with_loop)| {
         let ty = TensorType::new(DType::F32, s.clone());
-        let mut p = Program { inputs: vec![ty.clone()], nodes: vec![], outputs: vec![] };
+        let mut p = Program {
+            inputs: vec![ty.clone()],
+            nodes: vec![],
+            outputs: vec![],
+        };
         let mut next = 1u32;
         let mut outs = vec![];
         for c in consts {
             let t = c.ty.clone();
-            p.nodes.push(Node { op: Op::Constant(c), operands: vec![], results: vec![t] });
+            p.nodes.push(Node {
+                op: Op::Constant(c),
+                operands: vec![],
+                results: vec![t],
+            });
             outs.push(ValueId(next));
             next += 1;
         }
         let mut cur = ValueId(0);
         for u in unary {
-            p.nodes.push(Node { op: Op::Unary(u), operands: vec![cur], results: vec![ty.clone()] });
+            p.nodes.push(Node {
+                op: Op::Unary(u),
+                operands: vec![cur],
+                results: vec![ty.clone()],
+            });
             cur = ValueId(next);
             next += 1;
         }
-        p.nodes.push(Node { op: Op::Binary(BinaryOp::Add), operands: vec![cur, ValueId(0)], results: vec![ty.clone()] });
+        p.nodes.push(Node {
+            op: Op::Binary(BinaryOp::Add),
+            operands: vec![cur, ValueId(0)],
+            results: vec![ty.clone()],
+        });
         cur = ValueId(next);
         next += 1;
         p.nodes.push(Node {
-            op: Op::Reduce { kind: ReduceKind::Sum, axes: (0..s.len()).collect() },
+            op: Op::Reduce {
+                kind: ReduceKind::Sum,
+                axes: (0..s.len()).collect(),
+            },
             operands: vec![cur],
             results: vec![TensorType::scalar(DType::F32)],
         });
@@ -60,14 +93,28 @@ fn program() -> impl Strategy<Value = Program> {
             let cond = Program {
                 inputs: carry.clone(),
                 nodes: vec![Node {
-                    op: Op::Constant(HostArray { ty: TensorType::scalar(DType::Bool), bytes: vec![0] }),
+                    op: Op::Constant(HostArray {
+                        ty: TensorType::scalar(DType::Bool),
+                        bytes: vec![0],
+                    }),
                     operands: vec![],
                     results: vec![TensorType::scalar(DType::Bool)],
                 }],
                 outputs: vec![ValueId(1)],
             };
-            let body = Program { inputs: carry.clone(), nodes: vec![], outputs: vec![ValueId(0)] };
-            p.nodes.push(Node { op: Op::While { cond: Box::new(cond), body: Box::new(body) }, operands: vec![cur], results: carry });
+            let body = Program {
+                inputs: carry.clone(),
+                nodes: vec![],
+                outputs: vec![ValueId(0)],
+            };
+            p.nodes.push(Node {
+                op: Op::While {
+                    cond: Box::new(cond),
+                    body: Box::new(body),
+                },
+                operands: vec![cur],
+                results: carry,
+            });
             outs.push(ValueId(next));
         }
         p.outputs = outs;
@@ -129,7 +176,8 @@ proptest! {
 
 #[test]
 fn malformed_text_errors_name_the_place() {
-    let e = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%7) : f32[2]\n  return %1\n}\n").unwrap_err();
+    let e = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%7) : f32[2]\n  return %1\n}\n")
+        .unwrap_err();
     assert_eq!((e.line, e.col), (2, 12));
     assert!(e.message.contains("%7"), "{e}");
     let e = Program::parse("program(%0: f33[2]) {\n  return %0\n}").unwrap_err();
@@ -137,19 +185,35 @@ fn malformed_text_errors_name_the_place() {
     let e = Program::parse("program() {\n  %0 = frobnicate() : f32[]\n  return %0\n}").unwrap_err();
     assert!(e.message.contains("unknown op `frobnicate`"), "{e}");
     let deep = "program() {\n".to_string() + &"() = cond() : () {\nbranch() {\n".repeat(100);
-    assert!(Program::parse(&deep).unwrap_err().message.contains("nest deeper"));
+    assert!(Program::parse(&deep)
+        .unwrap_err()
+        .message
+        .contains("nest deeper"));
 }
 
 #[test]
 fn validation_rejects_bad_types_with_the_location() {
-    let p = Program::parse("program(%0: f32[2], %1: f32[3]) {\n  %2 = add(%0, %1) : f32[2]\n  return %2\n}\n").unwrap();
+    let p = Program::parse(
+        "program(%0: f32[2], %1: f32[3]) {\n  %2 = add(%0, %1) : f32[2]\n  return %2\n}\n",
+    )
+    .unwrap();
     let e = p.validate().unwrap_err();
     assert!(e.location.contains("node 0 (add)"), "{e}");
     assert!(e.message.contains("one type"), "{e}");
-    let p = Program::parse("program(%0: i32[2]) {\n  %1 = exp(%0) : i32[2]\n  return %1\n}\n").unwrap();
-    assert!(p.validate().unwrap_err().message.contains("does not accept i32"));
-    let p = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[3]\n  return %1\n}\n").unwrap();
-    assert!(p.validate().unwrap_err().message.contains("declared result type"));
+    let p =
+        Program::parse("program(%0: i32[2]) {\n  %1 = exp(%0) : i32[2]\n  return %1\n}\n").unwrap();
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .message
+        .contains("does not accept i32"));
+    let p =
+        Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[3]\n  return %1\n}\n").unwrap();
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .message
+        .contains("declared result type"));
 }
 
 #[test]

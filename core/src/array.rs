@@ -11,8 +11,14 @@ use std::sync::Arc;
 
 #[derive(Clone)]
 pub(crate) enum Repr {
-    Concrete { device: Arc<Device>, buffer: Arc<Buffer> },
-    Traced { trace: Arc<Trace>, value: ValueId },
+    Concrete {
+        device: Arc<Device>,
+        buffer: Arc<Buffer>,
+    },
+    Traced {
+        trace: Arc<Trace>,
+        value: ValueId,
+    },
 }
 
 /// An array of one dtype and shape.
@@ -37,7 +43,9 @@ pub struct Array {
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Concrete { device, .. } => write!(f, "Array({} on {})", self.ty, device.platform()),
+            Repr::Concrete { device, .. } => {
+                write!(f, "Array({} on {})", self.ty, device.platform())
+            }
             Repr::Traced { value, .. } => write!(f, "Traced({} as {value})", self.ty),
         }
     }
@@ -50,7 +58,11 @@ impl Array {
     }
 
     /// Uploads `data` with `shape` to `device`.
-    pub fn from_slice_on<T: Element>(device: &Arc<Device>, data: &[T], shape: &[usize]) -> Result<Array> {
+    pub fn from_slice_on<T: Element>(
+        device: &Arc<Device>,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<Array> {
         let host = HostArray::from_slice(shape.to_vec(), data).map_err(Error::Type)?;
         Self::from_host_on(device, &host)
     }
@@ -58,7 +70,13 @@ impl Array {
     /// Uploads a host array to `device`.
     pub fn from_host_on(device: &Arc<Device>, host: &HostArray) -> Result<Array> {
         let buffer = device.upload(host)?;
-        Ok(Array { ty: host.ty.clone(), repr: Repr::Concrete { device: device.clone(), buffer: Arc::new(buffer) } })
+        Ok(Array {
+            ty: host.ty.clone(),
+            repr: Repr::Concrete {
+                device: device.clone(),
+                buffer: Arc::new(buffer),
+            },
+        })
     }
 
     /// A 0-d array on the default device.
@@ -102,7 +120,9 @@ impl Array {
     /// Copies the data to the host. An error while tracing.
     pub fn to_host(&self) -> Result<HostArray> {
         match &self.repr {
-            Repr::Concrete { device, buffer } => buffer.to_host().map_err(|e| device.backend_err(e)),
+            Repr::Concrete { device, buffer } => {
+                buffer.to_host().map_err(|e| device.backend_err(e))
+            }
             Repr::Traced { .. } => Err(Error::TracedValue),
         }
     }
@@ -125,7 +145,10 @@ impl Array {
         let v = self.to_vec::<T>()?;
         match v.as_slice() {
             [x] => Ok(*x),
-            _ => type_err(format!("item() needs a size-1 array, this one is {}", self.ty)),
+            _ => type_err(format!(
+                "item() needs a size-1 array, this one is {}",
+                self.ty
+            )),
         }
     }
 
@@ -137,6 +160,9 @@ impl Array {
     }
 
     pub(crate) fn traced(trace: Arc<Trace>, value: ValueId, ty: TensorType) -> Array {
-        Array { ty, repr: Repr::Traced { trace, value } }
+        Array {
+            ty,
+            repr: Repr::Traced { trace, value },
+        }
     }
 }

@@ -37,7 +37,11 @@ pub fn jit<F>(f: F) -> Jit<F>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    Jit { f, device: None, cache: Mutex::new(HashMap::new()) }
+    Jit {
+        f,
+        device: None,
+        cache: Mutex::new(HashMap::new()),
+    }
 }
 
 impl<F> Jit<F>
@@ -64,18 +68,28 @@ where
         let device = self.target(args)?;
         let types: Vec<TensorType> = args.iter().map(|a| a.ty.clone()).collect();
         let trace = Trace::new(device, types.clone());
-        let traced: Vec<Array> = types.iter().enumerate().map(|(i, t)| Array::traced(trace.clone(), ValueId(i as u32), t.clone())).collect();
+        let traced: Vec<Array> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Array::traced(trace.clone(), ValueId(i as u32), t.clone()))
+            .collect();
         let outs = (self.f)(&traced)?;
         let mut ids = Vec::with_capacity(outs.len());
         for o in &outs {
             ids.push(match &o.repr {
                 Repr::Traced { trace: t, value } if t.id() == trace.id() => *value,
                 Repr::Traced { .. } => return type_err("jit: an output belongs to another trace"),
-                Repr::Concrete { buffer, .. } => trace.capture(Some(Arc::as_ptr(buffer) as usize), o.to_host()?),
+                Repr::Concrete { buffer, .. } => {
+                    trace.capture(Some(Arc::as_ptr(buffer) as usize), o.to_host()?)
+                }
             });
         }
         let program = trace.finish(ids);
-        program.validate().map_err(|e| crate::Error::Type(format!("jit produced an invalid program (a bug in quabla): {e}")))?;
+        program.validate().map_err(|e| {
+            crate::Error::Type(format!(
+                "jit produced an invalid program (a bug in quabla): {e}"
+            ))
+        })?;
         Ok(program)
     }
 
@@ -87,21 +101,36 @@ where
             return (self.f)(args);
         }
         let device = self.target(args)?;
-        let key: Signature = (device.platform().to_string(), args.iter().map(|a| a.ty.clone()).collect());
-        let cached = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let key: Signature = (
+            device.platform().to_string(),
+            args.iter().map(|a| a.ty.clone()).collect(),
+        );
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
         let (exe, program) = match cached {
             Some(c) => c,
             None => {
                 let program = self.lower(args)?;
                 let exe = device.compile(&program)?;
-                self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, (exe.clone(), program.clone()));
+                self.cache
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, (exe.clone(), program.clone()));
                 (exe, program)
             }
         };
         let mut bufs = Vec::with_capacity(args.len());
         for a in args {
             if !Arc::ptr_eq(a.device(), &device) {
-                return type_err(format!("jit: argument on `{}` but compiled for `{}`", a.device().platform(), device.platform()));
+                return type_err(format!(
+                    "jit: argument on `{}` but compiled for `{}`",
+                    a.device().platform(),
+                    device.platform()
+                ));
             }
             bufs.push(a.buffer().expect("concrete").as_ref());
         }
@@ -109,7 +138,13 @@ where
         Ok(outs
             .into_iter()
             .zip(program.output_types())
-            .map(|(b, ty)| Array { ty, repr: Repr::Concrete { device: device.clone(), buffer: Arc::new(b) } })
+            .map(|(b, ty)| Array {
+                ty,
+                repr: Repr::Concrete {
+                    device: device.clone(),
+                    buffer: Arc::new(b),
+                },
+            })
             .collect())
     }
 

@@ -30,7 +30,11 @@ impl Trace {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             device,
             state: Mutex::new(TraceState {
-                program: Program { inputs, nodes: vec![], outputs: vec![] },
+                program: Program {
+                    inputs,
+                    nodes: vec![],
+                    outputs: vec![],
+                },
                 next,
                 captured: HashMap::new(),
             }),
@@ -50,12 +54,21 @@ impl Trace {
     }
 
     /// Appends a node whose types were already checked; returns its result ids.
-    pub(crate) fn push(&self, op: Op, operands: Vec<ValueId>, results: Vec<TensorType>) -> Vec<ValueId> {
+    pub(crate) fn push(
+        &self,
+        op: Op,
+        operands: Vec<ValueId>,
+        results: Vec<TensorType>,
+    ) -> Vec<ValueId> {
         let mut s = self.lock();
         let first = s.next;
         s.next += results.len() as u32;
         let n = results.len() as u32;
-        s.program.nodes.push(Node { op, operands, results });
+        s.program.nodes.push(Node {
+            op,
+            operands,
+            results,
+        });
         (first..first + n).map(ValueId).collect()
     }
 

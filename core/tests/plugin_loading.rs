@@ -13,8 +13,16 @@ fn profile_dir() -> PathBuf {
 }
 
 fn built(lib: &str) -> PathBuf {
-    let p = profile_dir().join(format!("{}{lib}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
-    assert!(p.is_file(), "{} is missing: build the plugins first (`cargo xtask test` does)", p.display());
+    let p = profile_dir().join(format!(
+        "{}{lib}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        p.is_file(),
+        "{} is missing: build the plugins first (`cargo xtask test` does)",
+        p.display()
+    );
     p
 }
 
@@ -23,10 +31,19 @@ fn the_cpu_plugin_loads_from_its_library_and_runs_a_program() {
     let plugin = Plugin::load(&built("quabla_cpu")).unwrap();
     assert_eq!(plugin.name(), "cpu");
     assert!(plugin.info().capabilities.f64);
-    let p = quabla::qir::Program::parse("program(%0: f64[3]) {\n  %1 = sqrt(%0) : f64[3]\n  return %1\n}\n").unwrap();
+    let p = quabla::qir::Program::parse(
+        "program(%0: f64[3]) {\n  %1 = sqrt(%0) : f64[3]\n  return %1\n}\n",
+    )
+    .unwrap();
     let exe = plugin.compile(&p).unwrap();
-    let x = plugin.upload(&quabla::HostArray::from_slice(vec![3], &[4.0f64, 2.0, -0.0]).unwrap()).unwrap();
-    let y = exe.run(&[&x]).unwrap()[0].to_host().unwrap().to_vec::<f64>().unwrap();
+    let x = plugin
+        .upload(&quabla::HostArray::from_slice(vec![3], &[4.0f64, 2.0, -0.0]).unwrap())
+        .unwrap();
+    let y = exe.run(&[&x]).unwrap()[0]
+        .to_host()
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
     assert_eq!(y[0], 2.0);
     assert_eq!(y[1], 2f64.sqrt());
     assert!(y[2] == 0.0 && y[2].is_sign_negative());
@@ -34,9 +51,21 @@ fn the_cpu_plugin_loads_from_its_library_and_runs_a_program() {
 
 #[test]
 fn a_plugin_for_another_abi_major_is_refused_naming_both_versions() {
-    let e = Plugin::load(&built("quabla_fixture_abi_major_mismatch")).err().unwrap();
+    let e = Plugin::load(&built("quabla_fixture_abi_major_mismatch"))
+        .err()
+        .unwrap();
     let msg = e.to_string();
-    assert!(matches!(e, LoadError::VersionMismatch { plugin_major: 2, host_major: 1, .. }), "{msg}");
+    assert!(
+        matches!(
+            e,
+            LoadError::VersionMismatch {
+                plugin_major: 2,
+                host_major: 1,
+                ..
+            }
+        ),
+        "{msg}"
+    );
     assert!(msg.contains("ABI 2.3") && msg.contains("ABI 1.0"), "{msg}");
     assert!(msg.contains("rebuild the plugin"), "{msg}");
 }
@@ -47,13 +76,23 @@ fn files_that_are_not_plugins_give_typed_errors() {
     std::fs::create_dir_all(&dir).unwrap();
     let garbage = dir.join("libquabla_garbage.so");
     std::fs::write(&garbage, b"this is not an ELF file").unwrap();
-    assert!(matches!(Plugin::load(&garbage), Err(LoadError::NotALibrary { .. })));
-    assert!(matches!(Plugin::load(&dir.join("missing.so")), Err(LoadError::NotFound { .. })));
+    assert!(matches!(
+        Plugin::load(&garbage),
+        Err(LoadError::NotALibrary { .. })
+    ));
+    assert!(matches!(
+        Plugin::load(&dir.join("missing.so")),
+        Err(LoadError::NotFound { .. })
+    ));
     // A real shared library without the plugin symbol.
-    let libm = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file());
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .iter()
+    .map(Path::new)
+    .find(|p| p.is_file());
     if let Some(libm) = libm {
         let e = Plugin::load(libm).err().unwrap();
         assert!(matches!(e, LoadError::NotAPlugin { .. }), "{e}");
@@ -73,11 +112,21 @@ fn two_plugin_files_load_as_two_distinct_plugins() {
     let b = Plugin::load(&copy).unwrap();
     assert_eq!(a.path().unwrap(), built("quabla_cpu"));
     assert_eq!(b.path().unwrap(), copy);
-    let x = a.upload(&quabla::HostArray::from_f32(vec![1], &[1.0])).unwrap();
-    let p = quabla::qir::Program::parse("program(%0: f32[1]) {\n  %1 = neg(%0) : f32[1]\n  return %1\n}\n").unwrap();
+    let x = a
+        .upload(&quabla::HostArray::from_f32(vec![1], &[1.0]))
+        .unwrap();
+    let p = quabla::qir::Program::parse(
+        "program(%0: f32[1]) {\n  %1 = neg(%0) : f32[1]\n  return %1\n}\n",
+    )
+    .unwrap();
     // A buffer of one plugin cannot be passed to an executable of the other.
     let exe_b = b.compile(&p).unwrap();
-    assert!(exe_b.run(&[&x]).err().unwrap().message().contains("transfer it first"));
+    assert!(exe_b
+        .run(&[&x])
+        .err()
+        .unwrap()
+        .message()
+        .contains("transfer it first"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -48,14 +48,14 @@ pub struct BackendMod {
     pub info: extern "C" fn() -> RResult<BackendInfo, AbiError>,
     /// Compiles a program (`format`, `qir_version`, encoded bytes, options bytes) to an
     /// executable handle. Unsupported ops and dtypes fail here, naming them.
-    pub compile:
-        extern "C" fn(u32, u32, RSlice<'_, u8>, RSlice<'_, u8>) -> RResult<u64, AbiError>,
+    pub compile: extern "C" fn(u32, u32, RSlice<'_, u8>, RSlice<'_, u8>) -> RResult<u64, AbiError>,
     /// Copies host bytes (`device`, `dtype` code, shape, bytes) into a new device buffer.
     pub upload: extern "C" fn(u32, u8, RSlice<'_, u64>, RSlice<'_, u8>) -> RResult<u64, AbiError>,
     /// The dtype and shape of a buffer.
     pub buffer_info: extern "C" fn(u64) -> RResult<BufferInfo, AbiError>,
     /// Runs an executable on argument buffers; `donate[i]` hands argument `i` to the plugin.
-    pub execute: extern "C" fn(u64, RSlice<'_, u64>, RSlice<'_, bool>) -> RResult<RVec<u64>, AbiError>,
+    pub execute:
+        extern "C" fn(u64, RSlice<'_, u64>, RSlice<'_, bool>) -> RResult<RVec<u64>, AbiError>,
     /// Starts copying a buffer to the host; returns an event handle.
     pub download: extern "C" fn(u64) -> RResult<u64, AbiError>,
     /// Whether the event's bytes are available without blocking.
@@ -77,6 +77,12 @@ impl RootModule for BackendModRef {
     // Only the major goes here: abi_stable would otherwise demand plugin minor >= host minor,
     // which is stricter than our window (the host checks minors itself).
     const VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
+}
+
+/// Whether a peer of ABI `major.minor` is accepted: same major, minor at least the minimum.
+#[allow(clippy::absurd_extreme_comparisons)] // ABI_MINOR_MIN is 0 today; the rule must hold later too
+pub fn accepts(major: u32, minor: u32) -> bool {
+    major == ABI_MAJOR && minor >= ABI_MINOR_MIN
 }
 
 /// `(major << 32) | minor` of this build, as [`VERSION_SYMBOL`] returns it.

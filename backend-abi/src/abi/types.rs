@@ -60,7 +60,10 @@ pub struct AbiError {
 
 impl AbiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        AbiError { code: code as u32, message: RString::from(message.into()) }
+        AbiError {
+            code: code as u32,
+            message: RString::from(message.into()),
+        }
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, message)

@@ -44,18 +44,16 @@ impl Plugin {
     fn with_path(module: BackendModRef, path: Option<PathBuf>) -> Result<Plugin, LoadError> {
         let v = (module.abi_version())();
         let shown = path.clone().unwrap_or_else(|| PathBuf::from("<static>"));
-        if v.major != ABI_MAJOR || v.minor < ABI_MINOR_MIN {
-            return Err(LoadError::VersionMismatch {
-                path: shown,
-                plugin_major: v.major,
-                plugin_minor: v.minor,
-                host_major: ABI_MAJOR,
-                host_minor: ABI_MINOR,
-                min_minor: ABI_MINOR_MIN,
-            });
+        if !accepts(v.major, v.minor) {
+            return Err(LoadError::version_mismatch(shown, v.major, v.minor));
         }
-        let info = ok((module.info())()).map_err(|e| LoadError::Info { path: shown, message: e.to_string() })?;
-        Ok(Plugin { inner: Arc::new(Inner { module, info, path }) })
+        let info = ok((module.info())()).map_err(|e| LoadError::Info {
+            path: shown,
+            message: e.to_string(),
+        })?;
+        Ok(Plugin {
+            inner: Arc::new(Inner { module, info, path }),
+        })
     }
 
     pub fn info(&self) -> &BackendInfo {
@@ -74,7 +72,12 @@ impl Plugin {
 
     /// Whether the plugin lists `op` in its capabilities.
     pub fn supports_op(&self, op: &str) -> bool {
-        self.inner.info.capabilities.ops.iter().any(|o| o.as_str() == op)
+        self.inner
+            .info
+            .capabilities
+            .ops
+            .iter()
+            .any(|o| o.as_str() == op)
     }
 
     pub fn supports_dtype(&self, d: DType) -> bool {
@@ -106,7 +109,12 @@ impl Plugin {
     pub fn compile(&self, program: &Program) -> Result<Executable, AbiError> {
         let version = self.qir_version()?;
         let bytes = qir::encode(program, version).map_err(AbiError::invalid)?;
-        self.compile_bytes(&bytes, version, program.inputs.clone(), program.output_types())
+        self.compile_bytes(
+            &bytes,
+            version,
+            program.inputs.clone(),
+            program.output_types(),
+        )
     }
 
     /// Compiles already-encoded QIR bytes (they are validated by the plugin).
@@ -117,22 +125,49 @@ impl Plugin {
         inputs: Vec<TensorType>,
         outputs: Vec<TensorType>,
     ) -> Result<Executable, AbiError> {
-        let h = ok((self.inner.module.compile())(FORMAT_QIR_BINARY, version, RSlice::from_slice(bytes), RSlice::from_slice(&[])))?;
-        Ok(Executable { plugin: self.clone(), handle: h, inputs, outputs })
+        let h = ok((self.inner.module.compile())(
+            FORMAT_QIR_BINARY,
+            version,
+            RSlice::from_slice(bytes),
+            RSlice::from_slice(&[]),
+        ))?;
+        Ok(Executable {
+            plugin: self.clone(),
+            handle: h,
+            inputs,
+            outputs,
+        })
     }
 
     /// Copies a host array to device 0.
     pub fn upload(&self, a: &HostArray) -> Result<Buffer, AbiError> {
         let shape: Vec<u64> = a.ty.shape.iter().map(|&d| d as u64).collect();
-        let h = ok((self.inner.module.upload())(0, a.ty.dtype as u8, RSlice::from_slice(&shape), RSlice::from_slice(&a.bytes)))?;
-        Ok(Buffer { plugin: self.clone(), handle: h, ty: a.ty.clone(), live: true })
+        let h = ok((self.inner.module.upload())(
+            0,
+            a.ty.dtype as u8,
+            RSlice::from_slice(&shape),
+            RSlice::from_slice(&a.bytes),
+        ))?;
+        Ok(Buffer {
+            plugin: self.clone(),
+            handle: h,
+            ty: a.ty.clone(),
+            live: true,
+        })
     }
 
     fn buffer_from_handle(&self, h: u64) -> Result<Buffer, AbiError> {
         let info = ok((self.inner.module.buffer_info())(h))?;
-        let dtype = DType::from_code(info.dtype).ok_or_else(|| AbiError::internal(format!("plugin returned unknown dtype code {}", info.dtype)))?;
+        let dtype = DType::from_code(info.dtype).ok_or_else(|| {
+            AbiError::internal(format!("plugin returned unknown dtype code {}", info.dtype))
+        })?;
         let ty = TensorType::new(dtype, info.shape.iter().map(|&d| d as usize).collect());
-        Ok(Buffer { plugin: self.clone(), handle: h, ty, live: true })
+        Ok(Buffer {
+            plugin: self.clone(),
+            handle: h,
+            ty,
+            live: true,
+        })
     }
 }
 
@@ -156,7 +191,12 @@ impl Buffer {
     /// Starts a download; the returned event yields the bytes.
     pub fn download(&self) -> Result<Event, AbiError> {
         let h = ok((self.plugin.inner.module.download())(self.handle))?;
-        Ok(Event { plugin: self.plugin.clone(), handle: h, ty: self.ty.clone(), live: true })
+        Ok(Event {
+            plugin: self.plugin.clone(),
+            handle: h,
+            ty: self.ty.clone(),
+            live: true,
+        })
     }
 
     /// Forgets the handle without releasing it (the plugin owns it after a donation).
@@ -193,15 +233,24 @@ impl Event {
     }
 
     /// Calls `callback(user_data)` when ready (from whichever thread completes the download).
-    pub fn on_ready(&self, callback: extern "C" fn(usize), user_data: usize) -> Result<(), AbiError> {
-        ok((self.plugin.inner.module.event_on_ready())(self.handle, ReadyCallback { func: callback }, user_data))
+    pub fn on_ready(
+        &self,
+        callback: extern "C" fn(usize),
+        user_data: usize,
+    ) -> Result<(), AbiError> {
+        ok((self.plugin.inner.module.event_on_ready())(
+            self.handle,
+            ReadyCallback { func: callback },
+            user_data,
+        ))
     }
 
     /// Blocks until ready and returns the array.
     pub fn wait(mut self) -> Result<HostArray, AbiError> {
         self.live = false;
         let bytes = ok((self.plugin.inner.module.event_wait())(self.handle))?;
-        HostArray::new(self.ty.clone(), bytes.into_vec()).map_err(|m| AbiError::internal(format!("plugin returned malformed bytes: {m}")))
+        HostArray::new(self.ty.clone(), bytes.into_vec())
+            .map_err(|m| AbiError::internal(format!("plugin returned malformed bytes: {m}")))
     }
 }
 
@@ -261,12 +310,18 @@ impl Executable {
                 }
             }
         }
-        let r = ok((self.plugin.inner.module.execute())(self.handle, RSlice::from_slice(&handles), RSlice::from_slice(&donate)));
+        let r = ok((self.plugin.inner.module.execute())(
+            self.handle,
+            RSlice::from_slice(&handles),
+            RSlice::from_slice(&donate),
+        ));
         if r.is_ok() {
             donated.into_iter().for_each(Buffer::disarm);
         }
         let outs = r?;
-        outs.iter().map(|&h| self.plugin.buffer_from_handle(h)).collect()
+        outs.iter()
+            .map(|&h| self.plugin.buffer_from_handle(h))
+            .collect()
     }
 
     fn check_same_plugin(&self, b: &Buffer) -> Result<(), AbiError> {

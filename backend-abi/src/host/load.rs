@@ -1,6 +1,6 @@
 //! Opening a plugin library: version check first, then abi_stable's layout check.
 
-use crate::abi::{BackendModRef, ABI_MAJOR, ABI_MINOR, ABI_MINOR_MIN, VERSION_SYMBOL};
+use crate::abi::{accepts, BackendModRef, ABI_MAJOR, ABI_MINOR, ABI_MINOR_MIN, VERSION_SYMBOL};
 use std::path::{Path, PathBuf};
 
 /// Why a plugin library could not be loaded. Every variant names the file.
@@ -26,9 +26,31 @@ pub enum LoadError {
         min_minor: u32,
     },
     #[error("plugin `{path}` has an incompatible ABI layout (ABI {host_major}.{host_minor} expected):\n{details}")]
-    Layout { path: PathBuf, host_major: u32, host_minor: u32, details: String },
+    Layout {
+        path: PathBuf,
+        host_major: u32,
+        host_minor: u32,
+        details: String,
+    },
     #[error("plugin `{path}` failed to describe itself: {message}")]
     Info { path: PathBuf, message: String },
+}
+
+impl LoadError {
+    pub(crate) fn version_mismatch(
+        path: PathBuf,
+        plugin_major: u32,
+        plugin_minor: u32,
+    ) -> LoadError {
+        LoadError::VersionMismatch {
+            path,
+            plugin_major,
+            plugin_minor,
+            host_major: ABI_MAJOR,
+            host_minor: ABI_MINOR,
+            min_minor: ABI_MINOR_MIN,
+        }
+    }
 }
 
 /// Keeps only abi_stable's `Error:` lines (its full report dumps thousands of layout lines).
@@ -56,25 +78,23 @@ pub fn load_module(path: &Path) -> Result<BackendModRef, LoadError> {
         return Err(LoadError::NotFound { path: path_buf });
     }
     // SAFETY: loading a library runs its initialisers; the user named this file as a plugin.
-    let lib = unsafe { libloading::Library::new(path) }
-        .map_err(|e| LoadError::NotALibrary { path: path_buf.clone(), reason: e.to_string() })?;
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| LoadError::NotALibrary {
+        path: path_buf.clone(),
+        reason: e.to_string(),
+    })?;
     // SAFETY: the symbol's type is fixed by the ABI: `extern "C" fn() -> u64`.
     let packed = unsafe {
         let f: libloading::Symbol<extern "C" fn() -> u64> = lib
             .get(VERSION_SYMBOL.as_bytes())
-            .map_err(|_| LoadError::NotAPlugin { path: path_buf.clone(), symbol: VERSION_SYMBOL })?;
+            .map_err(|_| LoadError::NotAPlugin {
+                path: path_buf.clone(),
+                symbol: VERSION_SYMBOL,
+            })?;
         f()
     };
     let (major, minor) = ((packed >> 32) as u32, packed as u32);
-    if major != ABI_MAJOR || minor < ABI_MINOR_MIN {
-        return Err(LoadError::VersionMismatch {
-            path: path_buf,
-            plugin_major: major,
-            plugin_minor: minor,
-            host_major: ABI_MAJOR,
-            host_minor: ABI_MINOR,
-            min_minor: ABI_MINOR_MIN,
-        });
+    if !accepts(major, minor) {
+        return Err(LoadError::version_mismatch(path_buf, major, minor));
     }
     // Plugins are never unloaded: handles and function pointers must stay valid.
     std::mem::forget(lib);
@@ -87,5 +107,7 @@ pub fn load_module(path: &Path) -> Result<BackendModRef, LoadError> {
         details: summarize_layout_error(&e.to_string()),
     };
     let header = abi_stable::library::lib_header_from_path(path).map_err(layout_err)?;
-    header.init_root_module::<BackendModRef>().map_err(layout_err)
+    header
+        .init_root_module::<BackendModRef>()
+        .map_err(layout_err)
 }

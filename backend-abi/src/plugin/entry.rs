@@ -56,7 +56,9 @@ impl PluginState {
 
     fn buffer(&self, h: u64) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
         lock(&self.buffers).get(&h).cloned().ok_or_else(|| {
-            AbiError::invalid(format!("buffer handle {h} is not live (released, donated, or never created)"))
+            AbiError::invalid(format!(
+                "buffer handle {h} is not live (released, donated, or never created)"
+            ))
         })
     }
 
@@ -78,7 +80,11 @@ impl PluginState {
         }
         for d in p.dtypes() {
             if !self.info.dtypes.contains(&d) {
-                let hint = if d == DType::F64 { "; use f32, or the CPU backend for f64" } else { "" };
+                let hint = if d == DType::F64 {
+                    "; use f32, or the CPU backend for f64"
+                } else {
+                    ""
+                };
                 return Err(AbiError::unimplemented(format!(
                     "backend `{}` does not support dtype {d}{hint}",
                     self.info.name
@@ -99,19 +105,28 @@ fn guard<T>(f: impl FnOnce() -> Result<T, AbiError>) -> RResult<T, AbiError> {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic payload".into());
-            RErr(AbiError::internal(format!("the plugin panicked: {msg}; this is a bug in the plugin")))
+            RErr(AbiError::internal(format!(
+                "the plugin panicked: {msg}; this is a bug in the plugin"
+            )))
         }
     }
 }
 
 extern "C" fn abi_version() -> AbiVersion {
-    AbiVersion { major: ABI_MAJOR, minor: ABI_MINOR }
+    AbiVersion {
+        major: ABI_MAJOR,
+        minor: ABI_MINOR,
+    }
 }
 
 extern "C" fn info<E: PluginEntry>() -> RResult<BackendInfo, AbiError> {
     guard(|| {
         let i = &E::state().info;
-        let strings = |v: &[String]| v.iter().map(|s| RString::from(s.as_str())).collect::<RVec<_>>();
+        let strings = |v: &[String]| {
+            v.iter()
+                .map(|s| RString::from(s.as_str()))
+                .collect::<RVec<_>>()
+        };
         Ok(BackendInfo {
             name: i.name.as_str().into(),
             version: i.version.as_str().into(),
@@ -149,7 +164,9 @@ extern "C" fn compile<E: PluginEntry>(
     guard(|| {
         let st = E::state();
         if format != FORMAT_QIR_BINARY {
-            return Err(AbiError::unimplemented(format!("program format {format} is not supported (0 = binary QIR)")));
+            return Err(AbiError::unimplemented(format!(
+                "program format {format} is not supported (0 = binary QIR)"
+            )));
         }
         if version < st.info.qir_min || version > st.info.qir_max {
             return Err(AbiError::new(
@@ -178,15 +195,23 @@ extern "C" fn upload<E: PluginEntry>(
 ) -> RResult<u64, AbiError> {
     guard(|| {
         let st = E::state();
-        let dtype = DType::from_code(dtype).ok_or_else(|| AbiError::invalid(format!("unknown dtype code {dtype}")))?;
+        let dtype = DType::from_code(dtype)
+            .ok_or_else(|| AbiError::invalid(format!("unknown dtype code {dtype}")))?;
         if !st.info.dtypes.contains(&dtype) {
-            return Err(AbiError::unimplemented(format!("backend `{}` does not support dtype {dtype}", st.info.name)));
+            return Err(AbiError::unimplemented(format!(
+                "backend `{}` does not support dtype {dtype}",
+                st.info.name
+            )));
         }
         if device as usize >= st.info.devices.len() {
-            return Err(AbiError::invalid(format!("device {device} does not exist ({} devices)", st.info.devices.len())));
+            return Err(AbiError::invalid(format!(
+                "device {device} does not exist ({} devices)",
+                st.info.devices.len()
+            )));
         }
         let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let array = HostArray::new(TensorType::new(dtype, shape), bytes.to_vec()).map_err(AbiError::invalid)?;
+        let array = HostArray::new(TensorType::new(dtype, shape), bytes.to_vec())
+            .map_err(AbiError::invalid)?;
         let b = st.backend.upload(device, array)?;
         Ok(st.insert_buffer(b))
     })
@@ -196,7 +221,10 @@ extern "C" fn buffer_info<E: PluginEntry>(h: u64) -> RResult<BufferInfo, AbiErro
     guard(|| {
         let b = E::state().buffer(h)?;
         let t = b.ty();
-        Ok(BufferInfo { dtype: t.dtype as u8, shape: t.shape.iter().map(|&d| d as u64).collect() })
+        Ok(BufferInfo {
+            dtype: t.dtype as u8,
+            shape: t.shape.iter().map(|&d| d as u64).collect(),
+        })
     })
 }
 
@@ -209,20 +237,34 @@ extern "C" fn execute<E: PluginEntry>(
         let st = E::state();
         let (compiled, inputs) = {
             let t = lock(&st.executables);
-            let e = t.get(&exe).ok_or_else(|| AbiError::invalid(format!("executable handle {exe} is not live")))?;
+            let e = t
+                .get(&exe)
+                .ok_or_else(|| AbiError::invalid(format!("executable handle {exe} is not live")))?;
             (e.exe.clone(), e.inputs.clone())
         };
         if args.len() != inputs.len() {
-            return Err(AbiError::invalid(format!("the program takes {} inputs but {} were given", inputs.len(), args.len())));
+            return Err(AbiError::invalid(format!(
+                "the program takes {} inputs but {} were given",
+                inputs.len(),
+                args.len()
+            )));
         }
         if donate.len() != args.len() && !donate.is_empty() {
-            return Err(AbiError::invalid(format!("donation mask has {} entries for {} arguments", donate.len(), args.len())));
+            return Err(AbiError::invalid(format!(
+                "donation mask has {} entries for {} arguments",
+                donate.len(),
+                args.len()
+            )));
         }
         let mut bufs = Vec::with_capacity(args.len());
         for (i, h) in args.iter().enumerate() {
             let b = st.buffer(*h)?;
             if b.ty() != &inputs[i] {
-                return Err(AbiError::invalid(format!("input {i} must be {} but the buffer is {}", inputs[i], b.ty())));
+                return Err(AbiError::invalid(format!(
+                    "input {i} must be {} but the buffer is {}",
+                    inputs[i],
+                    b.ty()
+                )));
             }
             bufs.push(b);
         }
@@ -250,14 +292,25 @@ extern "C" fn download<E: PluginEntry>(h: u64) -> RResult<u64, AbiError> {
 }
 
 fn no_event(h: u64) -> AbiError {
-    AbiError::invalid(format!("event handle {h} is not live (already waited on or released)"))
+    AbiError::invalid(format!(
+        "event handle {h} is not live (already waited on or released)"
+    ))
 }
 
 extern "C" fn event_is_ready<E: PluginEntry>(h: u64) -> RResult<bool, AbiError> {
-    guard(|| lock(&E::state().events).get(&h).map(|e| e.is_ready()).ok_or_else(|| no_event(h)))
+    guard(|| {
+        lock(&E::state().events)
+            .get(&h)
+            .map(|e| e.is_ready())
+            .ok_or_else(|| no_event(h))
+    })
 }
 
-extern "C" fn event_on_ready<E: PluginEntry>(h: u64, cb: ReadyCallback, user: usize) -> RResult<(), AbiError> {
+extern "C" fn event_on_ready<E: PluginEntry>(
+    h: u64,
+    cb: ReadyCallback,
+    user: usize,
+) -> RResult<(), AbiError> {
     guard(|| {
         // Taken out of the table while registering, so a callback that runs at once may call
         // back into the plugin without deadlocking on the table.
@@ -271,21 +324,38 @@ extern "C" fn event_on_ready<E: PluginEntry>(h: u64, cb: ReadyCallback, user: us
 
 extern "C" fn event_wait<E: PluginEntry>(h: u64) -> RResult<RVec<u8>, AbiError> {
     guard(|| {
-        let ev = lock(&E::state().events).remove(&h).ok_or_else(|| no_event(h))?;
+        let ev = lock(&E::state().events)
+            .remove(&h)
+            .ok_or_else(|| no_event(h))?;
         Ok(ev.wait()?.into())
     })
 }
 
 extern "C" fn release_buffer<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
-    guard(|| lock(&E::state().buffers).remove(&h).map(|_| ()).ok_or_else(|| AbiError::invalid(format!("buffer handle {h} is not live"))))
+    guard(|| {
+        lock(&E::state().buffers)
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| AbiError::invalid(format!("buffer handle {h} is not live")))
+    })
 }
 
 extern "C" fn release_executable<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
-    guard(|| lock(&E::state().executables).remove(&h).map(|_| ()).ok_or_else(|| AbiError::invalid(format!("executable handle {h} is not live"))))
+    guard(|| {
+        lock(&E::state().executables)
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| AbiError::invalid(format!("executable handle {h} is not live")))
+    })
 }
 
 extern "C" fn release_event<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
-    guard(|| lock(&E::state().events).remove(&h).map(|_| ()).ok_or_else(|| no_event(h)))
+    guard(|| {
+        lock(&E::state().events)
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| no_event(h))
+    })
 }
 
 /// Builds the ABI table for plugin `E`. Used by `export_backend!` for the exported root module
@@ -327,8 +397,10 @@ macro_rules! export_backend {
 
         impl $crate::plugin::PluginEntry for QuablaPluginEntry {
             fn state() -> &'static $crate::plugin::PluginState {
-                static STATE: ::std::sync::OnceLock<$crate::plugin::PluginState> = ::std::sync::OnceLock::new();
-                STATE.get_or_init(|| $crate::plugin::PluginState::new(::std::boxed::Box::new($ctor)))
+                static STATE: ::std::sync::OnceLock<$crate::plugin::PluginState> =
+                    ::std::sync::OnceLock::new();
+                STATE
+                    .get_or_init(|| $crate::plugin::PluginState::new(::std::boxed::Box::new($ctor)))
             }
         }
 

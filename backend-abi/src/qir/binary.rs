@@ -48,7 +48,10 @@ pub fn decode(bytes: &[u8]) -> Result<Program, String> {
     let (p, rest): (Program, &[u8]) =
         postcard::take_from_bytes(&bytes[8..]).map_err(|e| format!("malformed QIR bytes: {e}"))?;
     if !rest.is_empty() {
-        return Err(format!("malformed QIR bytes: {} trailing bytes", rest.len()));
+        return Err(format!(
+            "malformed QIR bytes: {} trailing bytes",
+            rest.len()
+        ));
     }
     p.validate().map_err(|e| e.to_string())?;
     Ok(p)

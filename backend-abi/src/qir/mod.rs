@@ -99,7 +99,10 @@ impl Program {
     /// The output types. Assumes the program is structurally valid.
     pub fn output_types(&self) -> Vec<TensorType> {
         let types = self.value_types();
-        self.outputs.iter().map(|o| types[o.index()].clone()).collect()
+        self.outputs
+            .iter()
+            .map(|o| types[o.index()].clone())
+            .collect()
     }
 
     /// Checks ids, topological order, shapes, dtypes, attributes and region signatures.

@@ -112,33 +112,65 @@ pub enum Op {
     /// Reinterprets the bits among the 32-bit dtypes (f32, i32, u32).
     Bitcast,
     /// Counts 0, 1, ... along `dim` of the result type.
-    Iota { dim: usize },
+    Iota {
+        dim: usize,
+    },
     /// Operand dim `i` becomes result dim `dims[i]`; other result dims repeat.
-    BroadcastInDim { dims: Vec<usize> },
+    BroadcastInDim {
+        dims: Vec<usize>,
+    },
     /// Row-major reshape to the result shape.
     Reshape,
     /// Result dim `i` is operand dim `perm[i]`.
-    Transpose { perm: Vec<usize> },
-    Slice { start: Vec<usize>, limit: Vec<usize>, strides: Vec<usize> },
+    Transpose {
+        perm: Vec<usize>,
+    },
+    Slice {
+        start: Vec<usize>,
+        limit: Vec<usize>,
+        strides: Vec<usize>,
+    },
     /// `pad(operand, value: scalar)`; negative low/high crop.
-    Pad { low: Vec<i64>, high: Vec<i64>, interior: Vec<usize> },
-    Concatenate { dim: usize },
-    Reverse { dims: Vec<usize> },
-    Reduce { kind: ReduceKind, axes: Vec<usize> },
-    Cumulative { kind: CumulativeKind, axis: usize, reverse: bool },
+    Pad {
+        low: Vec<i64>,
+        high: Vec<i64>,
+        interior: Vec<usize>,
+    },
+    Concatenate {
+        dim: usize,
+    },
+    Reverse {
+        dims: Vec<usize>,
+    },
+    Reduce {
+        kind: ReduceKind,
+        axes: Vec<usize>,
+    },
+    Cumulative {
+        kind: CumulativeKind,
+        axis: usize,
+        reverse: bool,
+    },
     DotGeneral(DotDims),
     /// `gather(operand, indices: i32)`.
     Gather(GatherDims),
     /// `scatter_add(operand, indices: i32, updates)`.
     ScatterAdd(ScatterDims),
     /// `dynamic_slice(operand, start_0: i32[], ...)`; starts clamp so the slice fits.
-    DynamicSlice { sizes: Vec<usize> },
+    DynamicSlice {
+        sizes: Vec<usize>,
+    },
     /// `dynamic_update_slice(operand, update, start_0: i32[], ...)`; starts clamp.
     DynamicUpdateSlice,
     /// `cond(index: i32[], operands...)`: runs one branch; an out-of-range index runs the last.
-    Cond { branches: Vec<Program> },
+    Cond {
+        branches: Vec<Program>,
+    },
     /// `while(carry...)`: runs `body` while `cond` returns true.
-    While { cond: Box<Program>, body: Box<Program> },
+    While {
+        cond: Box<Program>,
+        body: Box<Program>,
+    },
 }
 
 impl Op {

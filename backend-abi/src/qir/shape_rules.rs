@@ -25,7 +25,10 @@ fn expect_arity(op: &Op, operands: &[&TensorType], n: usize) -> Result<(), Strin
 
 fn expect_dtype(what: &str, t: &TensorType, ok: bool, allowed: &str) -> Result<(), String> {
     if !ok {
-        return Err(format!("{what} does not accept {}; it accepts {allowed}", t.dtype));
+        return Err(format!(
+            "{what} does not accept {}; it accepts {allowed}",
+            t.dtype
+        ));
     }
     Ok(())
 }
@@ -48,7 +51,9 @@ fn check_dims_unique(dims: &[usize], rank: usize, what: &str) -> Result<(), Stri
     let mut seen = vec![false; rank];
     for &d in dims {
         if d >= rank {
-            return Err(format!("{what} {dims:?}: dim {d} out of range for rank {rank}"));
+            return Err(format!(
+                "{what} {dims:?}: dim {d} out of range for rank {rank}"
+            ));
         }
         if seen[d] {
             return Err(format!("{what} {dims:?} repeats dim {d}"));
@@ -113,7 +118,9 @@ fn binary_rule(b: BinaryOp, x: &TensorType, y: &TensorType) -> Rule {
 fn slice_rule(x: &TensorType, start: &[usize], limit: &[usize], strides: &[usize]) -> Rule {
     let r = x.rank();
     if start.len() != r || limit.len() != r || strides.len() != r {
-        return Err(format!("slice needs start, limit and strides of length {r}"));
+        return Err(format!(
+            "slice needs start, limit and strides of length {r}"
+        ));
     }
     let mut shape = Vec::with_capacity(r);
     for i in 0..r {
@@ -142,7 +149,11 @@ fn pad_rule(x: &TensorType, v: &TensorType, low: &[i64], high: &[i64], interior:
     let mut shape = Vec::with_capacity(r);
     for i in 0..r {
         let n = x.shape[i] as i64;
-        let core = if n == 0 { 0 } else { n + (n - 1) * interior[i] as i64 };
+        let core = if n == 0 {
+            0
+        } else {
+            n + (n - 1) * interior[i] as i64
+        };
         let size = low[i] + core + high[i];
         if size < 0 {
             return Err(format!("pad dim {i} would have negative size {size}"));
@@ -164,7 +175,12 @@ fn dot_rule(d: &DotDims, l: &TensorType, r: &TensorType) -> Rule {
     let rhs_used: Vec<usize> = d.rhs_batch.iter().chain(&d.rhs_contract).copied().collect();
     check_dims_unique(&lhs_used, l.rank(), "dot_general lhs dims")?;
     check_dims_unique(&rhs_used, r.rank(), "dot_general rhs dims")?;
-    for (a, b) in d.lhs_batch.iter().zip(&d.rhs_batch).chain(d.lhs_contract.iter().zip(&d.rhs_contract)) {
+    for (a, b) in d
+        .lhs_batch
+        .iter()
+        .zip(&d.rhs_batch)
+        .chain(d.lhs_contract.iter().zip(&d.rhs_contract))
+    {
         if l.shape[*a] != r.shape[*b] {
             return Err(format!(
                 "dot_general pairs lhs dim {a} (size {}) with rhs dim {b} (size {})",
@@ -173,14 +189,24 @@ fn dot_rule(d: &DotDims, l: &TensorType, r: &TensorType) -> Rule {
         }
     }
     let mut shape: Vec<usize> = d.lhs_batch.iter().map(|&i| l.shape[i]).collect();
-    shape.extend((0..l.rank()).filter(|i| !lhs_used.contains(i)).map(|i| l.shape[i]));
-    shape.extend((0..r.rank()).filter(|i| !rhs_used.contains(i)).map(|i| r.shape[i]));
+    shape.extend(
+        (0..l.rank())
+            .filter(|i| !lhs_used.contains(i))
+            .map(|i| l.shape[i]),
+    );
+    shape.extend(
+        (0..r.rank())
+            .filter(|i| !rhs_used.contains(i))
+            .map(|i| r.shape[i]),
+    );
     one(l.dtype, shape)
 }
 
 fn gather_rule(g: &GatherDims, x: &TensorType, idx: &TensorType) -> Rule {
     if idx.dtype != DType::I32 || idx.rank() == 0 {
-        return Err(format!("gather indices must be i32 with rank >= 1, got {idx}"));
+        return Err(format!(
+            "gather indices must be i32 with rank >= 1, got {idx}"
+        ));
     }
     let nvec = idx.shape[idx.rank() - 1];
     if g.start_index_map.len() != nvec {
@@ -190,18 +216,27 @@ fn gather_rule(g: &GatherDims, x: &TensorType, idx: &TensorType) -> Rule {
         ));
     }
     check_dims_unique(&g.start_index_map, x.rank(), "gather start_index_map")?;
-    check_dims_unique(&g.collapsed_slice_dims, x.rank(), "gather collapsed_slice_dims")?;
+    check_dims_unique(
+        &g.collapsed_slice_dims,
+        x.rank(),
+        "gather collapsed_slice_dims",
+    )?;
     if g.slice_sizes.len() != x.rank() {
         return Err(format!("gather slice_sizes needs {} entries", x.rank()));
     }
     for (i, &s) in g.slice_sizes.iter().enumerate() {
         if s > x.shape[i] {
-            return Err(format!("gather slice size {s} exceeds operand dim {i} of size {}", x.shape[i]));
+            return Err(format!(
+                "gather slice size {s} exceeds operand dim {i} of size {}",
+                x.shape[i]
+            ));
         }
     }
     for &c in &g.collapsed_slice_dims {
         if g.slice_sizes[c] != 1 {
-            return Err(format!("gather collapses dim {c}, whose slice size must be 1"));
+            return Err(format!(
+                "gather collapses dim {c}, whose slice size must be 1"
+            ));
         }
     }
     let offset_sizes: Vec<usize> = (0..x.rank())
@@ -238,10 +273,15 @@ fn gather_rule(g: &GatherDims, x: &TensorType, idx: &TensorType) -> Rule {
 
 fn scatter_rule(s: &ScatterDims, x: &TensorType, idx: &TensorType, upd: &TensorType) -> Rule {
     if idx.dtype != DType::I32 || idx.rank() == 0 {
-        return Err(format!("scatter_add indices must be i32 with rank >= 1, got {idx}"));
+        return Err(format!(
+            "scatter_add indices must be i32 with rank >= 1, got {idx}"
+        ));
     }
     if upd.dtype != x.dtype {
-        return Err(format!("scatter_add updates {upd} must have the operand dtype {}", x.dtype));
+        return Err(format!(
+            "scatter_add updates {upd} must have the operand dtype {}",
+            x.dtype
+        ));
     }
     expect_dtype("scatter_add", x, x.dtype.is_numeric(), "f32, f64, i32, u32")?;
     let nvec = idx.shape[idx.rank() - 1];
@@ -251,23 +291,40 @@ fn scatter_rule(s: &ScatterDims, x: &TensorType, idx: &TensorType, upd: &TensorT
             s.scatter_dims_to_operand_dims.len()
         ));
     }
-    check_dims_unique(&s.scatter_dims_to_operand_dims, x.rank(), "scatter_dims_to_operand_dims")?;
+    check_dims_unique(
+        &s.scatter_dims_to_operand_dims,
+        x.rank(),
+        "scatter_dims_to_operand_dims",
+    )?;
     check_dims_unique(&s.inserted_window_dims, x.rank(), "inserted_window_dims")?;
     check_dims_unique(&s.update_window_dims, upd.rank(), "update_window_dims")?;
     if s.update_window_dims.len() + s.inserted_window_dims.len() != x.rank() {
-        return Err("scatter_add window dims plus inserted dims must equal the operand rank".into());
+        return Err(
+            "scatter_add window dims plus inserted dims must equal the operand rank".into(),
+        );
     }
-    let scatter_dims: Vec<usize> = (0..upd.rank()).filter(|d| !s.update_window_dims.contains(d)).collect();
+    let scatter_dims: Vec<usize> = (0..upd.rank())
+        .filter(|d| !s.update_window_dims.contains(d))
+        .collect();
     let batch = &idx.shape[..idx.rank() - 1];
-    if scatter_dims.len() != batch.len() || scatter_dims.iter().zip(batch).any(|(&d, &b)| upd.shape[d] != b) {
+    if scatter_dims.len() != batch.len()
+        || scatter_dims
+            .iter()
+            .zip(batch)
+            .any(|(&d, &b)| upd.shape[d] != b)
+    {
         return Err(format!(
             "scatter_add updates {upd} do not match the index batch shape {batch:?}"
         ));
     }
-    let window_operand_dims: Vec<usize> = (0..x.rank()).filter(|d| !s.inserted_window_dims.contains(d)).collect();
+    let window_operand_dims: Vec<usize> = (0..x.rank())
+        .filter(|d| !s.inserted_window_dims.contains(d))
+        .collect();
     for (w, od) in s.update_window_dims.iter().zip(&window_operand_dims) {
         if upd.shape[*w] > x.shape[*od] {
-            return Err(format!("scatter_add window dim {w} is larger than operand dim {od}"));
+            return Err(format!(
+                "scatter_add window dim {w} is larger than operand dim {od}"
+            ));
         }
     }
     Ok(vec![x.clone()])
@@ -279,12 +336,18 @@ fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>
             if branches.is_empty() {
                 return Err("cond needs at least one branch".into());
             }
-            let (index, args) = operands.split_first().ok_or("cond needs an index operand")?;
+            let (index, args) = operands
+                .split_first()
+                .ok_or("cond needs an index operand")?;
             expect_scalar_i32("cond index", index)?;
             for (i, b) in branches.iter().enumerate() {
                 let ins: Vec<&TensorType> = b.inputs.iter().collect();
                 if ins != args {
-                    return Err(format!("cond branch {i} takes {} but is given {}", fmt_types(&ins), fmt_types(args)));
+                    return Err(format!(
+                        "cond branch {i} takes {} but is given {}",
+                        fmt_types(&ins),
+                        fmt_types(args)
+                    ));
                 }
                 if regions_out[i] != regions_out[0] {
                     return Err(format!(
@@ -299,13 +362,19 @@ fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>
         Op::While { cond, body } => {
             let carry: Vec<TensorType> = operands.iter().map(|t| (*t).clone()).collect();
             if cond.inputs != carry || body.inputs != carry {
-                return Err(format!("while cond and body must take the carry {}", fmt_types(operands)));
+                return Err(format!(
+                    "while cond and body must take the carry {}",
+                    fmt_types(operands)
+                ));
             }
             if regions_out[0] != vec![TensorType::scalar(DType::Bool)] {
                 return Err("while cond must return one bool[]".into());
             }
             if regions_out[1] != carry {
-                return Err(format!("while body must return the carry {}", fmt_types(operands)));
+                return Err(format!(
+                    "while body must return the carry {}",
+                    fmt_types(operands)
+                ));
             }
             Ok(carry)
         }
@@ -340,7 +409,10 @@ pub fn infer_result_types(
     let declared_one = || -> Result<&TensorType, String> {
         match declared {
             [t] => Ok(t),
-            _ => Err(format!("{} needs exactly one declared result type", op.name())),
+            _ => Err(format!(
+                "{} needs exactly one declared result type",
+                op.name()
+            )),
         }
     };
     match op {
@@ -359,7 +431,10 @@ pub fn infer_result_types(
         Op::Compare(_) => {
             expect_arity(op, operands, 2)?;
             if operands[0] != operands[1] {
-                return Err(format!("compare needs operands of one type, got {} and {}", operands[0], operands[1]));
+                return Err(format!(
+                    "compare needs operands of one type, got {} and {}",
+                    operands[0], operands[1]
+                ));
             }
             one(DType::Bool, operands[0].shape.clone())
         }
@@ -367,7 +442,9 @@ pub fn infer_result_types(
             expect_arity(op, operands, 3)?;
             let (p, t, f) = (operands[0], operands[1], operands[2]);
             if p.dtype != DType::Bool || p.shape != t.shape || t != f {
-                return Err(format!("select needs (bool[s], T[s], T[s]), got ({p}, {t}, {f})"));
+                return Err(format!(
+                    "select needs (bool[s], T[s], T[s]), got ({p}, {t}, {f})"
+                ));
             }
             Ok(vec![t.clone()])
         }
@@ -385,7 +462,9 @@ pub fn infer_result_types(
             let x = operands[0];
             let ok32 = |d: DType| matches!(d, DType::F32 | DType::I32 | DType::U32);
             if t.shape != x.shape || !ok32(t.dtype) || !ok32(x.dtype) {
-                return Err(format!("bitcast converts among f32, i32, u32 of one shape: {x} to {t}"));
+                return Err(format!(
+                    "bitcast converts among f32, i32, u32 of one shape: {x} to {t}"
+                ));
             }
             Ok(vec![t.clone()])
         }
@@ -402,7 +481,10 @@ pub fn infer_result_types(
             let t = declared_one()?;
             let x = operands[0];
             if dims.len() != x.rank() || t.dtype != x.dtype {
-                return Err(format!("broadcast_in_dim of {x} needs {} dims and keeps the dtype", x.rank()));
+                return Err(format!(
+                    "broadcast_in_dim of {x} needs {} dims and keeps the dtype",
+                    x.rank()
+                ));
             }
             check_dims_unique(dims, t.rank(), "broadcast_in_dim dims")?;
             if dims.windows(2).any(|w| w[0] > w[1]) {
@@ -410,7 +492,10 @@ pub fn infer_result_types(
             }
             for (i, &d) in dims.iter().enumerate() {
                 if x.shape[i] != 1 && x.shape[i] != t.shape[d] {
-                    return Err(format!("broadcast_in_dim: operand dim {i} (size {}) cannot become size {}", x.shape[i], t.shape[d]));
+                    return Err(format!(
+                        "broadcast_in_dim: operand dim {i} (size {}) cannot become size {}",
+                        x.shape[i], t.shape[d]
+                    ));
                 }
             }
             Ok(vec![t.clone()])
@@ -429,16 +514,26 @@ pub fn infer_result_types(
             check_perm(perm, x.rank(), "transpose perm")?;
             one(x.dtype, perm.iter().map(|&p| x.shape[p]).collect())
         }
-        Op::Slice { start, limit, strides } => {
+        Op::Slice {
+            start,
+            limit,
+            strides,
+        } => {
             expect_arity(op, operands, 1)?;
             slice_rule(operands[0], start, limit, strides)
         }
-        Op::Pad { low, high, interior } => {
+        Op::Pad {
+            low,
+            high,
+            interior,
+        } => {
             expect_arity(op, operands, 2)?;
             pad_rule(operands[0], operands[1], low, high, interior)
         }
         Op::Concatenate { dim } => {
-            let first = operands.first().ok_or("concatenate needs at least one operand")?;
+            let first = operands
+                .first()
+                .ok_or("concatenate needs at least one operand")?;
             if *dim >= first.rank() {
                 return Err(format!("concatenate dim {dim} out of range for {first}"));
             }
@@ -448,7 +543,9 @@ pub fn infer_result_types(
                 let same_other = t.rank() == first.rank()
                     && (0..t.rank()).all(|i| i == *dim || t.shape[i] == first.shape[i]);
                 if t.dtype != first.dtype || !same_other {
-                    return Err(format!("concatenate along {dim}: {t} does not fit with {first}"));
+                    return Err(format!(
+                        "concatenate along {dim}: {t} does not fit with {first}"
+                    ));
                 }
                 shape[*dim] += t.shape[*dim];
             }
@@ -465,10 +562,24 @@ pub fn infer_result_types(
             check_dims_unique(axes, x.rank(), "reduce axes")?;
             let logical = matches!(kind, ReduceKind::And | ReduceKind::Or);
             if logical != (x.dtype == DType::Bool) {
-                let allowed = if logical { "bool" } else { "f32, f64, i32, u32" };
-                return Err(format!("reduce {} does not accept {}; it accepts {allowed}", kind.name(), x.dtype));
+                let allowed = if logical {
+                    "bool"
+                } else {
+                    "f32, f64, i32, u32"
+                };
+                return Err(format!(
+                    "reduce {} does not accept {}; it accepts {allowed}",
+                    kind.name(),
+                    x.dtype
+                ));
             }
-            one(x.dtype, (0..x.rank()).filter(|i| !axes.contains(i)).map(|i| x.shape[i]).collect())
+            one(
+                x.dtype,
+                (0..x.rank())
+                    .filter(|i| !axes.contains(i))
+                    .map(|i| x.shape[i])
+                    .collect(),
+            )
         }
         Op::Cumulative { axis, .. } => {
             expect_arity(op, operands, 1)?;
@@ -503,10 +614,15 @@ pub fn infer_result_types(
             one(x.dtype, sizes.clone())
         }
         Op::DynamicUpdateSlice => {
-            let x = operands.first().ok_or("dynamic_update_slice needs an operand")?;
+            let x = operands
+                .first()
+                .ok_or("dynamic_update_slice needs an operand")?;
             expect_arity(op, operands, 2 + x.rank())?;
             let u = operands[1];
-            if u.dtype != x.dtype || u.rank() != x.rank() || u.shape.iter().zip(&x.shape).any(|(a, b)| a > b) {
+            if u.dtype != x.dtype
+                || u.rank() != x.rank()
+                || u.shape.iter().zip(&x.shape).any(|(a, b)| a > b)
+            {
                 return Err(format!("dynamic_update_slice update {u} must fit in {x}"));
             }
             for s in &operands[2..] {

@@ -4,7 +4,10 @@ use super::{infer_result_types, Op, Program, ValidationError};
 use crate::TensorType;
 
 fn err(location: &str, message: impl Into<String>) -> ValidationError {
-    ValidationError { location: location.to_string(), message: message.into() }
+    ValidationError {
+        location: location.to_string(),
+        message: message.into(),
+    }
 }
 
 /// Validates `p` and returns its output types.
@@ -15,13 +18,22 @@ pub(super) fn validate(p: &Program, location: &str) -> Result<Vec<TensorType>, V
         let mut operand_types = Vec::with_capacity(node.operands.len());
         for o in &node.operands {
             let t = types.get(o.index()).ok_or_else(|| {
-                err(&here, format!("operand {o} is not defined before this node ({} values so far)", types.len()))
+                err(
+                    &here,
+                    format!(
+                        "operand {o} is not defined before this node ({} values so far)",
+                        types.len()
+                    ),
+                )
             })?;
             operand_types.push(t);
         }
         if let Op::Constant(a) = &node.op {
             if a.bytes.len() != a.ty.size_bytes() {
-                return Err(err(&here, format!("constant of type {} holds {} bytes", a.ty, a.bytes.len())));
+                return Err(err(
+                    &here,
+                    format!("constant of type {} holds {} bytes", a.ty, a.bytes.len()),
+                ));
             }
         }
         let mut regions_out = Vec::new();
@@ -31,10 +43,19 @@ pub(super) fn validate(p: &Program, location: &str) -> Result<Vec<TensorType>, V
         let inferred = infer_result_types(&node.op, &operand_types, &node.results, &regions_out)
             .map_err(|m| err(&here, m))?;
         if inferred != node.results {
-            let show = |ts: &[TensorType]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+            let show = |ts: &[TensorType]| {
+                ts.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             return Err(err(
                 &here,
-                format!("declared result type ({}) but the op produces ({})", show(&node.results), show(&inferred)),
+                format!(
+                    "declared result type ({}) but the op produces ({})",
+                    show(&node.results),
+                    show(&inferred)
+                ),
             ));
         }
         types.extend(node.results.iter().cloned());
@@ -42,10 +63,12 @@ pub(super) fn validate(p: &Program, location: &str) -> Result<Vec<TensorType>, V
     p.outputs
         .iter()
         .map(|o| {
-            types
-                .get(o.index())
-                .cloned()
-                .ok_or_else(|| err(location, format!("output {o} is not defined ({} values)", types.len())))
+            types.get(o.index()).cloned().ok_or_else(|| {
+                err(
+                    location,
+                    format!("output {o} is not defined ({} values)", types.len()),
+                )
+            })
         })
         .collect()
 }

@@ -19,7 +19,11 @@ fn to_layout(x: &Tensor, first: &[usize], second: &[usize], third: &[usize]) -> 
         return x.data.clone();
     }
     let shape = perm.iter().map(|&p| x.shape()[p]).collect();
-    Arc::new(movement::transpose(x, &perm, &TensorType::new(x.ty.dtype, shape)))
+    Arc::new(movement::transpose(
+        x,
+        &perm,
+        &TensorType::new(x.ty.dtype, shape),
+    ))
 }
 
 trait GemmScalar: Copy + Send + Sync + 'static {
@@ -35,7 +39,16 @@ impl GemmScalar for f64 {
     const ONE: Self = 1.0;
 }
 
-fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], b: usize, m: usize, k: usize, n: usize) -> Vec<T> {
+/// Batch count and matrix sizes of a batched (m x k) @ (k x n) product.
+#[derive(Clone, Copy)]
+struct Sizes {
+    b: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) -> Vec<T> {
     let mut out = vec![T::ZERO; b * m * n];
     if k == 0 || m == 0 || n == 0 {
         return out;
@@ -51,13 +64,24 @@ fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], b: usize, m: usize, k: usize, n
         // in bounds by construction of the chunking above.
         unsafe {
             gemm::gemm(
-                rows, n, k,
-                dst.as_mut_ptr(), 1, n as isize,
+                rows,
+                n,
+                k,
+                dst.as_mut_ptr(),
+                1,
+                n as isize,
                 false,
-                lhs.as_ptr(), 1, k as isize,
-                rhs.as_ptr(), 1, n as isize,
-                T::ZERO, T::ONE,
-                false, false, false,
+                lhs.as_ptr(),
+                1,
+                k as isize,
+                rhs.as_ptr(),
+                1,
+                n as isize,
+                T::ZERO,
+                T::ONE,
+                false,
+                false,
+                false,
                 gemm::Parallelism::None,
             );
         }
@@ -77,7 +101,13 @@ fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], b: usize, m: usize, k: usize, n
     out
 }
 
-fn int_batched<T: Copy + Default>(l: &[T], r: &[T], b: usize, m: usize, k: usize, n: usize, mul: fn(T, T) -> T, add: fn(T, T) -> T) -> Vec<T> {
+fn int_batched<T: Copy + Default>(
+    l: &[T],
+    r: &[T],
+    Sizes { b, m, k, n }: Sizes,
+    mul: fn(T, T) -> T,
+    add: fn(T, T) -> T,
+) -> Vec<T> {
     let mut out = vec![T::default(); b * m * n];
     for bi in 0..b {
         for i in 0..m {
@@ -94,17 +124,30 @@ fn int_batched<T: Copy + Default>(l: &[T], r: &[T], b: usize, m: usize, k: usize
 }
 
 pub fn dot_general(l: &Tensor, r: &Tensor, d: &DotDims) -> Storage {
-    let lfree: Vec<usize> = (0..l.ty.rank()).filter(|i| !d.lhs_batch.contains(i) && !d.lhs_contract.contains(i)).collect();
-    let rfree: Vec<usize> = (0..r.ty.rank()).filter(|i| !d.rhs_batch.contains(i) && !d.rhs_contract.contains(i)).collect();
+    let lfree: Vec<usize> = (0..l.ty.rank())
+        .filter(|i| !d.lhs_batch.contains(i) && !d.lhs_contract.contains(i))
+        .collect();
+    let rfree: Vec<usize> = (0..r.ty.rank())
+        .filter(|i| !d.rhs_batch.contains(i) && !d.rhs_contract.contains(i))
+        .collect();
     let size = |t: &Tensor, dims: &[usize]| dims.iter().map(|&i| t.shape()[i]).product::<usize>();
-    let (b, m, k, n) = (size(l, &d.lhs_batch), size(l, &lfree), size(l, &d.lhs_contract), size(r, &rfree));
+    let sz = Sizes {
+        b: size(l, &d.lhs_batch),
+        m: size(l, &lfree),
+        k: size(l, &d.lhs_contract),
+        n: size(r, &rfree),
+    };
     let ld = to_layout(l, &d.lhs_batch, &lfree, &d.lhs_contract);
     let rd = to_layout(r, &d.rhs_batch, &d.rhs_contract, &rfree);
     match (&*ld, &*rd) {
-        (Storage::F32(x), Storage::F32(y)) => Storage::F32(gemm_batched(x, y, b, m, k, n)),
-        (Storage::F64(x), Storage::F64(y)) => Storage::F64(gemm_batched(x, y, b, m, k, n)),
-        (Storage::I32(x), Storage::I32(y)) => Storage::I32(int_batched(x, y, b, m, k, n, i32::wrapping_mul, i32::wrapping_add)),
-        (Storage::U32(x), Storage::U32(y)) => Storage::U32(int_batched(x, y, b, m, k, n, u32::wrapping_mul, u32::wrapping_add)),
+        (Storage::F32(x), Storage::F32(y)) => Storage::F32(gemm_batched(x, y, sz)),
+        (Storage::F64(x), Storage::F64(y)) => Storage::F64(gemm_batched(x, y, sz)),
+        (Storage::I32(x), Storage::I32(y)) => {
+            Storage::I32(int_batched(x, y, sz, i32::wrapping_mul, i32::wrapping_add))
+        }
+        (Storage::U32(x), Storage::U32(y)) => {
+            Storage::U32(int_batched(x, y, sz, u32::wrapping_mul, u32::wrapping_add))
+        }
         _ => unreachable!("validation: dot_general operands are numeric and of one dtype"),
     }
 }

@@ -58,22 +58,54 @@ pub trait Real: Copy + PartialOrd + std::ops::Neg<Output = Self> + 'static {
 macro_rules! real {
     ($t:ty) => {
         impl Real for $t {
-            fn to_f64(self) -> f64 { self as f64 }
-            fn from_f64(x: f64) -> Self { x as $t }
-            fn is_nan(self) -> bool { <$t>::is_nan(self) }
-            fn abs(self) -> Self { <$t>::abs(self) }
-            fn floor(self) -> Self { <$t>::floor(self) }
-            fn ceil(self) -> Self { <$t>::ceil(self) }
-            fn round_even(self) -> Self { <$t>::round_ties_even(self) }
-            fn sqrt(self) -> Self { <$t>::sqrt(self) }
-            fn add(self, o: Self) -> Self { self + o }
-            fn sub(self, o: Self) -> Self { self - o }
-            fn mul(self, o: Self) -> Self { self * o }
-            fn div(self, o: Self) -> Self { self / o }
-            fn rem(self, o: Self) -> Self { self % o }
-            fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
-            fn zero() -> Self { 0.0 }
-            fn one() -> Self { 1.0 }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            fn round_even(self) -> Self {
+                <$t>::round_ties_even(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            fn rem(self, o: Self) -> Self {
+                self % o
+            }
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
+            }
+            fn zero() -> Self {
+                0.0
+            }
+            fn one() -> Self {
+                1.0
+            }
         }
     };
 }
@@ -97,9 +129,7 @@ pub fn fmax<T: Real>(a: T, b: T) -> T {
     }
     if a > b {
         a
-    } else if b > a {
-        b
-    } else if a.is_sign_negative() {
+    } else if b > a || a.is_sign_negative() {
         b
     } else {
         a
@@ -111,11 +141,7 @@ pub fn fmin<T: Real>(a: T, b: T) -> T {
     if a.is_nan() || b.is_nan() {
         return T::from_f64(f64::NAN);
     }
-    if a < b {
-        a
-    } else if b < a {
-        b
-    } else if a.is_sign_negative() {
+    if a < b || (a == b && a.is_sign_negative()) {
         a
     } else {
         b
@@ -124,7 +150,8 @@ pub fn fmin<T: Real>(a: T, b: T) -> T {
 
 fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
     use UnaryOp::*;
-    let via = |f: fn(f64) -> f64| -> Vec<T> { x.iter().map(|v| T::from_f64(f(v.to_f64()))).collect() };
+    let via =
+        |f: fn(f64) -> f64| -> Vec<T> { x.iter().map(|v| T::from_f64(f(v.to_f64()))).collect() };
     Ok(match op {
         Neg => x.iter().map(|v| -*v).collect(),
         Abs => x.iter().map(|v| v.abs()).collect(),
@@ -192,8 +219,12 @@ fn int_unary_u32(op: UnaryOp, x: &[u32]) -> Vec<u32> {
 /// Applies a unary op. Dtypes have been checked by validation.
 pub fn unary(op: UnaryOp, x: View) -> Storage {
     match x {
-        View::F32(v) if op == UnaryOp::IsFinite => Storage::Bool(v.iter().map(|a| a.is_finite()).collect()),
-        View::F64(v) if op == UnaryOp::IsFinite => Storage::Bool(v.iter().map(|a| a.is_finite()).collect()),
+        View::F32(v) if op == UnaryOp::IsFinite => {
+            Storage::Bool(v.iter().map(|a| a.is_finite()).collect())
+        }
+        View::F64(v) if op == UnaryOp::IsFinite => {
+            Storage::Bool(v.iter().map(|a| a.is_finite()).collect())
+        }
         View::F32(v) => Storage::F32(float_unary(op, v).unwrap_or_default()),
         View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
         View::I32(v) => Storage::I32(int_unary_i32(op, v)),
@@ -206,7 +237,10 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
     use BinaryOp::*;
     let z = a.iter().zip(b);
     let via = |f: fn(f64, f64) -> f64| -> Vec<T> {
-        a.iter().zip(b).map(|(x, y)| T::from_f64(f(x.to_f64(), y.to_f64()))).collect()
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| T::from_f64(f(x.to_f64(), y.to_f64())))
+            .collect()
     };
     match op {
         Add => z.map(|(x, y)| x.add(*y)).collect(),
@@ -244,18 +278,58 @@ macro_rules! int_impl {
     ($t:ty, $u:ty, $s:ty) => {
         impl Int for $t {
             const ALL_ONES: Self = !0;
-            fn wadd(self, o: Self) -> Self { self.wrapping_add(o) }
-            fn wsub(self, o: Self) -> Self { self.wrapping_sub(o) }
-            fn wmul(self, o: Self) -> Self { self.wrapping_mul(o) }
-            fn wdiv(self, o: Self) -> Option<Self> { if o == 0 { None } else { Some(self.wrapping_div(o)) } }
-            fn wrem(self, o: Self) -> Option<Self> { if o == 0 { None } else { Some(self.wrapping_rem(o)) } }
-            fn and(self, o: Self) -> Self { self & o }
-            fn or(self, o: Self) -> Self { self | o }
-            fn xor(self, o: Self) -> Self { self ^ o }
-            fn shl(self, s: u32) -> Self { if s >= 32 { 0 } else { ((self as $u) << s) as $t } }
-            fn shr_logical(self, s: u32) -> Self { if s >= 32 { 0 } else { ((self as $u) >> s) as $t } }
-            fn shr_arith(self, s: u32) -> Self { ((self as $s) >> s.min(31)) as $t }
-            fn as_shift(self) -> u64 { self as $u as u64 }
+            fn wadd(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn wsub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            fn wmul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn wdiv(self, o: Self) -> Option<Self> {
+                if o == 0 {
+                    None
+                } else {
+                    Some(self.wrapping_div(o))
+                }
+            }
+            fn wrem(self, o: Self) -> Option<Self> {
+                if o == 0 {
+                    None
+                } else {
+                    Some(self.wrapping_rem(o))
+                }
+            }
+            fn and(self, o: Self) -> Self {
+                self & o
+            }
+            fn or(self, o: Self) -> Self {
+                self | o
+            }
+            fn xor(self, o: Self) -> Self {
+                self ^ o
+            }
+            fn shl(self, s: u32) -> Self {
+                if s >= 32 {
+                    0
+                } else {
+                    ((self as $u) << s) as $t
+                }
+            }
+            fn shr_logical(self, s: u32) -> Self {
+                if s >= 32 {
+                    0
+                } else {
+                    ((self as $u) >> s) as $t
+                }
+            }
+            fn shr_arith(self, s: u32) -> Self {
+                ((self as $s) >> s.min(31)) as $t
+            }
+            fn as_shift(self) -> u64 {
+                self as $u as u64
+            }
             fn pow(self, e: Self) -> Self {
                 // Negative exponents (i32): 1 for base 1, +-1 for base -1, else 0 (as XLA).
                 #[allow(unused_comparisons)]
@@ -263,13 +337,21 @@ macro_rules! int_impl {
                     let base = self as i64;
                     return match base {
                         1 => 1 as $t,
-                        -1 => if (e as i64) % 2 == 0 { 1 as $t } else { self },
+                        -1 => {
+                            if (e as i64) % 2 == 0 {
+                                1 as $t
+                            } else {
+                                self
+                            }
+                        }
                         _ => 0 as $t,
                     };
                 }
                 let (mut acc, mut b, mut e) = (1 as $t, self, e as u64);
                 while e > 0 {
-                    if e & 1 == 1 { acc = acc.wrapping_mul(b); }
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(b);
+                    }
                     b = b.wrapping_mul(b);
                     e >>= 1;
                 }
@@ -348,9 +430,14 @@ pub fn compare(dir: CompareDir, a: View, b: View) -> Storage {
 }
 
 pub fn select(p: View, t: View, f: View) -> Storage {
-    let View::Bool(p) = p else { unreachable!("select predicate is bool") };
+    let View::Bool(p) = p else {
+        unreachable!("select predicate is bool")
+    };
     fn pick<T: Copy>(p: &[bool], t: &[T], f: &[T]) -> Vec<T> {
-        p.iter().zip(t.iter().zip(f)).map(|(c, (a, b))| if *c { *a } else { *b }).collect()
+        p.iter()
+            .zip(t.iter().zip(f))
+            .map(|(c, (a, b))| if *c { *a } else { *b })
+            .collect()
     }
     match (t, f) {
         (View::Bool(a), View::Bool(b)) => Storage::Bool(pick(p, a, b)),

@@ -36,11 +36,17 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
             values[v.index()] = None;
         }
     }
-    plan.program.outputs.iter().map(|o| get(&values, *o).clone()).collect()
+    plan.program
+        .outputs
+        .iter()
+        .map(|o| get(&values, *o).clone())
+        .collect()
 }
 
 fn get(values: &[Option<Tensor>], v: ValueId) -> &Tensor {
-    values[v.index()].as_ref().expect("plan liveness keeps every operand alive until its last use")
+    values[v.index()]
+        .as_ref()
+        .expect("plan liveness keeps every operand alive until its last use")
 }
 
 fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
@@ -56,7 +62,13 @@ fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
 }
 
 /// Runs one tile `[start, end)` of a group, returning the exported values' pieces.
-fn fused_tile(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>], start: usize, end: usize) -> Vec<Storage> {
+fn fused_tile(
+    plan: &Plan,
+    g: &FusedGroup,
+    values: &[Option<Tensor>],
+    start: usize,
+    end: usize,
+) -> Vec<Storage> {
     let mut local: Vec<(ValueId, Storage)> = Vec::with_capacity(g.nodes.len());
     for &ni in &g.nodes {
         let node = &plan.program.nodes[ni];
@@ -76,16 +88,24 @@ fn fused_tile(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>], start: usi
     g.exports
         .iter()
         .map(|e| {
-            let pos = local.iter().position(|(v, _)| v == e).expect("exports are defined in the group");
+            let pos = local
+                .iter()
+                .position(|(v, _)| v == e)
+                .expect("exports are defined in the group");
             std::mem::replace(&mut local[pos].1, Storage::Bool(Vec::new()))
         })
         .collect()
 }
 
 fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) -> Vec<Tensor> {
-    let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1)).map(|t| (t * TILE, ((t + 1) * TILE).min(g.len))).collect();
+    let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1))
+        .map(|t| (t * TILE, ((t + 1) * TILE).min(g.len)))
+        .collect();
     let mut pieces: Vec<Vec<Storage>> = if ranges.len() > 1 {
-        ranges.par_iter().map(|(s, e)| fused_tile(plan, g, values, *s, *e)).collect()
+        ranges
+            .par_iter()
+            .map(|(s, e)| fused_tile(plan, g, values, *s, *e))
+            .collect()
     } else {
         vec![fused_tile(plan, g, values, ranges[0].0, ranges[0].1)]
     };
@@ -97,7 +117,10 @@ fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) -> Vec<Tens
             let data = if pieces.len() == 1 {
                 std::mem::replace(&mut pieces[0][k], Storage::Bool(Vec::new()))
             } else {
-                let parts: Vec<Storage> = pieces.iter_mut().map(|p| std::mem::replace(&mut p[k], Storage::Bool(Vec::new()))).collect();
+                let parts: Vec<Storage> = pieces
+                    .iter_mut()
+                    .map(|p| std::mem::replace(&mut p[k], Storage::Bool(Vec::new())))
+                    .collect();
                 Storage::concat(ty.dtype, &parts)
             };
             Tensor::new(ty, data)
@@ -126,14 +149,21 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         }
         Op::Iota { dim } => one(movement::iota(*dim, &out_ty())),
         Op::BroadcastInDim { dims } => one(movement::broadcast_in_dim(a[0], dims, &out_ty())),
-        Op::Reshape => vec![Tensor { ty: out_ty(), data: a[0].data.clone() }],
+        Op::Reshape => vec![Tensor {
+            ty: out_ty(),
+            data: a[0].data.clone(),
+        }],
         Op::Transpose { perm } => one(movement::transpose(a[0], perm, &out_ty())),
         Op::Slice { start, strides, .. } => one(movement::slice(a[0], start, strides, &out_ty())),
         Op::Pad { low, interior, .. } => one(movement::pad(a[0], a[1], low, interior, &out_ty())),
         Op::Concatenate { dim } => one(movement::concatenate(a, *dim, &out_ty())),
         Op::Reverse { dims } => one(movement::reverse(a[0], dims)),
         Op::Reduce { kind, axes } => one(reduce::reduce(a[0], *kind, axes, &out_ty())),
-        Op::Cumulative { kind, axis, reverse } => one(reduce::cumulative(a[0], *kind, *axis, *reverse)),
+        Op::Cumulative {
+            kind,
+            axis,
+            reverse,
+        } => one(reduce::cumulative(a[0], *kind, *axis, *reverse)),
         Op::DotGeneral(d) => one(dot::dot_general(a[0], a[1], d)),
         Op::Gather(g) => one(movement::gather(a[0], a[1], g, &out_ty())),
         Op::ScatterAdd(s) => one(movement::scatter_add(a[0], a[1], a[2], s)),
@@ -142,7 +172,11 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         Op::Cond { .. } => {
             // An out-of-range index runs the last branch, as XLA's case does.
             let idx = a[0].data.scalar_i64();
-            let b = if idx < 0 || idx as usize >= regions.len() { regions.len() - 1 } else { idx as usize };
+            let b = if idx < 0 || idx as usize >= regions.len() {
+                regions.len() - 1
+            } else {
+                idx as usize
+            };
             run(&regions[b], a[1..].iter().map(|t| (*t).clone()).collect())
         }
         Op::While { .. } => {

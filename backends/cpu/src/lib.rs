@@ -37,11 +37,16 @@ impl Executable for CpuExecutable {
                 .buffer
                 .as_any()
                 .downcast_ref::<CpuBuffer>()
-                .ok_or_else(|| AbiError::invalid("argument buffer does not belong to the CPU backend"))?;
+                .ok_or_else(|| {
+                    AbiError::invalid("argument buffer does not belong to the CPU backend")
+                })?;
             inputs.push(b.0.clone());
         }
         let outs = exec::run(&self.0, inputs);
-        Ok(outs.into_iter().map(|t| Arc::new(CpuBuffer(t)) as Arc<dyn DeviceBuffer>).collect())
+        Ok(outs
+            .into_iter()
+            .map(|t| Arc::new(CpuBuffer(t)) as Arc<dyn DeviceBuffer>)
+            .collect())
     }
 }
 
@@ -52,7 +57,11 @@ impl Backend for CpuBackend {
             version: env!("CARGO_PKG_VERSION").into(),
             qir_min: QIR_VERSION_MIN,
             qir_max: QIR_VERSION,
-            devices: vec![("cpu".into(), format!("host CPU ({} threads)", rayon::current_num_threads()), 0)],
+            devices: vec![(
+                "cpu".into(),
+                format!("host CPU ({} threads)", rayon::current_num_threads()),
+                0,
+            )],
             ops: all_op_names().into_iter().map(String::from).collect(),
             dtypes: DType::ALL.to_vec(),
             region_kinds: vec!["cond".into(), "while".into()],
@@ -91,7 +100,10 @@ mod tests {
                 (s >> 8) as f32 / (1 << 24) as f32 - 0.5
             })
             .collect();
-        Tensor::new(quabla_abi::TensorType::new(DType::F32, shape), Storage::F32(v))
+        Tensor::new(
+            quabla_abi::TensorType::new(DType::F32, shape),
+            Storage::F32(v),
+        )
     }
 
     fn bits(t: &Tensor) -> Vec<u32> {
@@ -120,7 +132,11 @@ mod tests {
         p.validate().unwrap();
         let inputs = vec![f32_tensor(vec![300, 200], 1), f32_tensor(vec![200, 150], 2)];
         let with = |n: usize| {
-            rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(|| run(&p, inputs.clone()))
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+                .install(|| run(&p, inputs.clone()))
         };
         let (one, two) = (with(1), with(2));
         for (a, b) in one.iter().zip(&two) {

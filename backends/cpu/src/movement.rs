@@ -28,14 +28,21 @@ fn for_each_index(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
 fn strided_map(out_shape: &[usize], offset: isize, strides: &[isize]) -> Vec<usize> {
     let mut map = Vec::with_capacity(out_shape.iter().product());
     for_each_index(out_shape, |_, idx| {
-        let s: isize = idx.iter().zip(strides).map(|(i, st)| *i as isize * st).sum();
+        let s: isize = idx
+            .iter()
+            .zip(strides)
+            .map(|(i, st)| *i as isize * st)
+            .sum();
         map.push((offset + s) as usize);
     });
     map
 }
 
 fn istrides(shape: &[usize]) -> Vec<isize> {
-    row_major_strides(shape).into_iter().map(|s| s as isize).collect()
+    row_major_strides(shape)
+        .into_iter()
+        .map(|s| s as isize)
+        .collect()
 }
 
 pub fn transpose(x: &Tensor, perm: &[usize], out: &TensorType) -> Storage {
@@ -74,7 +81,13 @@ pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage
     x.data.take(&strided_map(&out.shape, 0, &strides))
 }
 
-pub fn pad(x: &Tensor, value: &Tensor, low: &[i64], interior: &[usize], out: &TensorType) -> Storage {
+pub fn pad(
+    x: &Tensor,
+    value: &Tensor,
+    low: &[i64],
+    interior: &[usize],
+    out: &TensorType,
+) -> Storage {
     let s = row_major_strides(x.shape());
     let mut map = Vec::with_capacity(out.num_elements());
     for_each_index(&out.shape, |_, idx| {
@@ -178,7 +191,13 @@ pub fn dynamic_update_slice(x: &Tensor, update: &Tensor, starts: &[&Tensor]) -> 
     let s = row_major_strides(x.shape());
     let mut targets = Vec::with_capacity(update.ty.num_elements());
     for_each_index(update.shape(), |_, idx| {
-        targets.push(idx.iter().zip(&st).zip(&s).map(|((i, a), b)| (i + a) * b).sum::<usize>());
+        targets.push(
+            idx.iter()
+                .zip(&st)
+                .zip(&s)
+                .map(|((i, a), b)| (i + a) * b)
+                .sum::<usize>(),
+        );
     });
     let mut res = (*x.data).clone();
     write_at(&mut res, &update.data, &targets);
@@ -198,7 +217,10 @@ fn write_at(dst: &mut Storage, src: &Storage, targets: &[usize]) {
 
 fn index_vector(indices: &Tensor, batch_lin: usize, nvec: usize) -> Vec<i64> {
     match &*indices.data {
-        Storage::I32(v) => v[batch_lin * nvec..(batch_lin + 1) * nvec].iter().map(|&a| a as i64).collect(),
+        Storage::I32(v) => v[batch_lin * nvec..(batch_lin + 1) * nvec]
+            .iter()
+            .map(|&a| a as i64)
+            .collect(),
         _ => unreachable!("validation: indices are i32"),
     }
 }
@@ -209,7 +231,9 @@ pub fn gather(x: &Tensor, indices: &Tensor, g: &GatherDims, out: &TensorType) ->
     let nvec = *indices.shape().last().unwrap_or(&0);
     let batch_shape = &indices.shape()[..indices.ty.rank() - 1];
     let batch_strides = row_major_strides(batch_shape);
-    let window_dims: Vec<usize> = (0..x.ty.rank()).filter(|d| !g.collapsed_slice_dims.contains(d)).collect();
+    let window_dims: Vec<usize> = (0..x.ty.rank())
+        .filter(|d| !g.collapsed_slice_dims.contains(d))
+        .collect();
     let mut map = Vec::with_capacity(out.num_elements());
     for_each_index(&out.shape, |_, idx| {
         let (mut b_lin, mut bi) = (0usize, 0usize);
@@ -243,7 +267,9 @@ pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterD
     let nvec = *indices.shape().last().unwrap_or(&0);
     let batch_shape = &indices.shape()[..indices.ty.rank() - 1];
     let batch_strides = row_major_strides(batch_shape);
-    let window_operand_dims: Vec<usize> = (0..x.ty.rank()).filter(|d| !sd.inserted_window_dims.contains(d)).collect();
+    let window_operand_dims: Vec<usize> = (0..x.ty.rank())
+        .filter(|d| !sd.inserted_window_dims.contains(d))
+        .collect();
     let mut window_size = vec![1usize; x.ty.rank()];
     for (w, &od) in sd.update_window_dims.iter().zip(&window_operand_dims) {
         window_size[od] = updates.shape()[*w];
@@ -265,7 +291,8 @@ pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterD
         for (k, &od) in sd.scatter_dims_to_operand_dims.iter().enumerate() {
             full[od] = start[k];
         }
-        let in_bounds = (0..x.ty.rank()).all(|d| full[d] >= 0 && full[d] + window_size[d] as i64 <= x.shape()[d] as i64);
+        let in_bounds = (0..x.ty.rank())
+            .all(|d| full[d] >= 0 && full[d] + window_size[d] as i64 <= x.shape()[d] as i64);
         if !in_bounds {
             targets.push(usize::MAX);
             return;

@@ -38,7 +38,16 @@ fn group_key(node: &Node) -> Option<usize> {
 impl Plan {
     pub fn new(program: Program) -> Plan {
         let first_ids = program.first_result_ids();
-        let regions = program.nodes.iter().map(|n| n.op.regions().into_iter().map(|r| Plan::new(r.clone())).collect()).collect();
+        let regions = program
+            .nodes
+            .iter()
+            .map(|n| {
+                n.op.regions()
+                    .into_iter()
+                    .map(|r| Plan::new(r.clone()))
+                    .collect()
+            })
+            .collect();
         let mut steps = Vec::new();
         let mut open: Option<(usize, Vec<usize>)> = None;
         for (i, node) in program.nodes.iter().enumerate() {
@@ -61,8 +70,17 @@ impl Plan {
         if let Some(g) = open.take() {
             steps.push(g);
         }
-        let mut plan = Plan { program, first_ids, steps: Vec::new(), free_after: Vec::new(), regions };
-        plan.steps = steps.into_iter().map(|(len, nodes)| plan.make_step(len, nodes)).collect();
+        let mut plan = Plan {
+            program,
+            first_ids,
+            steps: Vec::new(),
+            free_after: Vec::new(),
+            regions,
+        };
+        plan.steps = steps
+            .into_iter()
+            .map(|(len, nodes)| plan.make_step(len, nodes))
+            .collect();
         plan.free_after = plan.liveness();
         plan
     }
@@ -78,10 +96,19 @@ impl Plan {
             .into_iter()
             .filter(|v| {
                 outputs.contains(v)
-                    || self.program.nodes.iter().enumerate().any(|(j, n)| !inside.contains(&j) && n.operands.contains(v))
+                    || self
+                        .program
+                        .nodes
+                        .iter()
+                        .enumerate()
+                        .any(|(j, n)| !inside.contains(&j) && n.operands.contains(v))
             })
             .collect();
-        Step::Fused(FusedGroup { nodes, len, exports })
+        Step::Fused(FusedGroup {
+            nodes,
+            len,
+            exports,
+        })
     }
 
     fn step_nodes(&self, s: &Step) -> Vec<usize> {

@@ -55,7 +55,12 @@ fn fold_row<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, row: &[T], parallel: boo
     pairwise(m, &partials)
 }
 
-fn reduce_rows<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, data: &[T], rows: usize, len: usize) -> Vec<T> {
+fn reduce_rows<T: Copy + Send + Sync, M: Monoid<T>>(
+    m: &M,
+    data: &[T],
+    rows: usize,
+    len: usize,
+) -> Vec<T> {
     if len == 0 {
         return vec![m.identity(); rows];
     }
@@ -64,7 +69,9 @@ fn reduce_rows<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, data: &[T], rows: usi
         return vec![fold_row(m, data, big)];
     }
     if big {
-        data.par_chunks(len).map(|r| fold_row(m, r, false)).collect()
+        data.par_chunks(len)
+            .map(|r| fold_row(m, r, false))
+            .collect()
     } else {
         data.chunks(len).map(|r| fold_row(m, r, false)).collect()
     }
@@ -105,7 +112,11 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
         x.data.clone()
     } else {
         let shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-        std::sync::Arc::new(movement::transpose(x, &perm, &TensorType::new(x.ty.dtype, shape)))
+        std::sync::Arc::new(movement::transpose(
+            x,
+            &perm,
+            &TensorType::new(x.ty.dtype, shape),
+        ))
     };
     let rows = out.num_elements();
     let len: usize = sorted_axes.iter().map(|&a| x.shape()[a]).product();
@@ -124,7 +135,13 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
     }
 }
 
-fn scan_lines<T: Copy + Send + Sync>(v: &[T], shape: &[usize], axis: usize, reverse: bool, f: fn(T, T) -> T) -> Vec<T> {
+fn scan_lines<T: Copy + Send + Sync>(
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    f: fn(T, T) -> T,
+) -> Vec<T> {
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
@@ -135,7 +152,11 @@ fn scan_lines<T: Copy + Send + Sync>(v: &[T], shape: &[usize], axis: usize, reve
     // Each outer slab holds `inner` independent lines; slabs are independent.
     let scan_slab = |slab: &mut [T]| {
         for j in 0..inner {
-            let order: Box<dyn Iterator<Item = usize>> = if reverse { Box::new((0..n).rev()) } else { Box::new(0..n) };
+            let order: Box<dyn Iterator<Item = usize>> = if reverse {
+                Box::new((0..n).rev())
+            } else {
+                Box::new(0..n)
+            };
             let mut acc: Option<T> = None;
             for i in order {
                 let k = i * inner + j;
@@ -161,15 +182,27 @@ pub fn cumulative(x: &Tensor, kind: CumulativeKind, axis: usize, reverse: bool) 
     let sh = x.shape();
     macro_rules! ints {
         ($v:expr, $t:ty) => {
-            scan_lines($v, sh, axis, reverse, match kind {
-                CumulativeKind::Sum => <$t>::wrapping_add,
-                CumulativeKind::Prod => <$t>::wrapping_mul,
-                CumulativeKind::Max => |a: $t, b: $t| a.max(b),
-                CumulativeKind::Min => |a: $t, b: $t| a.min(b),
-            })
+            scan_lines(
+                $v,
+                sh,
+                axis,
+                reverse,
+                match kind {
+                    CumulativeKind::Sum => <$t>::wrapping_add,
+                    CumulativeKind::Prod => <$t>::wrapping_mul,
+                    CumulativeKind::Max => |a: $t, b: $t| a.max(b),
+                    CumulativeKind::Min => |a: $t, b: $t| a.min(b),
+                },
+            )
         };
     }
-    fn floats<T: Real + Send + Sync>(v: &[T], sh: &[usize], axis: usize, reverse: bool, kind: CumulativeKind) -> Vec<T> {
+    fn floats<T: Real + Send + Sync>(
+        v: &[T],
+        sh: &[usize],
+        axis: usize,
+        reverse: bool,
+        kind: CumulativeKind,
+    ) -> Vec<T> {
         let f: fn(T, T) -> T = match kind {
             CumulativeKind::Sum => T::add,
             CumulativeKind::Prod => T::mul,

@@ -105,9 +105,21 @@ impl Storage {
         let b = &a.bytes;
         match a.ty.dtype {
             DType::Bool => Storage::Bool(b.iter().map(|x| *x != 0).collect()),
-            DType::I32 => Storage::I32(b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-            DType::U32 => Storage::U32(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-            DType::F32 => Storage::F32(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            DType::I32 => Storage::I32(
+                b.chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+            DType::U32 => Storage::U32(
+                b.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+            DType::F32 => Storage::F32(
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
             DType::F64 => Storage::F64(
                 b.chunks_exact(8)
                     .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
@@ -149,7 +161,10 @@ impl Tensor {
     pub fn new(ty: TensorType, data: Storage) -> Tensor {
         debug_assert_eq!(ty.num_elements(), data.len());
         debug_assert_eq!(ty.dtype, data.dtype());
-        Tensor { ty, data: Arc::new(data) }
+        Tensor {
+            ty,
+            data: Arc::new(data),
+        }
     }
 
     pub fn shape(&self) -> &[usize] {

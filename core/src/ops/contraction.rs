@@ -10,7 +10,11 @@ impl Array {
     /// XLA's dot_general: result dims are batch, then lhs free, then rhs free.
     pub fn dot_general(&self, rhs: &Array, dims: DotDims) -> Result<Array> {
         let d = promote_types(self.dtype(), rhs.dtype());
-        apply1(Op::DotGeneral(dims), &[&self.astype(d)?, &rhs.astype(d)?], vec![])
+        apply1(
+            Op::DotGeneral(dims),
+            &[&self.astype(d)?, &rhs.astype(d)?],
+            vec![],
+        )
     }
 
     /// numpy's matmul: 1-d operands are vectors, leading dims batch (broadcast).
@@ -25,13 +29,26 @@ impl Array {
         if self.ndim() == 0 || rhs.ndim() == 0 {
             return type_err("matmul does not take 0-d operands; use multiplication");
         }
-        let a = if self.ndim() == 1 { self.expand_dims(0)? } else { self.clone() };
-        let b = if rhs.ndim() == 1 { rhs.expand_dims(-1)? } else { rhs.clone() };
+        let a = if self.ndim() == 1 {
+            self.expand_dims(0)?
+        } else {
+            self.clone()
+        };
+        let b = if rhs.ndim() == 1 {
+            rhs.expand_dims(-1)?
+        } else {
+            rhs.clone()
+        };
         let (ra, rb) = (a.ndim(), b.ndim());
         if a.shape()[ra - 1] != b.shape()[rb - 2] {
-            return type_err(format!("matmul: {:?} @ {:?} do not match in the contracted dim", self.shape(), rhs.shape()));
+            return type_err(format!(
+                "matmul: {:?} @ {:?} do not match in the contracted dim",
+                self.shape(),
+                rhs.shape()
+            ));
         }
-        let batch = crate::ops::elementwise::broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])?;
+        let batch =
+            crate::ops::elementwise::broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])?;
         let mut sa = batch.clone();
         sa.extend_from_slice(&a.shape()[ra - 2..]);
         let mut sb = batch.clone();

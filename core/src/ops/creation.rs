@@ -20,7 +20,10 @@ pub(crate) fn filled(dtype: DType, shape: &[usize], value: Scalar) -> HostArray 
         (DType::U32, s) => (as_f64(s) as u32).to_le_bytes().to_vec(),
         (DType::Bool, s) => vec![(as_f64(s) != 0.0) as u8],
     };
-    HostArray { ty, bytes: one.repeat(n) }
+    HostArray {
+        ty,
+        bytes: one.repeat(n),
+    }
 }
 
 fn as_f64(s: Scalar) -> f64 {
@@ -37,8 +40,17 @@ pub(crate) fn full_like(like: &Array, value: impl Into<Scalar>) -> Result<Array>
 
 impl Array {
     /// `0, 1, 2, ...` along `dim` of an array of `shape` (XLA's iota) on `device`.
-    pub fn iota_on(device: &Arc<Device>, dtype: DType, shape: &[usize], dim: usize) -> Result<Array> {
-        apply_nullary(device, Op::Iota { dim }, TensorType::new(dtype, shape.to_vec()))
+    pub fn iota_on(
+        device: &Arc<Device>,
+        dtype: DType,
+        shape: &[usize],
+        dim: usize,
+    ) -> Result<Array> {
+        apply_nullary(
+            device,
+            Op::Iota { dim },
+            TensorType::new(dtype, shape.to_vec()),
+        )
     }
 
     /// `[0, 1, ..., n - 1]` as i32 on the default device.

@@ -35,13 +35,25 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let x = if i < n - a.len() { 1 } else { a[i - (n - a.len())] };
-        let y = if i < n - b.len() { 1 } else { b[i - (n - b.len())] };
+        let x = if i < n - a.len() {
+            1
+        } else {
+            a[i - (n - a.len())]
+        };
+        let y = if i < n - b.len() {
+            1
+        } else {
+            b[i - (n - b.len())]
+        };
         out[i] = match (x, y) {
             (x, y) if x == y => x,
             (1, y) => y,
             (x, 1) => x,
-            _ => return type_err(format!("shapes {a:?} and {b:?} do not broadcast (dimension {i}: {x} vs {y})")),
+            _ => {
+                return type_err(format!(
+                    "shapes {a:?} and {b:?} do not broadcast (dimension {i}: {x} vs {y})"
+                ))
+            }
         };
     }
     Ok(out)
@@ -54,12 +66,20 @@ impl Array {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
-        apply1(Op::Convert, &[self], vec![TensorType::new(dtype, self.shape().to_vec())])
+        apply1(
+            Op::Convert,
+            &[self],
+            vec![TensorType::new(dtype, self.shape().to_vec())],
+        )
     }
 
     /// Reinterprets the bits as another 32-bit dtype.
     pub fn bitcast(&self, dtype: DType) -> Result<Array> {
-        apply1(Op::Bitcast, &[self], vec![TensorType::new(dtype, self.shape().to_vec())])
+        apply1(
+            Op::Bitcast,
+            &[self],
+            vec![TensorType::new(dtype, self.shape().to_vec())],
+        )
     }
 
     /// Broadcasts to `shape` following numpy's rules.
@@ -77,7 +97,13 @@ impl Array {
 
     /// Operand dim `i` becomes result dim `dims[i]` (size-1 dims may stretch).
     pub fn broadcast_in_dim(&self, shape: &[usize], dims: &[usize]) -> Result<Array> {
-        apply1(Op::BroadcastInDim { dims: dims.to_vec() }, &[self], vec![TensorType::new(self.dtype(), shape.to_vec())])
+        apply1(
+            Op::BroadcastInDim {
+                dims: dims.to_vec(),
+            },
+            &[self],
+            vec![TensorType::new(self.dtype(), shape.to_vec())],
+        )
     }
 
     /// Both operands at one dtype and one broadcast shape.
@@ -115,11 +141,18 @@ impl Array {
     /// ```
     pub fn select<'a>(&self, on_true: &Array, on_false: impl Into<Operand<'a>>) -> Result<Array> {
         if self.dtype() != DType::Bool {
-            return type_err(format!("select needs a bool predicate, got {}", self.dtype()));
+            return type_err(format!(
+                "select needs a bool predicate, got {}",
+                self.dtype()
+            ));
         }
         let (t, f) = on_true.promote_with(on_false.into())?;
         let shape = broadcast_shapes(self.shape(), t.shape())?;
-        let (p, t, f) = (self.broadcast_to(&shape)?, t.broadcast_to(&shape)?, f.broadcast_to(&shape)?);
+        let (p, t, f) = (
+            self.broadcast_to(&shape)?,
+            t.broadcast_to(&shape)?,
+            f.broadcast_to(&shape)?,
+        );
         apply1(Op::Select, &[&p, &t, &f], vec![])
     }
 
@@ -129,7 +162,11 @@ impl Array {
 
     /// Unary float functions promote integer and bool inputs to f32, as jnp does.
     fn float_unary(&self, op: UnaryOp) -> Result<Array> {
-        let x = if self.dtype().is_float() { self.clone() } else { self.astype(DType::F32)? };
+        let x = if self.dtype().is_float() {
+            self.clone()
+        } else {
+            self.astype(DType::F32)?
+        };
         x.unary(op)
     }
 
@@ -249,7 +286,11 @@ impl Array {
 
     /// Four-quadrant arctangent of `self / other`.
     pub fn atan2<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
-        let x = if self.dtype().is_float() { self.clone() } else { self.astype(DType::F32)? };
+        let x = if self.dtype().is_float() {
+            self.clone()
+        } else {
+            self.astype(DType::F32)?
+        };
         x.binary(BinaryOp::Atan2, other)
     }
 }

@@ -11,12 +11,29 @@ use quabla_abi::DType;
 impl Array {
     /// XLA gather (the index vector is the last dim of `indices`).
     pub fn gather(&self, indices: &Array, dims: GatherDims) -> Result<Array> {
-        apply1(Op::Gather(dims), &[self, &indices.astype(DType::I32)?], vec![])
+        apply1(
+            Op::Gather(dims),
+            &[self, &indices.astype(DType::I32)?],
+            vec![],
+        )
     }
 
     /// XLA scatter-add (the index vector is the last dim of `indices`).
-    pub fn scatter_add(&self, indices: &Array, updates: &Array, dims: ScatterDims) -> Result<Array> {
-        apply1(Op::ScatterAdd(dims), &[self, &indices.astype(DType::I32)?, &updates.astype(self.dtype())?], vec![])
+    pub fn scatter_add(
+        &self,
+        indices: &Array,
+        updates: &Array,
+        dims: ScatterDims,
+    ) -> Result<Array> {
+        apply1(
+            Op::ScatterAdd(dims),
+            &[
+                self,
+                &indices.astype(DType::I32)?,
+                &updates.astype(self.dtype())?,
+            ],
+            vec![],
+        )
     }
 
     /// `numpy.take(x, indices, axis)`: picks whole slices along `axis`; indices clamp.
@@ -34,27 +51,51 @@ impl Array {
         let mut slice_sizes = self.shape().to_vec();
         slice_sizes[axis] = 1;
         // Output: indices' dims replace `axis`; the other operand dims keep their order.
-        let offset_dims: Vec<usize> = (0..self.ndim() - 1).map(|d| if d < axis { d } else { d + nb }).collect();
-        self.gather(&idx, GatherDims { offset_dims, collapsed_slice_dims: vec![axis], start_index_map: vec![axis], slice_sizes })
+        let offset_dims: Vec<usize> = (0..self.ndim() - 1)
+            .map(|d| if d < axis { d } else { d + nb })
+            .collect();
+        self.gather(
+            &idx,
+            GatherDims {
+                offset_dims,
+                collapsed_slice_dims: vec![axis],
+                start_index_map: vec![axis],
+                slice_sizes,
+            },
+        )
     }
 
     /// A slice of `sizes` starting at traced or concrete scalar `starts` (clamped to fit).
     pub fn dynamic_slice(&self, starts: &[&Array], sizes: &[usize]) -> Result<Array> {
         if starts.len() != self.ndim() {
-            return type_err(format!("dynamic_slice needs {} start indices, got {}", self.ndim(), starts.len()));
+            return type_err(format!(
+                "dynamic_slice needs {} start indices, got {}",
+                self.ndim(),
+                starts.len()
+            ));
         }
         let mut args = vec![self.clone()];
         for s in starts {
             args.push(s.astype(DType::I32)?.reshape(&[])?);
         }
         let refs: Vec<&Array> = args.iter().collect();
-        apply1(Op::DynamicSlice { sizes: sizes.to_vec() }, &refs, vec![])
+        apply1(
+            Op::DynamicSlice {
+                sizes: sizes.to_vec(),
+            },
+            &refs,
+            vec![],
+        )
     }
 
     /// Writes `update` at `starts` (clamped to fit).
     pub fn dynamic_update_slice(&self, update: &Array, starts: &[&Array]) -> Result<Array> {
         if starts.len() != self.ndim() {
-            return type_err(format!("dynamic_update_slice needs {} start indices, got {}", self.ndim(), starts.len()));
+            return type_err(format!(
+                "dynamic_update_slice needs {} start indices, got {}",
+                self.ndim(),
+                starts.len()
+            ));
         }
         let mut args = vec![self.clone(), update.astype(self.dtype())?];
         for s in starts {

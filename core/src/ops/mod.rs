@@ -27,16 +27,24 @@ use std::sync::Arc;
 /// naming the op, never a backend failure.
 pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Result<Vec<Array>> {
     let in_types: Vec<&TensorType> = inputs.iter().map(|a| &a.ty).collect();
-    let results = infer_result_types(&op, &in_types, &declared, &[]).map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+    let results = infer_result_types(&op, &in_types, &declared, &[])
+        .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
     let trace = inputs.iter().find_map(|a| match &a.repr {
         Repr::Traced { trace, .. } => Some(trace.clone()),
         _ => None,
     });
     match trace {
         Some(t) => {
-            let operands = inputs.iter().map(|a| value_in(&t, a)).collect::<Result<Vec<_>>>()?;
+            let operands = inputs
+                .iter()
+                .map(|a| value_in(&t, a))
+                .collect::<Result<Vec<_>>>()?;
             let ids = t.push(op, operands, results.clone());
-            Ok(ids.into_iter().zip(results).map(|(v, ty)| Array::traced(t.clone(), v, ty)).collect())
+            Ok(ids
+                .into_iter()
+                .zip(results)
+                .map(|(v, ty)| Array::traced(t.clone(), v, ty))
+                .collect())
         }
         None => {
             let device = match inputs.first() {
@@ -50,7 +58,8 @@ pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Res
 
 /// Like [`apply`] for ops without operands, on a chosen device.
 pub(crate) fn apply_nullary(device: &Arc<Device>, op: Op, declared: TensorType) -> Result<Array> {
-    let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[]).map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+    let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[])
+        .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
     Ok(run_eager(device, op, &[], results)?.remove(0))
 }
 
@@ -72,12 +81,23 @@ fn value_in(t: &Arc<Trace>, a: &Array) -> Result<ValueId> {
     }
 }
 
-fn run_eager(device: &Arc<Device>, op: Op, inputs: &[&Array], results: Vec<TensorType>) -> Result<Vec<Array>> {
+fn run_eager(
+    device: &Arc<Device>,
+    op: Op,
+    inputs: &[&Array],
+    results: Vec<TensorType>,
+) -> Result<Vec<Array>> {
     let n_in = inputs.len();
     let program = Program {
         inputs: inputs.iter().map(|a| a.ty.clone()).collect(),
-        nodes: vec![Node { op, operands: (0..n_in as u32).map(ValueId).collect(), results: results.clone() }],
-        outputs: (n_in as u32..(n_in + results.len()) as u32).map(ValueId).collect(),
+        nodes: vec![Node {
+            op,
+            operands: (0..n_in as u32).map(ValueId).collect(),
+            results: results.clone(),
+        }],
+        outputs: (n_in as u32..(n_in + results.len()) as u32)
+            .map(ValueId)
+            .collect(),
     };
     let exe = device.compile(&program)?;
     let mut bufs = Vec::with_capacity(n_in);
@@ -95,7 +115,13 @@ fn run_eager(device: &Arc<Device>, op: Op, inputs: &[&Array], results: Vec<Tenso
     Ok(outs
         .into_iter()
         .zip(results)
-        .map(|(b, ty)| Array { ty, repr: Repr::Concrete { device: device.clone(), buffer: Arc::new(b) } })
+        .map(|(b, ty)| Array {
+            ty,
+            repr: Repr::Concrete {
+                device: device.clone(),
+                buffer: Arc::new(b),
+            },
+        })
         .collect())
 }
 

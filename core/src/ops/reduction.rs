@@ -35,14 +35,31 @@ impl Array {
         let ax = self.resolve_axes(axes)?;
         let x = match kind {
             ReduceKind::And | ReduceKind::Or if self.dtype() != DType::Bool => self.ne(0)?,
-            ReduceKind::Sum | ReduceKind::Prod if self.dtype() == DType::Bool => self.astype(DType::I32)?,
+            ReduceKind::Sum | ReduceKind::Prod if self.dtype() == DType::Bool => {
+                self.astype(DType::I32)?
+            }
             _ => self.clone(),
         };
-        let r = apply1(Op::Reduce { kind, axes: ax.clone() }, &[&x], vec![])?;
+        let r = apply1(
+            Op::Reduce {
+                kind,
+                axes: ax.clone(),
+            },
+            &[&x],
+            vec![],
+        )?;
         if !keepdims {
             return Ok(r);
         }
-        let shape: Vec<isize> = (0..self.ndim()).map(|d| if ax.contains(&d) { 1 } else { self.shape()[d] as isize }).collect();
+        let shape: Vec<isize> = (0..self.ndim())
+            .map(|d| {
+                if ax.contains(&d) {
+                    1
+                } else {
+                    self.shape()[d] as isize
+                }
+            })
+            .collect();
         r.reshape(&shape)
     }
 
@@ -85,15 +102,31 @@ impl Array {
     pub fn mean(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         let ax = self.resolve_axes(axes)?;
         let n: usize = ax.iter().map(|&a| self.shape()[a]).product();
-        let x = if self.dtype().is_float() { self.clone() } else { self.astype(DType::F32)? };
+        let x = if self.dtype().is_float() {
+            self.clone()
+        } else {
+            self.astype(DType::F32)?
+        };
         let axes: Vec<isize> = ax.iter().map(|&a| a as isize).collect();
         x.sum(Axes::Some(&axes), keepdims)?.div(n as f64)
     }
 
     fn cumulative(&self, kind: CumulativeKind, axis: isize, reverse: bool) -> Result<Array> {
         let axis = axis_index(axis, self.ndim())?;
-        let x = if self.dtype() == DType::Bool { self.astype(DType::I32)? } else { self.clone() };
-        apply1(Op::Cumulative { kind, axis, reverse }, &[&x], vec![])
+        let x = if self.dtype() == DType::Bool {
+            self.astype(DType::I32)?
+        } else {
+            self.clone()
+        };
+        apply1(
+            Op::Cumulative {
+                kind,
+                axis,
+                reverse,
+            },
+            &[&x],
+            vec![],
+        )
     }
 
     /// Inclusive cumulative sum along `axis`, sequential along the axis.

@@ -13,7 +13,9 @@ use quabla_abi::TensorType;
 pub(crate) fn axis_index(axis: isize, rank: usize) -> Result<usize> {
     let a = if axis < 0 { axis + rank as isize } else { axis };
     if a < 0 || a as usize >= rank {
-        return type_err(format!("axis {axis} is out of range for an array of rank {rank}"));
+        return type_err(format!(
+            "axis {axis} is out of range for an array of rank {rank}"
+        ));
     }
     Ok(a as usize)
 }
@@ -27,25 +29,52 @@ impl Array {
     /// assert_eq!(x.shape(), &[2, 3]);
     /// ```
     pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
-        let known: usize = shape.iter().filter(|d| **d >= 0).map(|d| *d as usize).product();
+        let known: usize = shape
+            .iter()
+            .filter(|d| **d >= 0)
+            .map(|d| *d as usize)
+            .product();
         let holes = shape.iter().filter(|d| **d < 0).count();
         let resolved: Vec<usize> = match holes {
             0 => shape.iter().map(|d| *d as usize).collect(),
-            1 if known > 0 && self.size() % known == 0 => shape.iter().map(|d| if *d < 0 { self.size() / known } else { *d as usize }).collect(),
+            1 if known > 0 && self.size().is_multiple_of(known) => shape
+                .iter()
+                .map(|d| {
+                    if *d < 0 {
+                        self.size() / known
+                    } else {
+                        *d as usize
+                    }
+                })
+                .collect(),
             _ => return type_err(format!("cannot reshape {} to {shape:?}", self.ty)),
         };
         if resolved.iter().product::<usize>() != self.size() {
-            return type_err(format!("cannot reshape {} ({} elements) to {resolved:?}", self.ty, self.size()));
+            return type_err(format!(
+                "cannot reshape {} ({} elements) to {resolved:?}",
+                self.ty,
+                self.size()
+            ));
         }
         if resolved == self.shape() {
             return Ok(self.clone());
         }
-        apply1(Op::Reshape, &[self], vec![TensorType::new(self.dtype(), resolved)])
+        apply1(
+            Op::Reshape,
+            &[self],
+            vec![TensorType::new(self.dtype(), resolved)],
+        )
     }
 
     /// Permutes the dims: result dim `i` is dim `perm[i]`.
     pub fn transpose(&self, perm: &[usize]) -> Result<Array> {
-        apply1(Op::Transpose { perm: perm.to_vec() }, &[self], vec![])
+        apply1(
+            Op::Transpose {
+                perm: perm.to_vec(),
+            },
+            &[self],
+            vec![],
+        )
     }
 
     /// Reverses the order of the dims (numpy's `.T`).
@@ -55,13 +84,35 @@ impl Array {
 
     /// `x[start:limit:strides]` per dim.
     pub fn slice(&self, start: &[usize], limit: &[usize], strides: &[usize]) -> Result<Array> {
-        apply1(Op::Slice { start: start.to_vec(), limit: limit.to_vec(), strides: strides.to_vec() }, &[self], vec![])
+        apply1(
+            Op::Slice {
+                start: start.to_vec(),
+                limit: limit.to_vec(),
+                strides: strides.to_vec(),
+            },
+            &[self],
+            vec![],
+        )
     }
 
     /// Pads with `value`: `low`/`high` per dim (negative crops), `interior` between elements.
-    pub fn pad(&self, value: impl Into<Scalar>, low: &[i64], high: &[i64], interior: &[usize]) -> Result<Array> {
+    pub fn pad(
+        &self,
+        value: impl Into<Scalar>,
+        low: &[i64],
+        high: &[i64],
+        interior: &[usize],
+    ) -> Result<Array> {
         let v = constant_like(self, filled(self.dtype(), &[], value.into()))?;
-        apply1(Op::Pad { low: low.to_vec(), high: high.to_vec(), interior: interior.to_vec() }, &[self, &v], vec![])
+        apply1(
+            Op::Pad {
+                low: low.to_vec(),
+                high: high.to_vec(),
+                interior: interior.to_vec(),
+            },
+            &[self, &v],
+            vec![],
+        )
     }
 
     /// Joins arrays along `axis` (negative counts from the end).
@@ -76,7 +127,13 @@ impl Array {
 
     /// Reverses the order of elements along `axes`.
     pub fn flip(&self, axes: &[usize]) -> Result<Array> {
-        apply1(Op::Reverse { dims: axes.to_vec() }, &[self], vec![])
+        apply1(
+            Op::Reverse {
+                dims: axes.to_vec(),
+            },
+            &[self],
+            vec![],
+        )
     }
 
     /// Inserts a size-1 dim at `axis`.
@@ -89,7 +146,12 @@ impl Array {
 
     /// Removes every size-1 dim.
     pub fn squeeze(&self) -> Result<Array> {
-        let shape: Vec<isize> = self.shape().iter().filter(|&&d| d != 1).map(|&d| d as isize).collect();
+        let shape: Vec<isize> = self
+            .shape()
+            .iter()
+            .filter(|&&d| d != 1)
+            .map(|&d| d as isize)
+            .collect();
         self.reshape(&shape)
     }
 }

@@ -26,7 +26,10 @@ impl std::fmt::Debug for Device {
 
 impl Device {
     pub(crate) fn new(plugin: Plugin) -> Device {
-        Device { plugin, cache: Mutex::new(HashMap::new()) }
+        Device {
+            plugin,
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The platform name (`cpu`, `wgpu`...).
@@ -40,7 +43,10 @@ impl Device {
     }
 
     pub(crate) fn backend_err(&self, source: quabla_abi::abi::AbiError) -> Error {
-        Error::Backend { backend: self.platform().to_string(), source }
+        Error::Backend {
+            backend: self.platform().to_string(),
+            source,
+        }
     }
 
     /// Copies a host array to the device.
@@ -59,7 +65,12 @@ impl Device {
         }
         let exe = self
             .plugin
-            .compile_bytes(&key, version, program.inputs.clone(), program.output_types())
+            .compile_bytes(
+                &key,
+                version,
+                program.inputs.clone(),
+                program.output_types(),
+            )
             .map(Arc::new)
             .map_err(|e| self.backend_err(e))?;
         cache.insert(key, exe.clone());

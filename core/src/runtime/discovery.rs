@@ -25,19 +25,25 @@ enum Source {
 pub struct Registry {
     sources: Mutex<Vec<(String, Source)>>,
     loaded: Mutex<HashMap<String, Arc<Device>>>,
+    /// Serialises loading so two threads asking for one platform get one device.
+    loading: Mutex<()>,
 }
 
 fn platform_of_file(p: &Path) -> Option<String> {
     let stem = p.file_name()?.to_str()?;
     let stem = stem.strip_prefix("lib").unwrap_or(stem);
     let name = stem.strip_prefix("quabla_")?;
-    let name = [".so", ".dylib", ".dll"].iter().find_map(|ext| name.strip_suffix(ext))?;
+    let name = [".so", ".dylib", ".dll"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))?;
     Some(name.to_string())
 }
 
 fn scan(path: &Path, out: &mut Vec<(String, Source)>, explicit: bool) {
     if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path).map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
         entries.sort();
         for e in entries {
             if let Some(name) = platform_of_file(&e) {
@@ -62,12 +68,22 @@ impl Registry {
                 }
             }
         }
-        if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("plugins"))) {
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(|d| d.join("plugins")))
+        {
             scan(&dir, &mut sources, false);
         }
         #[cfg(feature = "static-cpu")]
-        sources.push(("cpu".to_string(), Source::Static(quabla_cpu::backend_module)));
-        Registry { sources: Mutex::new(sources), loaded: Mutex::new(HashMap::new()) }
+        sources.push((
+            "cpu".to_string(),
+            Source::Static(quabla_cpu::backend_module),
+        ));
+        Registry {
+            sources: Mutex::new(sources),
+            loaded: Mutex::new(HashMap::new()),
+            loading: Mutex::new(()),
+        }
     }
 
     /// The process-wide registry.
@@ -78,7 +94,10 @@ impl Registry {
 
     /// Registers a statically linked backend under `platform` (after the discovered ones).
     pub fn register_static(&self, platform: &str, module: fn() -> BackendModRef) {
-        self.sources.lock().unwrap_or_else(|p| p.into_inner()).push((platform.to_string(), Source::Static(module)));
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((platform.to_string(), Source::Static(module)));
     }
 
     /// Adds a plugin file or folder to search (as if it were on `QUABLA_PLUGIN_PATH`).
@@ -94,7 +113,12 @@ impl Registry {
     /// Platform names known (found or registered), in search order, without loading any.
     pub fn platforms(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
-        for (n, _) in self.sources.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for (n, _) in self
+            .sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             if !v.contains(n) {
                 v.push(n.clone());
             }
@@ -105,7 +129,21 @@ impl Registry {
     /// The device of `platform`, loading its plugin on first use. Tries each source of that
     /// name in order; the first that loads wins.
     pub fn device(&self, platform: &str) -> Result<Arc<Device>> {
-        if let Some(d) = self.loaded.lock().unwrap_or_else(|p| p.into_inner()).get(platform) {
+        if let Some(d) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(platform)
+        {
+            return Ok(d.clone());
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(platform)
+        {
             return Ok(d.clone());
         }
         let sources: Vec<Source> = self
@@ -132,13 +170,18 @@ impl Registry {
             match r {
                 Ok(plugin) => {
                     let d = Arc::new(Device::new(plugin));
-                    self.loaded.lock().unwrap_or_else(|p| p.into_inner()).insert(platform.to_string(), d.clone());
+                    self.loaded
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(platform.to_string(), d.clone());
                     return Ok(d);
                 }
                 Err(e) => last_err = Some(e),
             }
         }
-        Err(last_err.map(Error::from).unwrap_or_else(|| Error::NoBackend(platform.into())))
+        Err(last_err
+            .map(Error::from)
+            .unwrap_or_else(|| Error::NoBackend(platform.into())))
     }
 
     /// The first platform of `QUABLA_PLATFORMS` that loads (an error if one named there fails
@@ -146,7 +189,11 @@ impl Registry {
     /// not asked for by name are skipped with a warning.
     pub fn default_device(&self) -> Result<Arc<Device>> {
         if let Ok(list) = std::env::var("QUABLA_PLATFORMS") {
-            let names: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            let names: Vec<&str> = list
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
             if let Some(first) = names.first() {
                 return self.device(first);
             }
@@ -202,9 +249,18 @@ mod tests {
 
     #[test]
     fn platform_names_follow_the_file_convention() {
-        assert_eq!(platform_of_file(Path::new("/x/libquabla_cpu.so")).as_deref(), Some("cpu"));
-        assert_eq!(platform_of_file(Path::new("quabla_wgpu.dll")).as_deref(), Some("wgpu"));
-        assert_eq!(platform_of_file(Path::new("libquabla_cuda.dylib")).as_deref(), Some("cuda"));
+        assert_eq!(
+            platform_of_file(Path::new("/x/libquabla_cpu.so")).as_deref(),
+            Some("cpu")
+        );
+        assert_eq!(
+            platform_of_file(Path::new("quabla_wgpu.dll")).as_deref(),
+            Some("wgpu")
+        );
+        assert_eq!(
+            platform_of_file(Path::new("libquabla_cuda.dylib")).as_deref(),
+            Some("cuda")
+        );
         assert_eq!(platform_of_file(Path::new("libother.so")), None);
         assert_eq!(platform_of_file(Path::new("libquabla_cpu.rlib")), None);
     }

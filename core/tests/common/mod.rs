@@ -11,10 +11,14 @@ pub fn cpu() -> Arc<Device> {
 
 /// Deterministic pseudo-random values in [-1, 1).
 pub fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
         })
         .collect()

@@ -75,7 +75,8 @@ pub fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let parsed: CaseFile = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+        let parsed: CaseFile =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
         let group = f.strip_prefix(dir).unwrap_or(&f).with_extension("");
         let group = group.to_string_lossy().replace('\\', "/");
         for mut c in parsed.cases {

@@ -50,7 +50,11 @@ pub fn compare(got: &HostArray, want: &HostArray, tol: &Tolerance) -> Result<Err
             continue;
         }
         let (gf, wf) = (as_f64(got, i), as_f64(want, i));
-        let rel = if wf != 0.0 { ((gf - wf) / wf).abs() } else { (gf - wf).abs() };
+        let rel = if wf != 0.0 {
+            ((gf - wf) / wf).abs()
+        } else {
+            (gf - wf).abs()
+        };
         if rel.is_finite() {
             errs.max_rel = errs.max_rel.max(rel);
         }
@@ -84,7 +88,12 @@ mod tests {
     #[test]
     fn exact_means_identical_bits_except_nan_payloads() {
         let exact = Tolerance::Ulp { ulp: 0 };
-        assert!(compare(&f32s(&[1.0, f32::NAN]), &f32s(&[1.0, f32::from_bits(0x7fc0_0001)]), &exact).is_ok());
+        assert!(compare(
+            &f32s(&[1.0, f32::NAN]),
+            &f32s(&[1.0, f32::from_bits(0x7fc0_0001)]),
+            &exact
+        )
+        .is_ok());
         assert!(compare(&f32s(&[-0.0]), &f32s(&[0.0]), &exact).is_err());
         let next = f32::from_bits(1.0f32.to_bits() + 1);
         assert!(compare(&f32s(&[next]), &f32s(&[1.0]), &exact).is_err());
@@ -101,12 +110,20 @@ mod tests {
         assert!(compare(&f32s(&[two_up]), &f32s(&[1.0]), &one).is_err());
         let tiny = f32::from_bits(1);
         assert!(compare(&f32s(&[tiny]), &f32s(&[-0.0]), &one).is_ok());
-        assert!(compare(&f32s(&[f32::INFINITY]), &f32s(&[f32::MAX]), &Tolerance::Ulp { ulp: 0 }).is_err());
+        assert!(compare(
+            &f32s(&[f32::INFINITY]),
+            &f32s(&[f32::MAX]),
+            &Tolerance::Ulp { ulp: 0 }
+        )
+        .is_err());
     }
 
     #[test]
     fn close_uses_absolute_plus_relative_error() {
-        let tol = Tolerance::Close { rtol: 1e-3, atol: 1e-6 };
+        let tol = Tolerance::Close {
+            rtol: 1e-3,
+            atol: 1e-6,
+        };
         assert!(compare(&f32s(&[1.0005]), &f32s(&[1.0]), &tol).is_ok());
         assert!(compare(&f32s(&[1.01]), &f32s(&[1.0]), &tol).is_err());
         let ints = HostArray::from_slice(vec![1], &[3i32]).unwrap();

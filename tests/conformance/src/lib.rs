@@ -48,13 +48,22 @@ pub struct Report {
 
 impl Report {
     pub fn passed(&self) -> usize {
-        self.results.iter().filter(|r| matches!(r.outcome, Outcome::Passed(_))).count()
+        self.results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Passed(_)))
+            .count()
     }
     pub fn failed(&self) -> usize {
-        self.results.iter().filter(|r| matches!(r.outcome, Outcome::Failed(_))).count()
+        self.results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
+            .count()
     }
     pub fn not_applicable(&self) -> usize {
-        self.results.iter().filter(|r| matches!(r.outcome, Outcome::NotApplicable(_))).count()
+        self.results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::NotApplicable(_)))
+            .count()
     }
 
     /// Per-group (first path component) pass counts, for notes and summaries.
@@ -106,12 +115,28 @@ pub fn run_case(plugin: &Plugin, case: &Case) -> Outcome {
 fn run_case_inner(plugin: &Plugin, case: &Case) -> Result<Errors, String> {
     let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
     program.validate().map_err(|e| e.to_string())?;
-    let exe = plugin.compile(&program).map_err(|e| format!("compile: {e}"))?;
-    let inputs = case.inputs.iter().map(|r| r.to_host()).collect::<Result<Vec<_>, _>>()?;
-    let bufs = inputs.iter().map(|a| plugin.upload(a)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("upload: {e}"))?;
-    let outs = exe.run(&bufs.iter().collect::<Vec<_>>()).map_err(|e| format!("execute: {e}"))?;
+    let exe = plugin
+        .compile(&program)
+        .map_err(|e| format!("compile: {e}"))?;
+    let inputs = case
+        .inputs
+        .iter()
+        .map(|r| r.to_host())
+        .collect::<Result<Vec<_>, _>>()?;
+    let bufs = inputs
+        .iter()
+        .map(|a| plugin.upload(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("upload: {e}"))?;
+    let outs = exe
+        .run(&bufs.iter().collect::<Vec<_>>())
+        .map_err(|e| format!("execute: {e}"))?;
     if outs.len() != case.expected.len() {
-        return Err(format!("{} outputs, expected {}", outs.len(), case.expected.len()));
+        return Err(format!(
+            "{} outputs, expected {}",
+            outs.len(),
+            case.expected.len()
+        ));
     }
     let mut worst = Errors::default();
     for (k, (b, want)) in outs.iter().zip(&case.expected).enumerate() {
@@ -129,7 +154,10 @@ pub fn run_suite(plugin: &Plugin, cases: &[Case], filter: Option<&glob::Pattern>
     let results = cases
         .iter()
         .filter(|c| filter.is_none_or(|f| f.matches(&c.name)))
-        .map(|c| CaseResult { name: c.name.clone(), outcome: run_case(plugin, c) })
+        .map(|c| CaseResult {
+            name: c.name.clone(),
+            outcome: run_case(plugin, c),
+        })
         .collect();
     Report { results }
 }

@@ -8,7 +8,8 @@ use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome, Patt
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]";
+const USAGE: &str =
+    "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -54,11 +55,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!("plugin `{}` {} from {}", plugin.name(), plugin.info().version, path.display());
+    println!(
+        "plugin `{}` {} from {}",
+        plugin.name(),
+        plugin.info().version,
+        path.display()
+    );
     let report = run_suite(&plugin, &cases, pattern.as_ref());
     for r in &report.results {
         match &r.outcome {
-            Outcome::Passed(e) if !quiet => println!("ok    {}  (max ulp {}, max rel {:.2e})", r.name, e.max_ulp, e.max_rel),
+            Outcome::Passed(e) if !quiet => println!(
+                "ok    {}  (max ulp {}, max rel {:.2e})",
+                r.name, e.max_ulp, e.max_rel
+            ),
             Outcome::Passed(_) => {}
             Outcome::Failed(m) => println!("FAIL  {}: {m}", r.name),
             Outcome::NotApplicable(m) => println!("n/a   {}: {m}", r.name),

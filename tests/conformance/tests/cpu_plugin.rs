@@ -9,8 +9,16 @@ use std::path::Path;
 fn cpu_plugin_passes_every_case() {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap();
-    let lib = dir.join(format!("{}quabla_cpu{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
-    assert!(lib.is_file(), "{} is missing: build it first (`cargo xtask test` does)", lib.display());
+    let lib = dir.join(format!(
+        "{}quabla_cpu{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        lib.is_file(),
+        "{} is missing: build it first (`cargo xtask test` does)",
+        lib.display()
+    );
     let plugin = Plugin::load(&lib).unwrap();
     let cases = load_cases(&default_cases_dir()).unwrap();
     assert!(cases.len() >= 300, "only {} cases", cases.len());
@@ -23,8 +31,17 @@ fn cpu_plugin_passes_every_case() {
             _ => None,
         })
         .collect();
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(report.not_applicable(), 0, "the CPU plugin supports every op and dtype");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(
+        report.not_applicable(),
+        0,
+        "the CPU plugin supports every op and dtype"
+    );
     println!("{}", report.summary());
 }
 

@@ -51,7 +51,9 @@ pub fn lex(src: &str) -> Result<Vec<Token>, (usize, usize, String)> {
                 return Err((tl, tc, "expected a value name after `%`".into()));
             }
             Tok::Value(chars[start + 1..i].iter().collect())
-        } else if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             i += 1;
             let hex = chars.get(i) == Some(&'x') && c == '0';
             while i < chars.len() {
@@ -76,8 +78,16 @@ pub fn lex(src: &str) -> Result<Vec<Token>, (usize, usize, String)> {
             return Err((tl, tc, format!("unexpected character `{c}`")));
         };
         col += i - start;
-        out.push(Token { tok, line: tl, col: tc });
+        out.push(Token {
+            tok,
+            line: tl,
+            col: tc,
+        });
     }
-    out.push(Token { tok: Tok::Eof, line, col });
+    out.push(Token {
+        tok: Tok::Eof,
+        line,
+        col,
+    });
     Ok(out)
 }

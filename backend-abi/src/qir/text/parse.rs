@@ -20,7 +20,11 @@ const MAX_REGION_DEPTH: usize = 64;
 /// Parses a whole program (`program(...) { ... }`).
 pub fn parse(src: &str) -> Result<Program, ParseError> {
     let toks = lex(src).map_err(|(line, col, message)| ParseError { line, col, message })?;
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let prog = p.region("program")?;
     p.expect_eof()?;
     Ok(prog)
@@ -56,7 +60,11 @@ impl Parser {
 
     fn error<T>(&self, message: impl Into<String>) -> R<T> {
         let t = &self.toks[self.pos];
-        Err(ParseError { line: t.line, col: t.col, message: message.into() })
+        Err(ParseError {
+            line: t.line,
+            col: t.col,
+            message: message.into(),
+        })
     }
 
     fn next(&mut self) -> Tok {
@@ -82,7 +90,10 @@ impl Parser {
             self.pos += 1;
             Ok(())
         } else {
-            self.error(format!("expected `{c}`, found {}", Self::describe(self.peek())))
+            self.error(format!(
+                "expected `{c}`, found {}",
+                Self::describe(self.peek())
+            ))
         }
     }
 
@@ -97,7 +108,10 @@ impl Parser {
 
     fn expect_eof(&self) -> R<()> {
         if *self.peek() != Tok::Eof {
-            return self.error(format!("expected end of input, found {}", Self::describe(self.peek())));
+            return self.error(format!(
+                "expected end of input, found {}",
+                Self::describe(self.peek())
+            ));
         }
         Ok(())
     }
@@ -131,7 +145,10 @@ impl Parser {
                 }
                 Err(_) => self.error(format!("expected a non-negative integer, found `{s}`")),
             },
-            t => self.error(format!("expected a non-negative integer, found {}", Self::describe(&t))),
+            t => self.error(format!(
+                "expected a non-negative integer, found {}",
+                Self::describe(&t)
+            )),
         }
     }
 
@@ -176,9 +193,14 @@ impl Parser {
                     self.pos += 1;
                     Ok(*id)
                 }
-                None => self.error(format!("value `%{name}` is not defined (regions see only their own parameters)")),
+                None => self.error(format!(
+                    "value `%{name}` is not defined (regions see only their own parameters)"
+                )),
             },
-            t => self.error(format!("expected a value like `%3`, found {}", Self::describe(&t))),
+            t => self.error(format!(
+                "expected a value like `%3`, found {}",
+                Self::describe(&t)
+            )),
         }
     }
 
@@ -198,7 +220,10 @@ impl Parser {
                     Tok::Value(n) => n,
                     t => {
                         self.pos -= 1;
-                        return self.error(format!("expected a parameter like `%0: f32[2]`, found {}", Self::describe(&t)));
+                        return self.error(format!(
+                            "expected a parameter like `%0: f32[2]`, found {}",
+                            Self::describe(&t)
+                        ));
                     }
                 };
                 self.expect_punct(':')?;
@@ -247,7 +272,10 @@ impl Parser {
                     Tok::Value(n) => names.push(n),
                     t => {
                         self.pos -= 1;
-                        return self.error(format!("expected `%name = op(...)` or `return`, found {}", Self::describe(&t)));
+                        return self.error(format!(
+                            "expected `%name = op(...)` or `return`, found {}",
+                            Self::describe(&t)
+                        ));
                     }
                 }
                 if !self.eat_punct(',') {
@@ -297,7 +325,11 @@ impl Parser {
             }
         }
         if results.len() != names.len() {
-            return self.error(format!("{} names on the left but {} result types", names.len(), results.len()));
+            return self.error(format!(
+                "{} names on the left but {} result types",
+                names.len(),
+                results.len()
+            ));
         }
         let here = self.pos;
         self.pos = op_pos;
@@ -317,14 +349,21 @@ impl Parser {
                 let cond = self.region("cond")?;
                 let body = self.region("body")?;
                 self.expect_punct('}')?;
-                Op::While { cond: Box::new(cond), body: Box::new(body) }
+                Op::While {
+                    cond: Box::new(cond),
+                    body: Box::new(body),
+                }
             }
             op => op,
         };
         for (i, n) in names.into_iter().enumerate() {
             self.define(scope, n, first_id + i)?;
         }
-        Ok(Node { op, operands, results })
+        Ok(Node {
+            op,
+            operands,
+            results,
+        })
     }
 
     fn scalar(&mut self) -> R<Scalar> {
@@ -344,7 +383,10 @@ impl Parser {
                         Tok::Number(h) => Scalar::Nan(Some(h)),
                         t => {
                             self.pos -= 1;
-                            return self.error(format!("expected NaN bits like `0x7fc00001`, found {}", Self::describe(&t)));
+                            return self.error(format!(
+                                "expected NaN bits like `0x7fc00001`, found {}",
+                                Self::describe(&t)
+                            ));
                         }
                     }
                 } else {
@@ -386,11 +428,19 @@ impl Parser {
                 }
                 Err(_) => self.error(format!("expected an integer attribute, found `{n}`")),
             },
-            t => self.error(format!("expected an attribute value, found {}", Self::describe(&t))),
+            t => self.error(format!(
+                "expected an attribute value, found {}",
+                Self::describe(&t)
+            )),
         }
     }
 
-    fn build_op(&mut self, name: &str, attrs: &mut HashMap<String, Attr>, results: &[TensorType]) -> R<Op> {
+    fn build_op(
+        &mut self,
+        name: &str,
+        attrs: &mut HashMap<String, Attr>,
+        results: &[TensorType],
+    ) -> R<Op> {
         let op = self.build_op_inner(name, attrs, results)?;
         if let Some(k) = attrs.keys().next() {
             return self.error(format!("`{name}` has no attribute `{k}`"));
@@ -410,7 +460,9 @@ impl Parser {
             Attr::List(items) => items
                 .iter()
                 .map(|s| match s {
-                    Scalar::Num(n) => n.parse::<i64>().or_else(|_| self.error(format!("`{key}` holds integers, found `{n}`"))),
+                    Scalar::Num(n) => n
+                        .parse::<i64>()
+                        .or_else(|_| self.error(format!("`{key}` holds integers, found `{n}`"))),
                     _ => self.error(format!("`{key}` holds integers")),
                 })
                 .collect(),
@@ -421,7 +473,10 @@ impl Parser {
     fn dims(&self, attrs: &mut HashMap<String, Attr>, key: &str, op: &str) -> R<Vec<usize>> {
         self.ints(attrs, key, op)?
             .into_iter()
-            .map(|v| usize::try_from(v).or_else(|_| self.error(format!("`{key}` entries must be >= 0, found {v}"))))
+            .map(|v| {
+                usize::try_from(v)
+                    .or_else(|_| self.error(format!("`{key}` entries must be >= 0, found {v}")))
+            })
             .collect()
     }
 
@@ -439,7 +494,12 @@ impl Parser {
         }
     }
 
-    fn build_op_inner(&mut self, name: &str, attrs: &mut HashMap<String, Attr>, results: &[TensorType]) -> R<Op> {
+    fn build_op_inner(
+        &mut self,
+        name: &str,
+        attrs: &mut HashMap<String, Attr>,
+        results: &[TensorType],
+    ) -> R<Op> {
         if let Some(u) = UnaryOp::from_name(name) {
             return Ok(Op::Unary(u));
         }
@@ -462,7 +522,11 @@ impl Parser {
                 let d = self.word(attrs, "dir", name)?;
                 Op::Compare(match CompareDir::from_name(&d) {
                     Some(d) => d,
-                    None => return self.error(format!("unknown compare direction `{d}` (eq ne lt le gt ge)")),
+                    None => {
+                        return self.error(format!(
+                            "unknown compare direction `{d}` (eq ne lt le gt ge)"
+                        ))
+                    }
                 })
             }
             "select" => Op::Select,
@@ -470,9 +534,15 @@ impl Parser {
             "bitcast" => Op::Bitcast,
             "reshape" => Op::Reshape,
             "dynamic_update_slice" => Op::DynamicUpdateSlice,
-            "iota" => Op::Iota { dim: self.int(attrs, "dim", name)? },
-            "broadcast_in_dim" => Op::BroadcastInDim { dims: self.dims(attrs, "dims", name)? },
-            "transpose" => Op::Transpose { perm: self.dims(attrs, "perm", name)? },
+            "iota" => Op::Iota {
+                dim: self.int(attrs, "dim", name)?,
+            },
+            "broadcast_in_dim" => Op::BroadcastInDim {
+                dims: self.dims(attrs, "dims", name)?,
+            },
+            "transpose" => Op::Transpose {
+                perm: self.dims(attrs, "perm", name)?,
+            },
             "slice" => Op::Slice {
                 start: self.dims(attrs, "start", name)?,
                 limit: self.dims(attrs, "limit", name)?,
@@ -483,21 +553,35 @@ impl Parser {
                 high: self.ints(attrs, "high", name)?,
                 interior: self.dims(attrs, "interior", name)?,
             },
-            "concatenate" => Op::Concatenate { dim: self.int(attrs, "dim", name)? },
-            "reverse" => Op::Reverse { dims: self.dims(attrs, "dims", name)? },
+            "concatenate" => Op::Concatenate {
+                dim: self.int(attrs, "dim", name)?,
+            },
+            "reverse" => Op::Reverse {
+                dims: self.dims(attrs, "dims", name)?,
+            },
             "reduce" => {
                 let k = self.word(attrs, "kind", name)?;
                 let kind = match ReduceKind::from_name(&k) {
                     Some(k) => k,
-                    None => return self.error(format!("unknown reduce kind `{k}` (sum prod max min and or)")),
+                    None => {
+                        return self.error(format!(
+                            "unknown reduce kind `{k}` (sum prod max min and or)"
+                        ))
+                    }
                 };
-                Op::Reduce { kind, axes: self.dims(attrs, "axes", name)? }
+                Op::Reduce {
+                    kind,
+                    axes: self.dims(attrs, "axes", name)?,
+                }
             }
             "cumulative" => {
                 let k = self.word(attrs, "kind", name)?;
                 let kind = match CumulativeKind::from_name(&k) {
                     Some(k) => k,
-                    None => return self.error(format!("unknown cumulative kind `{k}` (sum prod max min)")),
+                    None => {
+                        return self
+                            .error(format!("unknown cumulative kind `{k}` (sum prod max min)"))
+                    }
                 };
                 let axis = self.int(attrs, "axis", name)?;
                 let reverse = match self.word(attrs, "reverse", name)?.as_str() {
@@ -505,7 +589,11 @@ impl Parser {
                     "false" => false,
                     _ => return self.error("`reverse` must be true or false"),
                 };
-                Op::Cumulative { kind, axis, reverse }
+                Op::Cumulative {
+                    kind,
+                    axis,
+                    reverse,
+                }
             }
             "dot_general" => Op::DotGeneral(DotDims {
                 lhs_batch: self.dims(attrs, "lhs_batch", name)?,
@@ -522,23 +610,38 @@ impl Parser {
             "scatter_add" => Op::ScatterAdd(ScatterDims {
                 update_window_dims: self.dims(attrs, "update_window_dims", name)?,
                 inserted_window_dims: self.dims(attrs, "inserted_window_dims", name)?,
-                scatter_dims_to_operand_dims: self.dims(attrs, "scatter_dims_to_operand_dims", name)?,
+                scatter_dims_to_operand_dims: self.dims(
+                    attrs,
+                    "scatter_dims_to_operand_dims",
+                    name,
+                )?,
             }),
-            "dynamic_slice" => Op::DynamicSlice { sizes: self.dims(attrs, "sizes", name)? },
+            "dynamic_slice" => Op::DynamicSlice {
+                sizes: self.dims(attrs, "sizes", name)?,
+            },
             "cond" => Op::Cond { branches: vec![] },
-            "while" => Op::While { cond: Box::default(), body: Box::default() },
+            "while" => Op::While {
+                cond: Box::default(),
+                body: Box::default(),
+            },
             _ => return self.error(format!("unknown op `{name}`")),
         })
     }
 
     fn literal(&self, ty: TensorType, items: &[Scalar]) -> R<HostArray> {
         if items.len() != ty.num_elements() {
-            return self.error(format!("constant of type {ty} needs {} values, found {}", ty.num_elements(), items.len()));
+            return self.error(format!(
+                "constant of type {ty} needs {} values, found {}",
+                ty.num_elements(),
+                items.len()
+            ));
         }
         let mut bytes = Vec::with_capacity(ty.size_bytes());
         for s in items {
             match (ty.dtype, s) {
-                (DType::F32, _) => bytes.extend_from_slice(&self.float_bits(s, 32)?.to_le_bytes()[..4]),
+                (DType::F32, _) => {
+                    bytes.extend_from_slice(&self.float_bits(s, 32)?.to_le_bytes()[..4])
+                }
                 (DType::F64, _) => bytes.extend_from_slice(&self.float_bits(s, 64)?.to_le_bytes()),
                 (DType::I32, Scalar::Num(n)) => match n.parse::<i32>() {
                     Ok(v) => bytes.extend_from_slice(&v.to_le_bytes()),
@@ -570,7 +673,11 @@ impl Parser {
                 let digits = h.strip_prefix("0x").unwrap_or("");
                 match u64::from_str_radix(digits, 16) {
                     Ok(b) if width == 64 || b <= u32::MAX as u64 => {
-                        let is_nan = if width == 32 { f32::from_bits(b as u32).is_nan() } else { f64::from_bits(b).is_nan() };
+                        let is_nan = if width == 32 {
+                            f32::from_bits(b as u32).is_nan()
+                        } else {
+                            f64::from_bits(b).is_nan()
+                        };
                         if is_nan {
                             Ok(b)
                         } else {
@@ -581,7 +688,11 @@ impl Parser {
                 }
             }
             Scalar::Num(n) => {
-                let r = if width == 32 { n.parse::<f32>().map(|v| v.to_bits() as u64) } else { n.parse::<f64>().map(|v| v.to_bits()) };
+                let r = if width == 32 {
+                    n.parse::<f32>().map(|v| v.to_bits() as u64)
+                } else {
+                    n.parse::<f64>().map(|v| v.to_bits())
+                };
                 r.or_else(|_| self.error(format!("`{n}` is not a number")))
             }
             Scalar::Bool(_) => self.error("expected a number, found a bool"),

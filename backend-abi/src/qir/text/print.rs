@@ -13,7 +13,12 @@ pub fn print(p: &Program) -> String {
 
 fn print_region(out: &mut String, head: &str, p: &Program, indent: usize) {
     let pad = "  ".repeat(indent);
-    let params: Vec<String> = p.inputs.iter().enumerate().map(|(i, t)| format!("%{i}: {t}")).collect();
+    let params: Vec<String> = p
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("%{i}: {t}"))
+        .collect();
     let _ = writeln!(out, "{pad}{head}({}) {{", params.join(", "));
     let mut next = p.inputs.len();
     for node in &p.nodes {
@@ -35,17 +40,33 @@ fn print_node(out: &mut String, node: &Node, first_id: usize, indent: usize) {
     let lhs = if node.results.is_empty() {
         "()".to_string()
     } else {
-        (0..node.results.len()).map(|i| format!("%{}", first_id + i)).collect::<Vec<_>>().join(", ")
+        (0..node.results.len())
+            .map(|i| format!("%{}", first_id + i))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let attrs = attributes(&node.op);
-    let attrs = if attrs.is_empty() { String::new() } else { format!("[{}]", attrs.join(", ")) };
+    let attrs = if attrs.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]", attrs.join(", "))
+    };
     let operands: Vec<String> = node.operands.iter().map(|o| o.to_string()).collect();
     let types = if node.results.is_empty() {
         "()".to_string()
     } else {
-        node.results.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+        node.results
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let _ = write!(out, "{pad}{lhs} = {}{attrs}({}) : {types}", node.op.name(), operands.join(", "));
+    let _ = write!(
+        out,
+        "{pad}{lhs} = {}{attrs}({}) : {types}",
+        node.op.name(),
+        operands.join(", ")
+    );
     match &node.op {
         Op::Cond { branches } => {
             out.push_str(" {\n");
@@ -71,21 +92,40 @@ fn attributes(op: &Op) -> Vec<String> {
         Op::Iota { dim } => vec![format!("dim={dim}")],
         Op::BroadcastInDim { dims } => vec![format!("dims={}", list(dims))],
         Op::Transpose { perm } => vec![format!("perm={}", list(perm))],
-        Op::Slice { start, limit, strides } => vec![
+        Op::Slice {
+            start,
+            limit,
+            strides,
+        } => vec![
             format!("start={}", list(start)),
             format!("limit={}", list(limit)),
             format!("strides={}", list(strides)),
         ],
-        Op::Pad { low, high, interior } => vec![
+        Op::Pad {
+            low,
+            high,
+            interior,
+        } => vec![
             format!("low={}", list(low)),
             format!("high={}", list(high)),
             format!("interior={}", list(interior)),
         ],
         Op::Concatenate { dim } => vec![format!("dim={dim}")],
         Op::Reverse { dims } => vec![format!("dims={}", list(dims))],
-        Op::Reduce { kind, axes } => vec![format!("kind={}", kind.name()), format!("axes={}", list(axes))],
-        Op::Cumulative { kind, axis, reverse } => {
-            vec![format!("kind={}", kind.name()), format!("axis={axis}"), format!("reverse={reverse}")]
+        Op::Reduce { kind, axes } => vec![
+            format!("kind={}", kind.name()),
+            format!("axes={}", list(axes)),
+        ],
+        Op::Cumulative {
+            kind,
+            axis,
+            reverse,
+        } => {
+            vec![
+                format!("kind={}", kind.name()),
+                format!("axis={axis}"),
+                format!("reverse={reverse}"),
+            ]
         }
         Op::DotGeneral(d) => vec![
             format!("lhs_batch={}", list(&d.lhs_batch)),
@@ -102,7 +142,10 @@ fn attributes(op: &Op) -> Vec<String> {
         Op::ScatterAdd(s) => vec![
             format!("update_window_dims={}", list(&s.update_window_dims)),
             format!("inserted_window_dims={}", list(&s.inserted_window_dims)),
-            format!("scatter_dims_to_operand_dims={}", list(&s.scatter_dims_to_operand_dims)),
+            format!(
+                "scatter_dims_to_operand_dims={}",
+                list(&s.scatter_dims_to_operand_dims)
+            ),
         ],
         Op::DynamicSlice { sizes } => vec![format!("sizes={}", list(sizes))],
         _ => vec![],
@@ -131,11 +174,21 @@ fn constant_elements(a: &HostArray) -> Vec<String> {
             match a.ty.dtype {
                 DType::F32 => {
                     let x = f32::from_bits(bits as u32);
-                    float_text(x.is_nan(), bits as u32 == f32::NAN.to_bits(), format!("{:08x}", bits), fmt_finite(x as f64, format!("{x:?}")))
+                    float_text(
+                        x.is_nan(),
+                        bits as u32 == f32::NAN.to_bits(),
+                        format!("{:08x}", bits),
+                        fmt_finite(x as f64, format!("{x:?}")),
+                    )
                 }
                 DType::F64 => {
                     let x = f64::from_bits(bits);
-                    float_text(x.is_nan(), bits == f64::NAN.to_bits(), format!("{:016x}", bits), fmt_finite(x, format!("{x:?}")))
+                    float_text(
+                        x.is_nan(),
+                        bits == f64::NAN.to_bits(),
+                        format!("{:016x}", bits),
+                        fmt_finite(x, format!("{x:?}")),
+                    )
                 }
                 DType::I32 => (bits as u32 as i32).to_string(),
                 DType::U32 => (bits as u32).to_string(),
@@ -147,7 +200,11 @@ fn constant_elements(a: &HostArray) -> Vec<String> {
 
 fn fmt_finite(x: f64, debug: String) -> String {
     if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         debug
     }
