@@ -4,9 +4,9 @@
 use crate::array::{Array, Repr};
 use crate::error::{type_err, Result};
 use crate::runtime::{default_device, Device};
-use crate::trace::Trace;
+use crate::trace::trace_function;
 use quabla_abi::host::Executable;
-use quabla_abi::qir::{Program, ValueId};
+use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -67,30 +67,7 @@ where
     pub fn lower(&self, args: &[Array]) -> Result<Program> {
         let device = self.target(args)?;
         let types: Vec<TensorType> = args.iter().map(|a| a.ty.clone()).collect();
-        let trace = Trace::new(device, types.clone());
-        let traced: Vec<Array> = types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Array::traced(trace.clone(), ValueId(i as u32), t.clone()))
-            .collect();
-        let outs = (self.f)(&traced)?;
-        let mut ids = Vec::with_capacity(outs.len());
-        for o in &outs {
-            ids.push(match &o.repr {
-                Repr::Traced { trace: t, value } if t.id() == trace.id() => *value,
-                Repr::Traced { .. } => return type_err("jit: an output belongs to another trace"),
-                Repr::Concrete { buffer, .. } => {
-                    trace.capture(Some(Arc::as_ptr(buffer) as usize), o.to_host()?)
-                }
-            });
-        }
-        let program = trace.finish(ids);
-        program.validate().map_err(|e| {
-            crate::Error::Type(format!(
-                "jit produced an invalid program (a bug in quabla): {e}"
-            ))
-        })?;
-        Ok(program)
+        trace_function(&device, &types, &self.f)
     }
 
     /// Calls the function: traces and compiles on the first call with a new signature, then

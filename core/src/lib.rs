@@ -17,12 +17,15 @@
 //! # Ok::<(), quabla::Error>(())
 //! ```
 
+pub mod ad;
 mod array;
 mod error;
+mod eval;
 mod jit;
 mod ops;
 mod promotion;
 pub mod runtime;
+pub mod test_util;
 mod trace;
 
 pub use array::Array;
@@ -34,3 +37,19 @@ pub use quabla_abi::{qir, DType, HostArray, TensorType};
 pub use runtime::{default_device, device, Device};
 
 pub use ops::Axes;
+
+/// Traces `f` at arguments shaped like `args` and returns its QIR program, as
+/// `jax.make_jaxpr` does; works on transformed functions too (`grad(f, ..)`), so the IR of
+/// each stage can be read with `program.to_text()`.
+///
+/// ```no_run
+/// # use quabla::{make_program, Array};
+/// let x = Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// println!("{}", make_program(|a: &[Array]| Ok(vec![a[0].sin()?]), &[x]).unwrap());
+/// ```
+pub fn make_program<F>(f: F, args: &[Array]) -> Result<qir::Program>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    Ok(ad::trace_at(&f, args)?.1)
+}

@@ -1,7 +1,10 @@
 //! Tracing: while a function runs under `jit`, operations on traced arrays append nodes to a
 //! QIR program instead of running.
 
+use crate::array::{Array, Repr};
+use crate::error::{type_err, Error, Result};
 use crate::runtime::Device;
+use quabla_abi::host::Buffer;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
 use quabla_abi::{HostArray, TensorType};
 use std::collections::HashMap;
@@ -11,8 +14,9 @@ use std::sync::{Arc, Mutex};
 struct TraceState {
     program: Program,
     next: u32,
-    /// Concrete arrays already captured as constants, keyed by buffer address.
-    captured: HashMap<usize, ValueId>,
+    /// Concrete arrays already captured as constants, keyed by buffer address; the buffer is
+    /// kept alive so its address cannot be reused by another buffer during the trace.
+    captured: HashMap<usize, (ValueId, Arc<Buffer>)>,
 }
 
 /// One tracing session: a program under construction on a target device.
@@ -72,19 +76,25 @@ impl Trace {
         (first..first + n).map(ValueId).collect()
     }
 
-    /// A constant node holding `value`, reused when the same buffer is captured again.
-    pub(crate) fn capture(&self, key: Option<usize>, value: HostArray) -> ValueId {
-        if let Some(k) = key {
-            if let Some(v) = self.lock().captured.get(&k) {
-                return *v;
-            }
-        }
+    /// A constant node holding `value`.
+    pub(crate) fn constant(&self, value: HostArray) -> ValueId {
         let ty = value.ty.clone();
-        let id = self.push(Op::Constant(value), vec![], vec![ty])[0];
-        if let Some(k) = key {
-            self.lock().captured.insert(k, id);
+        self.push(Op::Constant(value), vec![], vec![ty])[0]
+    }
+
+    /// The constant node of a captured concrete buffer, made once per buffer.
+    pub(crate) fn capture(
+        &self,
+        buffer: &Arc<Buffer>,
+        value: impl FnOnce() -> Result<HostArray>,
+    ) -> Result<ValueId> {
+        let key = Arc::as_ptr(buffer) as usize;
+        if let Some((v, _)) = self.lock().captured.get(&key) {
+            return Ok(*v);
         }
-        id
+        let id = self.constant(value()?);
+        self.lock().captured.insert(key, (id, buffer.clone()));
+        Ok(id)
     }
 
     /// The finished program returning `outputs`.
@@ -93,4 +103,36 @@ impl Trace {
         p.outputs = outputs;
         p
     }
+}
+
+/// Traces `f` on fresh traced inputs of `types` into a validated program. Concrete arrays
+/// the function returns or captures become constants.
+pub(crate) fn trace_function<F>(device: &Arc<Device>, types: &[TensorType], f: F) -> Result<Program>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let trace = Trace::new(device.clone(), types.to_vec());
+    let traced: Vec<Array> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Array::traced(trace.clone(), ValueId(i as u32), t.clone()))
+        .collect();
+    let outs = f(&traced)?;
+    let mut ids = Vec::with_capacity(outs.len());
+    for o in &outs {
+        ids.push(match &o.repr {
+            Repr::Traced { trace: t, value } if t.id() == trace.id() => *value,
+            Repr::Traced { .. } => {
+                return type_err("an output of the traced function belongs to another trace")
+            }
+            Repr::Concrete { buffer, .. } => trace.capture(buffer, || o.to_host())?,
+        });
+    }
+    let program = trace.finish(ids);
+    program.validate().map_err(|e| {
+        Error::Type(format!(
+            "tracing produced an invalid program (a bug in quabla): {e}"
+        ))
+    })?;
+    Ok(program)
 }

@@ -75,3 +75,105 @@ impl Array {
         Ok(out)
     }
 }
+
+// ---- AD rules -------------------------------------------------------------------------
+
+use crate::ad::rules::{JvpArgs, Primal, TransposeArgs};
+
+pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
+    let Op::DotGeneral(d) = &a.node.op else {
+        unreachable!("dispatched for dot_general")
+    };
+    let (x, y) = (&a.primals[0], &a.primals[1]);
+    let l = a.tangents[0]
+        .as_ref()
+        .map(|t| apply1(Op::DotGeneral(d.clone()), &[t, y], vec![]))
+        .transpose()?;
+    let r = a.tangents[1]
+        .as_ref()
+        .map(|t| apply1(Op::DotGeneral(d.clone()), &[x, t], vec![]))
+        .transpose()?;
+    Ok(vec![match (l, r) {
+        (Some(l), Some(r)) => Some((&l + &r)?),
+        (l, r) => l.or(r),
+    }])
+}
+
+fn remaining(rank: usize, a: &[usize], b: &[usize]) -> Vec<usize> {
+    (0..rank)
+        .filter(|d| !a.contains(d) && !b.contains(d))
+        .collect()
+}
+
+fn argsort(v: &[usize]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by_key(|&i| v[i]);
+    idx
+}
+
+/// The cotangent of the lhs `x` of `dot_general(x, y)` (JAX's `_dot_general_transpose_lhs`).
+fn transpose_lhs(
+    g: &Array,
+    x_rank: usize,
+    y: &Array,
+    d: &DotDims,
+    swap_ans: bool,
+) -> Result<Array> {
+    let x_kept = remaining(x_rank, &d.lhs_contract, &d.lhs_batch);
+    let y_kept = remaining(y.ndim(), &d.rhs_contract, &d.rhs_batch);
+    let nb = d.lhs_batch.len();
+    let ans_batch: Vec<usize> = (0..nb).collect();
+    let ans_y: Vec<usize> = if swap_ans {
+        (nb..nb + y_kept.len()).collect()
+    } else {
+        (nb + x_kept.len()..nb + x_kept.len() + y_kept.len()).collect()
+    };
+    let dims = DotDims {
+        lhs_batch: ans_batch,
+        rhs_batch: d.rhs_batch.clone(),
+        lhs_contract: ans_y,
+        rhs_contract: y_kept,
+    };
+    let order = argsort(&d.rhs_contract);
+    let x_contract_sorted_by_y: Vec<usize> = order.iter().map(|&i| d.lhs_contract[i]).collect();
+    let mut pre: Vec<usize> = d.lhs_batch.clone();
+    pre.extend(&x_kept);
+    pre.extend(&x_contract_sorted_by_y);
+    let out_axes = argsort(&pre);
+    apply1(Op::DotGeneral(dims), &[g, y], vec![])?.transpose(&out_axes)
+}
+
+pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
+    let Some(ct) = &a.cts[0] else {
+        return Ok(vec![None, None]);
+    };
+    let Op::DotGeneral(d) = &a.node.op else {
+        unreachable!("dispatched for dot_general")
+    };
+    let name = "dot_general";
+    Ok(match (&a.operands[0], &a.operands[1]) {
+        (Primal::Linear(xt), y) => vec![
+            Some(transpose_lhs(ct, xt.rank(), y.known(name)?, d, false)?),
+            None,
+        ],
+        (x, Primal::Linear(yt)) => {
+            let swapped = DotDims {
+                lhs_batch: d.rhs_batch.clone(),
+                rhs_batch: d.lhs_batch.clone(),
+                lhs_contract: d.rhs_contract.clone(),
+                rhs_contract: d.lhs_contract.clone(),
+            };
+            vec![
+                None,
+                Some(transpose_lhs(
+                    ct,
+                    yt.rank(),
+                    x.known(name)?,
+                    &swapped,
+                    true,
+                )?),
+            ]
+        }
+        _ => vec![None, None],
+    })
+}

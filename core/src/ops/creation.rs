@@ -34,8 +34,10 @@ fn as_f64(s: Scalar) -> f64 {
     }
 }
 
+/// `like`'s type filled with `value`, as a broadcast scalar constant.
 pub(crate) fn full_like(like: &Array, value: impl Into<Scalar>) -> Result<Array> {
-    constant_like(like, filled(like.dtype(), like.shape(), value.into()))
+    constant_like(like, filled(like.dtype(), &[], value.into()))?
+        .broadcast_in_dim(like.shape(), &[])
 }
 
 impl Array {

@@ -337,3 +337,181 @@ impl std::ops::Neg for &Array {
         Array::neg(self)
     }
 }
+
+// ---- AD rules -------------------------------------------------------------------------
+
+use crate::ad::rules::{no_rule, JvpArgs, Primal, TransposeArgs};
+
+/// `c / y` elementwise.
+fn rdiv(c: f64, y: &Array) -> Result<Array> {
+    y.full_like(c)? / y
+}
+
+/// `1 - a`.
+fn one_minus(a: &Array) -> Result<Array> {
+    a.neg()? + 1.0
+}
+
+fn unary_jvp(u: UnaryOp, x: &Array, y: &Array, t: &Array) -> Result<Option<Array>> {
+    use UnaryOp::*;
+    let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
+    let coef = match u {
+        Neg => return Ok(Some(t.neg()?)),
+        // d|x| = +1 at 0 and -0 (x >= 0 holds for -0), -1 below; NaN gives -t.
+        Abs => return Ok(Some(x.ge(0.0)?.select(t, &t.neg()?)?)),
+        Sign | Floor | Ceil | Round | IsFinite | Not => return Ok(None),
+        Log => return Ok(Some((t / x)?)),
+        Log1p => return Ok(Some((t / &(x + 1.0)?)?)),
+        Exp => y.clone(),
+        Exp2 => (y * std::f64::consts::LN_2)?,
+        Expm1 => (y + 1.0)?,
+        Sqrt => rdiv(0.5, y)?,
+        Rsqrt => ((y / x)? * -0.5)?,
+        Cbrt => rdiv(1.0 / 3.0, &(y * y)?)?,
+        Sin => x.cos()?,
+        Cos => x.sin()?.neg()?,
+        Tan => ((y * y)? + 1.0)?,
+        Asin => one_minus(&(x * x)?)?.rsqrt()?,
+        Acos => one_minus(&(x * x)?)?.rsqrt()?.neg()?,
+        Atan => rdiv(1.0, &((x * x)? + 1.0)?)?,
+        Sinh => x.cosh()?,
+        Cosh => x.sinh()?,
+        Tanh => one_minus(&(y * y)?)?,
+        Asinh => ((x * x)? + 1.0)?.rsqrt()?,
+        Acosh => ((x - 1.0)? * &(x + 1.0)?)?.rsqrt()?,
+        Atanh => rdiv(1.0, &(one_minus(x)? * &(x + 1.0)?)?)?,
+        Erf => ((x * x)?.neg()?.exp()? * two_over_sqrt_pi)?,
+        Erfc => ((x * x)?.neg()?.exp()? * -two_over_sqrt_pi)?,
+        Logistic => (y * &one_minus(y)?)?,
+    };
+    Ok(Some((t * &coef)?))
+}
+
+/// 1 where `first` holds, 0.5 where `tie` holds, else 0: how max/min share a tangent.
+fn share(first: &Array, tie: &Array, like: &Array) -> Result<Array> {
+    let half = tie.select(&like.full_like(0.5)?, 0.0)?;
+    first.select(&like.ones_like()?, &half)
+}
+
+fn sum_terms(terms: Vec<Option<Array>>) -> Result<Option<Array>> {
+    let mut acc: Option<Array> = None;
+    for t in terms.into_iter().flatten() {
+        acc = Some(match acc {
+            Some(a) => (&a + &t)?,
+            None => t,
+        });
+    }
+    Ok(acc)
+}
+
+fn times(t: &Option<Array>, coef: impl FnOnce() -> Result<Array>) -> Result<Option<Array>> {
+    match t {
+        Some(t) => Ok(Some((t * &coef()?)?)),
+        None => Ok(None),
+    }
+}
+
+fn binary_jvp(
+    op: BinaryOp,
+    a: &Array,
+    b: &Array,
+    y: &Array,
+    ta: &Option<Array>,
+    tb: &Option<Array>,
+) -> Result<Option<Array>> {
+    use BinaryOp::*;
+    let neg = |t: &Option<Array>| t.as_ref().map(|t| t.neg()).transpose();
+    let terms = match op {
+        Add => vec![ta.clone(), tb.clone()],
+        Sub => vec![ta.clone(), neg(tb)?],
+        Mul => vec![times(ta, || Ok(b.clone()))?, times(tb, || Ok(a.clone()))?],
+        Div => vec![
+            ta.as_ref().map(|t| t / b).transpose()?,
+            times(tb, || (y / b)?.neg())?,
+        ],
+        // rem(a, b) = a - b * trunc(a / b).
+        Rem => vec![
+            ta.clone(),
+            times(tb, || {
+                let q = (a / b)?;
+                (q.sign()? * &q.abs()?.floor()?)?.neg()
+            })?,
+        ],
+        Pow => vec![
+            times(ta, || b * &a.pow(&(b - 1.0)?)?)?,
+            // d/db a^b = log(a) a^b, taken as 0 at a = 0 (as JAX).
+            times(tb, || a.eq(0.0)?.select(&a.ones_like()?, a)?.log()? * y)?,
+        ],
+        Max => vec![
+            times(ta, || share(&a.gt(b)?, &a.eq(b)?, a))?,
+            times(tb, || share(&b.gt(a)?, &a.eq(b)?, a))?,
+        ],
+        Min => vec![
+            times(ta, || share(&a.lt(b)?, &a.eq(b)?, a))?,
+            times(tb, || share(&b.lt(a)?, &a.eq(b)?, a))?,
+        ],
+        Atan2 => {
+            let d = ((a * a)? + &(b * b)?)?;
+            vec![times(ta, || b / &d)?, times(tb, || (a / &d)?.neg())?]
+        }
+        And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => vec![],
+    };
+    sum_terms(terms)
+}
+
+pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
+    let p = a.primals;
+    let t = a.tangents;
+    let out = match &a.node.op {
+        Op::Unary(u) => match &t[0] {
+            Some(tx) => unary_jvp(*u, &p[0], &a.outs[0], tx)?,
+            None => None,
+        },
+        Op::Binary(b) => binary_jvp(*b, &p[0], &p[1], &a.outs[0], &t[0], &t[1])?,
+        Op::Compare(_) | Op::Bitcast => None,
+        Op::Select => {
+            if t[1].is_none() && t[2].is_none() {
+                None
+            } else {
+                let on_true = t[1].clone().map(Ok).unwrap_or_else(|| p[1].zeros_like())?;
+                let on_false = t[2].clone().map(Ok).unwrap_or_else(|| p[2].zeros_like())?;
+                Some(p[0].select(&on_true, &on_false)?)
+            }
+        }
+        Op::Convert => match &t[0] {
+            Some(tx) if a.outs[0].dtype().is_float() => Some(tx.astype(a.outs[0].dtype())?),
+            _ => None,
+        },
+        op => return no_rule("jvp", op),
+    };
+    Ok(vec![out])
+}
+
+pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
+    let Some(ct) = &a.cts[0] else {
+        return Ok(vec![None; a.operands.len()]);
+    };
+    let ops = a.operands;
+    let name = a.node.op.name();
+    Ok(match &a.node.op {
+        Op::Unary(UnaryOp::Neg) => vec![Some(ct.neg()?)],
+        Op::Binary(BinaryOp::Add) => vec![Some(ct.clone()), Some(ct.clone())],
+        Op::Binary(BinaryOp::Sub) => vec![Some(ct.clone()), Some(ct.neg()?)],
+        Op::Binary(BinaryOp::Mul) => match (&ops[0], &ops[1]) {
+            (Primal::Linear(_), k) => vec![Some((ct * k.known(name)?)?), None],
+            (k, Primal::Linear(_)) => vec![None, Some((k.known(name)? * ct)?)],
+            _ => vec![None, None],
+        },
+        Op::Binary(BinaryOp::Div) => vec![Some((ct / ops[1].known(name)?)?), None],
+        Op::Select => {
+            let p = ops[0].known(name)?;
+            vec![
+                None,
+                Some(p.select(ct, 0.0)?),
+                Some(p.logical_not()?.select(ct, 0.0)?),
+            ]
+        }
+        Op::Convert => vec![Some(ct.astype(ops[0].ty().dtype)?)],
+        op => return no_rule("transpose", op),
+    })
+}

@@ -4,12 +4,12 @@
 //! Adding an op touches its family file here (and, as the transformations land, the op's
 //! JVP, transpose and batching rules beside it) plus the backends.
 
-mod contraction;
-mod creation;
-mod elementwise;
-mod indexing;
+pub(crate) mod contraction;
+pub(crate) mod creation;
+pub(crate) mod elementwise;
+pub(crate) mod indexing;
 pub(crate) mod reduction;
-mod shape;
+pub(crate) mod shape;
 
 pub use elementwise::Operand;
 pub use reduction::Axes;
@@ -56,6 +56,25 @@ pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Res
     }
 }
 
+/// Like [`apply`], but ops without operands are emitted next to `anchor` (into its trace)
+/// instead of running on the default device: used when re-emitting a program's nodes.
+pub(crate) fn apply_at(
+    anchor: Option<&Array>,
+    op: Op,
+    inputs: &[&Array],
+    declared: Vec<TensorType>,
+) -> Result<Vec<Array>> {
+    match (inputs.is_empty(), anchor) {
+        (true, Some(like)) => {
+            let ty = declared.first().cloned().ok_or_else(|| {
+                Error::Type(format!("{} needs a declared result type", op.name()))
+            })?;
+            Ok(vec![apply_nullary_like(like, op, ty)?])
+        }
+        _ => apply(op, inputs, declared),
+    }
+}
+
 /// Like [`apply`] for ops without operands, on a chosen device.
 pub(crate) fn apply_nullary(device: &Arc<Device>, op: Op, declared: TensorType) -> Result<Array> {
     let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[])
@@ -74,10 +93,7 @@ fn value_in(t: &Arc<Trace>, a: &Array) -> Result<ValueId> {
         Repr::Traced { .. } => Err(Error::Mismatch(
             "an array traced by one `jit` was used inside another; pass it as an argument instead of capturing it".into(),
         )),
-        Repr::Concrete { buffer, .. } => {
-            let host = a.to_host()?;
-            Ok(t.capture(Some(Arc::as_ptr(buffer) as usize), host))
-        }
+        Repr::Concrete { buffer, .. } => t.capture(buffer, || a.to_host()),
     }
 }
 
@@ -130,9 +146,42 @@ pub(crate) fn constant_like(like: &Array, host: HostArray) -> Result<Array> {
     match &like.repr {
         Repr::Traced { trace, .. } => {
             let ty = host.ty.clone();
-            let v = trace.capture(None, host);
+            let v = trace.constant(host);
             Ok(Array::traced(trace.clone(), v, ty))
         }
         Repr::Concrete { device, .. } => Array::from_host_on(device, &host),
     }
+}
+
+/// A nullary op next to `like`: recorded in its trace, or run on its device.
+pub(crate) fn apply_nullary_like(like: &Array, op: Op, declared: TensorType) -> Result<Array> {
+    match &like.repr {
+        Repr::Traced { trace, .. } => {
+            let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[])
+                .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+            let v = trace.push(op, vec![], results)[0];
+            Ok(Array::traced(trace.clone(), v, declared))
+        }
+        Repr::Concrete { device, .. } => apply_nullary(device, op, declared),
+    }
+}
+
+/// `iota` next to `like`.
+pub(crate) fn iota_like(
+    like: &Array,
+    dtype: quabla_abi::DType,
+    shape: &[usize],
+    dim: usize,
+) -> Result<Array> {
+    apply_nullary_like(
+        like,
+        Op::Iota { dim },
+        TensorType::new(dtype, shape.to_vec()),
+    )
+}
+
+/// Zeros of type `ty` next to `like`, as a broadcast scalar (no large constants).
+pub(crate) fn zeros_typed(like: &Array, ty: &TensorType) -> Result<Array> {
+    let z = constant_like(like, creation::filled(ty.dtype, &[], crate::Scalar::Int(0)))?;
+    z.broadcast_in_dim(&ty.shape, &[])
 }

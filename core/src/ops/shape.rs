@@ -155,3 +155,131 @@ impl Array {
         self.reshape(&shape)
     }
 }
+
+// ---- AD rules -------------------------------------------------------------------------
+
+use crate::ad::rules::{no_rule, JvpArgs, TransposeArgs};
+use crate::ops::zeros_typed;
+
+fn instantiate(t: &Option<Array>, like: &Array) -> Result<Array> {
+    t.clone().map(Ok).unwrap_or_else(|| like.zeros_like())
+}
+
+/// These ops are linear: the tangent goes through the same op.
+pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
+    if a.tangents.iter().all(Option::is_none) {
+        return Ok(vec![None]);
+    }
+    let ts: Vec<Array> = a
+        .tangents
+        .iter()
+        .zip(a.primals)
+        .map(|(t, p)| instantiate(t, p))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Array> = ts.iter().collect();
+    Ok(vec![Some(apply1(
+        a.node.op.clone(),
+        &refs,
+        a.node.results.clone(),
+    )?)])
+}
+
+fn inverse_perm(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    inv
+}
+
+pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
+    let Some(ct) = &a.cts[0] else {
+        return Ok(vec![None; a.operands.len()]);
+    };
+    let in_ty = a.operands[0].ty().clone();
+    let in_shape: Vec<isize> = in_ty.shape.iter().map(|&d| d as isize).collect();
+    Ok(match &a.node.op {
+        Op::Reshape => vec![Some(ct.reshape(&in_shape)?)],
+        Op::Transpose { perm } => vec![Some(ct.transpose(&inverse_perm(perm))?)],
+        Op::Reverse { dims } => vec![Some(ct.flip(dims)?)],
+        Op::BroadcastInDim { dims } => {
+            let out_shape = ct.shape();
+            let mut axes: Vec<isize> = (0..out_shape.len())
+                .filter(|d| !dims.contains(d))
+                .map(|d| d as isize)
+                .collect();
+            axes.extend(
+                dims.iter()
+                    .enumerate()
+                    .filter(|(i, d)| in_ty.shape[*i] == 1 && out_shape[**d] != 1)
+                    .map(|(_, d)| *d as isize),
+            );
+            let summed = if axes.is_empty() {
+                ct.clone()
+            } else {
+                ct.sum(crate::Axes::Some(&axes), false)?
+            };
+            vec![Some(summed.reshape(&in_shape)?)]
+        }
+        Op::Slice { start, strides, .. } => {
+            if ct.size() == 0 {
+                vec![Some(zeros_typed(ct, &in_ty)?)]
+            } else {
+                let low: Vec<i64> = start.iter().map(|&s| s as i64).collect();
+                let high: Vec<i64> = (0..in_ty.rank())
+                    .map(|d| {
+                        in_ty.shape[d] as i64
+                            - (start[d] + (ct.shape()[d] - 1) * strides[d] + 1) as i64
+                    })
+                    .collect();
+                let interior: Vec<usize> = strides.iter().map(|s| s - 1).collect();
+                vec![Some(ct.pad(0, &low, &high, &interior)?)]
+            }
+        }
+        Op::Pad {
+            low,
+            high,
+            interior,
+        } => {
+            // Restore what negative padding cropped, then take every (interior+1)-th element.
+            let grow_lo: Vec<i64> = low.iter().map(|&l| (-l).max(0)).collect();
+            let grow_hi: Vec<i64> = high.iter().map(|&h| (-h).max(0)).collect();
+            let full = ct.pad(0, &grow_lo, &grow_hi, &vec![0; low.len()])?;
+            let start: Vec<usize> = low.iter().map(|&l| l.max(0) as usize).collect();
+            let limit: Vec<usize> = (0..low.len())
+                .map(|d| full.shape()[d] - high[d].max(0) as usize)
+                .collect();
+            let steps: Vec<usize> = interior.iter().map(|i| i + 1).collect();
+            let x_ct = if in_ty.num_elements() == 0 {
+                zeros_typed(ct, &in_ty)?
+            } else {
+                full.slice(&start, &limit, &steps)?
+            };
+            let v_ct = if a.operands[1].is_linear() {
+                Some((ct.sum(crate::Axes::All, false)? - &x_ct.sum(crate::Axes::All, false)?)?)
+            } else {
+                None
+            };
+            vec![Some(x_ct), v_ct]
+        }
+        Op::Concatenate { dim } => {
+            let mut offset = 0;
+            let mut out = Vec::with_capacity(a.operands.len());
+            for o in a.operands {
+                let n = o.ty().shape[*dim];
+                let mut start = vec![0; ct.ndim()];
+                let mut limit = ct.shape().to_vec();
+                start[*dim] = offset;
+                limit[*dim] = offset + n;
+                out.push(if o.is_linear() {
+                    Some(ct.slice(&start, &limit, &vec![1; ct.ndim()])?)
+                } else {
+                    None
+                });
+                offset += n;
+            }
+            out
+        }
+        op => return no_rule("transpose", op),
+    })
+}

@@ -10,6 +10,7 @@ pub fn cpu() -> Arc<Device> {
 }
 
 /// Deterministic pseudo-random values in [-1, 1).
+#[allow(dead_code)] // not every test file uses it
 pub fn values(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed
         .wrapping_mul(6364136223846793005)

@@ -1,0 +1,177 @@
+//! `check_grads`, as JAX's `jax.test_util.check_grads`: JVPs against central finite
+//! differences in random directions, and VJPs against JVPs through
+//! `<jvp(t), u> = <t, vjp(u)>`, recursively up to the given order.
+
+use crate::ad::{jvp, vjp};
+use crate::array::Array;
+use crate::error::{Error, Result};
+use quabla_abi::DType;
+
+/// Tolerances of a check: `|a - b| <= atol + rtol * |b|` elementwise, with finite-difference
+/// step `eps`.
+#[derive(Clone, Copy, Debug)]
+pub struct Tolerance {
+    pub eps: f64,
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Tolerance {
+    /// Defaults per dtype: f64 steps of 1e-6 and 1e-5 agreement; f32 steps of 1e-2 and 2e-2.
+    pub fn for_dtype(d: DType) -> Tolerance {
+        match d {
+            DType::F64 => Tolerance {
+                eps: 1e-6,
+                rtol: 1e-5,
+                atol: 1e-5,
+            },
+            _ => Tolerance {
+                eps: 1e-2,
+                rtol: 2e-2,
+                atol: 2e-2,
+            },
+        }
+    }
+}
+
+fn host(a: &Array) -> Result<Vec<f64>> {
+    a.astype(DType::F64)?.to_vec::<f64>()
+}
+
+/// Deterministic directions in [-1, 1).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+    fn like(&mut self, a: &Array) -> Result<Array> {
+        let v: Vec<f64> = (0..a.size())
+            .map(|_| {
+                if a.dtype().is_float() {
+                    self.next()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Array::from_slice_on(a.device(), &v, a.shape())?.astype(a.dtype())
+    }
+}
+
+fn close(what: &str, got: &[f64], want: &[f64], tol: Tolerance) -> Result<()> {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok =
+            (g - w).abs() <= tol.atol + tol.rtol * w.abs() || (g.is_nan() && w.is_nan()) || g == w;
+        if !ok {
+            return Err(Error::Type(format!(
+                "{what}: element {i} is {g:e}, expected {w:e} (tolerance {tol:?})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn shifted(args: &[Array], dirs: &[Array], scale: f64) -> Result<Vec<Array>> {
+    args.iter()
+        .zip(dirs)
+        .map(|(a, d)| {
+            if a.dtype().is_float() {
+                a + &(d * scale)?
+            } else {
+                Ok(a.clone())
+            }
+        })
+        .collect()
+}
+
+fn dot_all(a: &[Array], b: &[Array]) -> Result<f64> {
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        if x.dtype().is_float() {
+            s += host(x)?
+                .iter()
+                .zip(host(y)?)
+                .map(|(p, q)| p * q)
+                .sum::<f64>();
+        }
+    }
+    Ok(s)
+}
+
+/// Checks the derivatives of `f` at `args` up to `order` (1 to 3). The tolerance defaults to
+/// [`Tolerance::for_dtype`] of the first argument.
+///
+/// ```no_run
+/// # use quabla::{test_util::check_grads, Array};
+/// let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+/// check_grads(&|a: &[Array]| Ok(vec![a[0].tanh()?]), &[x], 2, None).unwrap();
+/// ```
+pub fn check_grads(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    order: usize,
+    tol: Option<Tolerance>,
+) -> Result<()> {
+    let tol = tol.unwrap_or_else(|| {
+        Tolerance::for_dtype(args.first().map(|a| a.dtype()).unwrap_or(DType::F64))
+    });
+    let mut rng = Lcg(0x5eed ^ (order as u64));
+    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    // JVP against central differences.
+    let (y, ty) = jvp(f, args, &dirs)?;
+    let plus = f(&shifted(args, &dirs, tol.eps)?)?;
+    let minus = f(&shifted(args, &dirs, -tol.eps)?)?;
+    for (k, (t, (p, m))) in ty.iter().zip(plus.iter().zip(&minus)).enumerate() {
+        if !t.dtype().is_float() {
+            continue;
+        }
+        let fd: Vec<f64> = host(p)?
+            .iter()
+            .zip(host(m)?)
+            .map(|(a, b)| (a - b) / (2.0 * tol.eps))
+            .collect();
+        close(
+            &format!("jvp of output {k} vs finite differences"),
+            &host(t)?,
+            &fd,
+            tol,
+        )?;
+    }
+    // VJP against JVP.
+    let (_, pb) = vjp(f, args)?;
+    let cts: Vec<Array> = y.iter().map(|o| rng.like(o)).collect::<Result<_>>()?;
+    let vj = pb.call(&cts)?;
+    let lhs = dot_all(&ty, &cts)?;
+    let rhs = dot_all(&dirs, &vj)?;
+    close(
+        "<jvp(t), u> vs <t, vjp(u)>",
+        &[rhs],
+        &[lhs],
+        Tolerance {
+            atol: tol.atol,
+            rtol: tol.rtol.max(1e-9),
+            eps: tol.eps,
+        },
+    )?;
+    if order > 1 {
+        let d2 = dirs.clone();
+        let jvp_fn = move |a: &[Array]| -> Result<Vec<Array>> { Ok(jvp(f, a, &d2)?.1) };
+        check_grads(&jvp_fn, args, order - 1, Some(tol))?;
+        let c2 = cts.clone();
+        let vjp_fn = move |a: &[Array]| -> Result<Vec<Array>> {
+            let (_, pb) = vjp(f, a)?;
+            let g = pb.call(&c2)?;
+            Ok(g.into_iter()
+                .zip(a)
+                .filter(|(_, x)| x.dtype().is_float())
+                .map(|(g, _)| g)
+                .collect())
+        };
+        check_grads(&vjp_fn, args, order - 1, Some(tol))?;
+    }
+    Ok(())
+}
