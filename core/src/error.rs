@@ -25,6 +25,9 @@ pub enum Error {
          function runs; return it from the function instead, or call the function outside `jit`"
     )]
     TracedValue,
+    /// QIR text that does not parse.
+    #[error(transparent)]
+    Parse(#[from] quabla_abi::qir::ParseError),
     /// Arrays from different traces or devices were mixed.
     #[error("{0}")]
     Mismatch(String),

@@ -19,16 +19,19 @@
 
 pub mod ad;
 mod array;
+pub mod batching;
 mod error;
 mod eval;
 mod jit;
 mod ops;
+pub mod passes;
 mod promotion;
 pub mod runtime;
 pub mod test_util;
 mod trace;
 
 pub use array::Array;
+pub use batching::vmap;
 pub use error::{Error, Result};
 pub use jit::{jit, Jit};
 pub use ops::Operand;
@@ -52,4 +55,17 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     Ok(ad::trace_at(&f, args)?.1)
+}
+
+/// Runs a QIR program on arrays, as `jax.core.eval_jaxpr`: compiled on the device for
+/// concrete arrays, inlined into the trace for traced ones (so every transform applies).
+///
+/// ```no_run
+/// # use quabla::{call_program, qir::Program, Array};
+/// let p = Program::parse("program(%0: f32[2]) {\n  %1 = exp(%0) : f32[2]\n  return %1\n}\n").unwrap();
+/// let y = call_program(&p, &[Array::from_slice(&[0.0f32, 1.0], &[2]).unwrap()]).unwrap();
+/// ```
+pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
+    p.validate().map_err(|e| Error::Type(e.to_string()))?;
+    eval::eval_program(p, args)
 }

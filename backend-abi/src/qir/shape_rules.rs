@@ -331,6 +331,14 @@ fn scatter_rule(s: &ScatterDims, x: &TensorType, idx: &TensorType, upd: &TensorT
 }
 
 fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>]) -> Rule {
+    if regions_out.len() != op.regions().len() {
+        return Err(format!(
+            "{} has {} regions but {} region signatures were given (validate the regions first)",
+            op.name(),
+            op.regions().len(),
+            regions_out.len()
+        ));
+    }
     match op {
         Op::Cond { branches } => {
             if branches.is_empty() {

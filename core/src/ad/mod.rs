@@ -201,9 +201,11 @@ where
         let out_types = p.output_types();
         match out_types.first() {
             Some(t) if t.rank() == 0 && t.dtype.is_float() => {}
-            Some(t) => return type_err(format!(
+            Some(t) => {
+                return type_err(format!(
                 "grad needs a float scalar output, got {t}; use vjp or jacrev for other outputs"
-            )),
+            ))
+            }
             None => return type_err("grad of a function without outputs"),
         }
         if !has_aux && out_types.len() > 1 {

@@ -177,3 +177,55 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         _ => vec![None, None],
     })
 }
+
+/// Batching: a batch axis on both sides becomes a dot_general batch dim; on one side it is a
+/// free dim, moved to the front of the result.
+pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
+    let Op::DotGeneral(d) = &a.node.op else {
+        unreachable!("dispatched for dot_general")
+    };
+    let shift = |v: &[usize]| v.iter().map(|x| x + 1).collect::<Vec<_>>();
+    let (x, y) = (&a.args[0], &a.args[1]);
+    let nb = d.lhs_batch.len();
+    let out = match (a.batched[0], a.batched[1]) {
+        (true, true) => {
+            let dims = DotDims {
+                lhs_batch: [vec![0], shift(&d.lhs_batch)].concat(),
+                rhs_batch: [vec![0], shift(&d.rhs_batch)].concat(),
+                lhs_contract: shift(&d.lhs_contract),
+                rhs_contract: shift(&d.rhs_contract),
+            };
+            apply1(Op::DotGeneral(dims), &[x, y], vec![])?
+        }
+        (true, false) => {
+            let dims = DotDims {
+                lhs_batch: shift(&d.lhs_batch),
+                rhs_batch: d.rhs_batch.clone(),
+                lhs_contract: shift(&d.lhs_contract),
+                rhs_contract: d.rhs_contract.clone(),
+            };
+            // The batch axis is lhs's first free dim: result position nb.
+            let r = apply1(Op::DotGeneral(dims), &[x, y], vec![])?;
+            let mut perm: Vec<usize> = (0..r.ndim()).filter(|&i| i != nb).collect();
+            perm.insert(0, nb);
+            r.transpose(&perm)?
+        }
+        (false, true) => {
+            let dims = DotDims {
+                lhs_batch: d.lhs_batch.clone(),
+                rhs_batch: shift(&d.rhs_batch),
+                lhs_contract: d.lhs_contract.clone(),
+                rhs_contract: shift(&d.rhs_contract),
+            };
+            // The batch axis is rhs's first free dim: after the batch and lhs free dims.
+            let lhs_free = x.ndim() - nb - d.lhs_contract.len();
+            let r = apply1(Op::DotGeneral(dims), &[x, y], vec![])?;
+            let pos = nb + lhs_free;
+            let mut perm: Vec<usize> = (0..r.ndim()).filter(|&i| i != pos).collect();
+            perm.insert(0, pos);
+            r.transpose(&perm)?
+        }
+        (false, false) => unreachable!("unbatched nodes are not sent to batching rules"),
+    };
+    Ok(vec![(out, true)])
+}

@@ -515,3 +515,13 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         op => return no_rule("transpose", op),
     })
 }
+
+/// Elementwise ops batch by giving every operand the batch axis.
+pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
+    let args: Vec<Array> = (0..a.args.len())
+        .map(|i| a.batched_arg(i))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Array> = args.iter().collect();
+    let out = apply1(a.node.op.clone(), &refs, vec![a.result_type(0)])?;
+    Ok(vec![(out, true)])
+}

@@ -266,3 +266,144 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     }
     Ok(out)
 }
+
+/// An index vector `[i, idx...]` with `i` the batch position, for batched gathers/scatters.
+fn with_batch_index(idx: &Array) -> Result<Array> {
+    let mut shape = idx.shape().to_vec();
+    let last = shape.len() - 1;
+    shape[last] = 1;
+    let iota = crate::ops::iota_like(idx, DType::I32, &shape, 0)?;
+    Array::concatenate(&[&iota, idx], -1)
+}
+
+fn shift(v: &[usize]) -> Vec<usize> {
+    v.iter().map(|d| d + 1).collect()
+}
+
+fn batch_gather(
+    g: &GatherDims,
+    x: &Array,
+    xb: bool,
+    idx: &Array,
+    ib: bool,
+    size: usize,
+) -> Result<Array> {
+    if !xb {
+        // Only the indices are batched: their batch axis is one more index batch dim.
+        let dims = GatherDims {
+            offset_dims: shift(&g.offset_dims),
+            ..g.clone()
+        };
+        return apply1(Op::Gather(dims), &[x, idx], vec![]);
+    }
+    let idx = crate::batching::with_batch(idx, ib, size)?;
+    let dims = GatherDims {
+        offset_dims: shift(&g.offset_dims),
+        collapsed_slice_dims: [vec![0], shift(&g.collapsed_slice_dims)].concat(),
+        start_index_map: [vec![0], shift(&g.start_index_map)].concat(),
+        slice_sizes: [vec![1], g.slice_sizes.clone()].concat(),
+    };
+    apply1(Op::Gather(dims), &[x, &with_batch_index(&idx)?], vec![])
+}
+
+fn batch_scatter(s: &ScatterDims, x: &Array, idx: &Array, upd: &Array) -> Result<Array> {
+    let dims = ScatterDims {
+        update_window_dims: shift(&s.update_window_dims),
+        inserted_window_dims: [vec![0], shift(&s.inserted_window_dims)].concat(),
+        scatter_dims_to_operand_dims: [vec![0], shift(&s.scatter_dims_to_operand_dims)].concat(),
+    };
+    apply1(
+        Op::ScatterAdd(dims),
+        &[x, &with_batch_index(idx)?, upd],
+        vec![],
+    )
+}
+
+/// The start scalars stacked into a `[B, rank]` index array.
+fn stacked_starts(a: &crate::batching::BatchArgs, from: usize) -> Result<Array> {
+    let cols: Vec<Array> = (from..a.args.len())
+        .map(|i| a.batched_arg(i)?.reshape(&[-1, 1]))
+        .collect::<Result<_>>()?;
+    Array::concatenate(&cols.iter().collect::<Vec<_>>(), 1)
+}
+
+/// Batching: batched indices become an extra index batch dim; a batched operand gets the
+/// batch position prepended to every index vector. Dynamic slices with batched starts become
+/// gathers (and masked scatters for updates), with the same clamping.
+pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
+    let size = a.size;
+    let out = match &a.node.op {
+        Op::Gather(g) => batch_gather(g, &a.args[0], a.batched[0], &a.args[1], a.batched[1], size)?,
+        Op::ScatterAdd(s) => batch_scatter(
+            s,
+            &a.batched_arg(0)?,
+            &a.batched_arg(1)?,
+            &a.batched_arg(2)?,
+        )?,
+        Op::DynamicSlice { sizes } => {
+            let rank = sizes.len();
+            if !a.batched[1..].iter().any(|b| *b) {
+                let zero = zeros_typed(&a.args[1], &TensorType::scalar(DType::I32))?;
+                let mut args = vec![a.batched_arg(0)?, zero];
+                args.extend(a.args[1..].iter().cloned());
+                let refs: Vec<&Array> = args.iter().collect();
+                apply1(
+                    Op::DynamicSlice {
+                        sizes: [vec![size], sizes.clone()].concat(),
+                    },
+                    &refs,
+                    vec![],
+                )?
+            } else {
+                let g = GatherDims {
+                    offset_dims: (1..=rank).collect(),
+                    collapsed_slice_dims: vec![],
+                    start_index_map: (0..rank).collect(),
+                    slice_sizes: sizes.clone(),
+                };
+                // Per element: gather one window at a [rank] index vector (a batch of one).
+                let idx = stacked_starts(a, 1)?;
+                let per = GatherDims {
+                    offset_dims: (0..rank).collect(),
+                    ..g
+                };
+                batch_gather(&per, &a.args[0], a.batched[0], &idx, true, size)?
+            }
+        }
+        Op::DynamicUpdateSlice => {
+            let x = a.batched_arg(0)?;
+            let u = a.batched_arg(1)?;
+            if !a.batched[2..].iter().any(|b| *b) {
+                let zero = zeros_typed(&a.args[2], &TensorType::scalar(DType::I32))?;
+                let mut args = vec![x, u, zero];
+                args.extend(a.args[2..].iter().cloned());
+                let refs: Vec<&Array> = args.iter().collect();
+                apply1(Op::DynamicUpdateSlice, &refs, vec![])?
+            } else {
+                // Clamp the starts as dynamic_update_slice does, scatter the update into
+                // zeros and a mask, and select: exact, with no arithmetic on the values.
+                let rank = u.ndim() - 1;
+                let hi: Vec<i64> = (0..rank)
+                    .map(|d| (x.shape()[d + 1] - u.shape()[d + 1]) as i64)
+                    .collect();
+                let idx = stacked_starts(a, 2)?;
+                let idx = idx.maximum(0)?.minimum(&index_bounds(&idx, &hi)?)?;
+                let s = ScatterDims {
+                    update_window_dims: (0..rank).collect(),
+                    inserted_window_dims: vec![],
+                    scatter_dims_to_operand_dims: (0..rank).collect(),
+                };
+                let placed = batch_scatter(&s, &x.zeros_like()?, &idx, &u)?;
+                let hits = batch_scatter(
+                    &s,
+                    &zeros_typed(&x, &TensorType::new(DType::I32, x.shape().to_vec()))?,
+                    &idx,
+                    &u.zeros_like()?.eq(0)?.astype(DType::I32)?,
+                )?;
+                hits.gt(0)?.select(&placed, &x)?
+            }
+        }
+        op => return no_rule("batching", op),
+    };
+    Ok(vec![(out, true)])
+}

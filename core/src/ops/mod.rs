@@ -27,7 +27,8 @@ use std::sync::Arc;
 /// naming the op, never a backend failure.
 pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Result<Vec<Array>> {
     let in_types: Vec<&TensorType> = inputs.iter().map(|a| &a.ty).collect();
-    let results = infer_result_types(&op, &in_types, &declared, &[])
+    let regions_out: Vec<Vec<TensorType>> = op.regions().iter().map(|r| r.output_types()).collect();
+    let results = infer_result_types(&op, &in_types, &declared, &regions_out)
         .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
     let trace = inputs.iter().find_map(|a| match &a.repr {
         Repr::Traced { trace, .. } => Some(trace.clone()),

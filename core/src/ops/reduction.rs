@@ -328,3 +328,25 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         op => return no_rule("transpose", op),
     })])
 }
+
+/// Batching: reduced and scanned axes shift by one.
+pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
+    let x = &a.args[0];
+    let op = match &a.node.op {
+        Op::Reduce { kind, axes } => Op::Reduce {
+            kind: *kind,
+            axes: axes.iter().map(|d| d + 1).collect(),
+        },
+        Op::Cumulative {
+            kind,
+            axis,
+            reverse,
+        } => Op::Cumulative {
+            kind: *kind,
+            axis: axis + 1,
+            reverse: *reverse,
+        },
+        op => return no_rule("batching", op),
+    };
+    Ok(vec![(apply1(op, &[x], vec![])?, true)])
+}

@@ -283,3 +283,76 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         op => return no_rule("transpose", op),
     })
 }
+
+/// Batching: the batch axis stays in front; attributes shift by one.
+pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
+    let shift = |v: &[usize]| v.iter().map(|d| d + 1).collect::<Vec<_>>();
+    let front = |first: usize, v: &[usize]| {
+        std::iter::once(first)
+            .chain(v.iter().copied())
+            .collect::<Vec<_>>()
+    };
+    let out_ty = a.result_type(0);
+    let x = || a.batched_arg(0);
+    let out = match &a.node.op {
+        Op::Reshape => apply1(Op::Reshape, &[&x()?], vec![out_ty])?,
+        Op::BroadcastInDim { dims } => {
+            x()?.broadcast_in_dim(&out_ty.shape, &front(0, &shift(dims)))?
+        }
+        Op::Transpose { perm } => x()?.transpose(&front(0, &shift(perm)))?,
+        Op::Reverse { dims } => x()?.flip(&shift(dims))?,
+        Op::Slice {
+            start,
+            limit,
+            strides,
+        } => x()?.slice(&front(0, start), &front(a.size, limit), &front(1, strides))?,
+        Op::Concatenate { dim } => {
+            let xs: Vec<Array> = (0..a.args.len())
+                .map(|i| a.batched_arg(i))
+                .collect::<Result<_>>()?;
+            Array::concatenate(&xs.iter().collect::<Vec<_>>(), *dim as isize + 1)?
+        }
+        Op::Pad {
+            low,
+            high,
+            interior,
+        } => {
+            let (lo, hi, it) = (
+                [&[0][..], low].concat(),
+                [&[0][..], high].concat(),
+                front(0, interior),
+            );
+            if !a.batched[1] {
+                apply1(
+                    Op::Pad {
+                        low: lo,
+                        high: hi,
+                        interior: it,
+                    },
+                    &[&x()?, &a.args[1]],
+                    vec![],
+                )?
+            } else {
+                // A per-element pad value: pad with zeros, then select the value outside.
+                let xb = x()?;
+                let zero = zeros_typed(&xb, &quabla_abi::TensorType::scalar(xb.dtype()))?;
+                let attrs = Op::Pad {
+                    low: lo,
+                    high: hi,
+                    interior: it,
+                };
+                let padded = apply1(attrs.clone(), &[&xb, &zero], vec![])?;
+                let inside = xb.zeros_like()?.eq(0)?;
+                let outside = constant_like(
+                    &inside,
+                    filled(quabla_abi::DType::Bool, &[], Scalar::Bool(false)),
+                )?;
+                let mask = apply1(attrs, &[&inside, &outside], vec![])?;
+                let v = a.args[1].broadcast_in_dim(&out_ty.shape, &[0])?;
+                mask.select(&padded, &v)?
+            }
+        }
+        op => return no_rule("batching", op),
+    };
+    Ok(vec![(out, true)])
+}
