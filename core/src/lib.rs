@@ -34,6 +34,7 @@ pub use array::Array;
 pub use batching::vmap;
 pub use error::{Error, Result};
 pub use jit::{jit, Jit};
+pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
 pub use ops::Operand;
 pub use promotion::{promote_types, Scalar};
 pub use quabla_abi::{qir, DType, HostArray, TensorType};

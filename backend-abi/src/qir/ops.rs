@@ -171,6 +171,32 @@ pub enum Op {
         cond: Box<Program>,
         body: Box<Program>,
     },
+    // Core-level ops below: the core's tracer emits them and lowers them away (by inlining
+    // `call`) before a program is compiled. Backends never see them: they are in no
+    // capability list, so the plugin kit refuses them by name.
+    /// Identity whose derivative is zero.
+    StopGradient,
+    /// `call` with a user JVP rule `jvp: (args, float-arg tangents) -> (outs, float-out tangents)`.
+    CustomJvp {
+        call: Box<Program>,
+        jvp: Box<Program>,
+    },
+    /// `call` with a user VJP: `fwd: args -> (outs, residuals)`,
+    /// `bwd: (residuals, float-out cotangents) -> float-arg cotangents`.
+    CustomVjp {
+        call: Box<Program>,
+        fwd: Box<Program>,
+        bwd: Box<Program>,
+    },
+    /// The tangent map of a custom VJP inside a JVP program: operands
+    /// `(residuals, float-arg tangents)`, transposed by running `bwd`.
+    CustomVjpLinear {
+        bwd: Box<Program>,
+    },
+    /// `call`, whose residuals reverse mode recomputes instead of storing (remat).
+    Checkpoint {
+        call: Box<Program>,
+    },
 }
 
 impl Op {
@@ -201,6 +227,36 @@ impl Op {
             Op::DynamicUpdateSlice => "dynamic_update_slice",
             Op::Cond { .. } => "cond",
             Op::While { .. } => "while",
+            Op::StopGradient => "stop_gradient",
+            Op::CustomJvp { .. } => "custom_jvp_call",
+            Op::CustomVjp { .. } => "custom_vjp_call",
+            Op::CustomVjpLinear { .. } => "custom_vjp_linear",
+            Op::Checkpoint { .. } => "checkpoint",
+        }
+    }
+
+    /// True for the core-level ops that must be lowered before compilation.
+    pub fn is_core_only(&self) -> bool {
+        matches!(
+            self,
+            Op::StopGradient
+                | Op::CustomJvp { .. }
+                | Op::CustomVjp { .. }
+                | Op::CustomVjpLinear { .. }
+                | Op::Checkpoint { .. }
+        )
+    }
+
+    /// The names of the regions, in order, as the text form labels them.
+    pub fn region_names(&self) -> Vec<&'static str> {
+        match self {
+            Op::Cond { branches } => vec!["branch"; branches.len()],
+            Op::While { .. } => vec!["cond", "body"],
+            Op::CustomJvp { .. } => vec!["call", "jvp"],
+            Op::CustomVjp { .. } => vec!["call", "fwd", "bwd"],
+            Op::CustomVjpLinear { .. } => vec!["bwd"],
+            Op::Checkpoint { .. } => vec!["call"],
+            _ => vec![],
         }
     }
 
@@ -217,7 +273,38 @@ impl Op {
         match self {
             Op::Cond { branches } => branches.iter().collect(),
             Op::While { cond, body } => vec![cond, body],
+            Op::CustomJvp { call, jvp } => vec![call, jvp],
+            Op::CustomVjp { call, fwd, bwd } => vec![call, fwd, bwd],
+            Op::CustomVjpLinear { bwd } => vec![bwd],
+            Op::Checkpoint { call } => vec![call],
             _ => vec![],
+        }
+    }
+
+    /// The same op with its regions replaced (in the order of [`Op::regions`]).
+    pub fn with_regions(&self, regions: Vec<Program>) -> Op {
+        if let Op::Cond { .. } = self {
+            return Op::Cond { branches: regions };
+        }
+        let mut it = regions.into_iter().map(Box::new);
+        let mut next = || it.next().unwrap_or_default();
+        match self {
+            Op::While { .. } => Op::While {
+                cond: next(),
+                body: next(),
+            },
+            Op::CustomJvp { .. } => Op::CustomJvp {
+                call: next(),
+                jvp: next(),
+            },
+            Op::CustomVjp { .. } => Op::CustomVjp {
+                call: next(),
+                fwd: next(),
+                bwd: next(),
+            },
+            Op::CustomVjpLinear { .. } => Op::CustomVjpLinear { bwd: next() },
+            Op::Checkpoint { .. } => Op::Checkpoint { call: next() },
+            op => op.clone(),
         }
     }
 }

@@ -390,6 +390,103 @@ fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>
     }
 }
 
+fn floats(ts: &[TensorType]) -> Vec<TensorType> {
+    ts.iter().filter(|t| t.dtype.is_float()).cloned().collect()
+}
+
+/// Region signatures of the core-level ops (see their docs in `ops.rs`).
+fn custom_rule(
+    op: &Op,
+    operands: &[&TensorType],
+    declared: &[TensorType],
+    regions_out: &[Vec<TensorType>],
+) -> Rule {
+    if regions_out.len() != op.regions().len() {
+        return Err(format!("{} is missing region signatures", op.name()));
+    }
+    let args: Vec<TensorType> = operands.iter().map(|t| (*t).clone()).collect();
+    let regions = op.regions();
+    let check = |what: &str, got: &[TensorType], want: &[TensorType]| -> Result<(), String> {
+        if got != want {
+            let show = |ts: &[TensorType]| {
+                ts.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(format!(
+                "{}: {what} is ({}) but must be ({})",
+                op.name(),
+                show(got),
+                show(want)
+            ));
+        }
+        Ok(())
+    };
+    match op {
+        Op::Checkpoint { .. } => {
+            check("the call's inputs", &regions[0].inputs, &args)?;
+            Ok(regions_out[0].clone())
+        }
+        Op::CustomJvp { .. } => {
+            check("the call's inputs", &regions[0].inputs, &args)?;
+            let outs = &regions_out[0];
+            check(
+                "the rule's inputs",
+                &regions[1].inputs,
+                &[args.clone(), floats(&args)].concat(),
+            )?;
+            check(
+                "the rule's outputs",
+                &regions_out[1],
+                &[outs.clone(), floats(outs)].concat(),
+            )?;
+            Ok(outs.clone())
+        }
+        Op::CustomVjp { .. } => {
+            check("the call's inputs", &regions[0].inputs, &args)?;
+            check("fwd's inputs", &regions[1].inputs, &args)?;
+            let outs = &regions_out[0];
+            let fwd = &regions_out[1];
+            if fwd.len() < outs.len() || &fwd[..outs.len()] != outs.as_slice() {
+                return Err(format!(
+                    "{}: fwd must return the call's outputs, then residuals",
+                    op.name()
+                ));
+            }
+            let residuals = &fwd[outs.len()..];
+            check(
+                "bwd's inputs",
+                &regions[2].inputs,
+                &[residuals.to_vec(), floats(outs)].concat(),
+            )?;
+            check("bwd's outputs", &regions_out[2], &floats(&args))?;
+            Ok(outs.clone())
+        }
+        Op::CustomVjpLinear { .. } => {
+            let bwd_in = &regions[0].inputs;
+            if bwd_in.len() < declared.len() {
+                return Err(
+                    "custom_vjp_linear: bwd takes residuals, then one cotangent per result".into(),
+                );
+            }
+            let r = bwd_in.len() - declared.len();
+            check(
+                "bwd's inputs",
+                bwd_in,
+                &[args[..r.min(args.len())].to_vec(), declared.to_vec()].concat(),
+            )?;
+            check(
+                "the tangent operands",
+                &args[r.min(args.len())..],
+                &regions_out[0],
+            )?;
+            Ok(declared.to_vec())
+        }
+        _ => Err("not a custom op".into()),
+    }
+}
+
 fn fmt_types(ts: &[&TensorType]) -> String {
     let s: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
     format!("({})", s.join(", "))
@@ -639,5 +736,13 @@ pub fn infer_result_types(
             Ok(vec![(*x).clone()])
         }
         Op::Cond { .. } | Op::While { .. } => region_rule(op, operands, regions_out),
+        Op::StopGradient => {
+            expect_arity(op, operands, 1)?;
+            Ok(vec![operands[0].clone()])
+        }
+        Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. } => custom_rule(op, operands, declared, regions_out),
     }
 }

@@ -37,8 +37,13 @@ pub(crate) fn jvp_walk(
             let n = outs.len();
             (outs, vec![None; n])
         } else if !node.op.regions().is_empty() {
-            // Regions compute primal and tangent outputs in one node.
-            super::control_flow::jvp(node, &ins, &in_t)?
+            // Region ops compute primal and tangent outputs together.
+            match node.op {
+                quabla_abi::qir::Op::Cond { .. } | quabla_abi::qir::Op::While { .. } => {
+                    crate::ops::control_flow::jvp(node, &ins, &in_t)?
+                }
+                _ => crate::ops::custom::jvp(node, &ins, &in_t)?,
+            }
         } else {
             let outs = apply_at(
                 primals.first(),

@@ -87,10 +87,27 @@ pub(crate) fn vjp_programs(
     active: &[usize],
 ) -> Result<VjpPrograms> {
     let j = jvp_program(device, p, active)?;
-    let (n, k) = (p.inputs.len(), p.outputs.len());
+    let (forward, backward) = partial_eval_transpose(device, &j, p.inputs.len(), p.outputs.len())?;
+    Ok(VjpPrograms {
+        forward,
+        backward,
+        num_outputs: p.outputs.len(),
+    })
+}
+
+/// Splits `j` (inputs: `n` known then linear; outputs: `k` known then linear) into
+/// `forward: known inputs -> (known outputs, residuals)` and
+/// `backward: (residuals, cotangents of the linear outputs) -> cotangents of the linear inputs`.
+pub(crate) fn partial_eval_transpose(
+    device: &Arc<Device>,
+    j: &Program,
+    n: usize,
+    k: usize,
+) -> Result<(Program, Program)> {
+    let n_lin = j.inputs.len() - n;
     let first = j.first_result_ids();
     let mut linear = vec![false; j.num_values()];
-    for v in linear.iter_mut().take(n + active.len()).skip(n) {
+    for v in linear.iter_mut().take(n + n_lin).skip(n) {
         *v = true;
     }
     let mut types: Vec<TensorType> = j.inputs.clone();
@@ -128,16 +145,12 @@ pub(crate) fn vjp_programs(
         .filter(|&ni| node_needed[ni] && is_linear_node(ni))
         .collect();
     for &ni in &linear_nodes {
-        if let op @ (Op::While { .. } | Op::Cond { .. }) = &j.nodes[ni].op {
-            let hint = if matches!(op, Op::While { .. }) {
-                "; reverse mode needs a loop with static bounds (scan, or fori_loop with constant bounds)"
-            } else {
-                ""
-            };
-            return Err(Error::Type(format!(
-                "reverse-mode differentiation through `{}` is not supported{hint}",
-                op.name()
-            )));
+        if let Op::While { .. } = &j.nodes[ni].op {
+            return Err(Error::Type(
+                "reverse-mode differentiation through `while` is not supported: reverse mode needs a loop with \
+                 static bounds (scan, or fori_loop with constant bounds)"
+                    .into(),
+            ));
         }
     }
     let is_constant = |v: ValueId| {
@@ -159,11 +172,11 @@ pub(crate) fn vjp_programs(
         .collect();
     let mut fwd_outputs: Vec<ValueId> = j.outputs[..k].to_vec();
     fwd_outputs.extend(&residuals);
-    let forward = extract(&j, n, &forward_nodes, &fwd_outputs);
+    let forward = extract(j, n, &forward_nodes, &fwd_outputs);
 
     let mut bwd_types: Vec<TensorType> =
         residuals.iter().map(|r| types[r.index()].clone()).collect();
-    bwd_types.extend(p.output_types());
+    bwd_types.extend(j.outputs[k..].iter().map(|o| types[o.index()].clone()));
     let nres = residuals.len();
     let backward = trace_function(device, &bwd_types, |args: &[Array]| {
         let anchor = args
@@ -214,7 +227,7 @@ pub(crate) fn vjp_programs(
                 }
             }
         }
-        (0..active.len())
+        (0..n_lin)
             .map(|a| {
                 let v = ValueId((n + a) as u32);
                 cts.remove(&v)
@@ -223,9 +236,38 @@ pub(crate) fn vjp_programs(
             })
             .collect()
     })?;
-    Ok(VjpPrograms {
-        forward,
-        backward,
-        num_outputs: k,
+    Ok((forward, backward))
+}
+
+/// A region whose inputs are known where `known` says and linear elsewhere, and whose
+/// outputs are linear, turned into its transpose
+/// `(known inputs..., output cotangents...) -> cotangents of the linear inputs`. The known
+/// part is recomputed inside (nothing is stored between the two passes).
+pub(crate) fn transpose_region(
+    device: &Arc<Device>,
+    r: &Program,
+    known: &[bool],
+) -> Result<Program> {
+    let order: Vec<usize> = (0..r.inputs.len())
+        .filter(|&i| known[i])
+        .chain((0..r.inputs.len()).filter(|&i| !known[i]))
+        .collect();
+    let n_known = known.iter().filter(|k| **k).count();
+    let reordered_types: Vec<TensorType> = order.iter().map(|&i| r.inputs[i].clone()).collect();
+    // The region with its known inputs first.
+    let reordered = trace_function(device, &reordered_types, |a: &[Array]| {
+        let mut args: Vec<Option<Array>> = vec![None; a.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            args[i] = Some(a[pos].clone());
+        }
+        crate::eval::eval_program(r, &args.into_iter().flatten().collect::<Vec<_>>())
+    })?;
+    let (fwd, bwd) = partial_eval_transpose(device, &reordered, n_known, 0)?;
+    let mut types = reordered_types[..n_known].to_vec();
+    types.extend(r.output_types());
+    trace_function(device, &types, |a: &[Array]| {
+        let mut args = crate::eval::eval_program(&fwd, &a[..n_known])?;
+        args.extend(a[n_known..].iter().cloned());
+        crate::eval::eval_program(&bwd, &args)
     })
 }

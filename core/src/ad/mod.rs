@@ -9,11 +9,13 @@
 //! d/dy x^y at x = 0 is 0; gradients have the dtype of their primal; integer and bool inputs
 //! have no tangent (asking for their gradient is an error).
 
-pub(crate) mod control_flow;
 mod jacobian;
 mod jvp;
+pub(crate) mod jvp_support;
 mod linearize;
 pub(crate) mod rules;
+
+pub(crate) use linearize::transpose_region;
 
 pub use jacobian::{hessian, hvp, jacfwd, jacobian, jacrev};
 

@@ -84,9 +84,8 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             ops::indexing::jvp(a)
         }
-        Op::Cond { .. } | Op::While { .. } => {
-            unreachable!("regions are differentiated by ad::control_flow")
-        }
+        Op::StopGradient => Ok(vec![None]),
+        op => unreachable!("`{}` has regions: jvp_walk differentiates it", op.name()),
     }
 }
 
@@ -106,6 +105,8 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             ops::indexing::transpose(a)
         }
+        Op::Cond { .. } => ops::control_flow::transpose(a),
+        Op::Checkpoint { .. } | Op::CustomVjpLinear { .. } => ops::custom::transpose(a),
         op => no_rule("transpose", op),
     }
 }

@@ -6,8 +6,6 @@
 //! becomes a select over all branches, and a `while` with a batched predicate runs until
 //! every element is done, freezing the carries of finished elements.
 
-mod control_flow;
-
 use crate::array::Array;
 use crate::error::{type_err, Error, Result};
 use crate::eval::eval_program;
@@ -69,7 +67,12 @@ fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             ops::indexing::batch(a)
         }
-        Op::Cond { .. } | Op::While { .. } => control_flow::batch(a),
+        Op::Cond { .. } | Op::While { .. } => ops::control_flow::batch(a),
+        Op::StopGradient
+        | Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. } => ops::custom::batch(a),
         Op::Constant(_) | Op::Iota { .. } => unreachable!("nullary ops are never batched"),
     }
 }

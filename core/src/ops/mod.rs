@@ -5,7 +5,9 @@
 //! JVP, transpose and batching rules beside it) plus the backends.
 
 pub(crate) mod contraction;
+pub(crate) mod control_flow;
 pub(crate) mod creation;
+pub(crate) mod custom;
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
 pub(crate) mod reduction;

@@ -3,9 +3,11 @@
 
 mod cse;
 mod dce;
+mod lower;
 
 pub use cse::cse;
 pub use dce::dce;
+pub use lower::{lower, CUSTOM_VJP_FORWARD};
 
 use quabla_abi::qir::Program;
 

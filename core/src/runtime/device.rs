@@ -57,6 +57,8 @@ impl Device {
     /// Compiles `program`, reusing an earlier compilation of the same program (keyed by its
     /// exact encoding, so constants with different bits never share an executable).
     pub fn compile(&self, program: &Program) -> Result<Arc<Executable>> {
+        let lowered = crate::passes::lower(program).map_err(Error::Type)?;
+        let program = &lowered;
         let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;
         let key = qir::encode(program, version).map_err(Error::Type)?;
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -344,15 +344,14 @@ impl Parser {
                 }
                 Op::Cond { branches }
             }
-            Op::While { .. } => {
+            op if !op.region_names().is_empty() => {
                 self.expect_punct('{')?;
-                let cond = self.region("cond")?;
-                let body = self.region("body")?;
-                self.expect_punct('}')?;
-                Op::While {
-                    cond: Box::new(cond),
-                    body: Box::new(body),
+                let mut regions = Vec::new();
+                for name in op.region_names() {
+                    regions.push(self.region(name)?);
                 }
+                self.expect_punct('}')?;
+                op.with_regions(regions)
             }
             op => op,
         };
@@ -623,6 +622,22 @@ impl Parser {
             "while" => Op::While {
                 cond: Box::default(),
                 body: Box::default(),
+            },
+            "stop_gradient" => Op::StopGradient,
+            "custom_jvp_call" => Op::CustomJvp {
+                call: Box::default(),
+                jvp: Box::default(),
+            },
+            "custom_vjp_call" => Op::CustomVjp {
+                call: Box::default(),
+                fwd: Box::default(),
+                bwd: Box::default(),
+            },
+            "custom_vjp_linear" => Op::CustomVjpLinear {
+                bwd: Box::default(),
+            },
+            "checkpoint" => Op::Checkpoint {
+                call: Box::default(),
             },
             _ => return self.error(format!("unknown op `{name}`")),
         })

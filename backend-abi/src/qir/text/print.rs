@@ -67,22 +67,16 @@ fn print_node(out: &mut String, node: &Node, first_id: usize, indent: usize) {
         node.op.name(),
         operands.join(", ")
     );
-    match &node.op {
-        Op::Cond { branches } => {
-            out.push_str(" {\n");
-            for b in branches {
-                print_region(out, "branch", b, indent + 1);
-            }
-            let _ = writeln!(out, "{pad}}}");
-        }
-        Op::While { cond, body } => {
-            out.push_str(" {\n");
-            print_region(out, "cond", cond, indent + 1);
-            print_region(out, "body", body, indent + 1);
-            let _ = writeln!(out, "{pad}}}");
-        }
-        _ => out.push('\n'),
+    let regions = node.op.regions();
+    if regions.is_empty() {
+        out.push('\n');
+        return;
     }
+    out.push_str(" {\n");
+    for (name, r) in node.op.region_names().into_iter().zip(regions) {
+        print_region(out, name, r, indent + 1);
+    }
+    let _ = writeln!(out, "{pad}}}");
 }
 
 fn attributes(op: &Op) -> Vec<String> {

@@ -1,0 +1,78 @@
+//! Lowering the core-level ops away before compilation: `checkpoint`, `custom_jvp_call` and
+//! `custom_vjp_call` are replaced by their `call` region inlined, `stop_gradient` by its
+//! operand. A `custom_vjp_linear` left in a program means forward mode was asked of a
+//! `custom_vjp` function, which (as in JAX) is not supported.
+
+use quabla_abi::qir::{Node, Op, Program, ValueId};
+
+/// Why a `custom_vjp_linear` cannot run.
+pub const CUSTOM_VJP_FORWARD: &str =
+    "forward-mode differentiation (jvp, jacfwd, hessian) of a custom_vjp function is not \
+     supported; define its rule with custom_jvp instead, or use reverse mode";
+
+/// The program with every core-level op lowered, regions included.
+pub fn lower(p: &Program) -> Result<Program, String> {
+    if !has_core_ops(p) {
+        return Ok(p.clone());
+    }
+    let mut out = Program {
+        inputs: p.inputs.clone(),
+        nodes: Vec::new(),
+        outputs: Vec::new(),
+    };
+    let mut map: Vec<ValueId> = (0..p.inputs.len() as u32).map(ValueId).collect();
+    let mut next = p.inputs.len() as u32;
+    for node in &p.nodes {
+        let operands: Vec<ValueId> = node.operands.iter().map(|o| map[o.index()]).collect();
+        match &node.op {
+            Op::StopGradient => map.push(operands[0]),
+            Op::Checkpoint { call } | Op::CustomJvp { call, .. } | Op::CustomVjp { call, .. } => {
+                let call = lower(call)?;
+                let mut inner: Vec<ValueId> = operands.clone();
+                for n in &call.nodes {
+                    let ops = n.operands.iter().map(|o| inner[o.index()]).collect();
+                    out.nodes.push(Node {
+                        op: n.op.clone(),
+                        operands: ops,
+                        results: n.results.clone(),
+                    });
+                    for _ in &n.results {
+                        inner.push(ValueId(next));
+                        next += 1;
+                    }
+                }
+                map.extend(call.outputs.iter().map(|o| inner[o.index()]));
+            }
+            Op::CustomVjpLinear { .. } => return Err(CUSTOM_VJP_FORWARD.into()),
+            op => {
+                let regions = op
+                    .regions()
+                    .into_iter()
+                    .map(lower)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let op = if regions.is_empty() {
+                    op.clone()
+                } else {
+                    op.with_regions(regions)
+                };
+                out.nodes.push(Node {
+                    op,
+                    operands,
+                    results: node.results.clone(),
+                });
+                for _ in &node.results {
+                    map.push(ValueId(next));
+                    next += 1;
+                }
+            }
+        }
+    }
+    out.outputs = p.outputs.iter().map(|o| map[o.index()]).collect();
+    Ok(out)
+}
+
+fn has_core_ops(p: &Program) -> bool {
+    p.nodes
+        .iter()
+        .any(|n| n.op.is_core_only() || n.op.regions().into_iter().any(has_core_ops))
+}
