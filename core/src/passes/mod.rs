@@ -1,19 +1,40 @@
 //! Program passes run before differentiation and before lowering to a backend. Each pass
 //! keeps results bit for bit: nothing here reassociates or changes rounding.
 
+mod canonicalize;
 mod cse;
 mod dce;
+mod fold;
 mod lower;
 
+pub use canonicalize::canonicalize;
 pub use cse::cse;
 pub use dce::dce;
+pub use fold::fold_constants;
 pub use lower::{lower, CUSTOM_VJP_FORWARD};
 
 use quabla_abi::qir::Program;
 
-/// The passes every program goes through before it is compiled: CSE, then DCE.
+/// The passes every traced program goes through: canonicalisation, CSE, then DCE. With
+/// `QUABLA_DUMP_IR=<folder>` set, the program before and after is written there as text.
 pub fn optimize(p: &Program) -> Program {
-    dce(&cse(p))
+    let out = dce(&cse(&canonicalize(p)));
+    dump("traced", p);
+    dump("optimized", &out);
+    out
+}
+
+/// Writes `p` to `$QUABLA_DUMP_IR/<n>-<stage>.qir` when that variable is set.
+pub fn dump(stage: &str, p: &Program) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    if let Some(dir) = std::env::var_os("QUABLA_DUMP_IR") {
+        let dir = std::path::PathBuf::from(dir);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        // Dumps are a debugging aid: failing to write one must not fail the program.
+        let _ = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(dir.join(format!("{n:05}-{stage}.qir")), p.to_text()));
+    }
 }
 
 /// Renumbers `p` keeping the nodes `keep` (in order), with `alias` mapping values of dropped

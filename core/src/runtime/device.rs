@@ -58,6 +58,7 @@ impl Device {
     /// exact encoding, so constants with different bits never share an executable).
     pub fn compile(&self, program: &Program) -> Result<Arc<Executable>> {
         let lowered = crate::passes::lower(program).map_err(Error::Type)?;
+        crate::passes::dump("lowered", &lowered);
         let program = &lowered;
         let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;
         let key = qir::encode(program, version).map_err(Error::Type)?;
