@@ -128,7 +128,11 @@ where
             Repr::Concrete { buffer, .. } => trace.capture(buffer, || o.to_host())?,
         });
     }
-    let program = trace.finish(ids);
+    // Simplified, folded and pruned before anything differentiates or compiles it.
+    let program = crate::passes::dce(&crate::passes::fold_constants(
+        &crate::passes::optimize(&trace.finish(ids)),
+        device,
+    ));
     program.validate().map_err(|e| {
         Error::Type(format!(
             "tracing produced an invalid program (a bug in quabla): {e}"

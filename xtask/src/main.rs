@@ -6,7 +6,8 @@
 //!   against the CPU plugin's shared library included), the conformance CLI, and the example.
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
 //!   `--filter 'ops/unary/*'` are passed on).
-//! - `goldens`: regenerates the conformance goldens with the numpy/mpmath reference.
+//! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
+//!   golden with the numpy/mpmath reference.
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -106,6 +107,10 @@ fn test() {
 }
 
 fn goldens() {
+    // The transformation goldens test the QIR Quabla's AD and vmap emit: dump it first.
+    let mut dump = cargo();
+    dump.args(["run", "-q", "-p", "quabla", "--example", "dump_ad_programs"]);
+    run("dump the programs the transformations emit", &mut dump);
     let script = root().join("tests/conformance/tools/generate.py");
     run(
         "regenerate the conformance goldens",

@@ -30,12 +30,14 @@ def main():
     sys.path.insert(0, HERE)
     import cases_ops
     import cases_regions
+    import cases_transforms
     from golden import write_groups
 
     out = os.path.join(os.path.dirname(HERE), "cases")
     groups = {}
     groups.update(cases_ops.build())
     groups.update(cases_regions.build())
+    groups.update(cases_transforms.build())
     n = write_groups(out, groups)
     print(f"wrote {n} cases in {len(groups)} files under {out}")
 

@@ -1,0 +1,223 @@
+//! Writes the QIR that Quabla's transformations emit for a set of representative functions
+//! to `tests/conformance/tools/ad_programs/`, where the golden generator picks them up and
+//! computes their expected outputs independently with numpy (`cargo xtask goldens`).
+
+use quabla::ad::{grad, hvp, jvp, vjp};
+use quabla::qir::Program;
+use quabla::{call_program, make_program, vmap, Array, Axes, DType, Result};
+use std::path::PathBuf;
+
+fn zeros(shape: &[usize], d: DType) -> Array {
+    Array::zeros(shape, d).unwrap()
+}
+
+fn rosenbrock(x: &Array) -> Result<Array> {
+    let n = x.shape()[0];
+    let head = x.slice(&[0], &[n - 1], &[1])?;
+    let tail = x.slice(&[1], &[n], &[1])?;
+    let t1 = (&tail - &(&head * &head)?)?;
+    let t2 = (head.neg()? + 1.0)?;
+    ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)
+}
+
+const COND: &str = "program(%0: i32[], %1: f64[4]) {
+  %2 = cond(%0, %1) : f64[4] {
+    branch(%0: f64[4]) {
+      %1 = exp(%0) : f64[4]
+      return %1
+    }
+    branch(%0: f64[4]) {
+      %1 = sin(%0) : f64[4]
+      %2 = mul(%1, %0) : f64[4]
+      return %2
+    }
+  }
+  return %2
+}
+";
+
+const WHILE: &str = "program(%0: f64[3], %1: i32[]) {
+  %2 = constant[value=[0]]() : i32[]
+  %3, %4, %5 = while(%2, %0, %1) : i32[], f64[3], i32[] {
+    cond(%0: i32[], %1: f64[3], %2: i32[]) {
+      %3 = compare[dir=lt](%0, %2) : bool[]
+      return %3
+    }
+    body(%0: i32[], %1: f64[3], %2: i32[]) {
+      %3 = constant[value=[1]]() : i32[]
+      %4 = add(%0, %3) : i32[]
+      %5 = sin(%1) : f64[3]
+      %6 = add(%1, %5) : f64[3]
+      return %4, %6, %2
+    }
+  }
+  return %4
+}
+";
+
+fn mlp_loss(a: &[Array]) -> Result<Vec<Array>> {
+    let h = a[2].matmul(&a[0])?.tanh()?;
+    let d = (h.matmul(&a[1])? - &a[3])?;
+    Ok(vec![(&d * &d)?.sum(Axes::All, false)?])
+}
+
+fn main() -> Result<()> {
+    quabla::runtime::register_static("cpu", quabla_cpu::backend_module);
+    let out =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/tools/ad_programs");
+    std::fs::create_dir_all(&out).map_err(|e| quabla::Error::Type(e.to_string()))?;
+    let f64v = |s: &[usize]| zeros(s, DType::F64);
+    let mut programs: Vec<(&str, Program)> = Vec::new();
+
+    programs.push((
+        "grad_sin_times_x",
+        make_program(
+            grad(
+                |a: &[Array]| Ok(vec![(a[0].sin()? * &a[0])?.sum(Axes::All, false)?]),
+                &[0],
+            ),
+            &[f64v(&[5])],
+        )?,
+    ));
+    programs.push((
+        "jvp_tanh_matmul",
+        make_program(
+            |a: &[Array]| {
+                let (y, t) = jvp(
+                    |b: &[Array]| Ok(vec![b[0].matmul(&b[1])?.tanh()?]),
+                    &a[..2],
+                    &[a[2].clone(), a[1].zeros_like()?],
+                )?;
+                Ok([y, t].concat())
+            },
+            &[f64v(&[3, 4]), f64v(&[4, 2]), f64v(&[3, 4])],
+        )?,
+    ));
+    programs.push((
+        "vjp_softmax",
+        make_program(
+            |a: &[Array]| {
+                let (_, pb) = vjp(
+                    |b: &[Array]| {
+                        let e = b[0].exp()?;
+                        Ok(vec![(&e / &e.sum(Axes::All, true)?)?])
+                    },
+                    &a[..1],
+                )?;
+                pb.call(&a[1..])
+            },
+            &[f64v(&[5]), f64v(&[5])],
+        )?,
+    ));
+    programs.push((
+        "vmap_matvec",
+        make_program(
+            vmap(
+                |a: &[Array]| Ok(vec![a[0].matmul(&a[1])?]),
+                &[None, Some(0)],
+                &[],
+            ),
+            &[f64v(&[3, 4]), f64v(&[6, 4])],
+        )?,
+    ));
+    programs.push((
+        "vmap_grad_mlp",
+        make_program(
+            vmap(
+                grad(mlp_loss, &[0, 1]),
+                &[None, None, Some(0), Some(0)],
+                &[],
+            ),
+            &[f64v(&[3, 4]), f64v(&[4, 1]), f64v(&[5, 3]), f64v(&[5, 1])],
+        )?,
+    ));
+    programs.push((
+        "hvp_rosenbrock",
+        make_program(
+            |a: &[Array]| hvp(|b: &[Array]| Ok(vec![rosenbrock(&b[0])?]), &a[..1], &a[1..]),
+            &[f64v(&[6]), f64v(&[6])],
+        )?,
+    ));
+    programs.push((
+        "grad_cond",
+        make_program(
+            grad(
+                |a: &[Array]| {
+                    Ok(vec![
+                        call_program(&Program::parse(COND)?, a)?[0].sum(Axes::All, false)?
+                    ])
+                },
+                &[1],
+            ),
+            &[Array::zeros(&[], DType::I32)?, f64v(&[4])],
+        )?,
+    ));
+    programs.push((
+        "jvp_while",
+        make_program(
+            |a: &[Array]| {
+                let (y, t) = jvp(
+                    |b: &[Array]| call_program(&Program::parse(WHILE)?, b),
+                    &a[..2],
+                    &[a[2].clone(), a[1].clone()],
+                )?;
+                Ok([y, t].concat())
+            },
+            &[f64v(&[3]), Array::zeros(&[], DType::I32)?, f64v(&[3])],
+        )?,
+    ));
+    programs.push((
+        "grad_cumprod",
+        make_program(
+            grad(
+                |a: &[Array]| Ok(vec![a[0].cumprod(0, false)?.sum(Axes::All, false)?]),
+                &[0],
+            ),
+            &[f64v(&[6])],
+        )?,
+    ));
+    programs.push((
+        "grad_max_ties",
+        make_program(
+            grad(
+                |a: &[Array]| {
+                    Ok(vec![a[0]
+                        .max(Axes::Some(&[1]), false)?
+                        .sum(Axes::All, false)?])
+                },
+                &[0],
+            ),
+            &[f64v(&[3, 4])],
+        )?,
+    ));
+    programs.push((
+        "grad_take",
+        make_program(
+            grad(
+                |a: &[Array]| {
+                    let idx = Array::from_slice_on(a[0].device(), &[3i32, 0, 3, 9, -2], &[5])?;
+                    Ok(vec![(a[0].take(&idx, 0)?.sin()?).sum(Axes::All, false)?])
+                },
+                &[0],
+            ),
+            &[f64v(&[6])],
+        )?,
+    ));
+    programs.push((
+        "vmap_while_trip_counts",
+        make_program(
+            vmap(
+                |a: &[Array]| call_program(&Program::parse(WHILE)?, a),
+                &[Some(0), Some(0)],
+                &[],
+            ),
+            &[f64v(&[4, 3]), Array::zeros(&[4], DType::I32)?],
+        )?,
+    ));
+    for (name, p) in &programs {
+        std::fs::write(out.join(format!("{name}.qir")), p.to_text())
+            .map_err(|e| quabla::Error::Type(e.to_string()))?;
+    }
+    println!("wrote {} programs to {}", programs.len(), out.display());
+    Ok(())
+}

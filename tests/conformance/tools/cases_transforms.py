@@ -1,0 +1,117 @@
+"""Goldens for the programs Quabla's transformations emit (jvp, vjp, grad, vmap, hvp, and AD
+through cond/while), dumped by `cargo run -p quabla --example dump_ad_programs` into
+tools/ad_programs/. Expected values come from numpy: analytic derivatives and explicit
+loops, never from Quabla."""
+import os
+import re
+
+import numpy as np
+
+from golden import case, tol_close
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(7)
+TOL = tol_close(1e-13, 1e-13)
+
+
+class Loaded:
+    """A dumped program, quacking like qir.Program for golden.case."""
+
+    def __init__(self, text):
+        self.text = text
+        self.ops = set(re.findall(r"= ([a-z_0-9]+)[\[(]", text))
+        self.dtypes = set(re.findall(r"\b(f32|f64|i32|u32|bool)\[", text))
+        header = text.split("{", 1)[0]
+        self.inputs = [(d, [int(x) for x in s.split(",") if x]) for d, s in re.findall(r"%\d+: (\w+)\[([\d,]*)\]", header)]
+
+
+def rosenbrock_hessian(x):
+    n = len(x)
+    h = np.zeros((n, n))
+    for i in range(n - 1):
+        h[i, i] += 1200 * x[i] ** 2 - 400 * x[i + 1] + 2
+        h[i, i + 1] = h[i + 1, i] = -400 * x[i]
+    for i in range(1, n):
+        h[i, i] += 200
+    return h
+
+
+def cumprod_grad(x):
+    n = len(x)
+    g = np.zeros(n)
+    for i in range(n):
+        for j in range(i, n):
+            g[i] += np.prod([x[k] for k in range(j + 1) if k != i])
+    return g
+
+
+def while_ref(x, n):
+    t = np.ones_like(x)
+    for _ in range(n):
+        t = t * (1 + np.cos(x))
+        x = x + np.sin(x)
+    return x, t
+
+
+def mlp_grads(w1, w2, x, y):
+    h = np.tanh(x @ w1)
+    d = h @ w2 - y
+    gw2 = np.outer(h, 2 * d)
+    gh = (2 * d) @ w2.T
+    gw1 = np.outer(x, gh * (1 - h * h))
+    return gw1, gw2
+
+
+def references():
+    """name -> (inputs, expected outputs)."""
+    r = {}
+    x = RNG.uniform(-2, 2, 5)
+    r["grad_sin_times_x"] = ([x], [np.sin(x) + x * np.cos(x)])
+    x, w, t = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 2)), RNG.normal(size=(3, 4))
+    y = np.tanh(x @ w)
+    r["jvp_tanh_matmul"] = ([x, w, t], [y, (1 - y * y) * (t @ w)])
+    x, ct = RNG.normal(size=5), RNG.normal(size=5)
+    s = np.exp(x) / np.exp(x).sum()
+    r["vjp_softmax"] = ([x, ct], [s * (ct - (ct * s).sum())])
+    a, xs = RNG.normal(size=(3, 4)), RNG.normal(size=(6, 4))
+    r["vmap_matvec"] = ([a, xs], [xs @ a.T])
+    w1, w2, xb, yb = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 1)), RNG.normal(size=(5, 3)), RNG.normal(size=(5, 1))
+    grads = [mlp_grads(w1, w2, xb[i], yb[i]) for i in range(5)]
+    r["vmap_grad_mlp"] = ([w1, w2, xb, yb], [np.stack([g[0] for g in grads]), np.stack([g[1] for g in grads])])
+    x, v = RNG.uniform(0.5, 1.5, 6), RNG.normal(size=6)
+    r["hvp_rosenbrock"] = ([x, v], [rosenbrock_hessian(x) @ v])
+    x = RNG.uniform(0.5, 2, 4)
+    r["grad_cond"] = ([np.int32(1), x], [np.sin(x) + x * np.cos(x)])
+    x, t = RNG.normal(size=3), RNG.normal(size=3)
+    xf, tf = while_ref(x, 4)
+    r["jvp_while"] = ([x, np.int32(4), t], [xf, tf * t])
+    x = np.array([0.5, -1.5, 0.0, 2.0, 0.0, 1.25])
+    r["grad_cumprod"] = ([x], [cumprod_grad(x)])
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, 5.0, 4.0, 5.0]])
+    g = (x == x.max(axis=1, keepdims=True)).astype(float)
+    r["grad_max_ties"] = ([x], [g / g.sum(axis=1, keepdims=True)])
+    x = RNG.normal(size=6)
+    g = np.zeros(6)
+    for i in [3, 0, 3, 9, -2]:
+        j = min(max(i, 0), 5)  # gather clamps
+        g[j] += np.cos(x[j])
+    r["grad_take"] = ([x], [g])
+    xs, ns = RNG.normal(size=(4, 3)), np.array([0, 3, 1, 5], np.int32)
+    r["vmap_while_trip_counts"] = ([xs, ns], [np.stack([while_ref(xs[i], ns[i])[0] for i in range(4)])])
+    return r
+
+
+def build():
+    folder = os.path.join(HERE, "ad_programs")
+    cases = []
+    refs = references()
+    for name in sorted(refs):
+        path = os.path.join(folder, name + ".qir")
+        if not os.path.exists(path):
+            raise SystemExit(f"{path} is missing: run `cargo run -p quabla --example dump_ad_programs` first")
+        prog = Loaded(open(path).read())
+        inputs, expected = refs[name]
+        ins = [(d, np.asarray(a)) for (d, _), a in zip(prog.inputs, inputs)]
+        outs = [("f64", np.asarray(e, dtype=np.float64)) for e in expected]
+        cases.append(case(name, prog, ins, outs, TOL, note="QIR emitted by Quabla's transformations"))
+    return {"transforms/ad": cases}
