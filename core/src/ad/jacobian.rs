@@ -5,26 +5,47 @@
 //! `y0, y1` and argnums `[a, b]` the result is `[dy0/da, dy0/db, dy1/da, dy1/db]`, each of
 //! shape `y.shape ++ x.shape`.
 
-use super::{check_differentiable, linearize, trace_at, vjp_of_program};
+use super::{check_differentiable, linearize, trace_at};
 use crate::array::Array;
 use crate::error::Result;
 use crate::eval::eval_program;
 use crate::ops::{iota_like, zeros_typed};
 use quabla_abi::DType;
 
-/// The `e`-th basis vector of `like`'s type.
-fn one_hot(like: &Array, e: usize) -> Result<Array> {
+/// Basis vectors are pushed through in chunks of this many (batched with vmap), so no
+/// P x P identity is ever built.
+const CHUNK: usize = 64;
+
+/// Basis vectors `start..start + m` of `like`'s type, stacked: shape `[m] ++ like.shape`.
+fn basis_chunk(like: &Array, start: usize, m: usize) -> Result<Array> {
     let n = like.size();
-    let idx = iota_like(like, DType::I32, &[n], 0)?;
-    let shape: Vec<isize> = like.shape().iter().map(|&d| d as isize).collect();
-    idx.eq(e as i32)?.astype(like.dtype())?.reshape(&shape)
+    let rows = iota_like(like, DType::I32, &[m, n], 0)?;
+    let cols = iota_like(like, DType::I32, &[m, n], 1)?;
+    let shape: Vec<isize> = std::iter::once(m as isize).chain(like.shape().iter().map(|&d| d as isize)).collect();
+    cols.eq(&(&rows + start as i32)?)?.astype(like.dtype())?.reshape(&shape)
 }
 
-fn stack(pieces: &[Array], lead: &[usize], trail: &[usize], rows: bool) -> Result<Array> {
-    let refs: Vec<&Array> = pieces.iter().collect();
-    let m = Array::concatenate(&refs, if rows { 0 } else { 1 })?;
-    let shape: Vec<isize> = lead.iter().chain(trail).map(|&d| d as isize).collect();
-    m.reshape(&shape)
+/// `[P] ++ out` stacked chunk results turned into `out ++ in` (forward mode).
+fn columns_to_jacobian(chunks: &[Array], out: &[usize], input: &[usize]) -> Result<Array> {
+    let refs: Vec<&Array> = chunks.iter().collect();
+    let stacked = Array::concatenate(&refs, 0)?;
+    let p: usize = input.iter().product();
+    let o: usize = out.iter().product();
+    let shape: Vec<isize> = out.iter().chain(input).map(|&d| d as isize).collect();
+    stacked.reshape(&[p as isize, o as isize])?.t()?.reshape(&shape)
+}
+
+/// `[Q] ++ in` stacked chunk results turned into `out ++ in` (reverse mode).
+fn rows_to_jacobian(chunks: &[Array], out: &[usize], input: &[usize]) -> Result<Array> {
+    let refs: Vec<&Array> = chunks.iter().collect();
+    let shape: Vec<isize> = out.iter().chain(input).map(|&d| d as isize).collect();
+    Array::concatenate(&refs, 0)?.reshape(&shape)
+}
+
+fn jac_type(out: &quabla_abi::TensorType, x: &Array) -> quabla_abi::TensorType {
+    let mut shape = out.shape.clone();
+    shape.extend_from_slice(x.shape());
+    quabla_abi::TensorType::new(out.dtype, shape)
 }
 
 /// Forward-mode Jacobian with respect to `argnums`.
@@ -37,27 +58,30 @@ where
         check_differentiable(args, &argnums, "jacfwd")?;
         let (device, p) = trace_at(&f, args)?;
         let j = linearize::jvp_program(&device, &p, &argnums)?;
-        let zeros: Vec<Array> = argnums
-            .iter()
-            .map(|&i| zeros_typed(&args[i], args[i].tensor_type()))
-            .collect::<Result<_>>()?;
         let nout = p.outputs.len();
         let out_types = p.output_types();
         let mut per_arg: Vec<Vec<Vec<Array>>> = Vec::new();
         for (k, &i) in argnums.iter().enumerate() {
-            let mut columns: Vec<Vec<Array>> = vec![Vec::new(); nout];
-            for e in 0..args[i].size() {
-                let mut call = args.to_vec();
-                for (kk, z) in zeros.iter().enumerate() {
-                    call.push(if kk == k {
-                        one_hot(&args[i], e)?
-                    } else {
-                        z.clone()
-                    });
+            // One JVP per basis vector, batched: the k-th tangent is the batched input.
+            let push = |a: &[Array]| -> Result<Vec<Array>> {
+                let n = args.len();
+                let mut call = a[..n].to_vec();
+                for (kk, &ii) in argnums.iter().enumerate() {
+                    call.push(if kk == k { a[n].clone() } else { zeros_typed(&a[ii], a[ii].tensor_type())? });
                 }
-                let outs = eval_program(&j, &call)?;
-                for (o, col) in columns.iter_mut().enumerate() {
-                    col.push(outs[nout + o].reshape(&[-1, 1])?);
+                Ok(eval_program(&j, &call)?.split_off(nout))
+            };
+            let mut axes: Vec<Option<usize>> = vec![None; args.len()];
+            axes.push(Some(0));
+            let batched = crate::batching::vmap(push, &axes, &[]);
+            let mut columns: Vec<Vec<Array>> = vec![Vec::new(); nout];
+            let size = args[i].size();
+            for start in (0..size).step_by(CHUNK) {
+                let m = CHUNK.min(size - start);
+                let mut call = args.to_vec();
+                call.push(basis_chunk(&args[i], start, m)?);
+                for (o, t) in batched(&call)?.into_iter().enumerate() {
+                    columns[o].push(t);
                 }
             }
             per_arg.push(columns);
@@ -68,18 +92,12 @@ where
                 res.push(if args[i].size() == 0 {
                     zeros_typed(&args[i], &jac_type(t, &args[i]))?
                 } else {
-                    stack(&per_arg[k][o], &t.shape, args[i].shape(), false)?
+                    columns_to_jacobian(&per_arg[k][o], &t.shape, args[i].shape())?
                 });
             }
         }
         Ok(res)
     }
-}
-
-fn jac_type(out: &quabla_abi::TensorType, x: &Array) -> quabla_abi::TensorType {
-    let mut shape = out.shape.clone();
-    shape.extend_from_slice(x.shape());
-    quabla_abi::TensorType::new(out.dtype, shape)
 }
 
 /// Reverse-mode Jacobian with respect to `argnums`.
@@ -91,24 +109,37 @@ where
     move |args: &[Array]| {
         check_differentiable(args, &argnums, "jacrev")?;
         let (device, p) = trace_at(&f, args)?;
-        let (outs, pb) = vjp_of_program(&device, &p, args, argnums.clone())?;
-        let zeros: Vec<Array> = outs.iter().map(|o| o.zeros_like()).collect::<Result<_>>()?;
+        let v = linearize::vjp_programs(&device, &p, &argnums)?;
+        let mut outs = eval_program(&v.forward, args)?;
+        let residuals = outs.split_off(v.num_outputs);
+        let nres = residuals.len();
         let mut res = Vec::new();
         for (o, out) in outs.iter().enumerate() {
+            // One pullback per basis cotangent, batched.
+            let pull = |a: &[Array]| -> Result<Vec<Array>> {
+                let mut call = a[..nres].to_vec();
+                for (oo, other) in outs.iter().enumerate() {
+                    call.push(if oo == o { a[nres].clone() } else { zeros_typed(&a[0], other.tensor_type())? });
+                }
+                eval_program(&v.backward, &call)
+            };
+            let mut axes: Vec<Option<usize>> = vec![None; nres];
+            axes.push(Some(0));
+            let batched = crate::batching::vmap(pull, &axes, &[]);
             let mut rows: Vec<Vec<Array>> = vec![Vec::new(); argnums.len()];
-            for e in 0..out.size() {
-                let mut cts = zeros.clone();
-                cts[o] = one_hot(out, e)?;
-                let g = pb.call(&cts)?;
-                for (k, &i) in argnums.iter().enumerate() {
-                    rows[k].push(g[i].reshape(&[1, -1])?);
+            for start in (0..out.size()).step_by(CHUNK) {
+                let m = CHUNK.min(out.size() - start);
+                let mut call = residuals.clone();
+                call.push(basis_chunk(out, start, m)?);
+                for (k, g) in batched(&call)?.into_iter().enumerate() {
+                    rows[k].push(g);
                 }
             }
             for (k, &i) in argnums.iter().enumerate() {
                 res.push(if out.size() == 0 {
                     zeros_typed(&args[i], &jac_type(out.tensor_type(), &args[i]))?
                 } else {
-                    stack(&rows[k], out.shape(), args[i].shape(), true)?
+                    rows_to_jacobian(&rows[k], out.shape(), args[i].shape())?
                 });
             }
         }
