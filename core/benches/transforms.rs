@@ -67,8 +67,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("hvp/steady", |b| b.iter(|| f.call(&[x.clone(), v.clone()]).unwrap()));
     g.finish();
 
-    let params = vec![data(&dev, &[32, 128], 0.3, 1), data(&dev, &[128, 128], 0.15, 2), data(&dev, &[128, 1], 0.15, 3)];
-    let batch = vec![data(&dev, &[1024, 32], 2.0, 4), data(&dev, &[1024, 1], 2.0, 5)];
+    let params = [data(&dev, &[32, 128], 0.3, 1), data(&dev, &[128, 128], 0.15, 2), data(&dev, &[128, 1], 0.15, 3)];
+    let batch = [data(&dev, &[1024, 32], 2.0, 4), data(&dev, &[1024, 1], 2.0, 5)];
     let args: Vec<Array> = params.iter().chain(&batch).cloned().collect();
     let per_example = || vmap(grad(mlp_loss, &[0, 1, 2]), &[None, None, None, Some(0), Some(0)], &[]);
     let mut g = c.benchmark_group("per_example_grads_mlp_1024");
