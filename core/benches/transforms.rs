@@ -23,7 +23,9 @@ fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
     let tail = x.slice(&[1], &[n], &[1])?;
     let t1 = (&tail - &(&head * &head)?)?;
     let t2 = (head.neg()? + 1.0)?;
-    Ok(vec![((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?])
+    Ok(vec![
+        ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?
+    ])
 }
 
 fn mlp_loss(a: &[Array]) -> Result<Vec<Array>> {
@@ -49,31 +51,66 @@ fn data(dev: &Arc<quabla::Device>, shape: &[usize], scale: f32, seed: u32) -> Ar
 fn bench(c: &mut Criterion) {
     let dev = cpu();
     let n = 1000;
-    let xs: Vec<f64> = (0..n).map(|i| 1.0 + 0.5 * ((i as f64) * 0.7).sin()).collect();
+    let xs: Vec<f64> = (0..n)
+        .map(|i| 1.0 + 0.5 * ((i as f64) * 0.7).sin())
+        .collect();
     let x = Array::from_slice_on(&dev, &xs, &[n]).unwrap();
     let v = Array::from_slice_on(&dev, &vec![0.5f64; n], &[n]).unwrap();
     let mut g = c.benchmark_group("rosenbrock_1000");
     g.sample_size(10);
     g.bench_function("hessian/compile", |b| {
-        b.iter_batched(|| jit(hessian(rosenbrock, &[0])), |h| h.call(std::slice::from_ref(&x)).unwrap(), BatchSize::PerIteration)
+        b.iter_batched(
+            || jit(hessian(rosenbrock, &[0])),
+            |h| h.call(std::slice::from_ref(&x)).unwrap(),
+            BatchSize::PerIteration,
+        )
     });
     let h = jit(hessian(rosenbrock, &[0]));
     h.call(std::slice::from_ref(&x)).unwrap();
-    g.bench_function("hessian/steady", |b| b.iter(|| h.call(std::slice::from_ref(&x)).unwrap()));
+    g.bench_function("hessian/steady", |b| {
+        b.iter(|| h.call(std::slice::from_ref(&x)).unwrap())
+    });
     let hv = |a: &[Array]| hvp(rosenbrock, &a[..1], &a[1..]);
-    g.bench_function("hvp/compile", |b| b.iter_batched(|| jit(hv), |f| f.call(&[x.clone(), v.clone()]).unwrap(), BatchSize::PerIteration));
+    g.bench_function("hvp/compile", |b| {
+        b.iter_batched(
+            || jit(hv),
+            |f| f.call(&[x.clone(), v.clone()]).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
     let f = jit(hv);
     f.call(&[x.clone(), v.clone()]).unwrap();
-    g.bench_function("hvp/steady", |b| b.iter(|| f.call(&[x.clone(), v.clone()]).unwrap()));
+    g.bench_function("hvp/steady", |b| {
+        b.iter(|| f.call(&[x.clone(), v.clone()]).unwrap())
+    });
     g.finish();
 
-    let params = [data(&dev, &[32, 128], 0.3, 1), data(&dev, &[128, 128], 0.15, 2), data(&dev, &[128, 1], 0.15, 3)];
-    let batch = [data(&dev, &[1024, 32], 2.0, 4), data(&dev, &[1024, 1], 2.0, 5)];
+    let params = [
+        data(&dev, &[32, 128], 0.3, 1),
+        data(&dev, &[128, 128], 0.15, 2),
+        data(&dev, &[128, 1], 0.15, 3),
+    ];
+    let batch = [
+        data(&dev, &[1024, 32], 2.0, 4),
+        data(&dev, &[1024, 1], 2.0, 5),
+    ];
     let args: Vec<Array> = params.iter().chain(&batch).cloned().collect();
-    let per_example = || vmap(grad(mlp_loss, &[0, 1, 2]), &[None, None, None, Some(0), Some(0)], &[]);
+    let per_example = || {
+        vmap(
+            grad(mlp_loss, &[0, 1, 2]),
+            &[None, None, None, Some(0), Some(0)],
+            &[],
+        )
+    };
     let mut g = c.benchmark_group("per_example_grads_mlp_1024");
     g.sample_size(10);
-    g.bench_function("compile", |b| b.iter_batched(|| jit(per_example()), |f| f.call(&args).unwrap(), BatchSize::PerIteration));
+    g.bench_function("compile", |b| {
+        b.iter_batched(
+            || jit(per_example()),
+            |f| f.call(&args).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
     let f = jit(per_example());
     f.call(&args).unwrap();
     g.bench_function("steady", |b| b.iter(|| f.call(&args).unwrap()));

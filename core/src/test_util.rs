@@ -17,7 +17,8 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
-    /// Defaults per dtype: f64 steps of 1e-6 and 1e-5 agreement; f32 steps of 1e-2 and 2e-2.
+    /// Defaults per dtype: f64 steps of 1e-6 and 1e-5 agreement; f32 steps of 1e-2 and 2e-3
+    /// agreement (central differences in f32 are noisy below that).
     pub fn for_dtype(d: DType) -> Tolerance {
         match d {
             DType::F64 => Tolerance {
@@ -27,8 +28,8 @@ impl Tolerance {
             },
             _ => Tolerance {
                 eps: 1e-2,
-                rtol: 2e-2,
-                atol: 2e-2,
+                rtol: 2e-3,
+                atol: 2e-3,
             },
         }
     }

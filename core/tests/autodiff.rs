@@ -519,3 +519,61 @@ fn f32_gradients_check_against_finite_differences() {
     let f = |a: &[Array]| Ok(vec![(a[0].tanh()? * &a[0].exp()?)?.sum(Axes::All, false)?]);
     check("f32 tanh*exp", &f, &[x], 1);
 }
+
+#[test]
+fn derivatives_hold_at_special_points_and_near_domain_edges() {
+    let special = f64s(&[0.0, 1.0, -1.0, 1e-3, -1e-3], &[5]);
+    let smooth: Vec<(&str, F)> = vec![
+        ("sin", |a| Ok(vec![a[0].sin()?])),
+        ("exp", |a| Ok(vec![a[0].exp()?])),
+        ("expm1", |a| Ok(vec![a[0].expm1()?])),
+        ("tanh", |a| Ok(vec![a[0].tanh()?])),
+        ("atan", |a| Ok(vec![a[0].atan()?])),
+        ("sinh", |a| Ok(vec![a[0].sinh()?])),
+        ("asinh", |a| Ok(vec![a[0].asinh()?])),
+        ("erf", |a| Ok(vec![a[0].erf()?])),
+        ("logistic", |a| Ok(vec![a[0].logistic()?])),
+        ("square", |a| Ok(vec![(&a[0] * &a[0])?])),
+    ];
+    for (name, f) in smooth {
+        check(name, &f, std::slice::from_ref(&special), 2);
+    }
+    let edges: Vec<(&str, F, Vec<f64>)> = vec![
+        ("log near 0", |a| Ok(vec![a[0].log()?]), vec![1e-3, 1.0]),
+        ("sqrt near 0", |a| Ok(vec![a[0].sqrt()?]), vec![1e-3, 1.0]),
+        (
+            "log1p near -1",
+            |a| Ok(vec![a[0].log1p()?]),
+            vec![-0.999, 0.0],
+        ),
+        (
+            "asin near 1",
+            |a| Ok(vec![a[0].asin()?]),
+            vec![0.999, -0.999, 0.0],
+        ),
+        (
+            "acos near 1",
+            |a| Ok(vec![a[0].acos()?]),
+            vec![0.999, -0.999],
+        ),
+        (
+            "atanh near 1",
+            |a| Ok(vec![a[0].atanh()?]),
+            vec![0.999, -0.999, 0.0],
+        ),
+        (
+            "acosh near 1",
+            |a| Ok(vec![a[0].acosh()?]),
+            vec![1.001, 2.0],
+        ),
+        (
+            "pow at base 1",
+            |a| Ok(vec![a[0].pow(2.5)?]),
+            vec![1.0, 1e-2],
+        ),
+    ];
+    for (name, f, xs) in edges {
+        // Central differences need the step well inside the domain: 1e-6 here.
+        check(name, &f, &[f64s(&xs, &[xs.len()])], 1);
+    }
+}

@@ -21,8 +21,12 @@ fn basis_chunk(like: &Array, start: usize, m: usize) -> Result<Array> {
     let n = like.size();
     let rows = iota_like(like, DType::I32, &[m, n], 0)?;
     let cols = iota_like(like, DType::I32, &[m, n], 1)?;
-    let shape: Vec<isize> = std::iter::once(m as isize).chain(like.shape().iter().map(|&d| d as isize)).collect();
-    cols.eq(&(&rows + start as i32)?)?.astype(like.dtype())?.reshape(&shape)
+    let shape: Vec<isize> = std::iter::once(m as isize)
+        .chain(like.shape().iter().map(|&d| d as isize))
+        .collect();
+    cols.eq(&(&rows + start as i32)?)?
+        .astype(like.dtype())?
+        .reshape(&shape)
 }
 
 /// `[P] ++ out` stacked chunk results turned into `out ++ in` (forward mode).
@@ -32,7 +36,10 @@ fn columns_to_jacobian(chunks: &[Array], out: &[usize], input: &[usize]) -> Resu
     let p: usize = input.iter().product();
     let o: usize = out.iter().product();
     let shape: Vec<isize> = out.iter().chain(input).map(|&d| d as isize).collect();
-    stacked.reshape(&[p as isize, o as isize])?.t()?.reshape(&shape)
+    stacked
+        .reshape(&[p as isize, o as isize])?
+        .t()?
+        .reshape(&shape)
 }
 
 /// `[Q] ++ in` stacked chunk results turned into `out ++ in` (reverse mode).
@@ -67,7 +74,11 @@ where
                 let n = args.len();
                 let mut call = a[..n].to_vec();
                 for (kk, &ii) in argnums.iter().enumerate() {
-                    call.push(if kk == k { a[n].clone() } else { zeros_typed(&a[ii], a[ii].tensor_type())? });
+                    call.push(if kk == k {
+                        a[n].clone()
+                    } else {
+                        zeros_typed(&a[ii], a[ii].tensor_type())?
+                    });
                 }
                 Ok(eval_program(&j, &call)?.split_off(nout))
             };
@@ -119,7 +130,11 @@ where
             let pull = |a: &[Array]| -> Result<Vec<Array>> {
                 let mut call = a[..nres].to_vec();
                 for (oo, other) in outs.iter().enumerate() {
-                    call.push(if oo == o { a[nres].clone() } else { zeros_typed(&a[0], other.tensor_type())? });
+                    call.push(if oo == o {
+                        a[nres].clone()
+                    } else {
+                        zeros_typed(&a[0], other.tensor_type())?
+                    });
                 }
                 eval_program(&v.backward, &call)
             };
