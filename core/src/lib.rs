@@ -70,3 +70,10 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
     p.validate().map_err(|e| Error::Type(e.to_string()))?;
     eval::eval_program(p, args)
 }
+
+/// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
+pub mod lax {
+    pub use crate::ops::control_flow::{
+        cond, fori_loop, scan, switch, while_loop, Bound, RegionFn,
+    };
+}

@@ -2,7 +2,7 @@
 //! QIR program instead of running.
 
 use crate::array::{Array, Repr};
-use crate::error::{type_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::runtime::Device;
 use quabla_abi::host::Buffer;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
@@ -17,22 +17,58 @@ struct TraceState {
     /// Concrete arrays already captured as constants, keyed by buffer address; the buffer is
     /// kept alive so its address cannot be reused by another buffer during the trace.
     captured: HashMap<usize, (ValueId, Arc<Buffer>)>,
+    /// Values of enclosing traces used inside this one (region functions closing over outer
+    /// values): each gets a placeholder id, turned into an extra input when tracing ends.
+    outer: Vec<(Array, ValueId)>,
+}
+
+/// Placeholder ids for captured outer values, far above any real value id.
+const PLACEHOLDER_BASE: u32 = 1 << 31;
+
+thread_local! {
+    /// Ids of the traces currently being built on this thread, innermost last.
+    static ACTIVE: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps a trace on the active stack while its function runs.
+struct ActiveGuard;
+
+impl ActiveGuard {
+    fn push(id: u64) -> ActiveGuard {
+        ACTIVE.with(|a| a.borrow_mut().push(id));
+        ActiveGuard
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| {
+            a.borrow_mut().pop();
+        });
+    }
+}
+
+fn is_active(id: u64) -> bool {
+    ACTIVE.with(|a| a.borrow().contains(&id))
 }
 
 /// One tracing session: a program under construction on a target device.
 pub struct Trace {
     id: u64,
     device: Arc<Device>,
+    /// Whether values of enclosing traces may be captured as extra inputs.
+    capturing: bool,
     state: Mutex<TraceState>,
 }
 
 impl Trace {
-    pub(crate) fn new(device: Arc<Device>, inputs: Vec<TensorType>) -> Arc<Trace> {
+    fn with_capture(device: Arc<Device>, inputs: Vec<TensorType>, capturing: bool) -> Arc<Trace> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let next = inputs.len() as u32;
         Arc::new(Trace {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             device,
+            capturing,
             state: Mutex::new(TraceState {
                 program: Program {
                     inputs,
@@ -41,6 +77,7 @@ impl Trace {
                 },
                 next,
                 captured: HashMap::new(),
+                outer: Vec::new(),
             }),
         })
     }
@@ -74,6 +111,34 @@ impl Trace {
             results,
         });
         (first..first + n).map(ValueId).collect()
+    }
+
+    /// The placeholder for `outer`, a value of an enclosing trace used inside this one; an
+    /// error when this trace does not capture or `outer`'s trace is not enclosing.
+    pub(crate) fn capture_outer(
+        &self,
+        outer: &Array,
+        outer_trace: u64,
+        outer_value: ValueId,
+    ) -> Result<ValueId> {
+        if !self.capturing || !is_active(outer_trace) {
+            return Err(Error::Mismatch(
+                "a traced array was used outside the function that traced it (or inside another `jit`); \
+                 pass it as an argument instead of capturing it"
+                    .into(),
+            ));
+        }
+        let mut s = self.lock();
+        let known = s.outer.iter().find(|(a, _)| match &a.repr {
+            Repr::Traced { trace, value } => trace.id() == outer_trace && *value == outer_value,
+            _ => false,
+        });
+        if let Some((_, v)) = known {
+            return Ok(*v);
+        }
+        let v = ValueId(PLACEHOLDER_BASE + s.outer.len() as u32);
+        s.outer.push((outer.clone(), v));
+        Ok(v)
     }
 
     /// A constant node holding `value`.
@@ -111,7 +176,60 @@ pub(crate) fn trace_function<F>(device: &Arc<Device>, types: &[TensorType], f: F
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    let trace = Trace::new(device.clone(), types.to_vec());
+    Ok(trace_inner(device, types, f, false)?.0)
+}
+
+/// Like [`trace_function`], for region functions that may close over traced values of the
+/// enclosing traces: each such value becomes an extra input after `types`, and is returned
+/// (in input order) so the caller can pass it as an operand.
+pub(crate) fn trace_function_capturing<F>(
+    device: &Arc<Device>,
+    types: &[TensorType],
+    f: F,
+) -> Result<(Program, Vec<Array>)>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    trace_inner(device, types, f, true)
+}
+
+/// Moves captured placeholders to inputs after the declared ones, renumbering the rest.
+fn place_captures(mut p: Program, outer: &[(Array, ValueId)]) -> Program {
+    let n_in = p.inputs.len() as u32;
+    let c = outer.len() as u32;
+    let remap = |v: ValueId| -> ValueId {
+        if v.0 >= PLACEHOLDER_BASE {
+            ValueId(n_in + (v.0 - PLACEHOLDER_BASE))
+        } else if v.0 >= n_in {
+            ValueId(v.0 + c)
+        } else {
+            v
+        }
+    };
+    for node in &mut p.nodes {
+        for o in &mut node.operands {
+            *o = remap(*o);
+        }
+    }
+    for o in &mut p.outputs {
+        *o = remap(*o);
+    }
+    p.inputs
+        .extend(outer.iter().map(|(a, _)| a.tensor_type().clone()));
+    p
+}
+
+fn trace_inner<F>(
+    device: &Arc<Device>,
+    types: &[TensorType],
+    f: F,
+    capturing: bool,
+) -> Result<(Program, Vec<Array>)>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let trace = Trace::with_capture(device.clone(), types.to_vec(), capturing);
+    let _active = ActiveGuard::push(trace.id());
     let traced: Vec<Array> = types
         .iter()
         .enumerate()
@@ -122,15 +240,15 @@ where
     for o in &outs {
         ids.push(match &o.repr {
             Repr::Traced { trace: t, value } if t.id() == trace.id() => *value,
-            Repr::Traced { .. } => {
-                return type_err("an output of the traced function belongs to another trace")
-            }
+            Repr::Traced { trace: t, value } => trace.capture_outer(o, t.id(), *value)?,
             Repr::Concrete { buffer, .. } => trace.capture(buffer, || o.to_host())?,
         });
     }
+    let outer = std::mem::take(&mut trace.lock().outer);
+    let raw = place_captures(trace.finish(ids), &outer);
     // Simplified, folded and pruned before anything differentiates or compiles it.
     let program = crate::passes::dce(&crate::passes::fold_constants(
-        &crate::passes::optimize(&trace.finish(ids)),
+        &crate::passes::optimize(&raw),
         device,
     ));
     program.validate().map_err(|e| {
@@ -138,5 +256,5 @@ where
             "tracing produced an invalid program (a bug in quabla): {e}"
         ))
     })?;
-    Ok(program)
+    Ok((program, outer.into_iter().map(|(a, _)| a).collect()))
 }

@@ -125,6 +125,7 @@ fn checkpoint_recomputes_residuals_in_the_backward_pass() {
     // the recomputation is not merged back).
     let p_plain = passes::lower(
         &make_program(value_and_grad(f, &[0], false), std::slice::from_ref(&x)).unwrap(),
+        &cpu(),
     )
     .unwrap();
     let p_remat = passes::lower(
@@ -133,6 +134,7 @@ fn checkpoint_recomputes_residuals_in_the_backward_pass() {
             std::slice::from_ref(&x),
         )
         .unwrap(),
+        &cpu(),
     )
     .unwrap();
     assert_eq!(count(&p_plain, "exp"), 2, "{p_plain}");

@@ -197,6 +197,15 @@ pub enum Op {
     Checkpoint {
         call: Box<Program>,
     },
+    /// A loop over the leading axis of `xs`: operands `(consts, init carry, xs)`, body
+    /// `(consts, carry, x slices) -> (carry, y slices)`, results `(final carry, stacked ys)`.
+    Scan {
+        body: Box<Program>,
+        length: usize,
+        reverse: bool,
+        num_consts: usize,
+        num_carry: usize,
+    },
 }
 
 impl Op {
@@ -232,6 +241,7 @@ impl Op {
             Op::CustomVjp { .. } => "custom_vjp_call",
             Op::CustomVjpLinear { .. } => "custom_vjp_linear",
             Op::Checkpoint { .. } => "checkpoint",
+            Op::Scan { .. } => "scan",
         }
     }
 
@@ -244,6 +254,7 @@ impl Op {
                 | Op::CustomVjp { .. }
                 | Op::CustomVjpLinear { .. }
                 | Op::Checkpoint { .. }
+                | Op::Scan { .. }
         )
     }
 
@@ -256,6 +267,7 @@ impl Op {
             Op::CustomVjp { .. } => vec!["call", "fwd", "bwd"],
             Op::CustomVjpLinear { .. } => vec!["bwd"],
             Op::Checkpoint { .. } => vec!["call"],
+            Op::Scan { .. } => vec!["body"],
             _ => vec![],
         }
     }
@@ -277,6 +289,7 @@ impl Op {
             Op::CustomVjp { call, fwd, bwd } => vec![call, fwd, bwd],
             Op::CustomVjpLinear { bwd } => vec![bwd],
             Op::Checkpoint { call } => vec![call],
+            Op::Scan { body, .. } => vec![body],
             _ => vec![],
         }
     }
@@ -304,6 +317,19 @@ impl Op {
             },
             Op::CustomVjpLinear { .. } => Op::CustomVjpLinear { bwd: next() },
             Op::Checkpoint { .. } => Op::Checkpoint { call: next() },
+            Op::Scan {
+                length,
+                reverse,
+                num_consts,
+                num_carry,
+                ..
+            } => Op::Scan {
+                body: next(),
+                length: *length,
+                reverse: *reverse,
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+            },
             op => op.clone(),
         }
     }

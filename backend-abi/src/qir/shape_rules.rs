@@ -390,6 +390,50 @@ fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>
     }
 }
 
+fn scan_rule(
+    op: &Op,
+    operands: &[&TensorType],
+    length: usize,
+    nc: usize,
+    ncar: usize,
+    regions_out: &[Vec<TensorType>],
+) -> Rule {
+    let body = op.regions()[0];
+    let out = regions_out
+        .first()
+        .ok_or("scan is missing its body signature")?;
+    if operands.len() < nc + ncar {
+        return Err(format!(
+            "scan needs {} consts and {} carries, got {} operands",
+            nc,
+            ncar,
+            operands.len()
+        ));
+    }
+    let mut want: Vec<TensorType> = operands[..nc + ncar].iter().map(|t| (*t).clone()).collect();
+    for x in &operands[nc + ncar..] {
+        if x.rank() == 0 || x.shape[0] != length {
+            return Err(format!(
+                "scan over length {length}: each xs must have a leading axis of {length}, got {x}"
+            ));
+        }
+        want.push(TensorType::new(x.dtype, x.shape[1..].to_vec()));
+    }
+    if body.inputs != want {
+        return Err("scan body must take (consts, carry, x slices) of the operand types".into());
+    }
+    if out.len() < ncar || out[..ncar] != want[nc..nc + ncar] {
+        return Err("scan body must return the carry (same types) first".into());
+    }
+    let mut results = out[..ncar].to_vec();
+    for y in &out[ncar..] {
+        let mut shape = vec![length];
+        shape.extend_from_slice(&y.shape);
+        results.push(TensorType::new(y.dtype, shape));
+    }
+    Ok(results)
+}
+
 fn floats(ts: &[TensorType]) -> Vec<TensorType> {
     ts.iter().filter(|t| t.dtype.is_float()).cloned().collect()
 }
@@ -736,6 +780,12 @@ pub fn infer_result_types(
             Ok(vec![(*x).clone()])
         }
         Op::Cond { .. } | Op::While { .. } => region_rule(op, operands, regions_out),
+        Op::Scan {
+            length,
+            num_consts,
+            num_carry,
+            ..
+        } => scan_rule(op, operands, *length, *num_consts, *num_carry, regions_out),
         Op::StopGradient => {
             expect_arity(op, operands, 1)?;
             Ok(vec![operands[0].clone()])

@@ -39,7 +39,9 @@ pub(crate) fn jvp_walk(
         } else if !node.op.regions().is_empty() {
             // Region ops compute primal and tangent outputs together.
             match node.op {
-                quabla_abi::qir::Op::Cond { .. } | quabla_abi::qir::Op::While { .. } => {
+                quabla_abi::qir::Op::Cond { .. }
+                | quabla_abi::qir::Op::While { .. }
+                | quabla_abi::qir::Op::Scan { .. } => {
                     crate::ops::control_flow::jvp(node, &ins, &in_t)?
                 }
                 _ => crate::ops::custom::jvp(node, &ins, &in_t)?,

@@ -55,3 +55,17 @@ pub(crate) fn jvp_region(p: &Program, like: &Array) -> Result<Program> {
 pub(crate) fn tangent_region(p: &Program, like: &Array) -> Result<Program> {
     differentiate(p, like, false)
 }
+
+/// Every output tangent made explicit (zeros for symbolic zeros).
+pub(crate) fn instantiate_all(outs: &[Array], tangents: Vec<Option<Array>>) -> Result<Vec<Array>> {
+    instantiate(outs, tangents)
+}
+
+/// `jvp_walk`, for the region rules in the op families.
+pub(crate) fn jvp_walk_pub(
+    p: &Program,
+    primals: &[Array],
+    tangents: &[Option<Array>],
+) -> Result<(Vec<Array>, Vec<Option<Array>>)> {
+    jvp_walk(p, primals, tangents)
+}

@@ -15,7 +15,7 @@ pub(crate) mod jvp_support;
 mod linearize;
 pub(crate) mod rules;
 
-pub(crate) use linearize::transpose_region;
+pub(crate) use linearize::{partial_eval_transpose, transpose_region};
 
 pub use jacobian::{hessian, hvp, jacfwd, jacobian, jacrev};
 

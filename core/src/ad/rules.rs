@@ -105,7 +105,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             ops::indexing::transpose(a)
         }
-        Op::Cond { .. } => ops::control_flow::transpose(a),
+        Op::Cond { .. } | Op::Scan { .. } => ops::control_flow::transpose(a),
         Op::Checkpoint { .. } | Op::CustomVjpLinear { .. } => ops::custom::transpose(a),
         op => no_rule("transpose", op),
     }

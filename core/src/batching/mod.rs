@@ -67,7 +67,7 @@ fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             ops::indexing::batch(a)
         }
-        Op::Cond { .. } | Op::While { .. } => ops::control_flow::batch(a),
+        Op::Cond { .. } | Op::While { .. } | Op::Scan { .. } => ops::control_flow::batch(a),
         Op::StopGradient
         | Op::CustomJvp { .. }
         | Op::CustomVjp { .. }

@@ -32,10 +32,15 @@ pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Res
     let regions_out: Vec<Vec<TensorType>> = op.regions().iter().map(|r| r.output_types()).collect();
     let results = infer_result_types(&op, &in_types, &declared, &regions_out)
         .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
-    let trace = inputs.iter().find_map(|a| match &a.repr {
-        Repr::Traced { trace, .. } => Some(trace.clone()),
-        _ => None,
-    });
+    // The innermost trace (the most recent) among the inputs records the op; values of
+    // enclosing traces are captured into it.
+    let trace = inputs
+        .iter()
+        .filter_map(|a| match &a.repr {
+            Repr::Traced { trace, .. } => Some(trace.clone()),
+            _ => None,
+        })
+        .max_by_key(|t| t.id());
     match trace {
         Some(t) => {
             let operands = inputs
@@ -93,9 +98,7 @@ pub(crate) fn apply1(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Re
 fn value_in(t: &Arc<Trace>, a: &Array) -> Result<ValueId> {
     match &a.repr {
         Repr::Traced { trace, value } if trace.id() == t.id() => Ok(*value),
-        Repr::Traced { .. } => Err(Error::Mismatch(
-            "an array traced by one `jit` was used inside another; pass it as an argument instead of capturing it".into(),
-        )),
+        Repr::Traced { trace, value } => t.capture_outer(a, trace.id(), *value),
         Repr::Concrete { buffer, .. } => t.capture(buffer, || a.to_host()),
     }
 }

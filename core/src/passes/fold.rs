@@ -6,13 +6,14 @@
 use crate::runtime::Device;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Results up to this many elements are folded.
 const MAX_FOLDED_ELEMENTS: usize = 16;
 
 /// Folds constant subexpressions of `p` by running them on `device`. A node that fails to
 /// evaluate is left in place (the error will surface when the program runs).
-pub fn fold_constants(p: &Program, device: &Device) -> Program {
+pub fn fold_constants(p: &Program, device: &Arc<Device>) -> Program {
     let first = p.first_result_ids();
     let mut constants: HashMap<ValueId, quabla_abi::HostArray> = HashMap::new();
     let mut nodes = p.nodes.clone();

@@ -1,9 +1,12 @@
 //! Lowering the core-level ops away before compilation: `checkpoint`, `custom_jvp_call` and
 //! `custom_vjp_call` are replaced by their `call` region inlined, `stop_gradient` by its
-//! operand. A `custom_vjp_linear` left in a program means forward mode was asked of a
+//! operand, `scan` by a `while` loop over dynamic slices. A `custom_vjp_linear` left in a program means forward mode was asked of a
 //! `custom_vjp` function, which (as in JAX) is not supported.
 
+use crate::error::{Error, Result};
+use crate::runtime::Device;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
+use std::sync::Arc;
 
 /// Why a `custom_vjp_linear` cannot run.
 pub const CUSTOM_VJP_FORWARD: &str =
@@ -11,7 +14,7 @@ pub const CUSTOM_VJP_FORWARD: &str =
      supported; define its rule with custom_jvp instead, or use reverse mode";
 
 /// The program with every core-level op lowered, regions included.
-pub fn lower(p: &Program) -> Result<Program, String> {
+pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
     if !has_core_ops(p) {
         return Ok(p.clone());
     }
@@ -26,8 +29,26 @@ pub fn lower(p: &Program) -> Result<Program, String> {
         let operands: Vec<ValueId> = node.operands.iter().map(|o| map[o.index()]).collect();
         match &node.op {
             Op::StopGradient => map.push(operands[0]),
-            Op::Checkpoint { call } | Op::CustomJvp { call, .. } | Op::CustomVjp { call, .. } => {
-                let call = lower(call)?;
+            Op::Checkpoint { .. }
+            | Op::CustomJvp { .. }
+            | Op::CustomVjp { .. }
+            | Op::Scan { .. } => {
+                let call = match &node.op {
+                    Op::Checkpoint { call }
+                    | Op::CustomJvp { call, .. }
+                    | Op::CustomVjp { call, .. } => lower(call, device)?,
+                    _ => {
+                        let types: Vec<_> = node
+                            .operands
+                            .iter()
+                            .map(|o| p.value_types()[o.index()].clone())
+                            .collect();
+                        lower(
+                            &crate::ops::control_flow::scan_as_while(device, &node.op, &types)?,
+                            device,
+                        )?
+                    }
+                };
                 let mut inner: Vec<ValueId> = operands.clone();
                 for n in &call.nodes {
                     let ops = n.operands.iter().map(|o| inner[o.index()]).collect();
@@ -43,13 +64,13 @@ pub fn lower(p: &Program) -> Result<Program, String> {
                 }
                 map.extend(call.outputs.iter().map(|o| inner[o.index()]));
             }
-            Op::CustomVjpLinear { .. } => return Err(CUSTOM_VJP_FORWARD.into()),
+            Op::CustomVjpLinear { .. } => return Err(Error::Type(CUSTOM_VJP_FORWARD.into())),
             op => {
                 let regions = op
                     .regions()
                     .into_iter()
-                    .map(lower)
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .map(|r| lower(r, device))
+                    .collect::<Result<Vec<_>>>()?;
                 let op = if regions.is_empty() {
                     op.clone()
                 } else {

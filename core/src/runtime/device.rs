@@ -56,8 +56,8 @@ impl Device {
 
     /// Compiles `program`, reusing an earlier compilation of the same program (keyed by its
     /// exact encoding, so constants with different bits never share an executable).
-    pub fn compile(&self, program: &Program) -> Result<Arc<Executable>> {
-        let lowered = crate::passes::lower(program).map_err(Error::Type)?;
+    pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
+        let lowered = crate::passes::lower(program, self)?;
         crate::passes::dump("lowered", &lowered);
         let program = &lowered;
         let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;

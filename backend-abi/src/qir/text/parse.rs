@@ -639,6 +639,23 @@ impl Parser {
             "checkpoint" => Op::Checkpoint {
                 call: Box::default(),
             },
+            "scan" => {
+                let length = self.int(attrs, "length", name)?;
+                let reverse = match self.word(attrs, "reverse", name)?.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return self.error("`reverse` must be true or false"),
+                };
+                let num_consts = self.int(attrs, "num_consts", name)?;
+                let num_carry = self.int(attrs, "num_carry", name)?;
+                Op::Scan {
+                    body: Box::default(),
+                    length,
+                    reverse,
+                    num_consts,
+                    num_carry,
+                }
+            }
             _ => return self.error(format!("unknown op `{name}`")),
         })
     }

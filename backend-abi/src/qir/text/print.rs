@@ -142,6 +142,18 @@ fn attributes(op: &Op) -> Vec<String> {
             ),
         ],
         Op::DynamicSlice { sizes } => vec![format!("sizes={}", list(sizes))],
+        Op::Scan {
+            length,
+            reverse,
+            num_consts,
+            num_carry,
+            ..
+        } => vec![
+            format!("length={length}"),
+            format!("reverse={reverse}"),
+            format!("num_consts={num_consts}"),
+            format!("num_carry={num_carry}"),
+        ],
         _ => vec![],
     }
 }
