@@ -83,7 +83,7 @@ fn closures_over_traced_values_become_operands_and_get_gradients() {
 
 #[test]
 fn switch_clamps_its_index() {
-    let branches: [&dyn Fn(&[Array]) -> Result<Vec<Array>>; 3] = [
+    let branches: [quabla::lax::RegionFn; 3] = [
         &|a| Ok(vec![(&a[0] + 1.0)?]),
         &|a| Ok(vec![(&a[0] * 10.0)?]),
         &|a| Ok(vec![a[0].neg()?]),
