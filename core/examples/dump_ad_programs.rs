@@ -3,8 +3,9 @@
 //! computes their expected outputs independently with numpy (`cargo xtask goldens`).
 
 use quabla::ad::{grad, hvp, jvp, vjp};
+use quabla::lax::scan;
 use quabla::qir::Program;
-use quabla::{call_program, make_program, vmap, Array, Axes, DType, Result};
+use quabla::{call_program, make_program, passes, vmap, Array, Axes, DType, Result};
 use std::path::PathBuf;
 
 fn zeros(shape: &[usize], d: DType) -> Array {
@@ -213,6 +214,26 @@ fn main() -> Result<()> {
             ),
             &[f64v(&[4, 3]), Array::zeros(&[4], DType::I32)?],
         )?,
+    ));
+    // Scans are core-level: what backends run is their lowering to while + dynamic slices.
+    let dev = quabla::device("cpu")?;
+    let rnn = |a: &[Array]| -> Result<Vec<Array>> {
+        let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+            let h = (a[0].matmul(&c[0])? + &x[0])?.tanh()?;
+            Ok((vec![h.clone()], vec![h.sum(Axes::All, false)?]))
+        };
+        let (c, y) = scan(&step, &a[1..2], &a[2..3], None, false)?;
+        Ok([c, y].concat())
+    };
+    let rnn_args = [f64v(&[3, 3]), f64v(&[3]), f64v(&[5, 3])];
+    programs.push((
+        "scan_rnn_lowered",
+        passes::lower(&make_program(rnn, &rnn_args)?, &dev)?,
+    ));
+    let rnn_loss = move |a: &[Array]| Ok(vec![rnn(a)?[1].sum(Axes::All, false)?]);
+    programs.push((
+        "grad_scan_rnn_lowered",
+        passes::lower(&make_program(grad(rnn_loss, &[0, 1, 2]), &rnn_args)?, &dev)?,
     ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())

@@ -19,8 +19,34 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
         match step {
             Step::Node(ni) => {
                 let node = &plan.program.nodes[*ni];
-                let args: Vec<&Tensor> = node.operands.iter().map(|o| get(&values, *o)).collect();
-                let outs = eval_node(node, &args, &plan.regions[*ni]);
+                // An updated operand that dies here is handed over, so the update is in place.
+                let owned = match node.op {
+                    Op::DynamicUpdateSlice | Op::ScatterAdd(_) => {
+                        let x = node.operands[0];
+                        let dies = plan.free_after[si].contains(&x)
+                            && node.operands[1..].iter().all(|o| *o != x);
+                        if dies {
+                            values[x.index()].take()
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                let outs = match owned {
+                    Some(x) => {
+                        let rest: Vec<&Tensor> = node.operands[1..]
+                            .iter()
+                            .map(|o| get(&values, *o))
+                            .collect();
+                        vec![update_in_place(node, x, &rest)]
+                    }
+                    None => {
+                        let args: Vec<&Tensor> =
+                            node.operands.iter().map(|o| get(&values, *o)).collect();
+                        eval_node(node, &args, &plan.regions[*ni])
+                    }
+                };
                 for (k, t) in outs.into_iter().enumerate() {
                     values[plan.first_ids[*ni].index() + k] = Some(t);
                 }
@@ -137,6 +163,14 @@ fn value_type(plan: &Plan, v: ValueId) -> quabla_abi::TensorType {
     plan.program.nodes[ni].results[v.index() - plan.first_ids[ni].index()].clone()
 }
 
+/// `dynamic_update_slice` or `scatter_add` into `x` (in place when `x` is not shared).
+fn update_in_place(node: &Node, x: Tensor, rest: &[&Tensor]) -> Tensor {
+    match &node.op {
+        Op::ScatterAdd(s) => movement::scatter_add(x, rest[0], rest[1], s),
+        _ => movement::dynamic_update_slice(x, rest[0], &rest[1..]),
+    }
+}
+
 /// Evaluates one non-fused node.
 pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
     let out_ty = || node.results[0].clone();
@@ -166,9 +200,10 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         } => one(reduce::cumulative(a[0], *kind, *axis, *reverse)),
         Op::DotGeneral(d) => one(dot::dot_general(a[0], a[1], d)),
         Op::Gather(g) => one(movement::gather(a[0], a[1], g, &out_ty())),
-        Op::ScatterAdd(s) => one(movement::scatter_add(a[0], a[1], a[2], s)),
+        Op::ScatterAdd(_) | Op::DynamicUpdateSlice => {
+            vec![update_in_place(node, a[0].clone(), &a[1..])]
+        }
         Op::DynamicSlice { .. } => one(movement::dynamic_slice(a[0], &a[1..], &out_ty())),
-        Op::DynamicUpdateSlice => one(movement::dynamic_update_slice(a[0], a[1], &a[2..])),
         Op::Cond { .. } => {
             // An out-of-range index runs the last branch, as XLA's case does.
             let idx = a[0].data.scalar_i64();

@@ -186,7 +186,10 @@ pub fn dynamic_slice(x: &Tensor, starts: &[&Tensor], out: &TensorType) -> Storag
     slice(x, &st, &vec![1; st.len()], out)
 }
 
-pub fn dynamic_update_slice(x: &Tensor, update: &Tensor, starts: &[&Tensor]) -> Storage {
+/// Writes `update` into `x` at the clamped starts. Takes `x` by value: when its storage is
+/// not shared (the value dies here) the write happens in place, so a loop filling an array
+/// one slice per iteration does not copy the whole array each time.
+pub fn dynamic_update_slice(x: Tensor, update: &Tensor, starts: &[&Tensor]) -> Tensor {
     let st = clamped_starts(starts, x.shape(), update.shape());
     let s = row_major_strides(x.shape());
     let mut targets = Vec::with_capacity(update.ty.num_elements());
@@ -199,9 +202,9 @@ pub fn dynamic_update_slice(x: &Tensor, update: &Tensor, starts: &[&Tensor]) -> 
                 .sum::<usize>(),
         );
     });
-    let mut res = (*x.data).clone();
-    write_at(&mut res, &update.data, &targets);
-    res
+    let Tensor { ty, mut data } = x;
+    write_at(std::sync::Arc::make_mut(&mut data), &update.data, &targets);
+    Tensor { ty, data }
 }
 
 fn write_at(dst: &mut Storage, src: &Storage, targets: &[usize]) {
@@ -262,7 +265,7 @@ pub fn gather(x: &Tensor, indices: &Tensor, g: &GatherDims, out: &TensorType) ->
 
 /// XLA scatter-add. Updates are applied in row-major order of `updates` (deterministic); a
 /// window that does not lie wholly inside the operand is dropped.
-pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDims) -> Storage {
+pub fn scatter_add(x: Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDims) -> Tensor {
     let s = row_major_strides(x.shape());
     let nvec = *indices.shape().last().unwrap_or(&0);
     let batch_shape = &indices.shape()[..indices.ty.rank() - 1];
@@ -302,7 +305,8 @@ pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterD
         }
         targets.push(full.iter().zip(&s).map(|(a, b)| *a as usize * b).sum());
     });
-    let mut res = (*x.data).clone();
+    let Tensor { ty, mut data } = x;
+    let res = std::sync::Arc::make_mut(&mut data);
     fn add_at<T: Copy>(d: &mut [T], s: &[T], t: &[usize], add: fn(T, T) -> T) {
         for (ti, v) in t.iter().zip(s) {
             if *ti != usize::MAX {
@@ -310,12 +314,12 @@ pub fn scatter_add(x: &Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterD
             }
         }
     }
-    match (&mut res, &*updates.data) {
+    match (res, &*updates.data) {
         (Storage::F32(d), Storage::F32(u)) => add_at(d, u, &targets, |a, b| a + b),
         (Storage::F64(d), Storage::F64(u)) => add_at(d, u, &targets, |a, b| a + b),
         (Storage::I32(d), Storage::I32(u)) => add_at(d, u, &targets, i32::wrapping_add),
         (Storage::U32(d), Storage::U32(u)) => add_at(d, u, &targets, u32::wrapping_add),
         _ => unreachable!("validation: scatter_add is numeric"),
     }
-    res
+    Tensor { ty, data }
 }

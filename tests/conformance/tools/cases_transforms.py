@@ -98,6 +98,24 @@ def references():
     r["grad_take"] = ([x], [g])
     xs, ns = RNG.normal(size=(4, 3)), np.array([0, 3, 1, 5], np.int32)
     r["vmap_while_trip_counts"] = ([xs, ns], [np.stack([while_ref(xs[i], ns[i])[0] for i in range(4)])])
+    w, h0, xs = RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=3), RNG.normal(size=(5, 3))
+    hs = []
+    h = h0
+    for t in range(5):
+        h = np.tanh(w @ h + xs[t])
+        hs.append(h)
+    r["scan_rnn_lowered"] = ([w, h0, xs], [h, np.array([v.sum() for v in hs])])
+    # Backpropagation through time by hand: loss = sum_t sum(h_t).
+    gw, gxs, gh = np.zeros((3, 3)), np.zeros((5, 3)), np.zeros(3)
+    for t in reversed(range(5)):
+        gh = gh + 1.0
+        pre = 1 - hs[t] ** 2
+        gz = gh * pre
+        prev = hs[t - 1] if t > 0 else h0
+        gw += np.outer(gz, prev)
+        gxs[t] = gz
+        gh = w.T @ gz
+    r["grad_scan_rnn_lowered"] = ([w, h0, xs], [gw, gh, gxs])
     return r
 
 
