@@ -35,22 +35,47 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("loops");
     g.sample_size(10);
     let args = [data(&[], 1.0), data(&[], 0.001)];
-    g.bench_function("fori_10k_scalar/compile", |b| b.iter_batched(|| jit(fori), |f| f.call(&args).unwrap(), BatchSize::PerIteration));
+    g.bench_function("fori_10k_scalar/compile", |b| {
+        b.iter_batched(
+            || jit(fori),
+            |f| f.call(&args).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
     let f = jit(fori);
     f.call(&args).unwrap();
-    g.bench_function("fori_10k_scalar/steady", |b| b.iter(|| f.call(&args).unwrap()));
+    g.bench_function("fori_10k_scalar/steady", |b| {
+        b.iter(|| f.call(&args).unwrap())
+    });
     let gf = jit(grad(fori, &[0, 1]));
     gf.call(&args).unwrap();
-    g.bench_function("fori_10k_scalar_grad/steady", |b| b.iter(|| gf.call(&args).unwrap()));
+    g.bench_function("fori_10k_scalar_grad/steady", |b| {
+        b.iter(|| gf.call(&args).unwrap())
+    });
 
-    let rargs = [data(&[64, 64], 0.1), data(&[64, 8], 0.1), data(&[64], 0.0), data(&[10_000, 8], 1.0)];
-    g.bench_function("scan_10k_rnn64/compile", |b| b.iter_batched(|| jit(rnn), |f| f.call(&rargs).unwrap(), BatchSize::PerIteration));
+    let rargs = [
+        data(&[64, 64], 0.1),
+        data(&[64, 8], 0.1),
+        data(&[64], 0.0),
+        data(&[10_000, 8], 1.0),
+    ];
+    g.bench_function("scan_10k_rnn64/compile", |b| {
+        b.iter_batched(
+            || jit(rnn),
+            |f| f.call(&rargs).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
     let r = jit(rnn);
     r.call(&rargs).unwrap();
-    g.bench_function("scan_10k_rnn64/steady", |b| b.iter(|| r.call(&rargs).unwrap()));
+    g.bench_function("scan_10k_rnn64/steady", |b| {
+        b.iter(|| r.call(&rargs).unwrap())
+    });
     let rg = jit(grad(rnn, &[0, 1]));
     rg.call(&rargs).unwrap();
-    g.bench_function("scan_10k_rnn64_grad/steady", |b| b.iter(|| rg.call(&rargs).unwrap()));
+    g.bench_function("scan_10k_rnn64_grad/steady", |b| {
+        b.iter(|| rg.call(&rargs).unwrap())
+    });
     g.finish();
 }
 

@@ -335,3 +335,40 @@ fn scan_composes_with_vmap_hessians_and_custom_rules() {
     };
     check_grads(&f2, &[f64s(&[0.3, -0.8], &[2])], 2, None).unwrap();
 }
+
+/// A scan with a 16-float carry (and x-dependent residuals) of length `t`.
+fn tape_bytes(t: usize, full: bool) -> usize {
+    let f = move |a: &[Array]| {
+        let xs = (Array::iota_on(a[0].device(), quabla::DType::F64, &[t, 16], 0)? * 1e-3)?;
+        let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+            Ok((vec![(&c[0] * &x[0])?.sin()?], vec![]))
+        };
+        Ok(vec![
+            scan(&step, &a[..1], &[xs], None, false)?.0[0].sum(Axes::All, false)?
+        ])
+    };
+    let x = f64s(&[0.5; 16], &[16]);
+    // Tracing the gradient builds the backward pass; the tape is sized there.
+    if full {
+        std::env::set_var("QUABLA_SCAN_TAPE", "full");
+    }
+    quabla::make_program(grad(f, &[0]), &[x]).unwrap();
+    std::env::remove_var("QUABLA_SCAN_TAPE");
+    quabla::lax::last_scan_tape_bytes()
+}
+
+#[test]
+fn checkpointed_reverse_scan_storage_grows_as_sqrt_t() {
+    let sizes = [64usize, 1024, 16384];
+    let ck: Vec<usize> = sizes.iter().map(|&t| tape_bytes(t, false)).collect();
+    let full: Vec<usize> = sizes.iter().map(|&t| tape_bytes(t, true)).collect();
+    println!("tape bytes, checkpointed: {ck:?}; full: {full:?}");
+    // 16x more steps: sqrt(16) = 4x more storage checkpointed, 16x stored in full.
+    let r = ck[2] as f64 / ck[1] as f64;
+    assert!(
+        (3.0..5.0).contains(&r),
+        "checkpointed growth {r} for 16x the steps ({ck:?})"
+    );
+    assert_eq!(full[2], 16 * full[1]);
+    assert!(ck[2] * 20 < full[2], "{ck:?} vs {full:?}");
+}
