@@ -1123,21 +1123,24 @@ fn batch_scan(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
 /// `QUABLA_SCAN_TAPE=full` to store every step's residuals instead).
 const CHECKPOINT_MIN_LENGTH: usize = 64;
 
-static LAST_TAPE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+thread_local! {
+    /// Set by the transformation on the thread that builds the backward pass.
+    static LAST_TAPE_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 fn bytes_of(arrays: &[Array]) -> usize {
     arrays.iter().map(|a| a.tensor_type().size_bytes()).sum()
 }
 
 fn record_tape(arrays: &[Array]) {
-    LAST_TAPE_BYTES.store(bytes_of(arrays), std::sync::atomic::Ordering::Relaxed);
+    LAST_TAPE_BYTES.with(|c| c.set(bytes_of(arrays)));
 }
 
 /// Bytes of loop state the last reverse-mode `scan` kept for its backward pass (the carry
 /// checkpoints plus one segment's residuals when checkpointed, every step's residuals
 /// otherwise), as built by the transformation. A diagnostic for memory measurements.
 pub fn last_scan_tape_bytes() -> usize {
-    LAST_TAPE_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+    LAST_TAPE_BYTES.with(|c| c.get())
 }
 
 /// The sqrt(T) checkpointed backward pass of a scan: carries are kept at the start of each
@@ -1390,10 +1393,7 @@ impl Checkpointed {
             .map(|t| t.size_bytes())
             .sum::<usize>()
             * k;
-        LAST_TAPE_BYTES.store(
-            bytes_of(&checkpoints) + seg_res,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        LAST_TAPE_BYTES.with(|c| c.set(bytes_of(&checkpoints) + seg_res));
         let mut out = b_out[..nstate].to_vec();
         for g in &b_out[nstate..] {
             let rows: Vec<isize> = std::iter::once(p as isize)
