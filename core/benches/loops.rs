@@ -20,7 +20,7 @@ fn rnn(a: &[Array]) -> Result<Vec<Array>> {
         let h = (w.matmul(&c[0])? + &u.matmul(&x[0])?)?.tanh()?;
         Ok((vec![h], vec![]))
     };
-    let (h, _) = scan(&step, &a[2..3], &a[3..4], None, false)?;
+    let (h, _) = scan(&step, &a[2..3], &a[3..4], None, false, 1)?;
     Ok(vec![h[0].sum(Axes::All, false)?])
 }
 

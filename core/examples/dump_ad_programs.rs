@@ -222,7 +222,7 @@ fn main() -> Result<()> {
             let h = (a[0].matmul(&c[0])? + &x[0])?.tanh()?;
             Ok((vec![h.clone()], vec![h.sum(Axes::All, false)?]))
         };
-        let (c, y) = scan(&step, &a[1..2], &a[2..3], None, false)?;
+        let (c, y) = scan(&step, &a[1..2], &a[2..3], None, false, 1)?;
         Ok([c, y].concat())
     };
     let rnn_args = [f64v(&[3, 3]), f64v(&[3]), f64v(&[5, 3])];

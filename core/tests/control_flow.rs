@@ -213,6 +213,7 @@ fn scan_equals_the_unrolled_steps_bit_for_bit() {
             std::slice::from_ref(&xs),
             None,
             reverse,
+            1,
         )
         .unwrap();
         let mut h = h0.clone();
@@ -249,7 +250,7 @@ fn long_scan(a: &[Array]) -> Result<Vec<Array>> {
         let next = (&c[0] + &((&(k * &c[0])? + &x[0])?.sin()? * 0.01)?)?;
         Ok((vec![next], vec![]))
     };
-    Ok(scan(&step, std::slice::from_ref(c0), &[xs], None, false)?.0)
+    Ok(scan(&step, std::slice::from_ref(c0), &[xs], None, false, 1)?.0)
 }
 
 #[test]
@@ -288,6 +289,7 @@ fn scan_composes_with_vmap_hessians_and_custom_rules() {
             std::slice::from_ref(&a[0]),
             None,
             false,
+            1,
         )?
         .1)
     };
@@ -308,6 +310,7 @@ fn scan_composes_with_vmap_hessians_and_custom_rules() {
             &[],
             Some(3),
             false,
+            1,
         )?
         .0
         .remove(0)
@@ -331,7 +334,7 @@ fn scan_composes_with_vmap_hessians_and_custom_rules() {
             let s = soft(&body(std::slice::from_ref(&c[0]))?)?;
             Ok((s, vec![]))
         };
-        Ok(scan(&step, std::slice::from_ref(&a[0]), &[], Some(4), false)?.0)
+        Ok(scan(&step, std::slice::from_ref(&a[0]), &[], Some(4), false, 1)?.0)
     };
     check_grads(&f2, &[f64s(&[0.3, -0.8], &[2])], 2, None).unwrap();
 }
@@ -344,7 +347,7 @@ fn tape_bytes(t: usize, full: bool) -> usize {
             Ok((vec![(&c[0] * &x[0])?.sin()?], vec![]))
         };
         Ok(vec![
-            scan(&step, &a[..1], &[xs], None, false)?.0[0].sum(Axes::All, false)?
+            scan(&step, &a[..1], &[xs], None, false, 1)?.0[0].sum(Axes::All, false)?
         ])
     };
     let x = f64s(&[0.5; 16], &[16]);
@@ -404,6 +407,7 @@ fn nested_loops_conds_and_custom_vjp_compose_under_grad_and_vmap() {
             std::slice::from_ref(&xs),
             None,
             false,
+            1,
         )?
         .0
         .remove(0)])
@@ -415,4 +419,34 @@ fn nested_loops_conds_and_custom_vjp_compose_under_grad_and_vmap() {
     // by 2 in reverse mode. x = 1: c1 = 1.5, c2 = 1.75; d/dx = (2*0.5) * (2*0.5 + 1) + 1 = 3.
     // x = -2: c1 = 2 - 2 = 0, c2 = -0 - 2 (c1 = 0 is not > 0, so -c): d/dx = 2*(-1)*(2*(-1) + 1) + 1 = 3.
     assert_eq!(vals(&g[0]), vec![3.0, 3.0]);
+}
+
+#[test]
+fn unrolled_scans_give_identical_bits() {
+    let xs = f64s(
+        &(0..14).map(|i| (i as f64 * 0.3).sin()).collect::<Vec<_>>(),
+        &[7, 2],
+    );
+    let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+        let n = (&c[0] * &x[0])?.cos()?;
+        Ok((vec![n.clone()], vec![n.sum(Axes::All, false)?]))
+    };
+    let init = [f64s(&[0.5, -0.25], &[2])];
+    for reverse in [false, true] {
+        let base = scan(&step, &init, std::slice::from_ref(&xs), None, reverse, 1).unwrap();
+        for unroll in [2, 3, 7, 10] {
+            let got = scan(
+                &step,
+                &init,
+                std::slice::from_ref(&xs),
+                None,
+                reverse,
+                unroll,
+            )
+            .unwrap();
+            assert_eq!(vals(&got.0[0]), vals(&base.0[0]), "unroll {unroll}");
+            assert_eq!(vals(&got.1[0]), vals(&base.1[0]), "unroll {unroll}");
+        }
+    }
+    assert!(scan(&step, &init, &[xs], None, false, 0).is_err());
 }

@@ -205,6 +205,8 @@ pub enum Op {
         reverse: bool,
         num_consts: usize,
         num_carry: usize,
+        /// Steps per iteration of the lowered loop (results are identical for any value).
+        unroll: usize,
     },
 }
 
@@ -322,6 +324,7 @@ impl Op {
                 reverse,
                 num_consts,
                 num_carry,
+                unroll,
                 ..
             } => Op::Scan {
                 body: next(),
@@ -329,6 +332,7 @@ impl Op {
                 reverse: *reverse,
                 num_consts: *num_consts,
                 num_carry: *num_carry,
+                unroll: *unroll,
             },
             op => op.clone(),
         }

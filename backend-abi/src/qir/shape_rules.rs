@@ -784,8 +784,14 @@ pub fn infer_result_types(
             length,
             num_consts,
             num_carry,
+            unroll,
             ..
-        } => scan_rule(op, operands, *length, *num_consts, *num_carry, regions_out),
+        } => {
+            if *unroll == 0 {
+                return Err("scan unroll must be at least 1".into());
+            }
+            scan_rule(op, operands, *length, *num_consts, *num_carry, regions_out)
+        }
         Op::StopGradient => {
             expect_arity(op, operands, 1)?;
             Ok(vec![operands[0].clone()])

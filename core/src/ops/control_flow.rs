@@ -497,7 +497,7 @@ pub fn fori_loop(
             let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
                 Ok((body(&x[0], c)?, vec![]))
             };
-            Ok(scan(&step, init, &[idx], Some(n), false)?.0)
+            Ok(scan(&step, init, &[idx], Some(n), false, 1)?.0)
         }
         (lo, hi) => {
             let as_array = |b: Bound, like: &Array| -> Result<Array> {
@@ -537,7 +537,11 @@ pub fn scan(
     xs: &[Array],
     length: Option<usize>,
     reverse: bool,
+    unroll: usize,
 ) -> Result<(Vec<Array>, Vec<Array>)> {
+    if unroll == 0 {
+        return Err(Error::Type("scan: unroll must be at least 1".into()));
+    }
     let rows = match xs.first() {
         Some(x) => Some(
             *x.shape()
@@ -603,6 +607,7 @@ pub fn scan(
             reverse,
             num_consts: nc,
             num_carry: ncar,
+            unroll,
         },
         &refs,
         std::mem::take(&mut res),
@@ -637,11 +642,12 @@ pub(crate) fn scan_as_while(
         reverse,
         num_consts: nc,
         num_carry: ncar,
+        unroll,
     } = op
     else {
         unreachable!("scan only")
     };
-    let (length, reverse, nc, ncar) = (*length, *reverse, *nc, *ncar);
+    let (length, reverse, nc, ncar, unroll) = (*length, *reverse, *nc, *ncar, (*unroll).max(1));
     let nx = types.len() - nc - ncar;
     let results = scan_results(body, length, ncar);
     let ys_types: Vec<TensorType> = results[ncar..].to_vec();
@@ -657,58 +663,87 @@ pub(crate) fn scan_as_while(
             carry.push(crate::ops::zeros_typed(&like, t)?);
         }
         let carry_types: Vec<TensorType> = carry.iter().map(|c| c.tensor_type().clone()).collect();
-        let cond = crate::trace::trace_function(device, &carry_types, |c: &[Array]| {
-            Ok(vec![c[0].lt(length as i32)?])
-        })?;
-        let step = crate::trace::trace_function(device, &carry_types, |c: &[Array]| {
-            let i = &c[0];
-            let idx = if reverse {
-                (i.neg()? + (length as i32 - 1))?
-            } else {
-                i.clone()
-            };
-            let zero = i.zeros_like()?;
-            let (consts, st) = (&c[1..1 + nc], &c[1 + nc..1 + nc + ncar]);
-            let xs = &c[1 + nc + ncar..1 + nc + ncar + nx];
-            let ys = &c[1 + nc + ncar + nx..];
-            let mut args: Vec<Array> = consts.to_vec();
-            args.extend(st.iter().cloned());
-            for x in xs {
-                let starts: Vec<&Array> = std::iter::once(&idx)
-                    .chain(std::iter::repeat_n(&zero, x.ndim() - 1))
-                    .collect();
-                let sizes: Vec<usize> = std::iter::once(1)
-                    .chain(x.shape()[1..].iter().copied())
-                    .collect();
-                let rest: Vec<isize> = x.shape()[1..].iter().map(|&d| d as isize).collect();
-                args.push(x.dynamic_slice(&starts, &sizes)?.reshape(&rest)?);
-            }
-            let outs = eval_program(body, &args)?;
-            let mut next = vec![(i + 1)?];
-            next.extend(consts.iter().cloned());
-            next.extend(outs[..ncar].iter().cloned());
-            next.extend(xs.iter().cloned());
-            for (acc, y) in ys.iter().zip(&outs[ncar..]) {
-                let starts: Vec<&Array> = std::iter::once(&idx)
-                    .chain(std::iter::repeat_n(&zero, acc.ndim() - 1))
-                    .collect();
-                next.push(acc.dynamic_update_slice(&y.expand_dims(0)?, &starts)?);
-            }
-            Ok(next)
-        })?;
-        let refs: Vec<&Array> = carry.iter().collect();
-        let outs = apply(
-            Op::While {
-                cond: Box::new(cond),
-                body: Box::new(step),
-            },
-            &refs,
-            carry_types.clone(),
-        )?;
-        let mut res: Vec<Array> = outs[1 + nc..1 + nc + ncar].to_vec();
-        res.extend(outs[1 + nc + ncar + nx..].iter().cloned());
+        // `unroll` steps per iteration over the whole blocks, then single steps for the rest;
+        // the loop counter in the carry is the step index, so both loops continue it.
+        let blocks = (length / unroll) * unroll;
+        let mut loops = Vec::new();
+        if blocks > 0 {
+            loops.push((unroll, blocks));
+        }
+        if blocks < length {
+            loops.push((1, length));
+        }
+        for (steps_per_iter, end) in loops {
+            let cond = crate::trace::trace_function(device, &carry_types, |c: &[Array]| {
+                Ok(vec![c[0].lt(end as i32)?])
+            })?;
+            let step = crate::trace::trace_function(device, &carry_types, |c: &[Array]| {
+                let mut c = c.to_vec();
+                for _ in 0..steps_per_iter {
+                    c = scan_step(body, &c, length, reverse, nc, ncar, nx)?;
+                }
+                Ok(c)
+            })?;
+            let refs: Vec<&Array> = carry.iter().collect();
+            carry = apply(
+                Op::While {
+                    cond: Box::new(cond),
+                    body: Box::new(step),
+                },
+                &refs,
+                carry_types.clone(),
+            )?;
+        }
+        let mut res: Vec<Array> = carry[1 + nc..1 + nc + ncar].to_vec();
+        res.extend(carry[1 + nc + ncar + nx..].iter().cloned());
         Ok(res)
     })
+}
+
+/// One step of a lowered scan on the loop carry `(i, consts, carry, xs, ys being filled)`.
+fn scan_step(
+    body: &Program,
+    c: &[Array],
+    length: usize,
+    reverse: bool,
+    nc: usize,
+    ncar: usize,
+    nx: usize,
+) -> Result<Vec<Array>> {
+    let i = &c[0];
+    let idx = if reverse {
+        (i.neg()? + (length as i32 - 1))?
+    } else {
+        i.clone()
+    };
+    let zero = i.zeros_like()?;
+    let (consts, st) = (&c[1..1 + nc], &c[1 + nc..1 + nc + ncar]);
+    let xs = &c[1 + nc + ncar..1 + nc + ncar + nx];
+    let ys = &c[1 + nc + ncar + nx..];
+    let mut args: Vec<Array> = consts.to_vec();
+    args.extend(st.iter().cloned());
+    for x in xs {
+        let starts: Vec<&Array> = std::iter::once(&idx)
+            .chain(std::iter::repeat_n(&zero, x.ndim() - 1))
+            .collect();
+        let sizes: Vec<usize> = std::iter::once(1)
+            .chain(x.shape()[1..].iter().copied())
+            .collect();
+        let rest: Vec<isize> = x.shape()[1..].iter().map(|&d| d as isize).collect();
+        args.push(x.dynamic_slice(&starts, &sizes)?.reshape(&rest)?);
+    }
+    let outs = eval_program(body, &args)?;
+    let mut next = vec![(i + 1)?];
+    next.extend(consts.iter().cloned());
+    next.extend(outs[..ncar].iter().cloned());
+    next.extend(xs.iter().cloned());
+    for (acc, y) in ys.iter().zip(&outs[ncar..]) {
+        let starts: Vec<&Array> = std::iter::once(&idx)
+            .chain(std::iter::repeat_n(&zero, acc.ndim() - 1))
+            .collect();
+        next.push(acc.dynamic_update_slice(&y.expand_dims(0)?, &starts)?);
+    }
+    Ok(next)
 }
 
 // ---- scan rules ---------------------------------------------------------------------------
@@ -732,6 +767,7 @@ fn split_scan(op: &Op) -> (&Program, usize, bool, usize, usize) {
         reverse,
         num_consts,
         num_carry,
+        ..
     } = op
     else {
         unreachable!("scan only")
@@ -813,6 +849,7 @@ fn scan_jvp(
         reverse,
         num_consts: tnc,
         num_carry: tncar,
+        unroll: 1,
     };
     let refs: Vec<&Array> = operands.iter().collect();
     let tb = op.regions()[0].clone();
@@ -929,6 +966,7 @@ fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
             reverse,
             num_consts: kc,
             num_carry: kcar,
+            unroll: 1,
         };
         let refs: Vec<&Array> = known_vals.iter().collect();
         let fouts = apply(fwd_op, &refs, scan_results(&fwd_var, length, kcar))?;
@@ -1029,6 +1067,7 @@ fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
             reverse: !reverse,
             num_consts: ninv,
             num_carry: nlc + nlcar,
+            unroll: 1,
         };
         let mut ops = invariant;
         ops.extend(init);
@@ -1102,6 +1141,7 @@ fn batch_scan(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         reverse,
         num_consts: nc,
         num_carry: ncar,
+        unroll: 1,
     };
     let outs = apply(op, &refs, scan_results(&bbody, length, ncar))?;
     outs.into_iter()
@@ -1270,6 +1310,7 @@ impl Checkpointed {
                 reverse: false,
                 num_consts: kc,
                 num_carry: kcar,
+                unroll: 1,
             };
             let refs: Vec<&Array> = a.iter().collect();
             let mut out = apply(op, &refs, scan_results(&carries_only, k, kcar))?;
@@ -1288,6 +1329,7 @@ impl Checkpointed {
                 reverse: false,
                 num_consts: kc,
                 num_carry: kcar,
+                unroll: 1,
             },
             &refs,
             scan_results(&seg_forward, s, kcar),
@@ -1344,6 +1386,7 @@ impl Checkpointed {
                     reverse: false,
                     num_consts: kc,
                     num_carry: kcar,
+                    unroll: 1,
                 },
                 &refs,
                 scan_results(&known_step, k, kcar),
@@ -1362,6 +1405,7 @@ impl Checkpointed {
                     reverse: true,
                     num_consts: ninv,
                     num_carry: nlc + nlcar,
+                    unroll: 1,
                 },
                 &refs,
                 scan_results(&back_step, k, nlc + nlcar),
@@ -1383,6 +1427,7 @@ impl Checkpointed {
                 reverse: true,
                 num_consts: kc + ninv,
                 num_carry: nstate,
+                unroll: 1,
             },
             &refs,
             scan_results(&seg_backward, s, nstate),

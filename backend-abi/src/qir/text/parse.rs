@@ -648,12 +648,14 @@ impl Parser {
                 };
                 let num_consts = self.int(attrs, "num_consts", name)?;
                 let num_carry = self.int(attrs, "num_carry", name)?;
+                let unroll = self.int(attrs, "unroll", name)?;
                 Op::Scan {
                     body: Box::default(),
                     length,
                     reverse,
                     num_consts,
                     num_carry,
+                    unroll,
                 }
             }
             _ => return self.error(format!("unknown op `{name}`")),

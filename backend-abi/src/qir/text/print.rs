@@ -147,12 +147,14 @@ fn attributes(op: &Op) -> Vec<String> {
             reverse,
             num_consts,
             num_carry,
+            unroll,
             ..
         } => vec![
             format!("length={length}"),
             format!("reverse={reverse}"),
             format!("num_consts={num_consts}"),
             format!("num_carry={num_carry}"),
+            format!("unroll={unroll}"),
         ],
         _ => vec![],
     }
