@@ -2,9 +2,12 @@
 //! concrete, inlined node by node into the current trace when they are traced.
 
 use crate::array::{Array, Repr};
-use crate::error::{type_err, Result};
+use crate::error::{type_err, Error, Result};
 use crate::ops::apply_at;
+use crate::runtime::Device;
+use quabla_abi::host::Executable;
 use quabla_abi::qir::Program;
+use quabla_abi::TensorType;
 use std::sync::Arc;
 
 /// Evaluates `p` on `args` (which must match its input types).
@@ -35,14 +38,32 @@ pub(crate) fn eval_program(p: &Program, args: &[Array]) -> Result<Vec<Array>> {
         None => crate::runtime::default_device()?,
     };
     let exe = device.compile(p)?;
-    let bufs: Vec<_> = args
-        .iter()
-        .map(|a| a.buffer().expect("concrete").as_ref())
-        .collect();
+    let refs: Vec<&Array> = args.iter().collect();
+    run_executable(&device, &exe, &refs, p.output_types())
+}
+
+/// Runs a compiled executable on concrete arrays of `device` and wraps the results.
+pub(crate) fn run_executable(
+    device: &Arc<Device>,
+    exe: &Executable,
+    args: &[&Array],
+    out_types: Vec<TensorType>,
+) -> Result<Vec<Array>> {
+    let mut bufs = Vec::with_capacity(args.len());
+    for a in args {
+        if !Arc::ptr_eq(a.device(), device) {
+            return Err(Error::Mismatch(format!(
+                "arrays on different devices (`{}` and `{}`) cannot meet in one computation; move one first",
+                a.device().platform(),
+                device.platform()
+            )));
+        }
+        bufs.push(a.buffer().ok_or(Error::TracedValue)?.as_ref());
+    }
     let outs = exe.run(&bufs).map_err(|e| device.backend_err(e))?;
     Ok(outs
         .into_iter()
-        .zip(p.output_types())
+        .zip(out_types)
         .map(|(b, ty)| Array {
             ty,
             repr: Repr::Concrete {

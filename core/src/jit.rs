@@ -1,8 +1,8 @@
 //! `jit`: trace a Rust closure over arrays into QIR once per input signature, compile it on
 //! the target device, and run the compiled executable on later calls.
 
-use crate::array::{Array, Repr};
-use crate::error::{type_err, Result};
+use crate::array::Array;
+use crate::error::Result;
 use crate::runtime::{default_device, Device};
 use crate::trace::trace_function;
 use quabla_abi::host::Executable;
@@ -100,29 +100,8 @@ where
                 (exe, program)
             }
         };
-        let mut bufs = Vec::with_capacity(args.len());
-        for a in args {
-            if !Arc::ptr_eq(a.device(), &device) {
-                return type_err(format!(
-                    "jit: argument on `{}` but compiled for `{}`",
-                    a.device().platform(),
-                    device.platform()
-                ));
-            }
-            bufs.push(a.buffer().expect("concrete").as_ref());
-        }
-        let outs = exe.run(&bufs).map_err(|e| device.backend_err(e))?;
-        Ok(outs
-            .into_iter()
-            .zip(program.output_types())
-            .map(|(b, ty)| Array {
-                ty,
-                repr: Repr::Concrete {
-                    device: device.clone(),
-                    buffer: Arc::new(b),
-                },
-            })
-            .collect())
+        let refs: Vec<&Array> = args.iter().collect();
+        crate::eval::run_executable(&device, &exe, &refs, program.output_types())
     }
 
     /// Number of signatures compiled so far.

@@ -122,29 +122,7 @@ fn run_eager(
             .collect(),
     };
     let exe = device.compile(&program)?;
-    let mut bufs = Vec::with_capacity(n_in);
-    for a in inputs {
-        if !Arc::ptr_eq(a.device(), device) {
-            return Err(Error::Mismatch(format!(
-                "arrays on different devices (`{}` and `{}`) cannot meet in one operation; move one first",
-                a.device().platform(),
-                device.platform()
-            )));
-        }
-        bufs.push(a.buffer().expect("eager inputs are concrete").as_ref());
-    }
-    let outs = exe.run(&bufs).map_err(|e| device.backend_err(e))?;
-    Ok(outs
-        .into_iter()
-        .zip(results)
-        .map(|(b, ty)| Array {
-            ty,
-            repr: Repr::Concrete {
-                device: device.clone(),
-                buffer: Arc::new(b),
-            },
-        })
-        .collect())
+    crate::eval::run_executable(device, &exe, inputs, results)
 }
 
 /// A constant next to `like`: captured in its trace, or uploaded to its device.
