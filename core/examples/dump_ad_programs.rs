@@ -235,6 +235,39 @@ fn main() -> Result<()> {
         "grad_scan_rnn_lowered",
         passes::lower(&make_program(grad(rnn_loss, &[0, 1, 2]), &rnn_args)?, &dev)?,
     ));
+    let fori = |a: &[Array]| -> Result<Vec<Array>> {
+        let body =
+            |i: &Array, c: &[Array]| Ok(vec![(&c[0] + &(&a[0] * &i.astype(DType::F64)?.sin()?)?)?]);
+        quabla::lax::fori_loop(0, 5, &body, &[a[0].zeros_like()?])
+    };
+    programs.push((
+        "fori_lowered",
+        passes::lower(&make_program(fori, &[f64v(&[3])])?, &dev)?,
+    ));
+    let fori_loss = move |a: &[Array]| Ok(vec![fori(a)?[0].sum(Axes::All, false)?]);
+    programs.push((
+        "grad_fori_lowered",
+        passes::lower(&make_program(grad(fori_loss, &[0]), &[f64v(&[3])])?, &dev)?,
+    ));
+    let capture = |a: &[Array]| -> Result<Vec<Array>> {
+        let (w, x) = (&a[0], &a[1]);
+        let t = |b: &[Array]| Ok(vec![(w * &b[0])?.sin()?]);
+        let e = |_: &[Array]| Ok(vec![(w * w)?]);
+        Ok(vec![quabla::lax::cond(
+            &x.gt(0.0)?,
+            &t,
+            &e,
+            std::slice::from_ref(x),
+        )?
+        .remove(0)])
+    };
+    programs.push((
+        "grad_cond_capture_lowered",
+        passes::lower(
+            &make_program(grad(capture, &[0]), &[f64v(&[]), f64v(&[])])?,
+            &dev,
+        )?,
+    ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
             .map_err(|e| quabla::Error::Type(e.to_string()))?;

@@ -116,6 +116,13 @@ def references():
         gxs[t] = gz
         gh = w.T @ gz
     r["grad_scan_rnn_lowered"] = ([w, h0, xs], [gw, gh, gxs])
+    x = RNG.normal(size=3)
+    r["fori_lowered"] = ([x], [sum(x * np.sin(i) for i in range(5))])
+    r["grad_fori_lowered"] = ([x], [np.full(3, sum(np.sin(i) for i in range(5)))])
+    for label, xv in [("pos", 0.7), ("neg", -0.4)]:
+        w = 1.3
+        g = np.cos(w * xv) * xv if xv > 0 else 2 * w
+        r[f"grad_cond_capture_lowered/{label}"] = ([np.float64(w), np.float64(xv)], [np.float64(g)])
     return r
 
 
@@ -123,13 +130,17 @@ def build():
     folder = os.path.join(HERE, "ad_programs")
     cases = []
     refs = references()
+    regions = []
     for name in sorted(refs):
-        path = os.path.join(folder, name + ".qir")
+        path = os.path.join(folder, name.split("/")[0] + ".qir")
         if not os.path.exists(path):
             raise SystemExit(f"{path} is missing: run `cargo run -p quabla --example dump_ad_programs` first")
         prog = Loaded(open(path).read())
         inputs, expected = refs[name]
         ins = [(d, np.asarray(a)) for (d, _), a in zip(prog.inputs, inputs)]
         outs = [("f64", np.asarray(e, dtype=np.float64)) for e in expected]
-        cases.append(case(name, prog, ins, outs, TOL, note="QIR emitted by Quabla's transformations"))
-    return {"transforms/ad": cases}
+        c = case(name.replace("/", "_"), prog, ins, outs, TOL, note="QIR emitted by Quabla's transformations")
+        # What cond/while/scan/fori and their JVP/VJP lower to is the regions group.
+        region = any(k in name for k in ("cond", "while", "scan", "fori"))
+        (regions if region else cases).append(c)
+    return {"transforms/ad": cases, "regions/lowered": regions}
