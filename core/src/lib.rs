@@ -24,6 +24,7 @@ mod error;
 mod eval;
 mod jit;
 mod ops;
+pub mod optim;
 pub mod passes;
 mod promotion;
 pub mod runtime;
