@@ -99,7 +99,7 @@ fn sgd_momentum_nesterov_rmsprop_and_clipping_follow_optax() {
     // SGD with Nesterov momentum: t = g + m t; u = -lr (g + m t).
     let (gs, ps) = run(&sgd(0.01.into(), Some(0.9), true), 30);
     let mut p = vec![1.0, 1.0, -1.0, 0.3];
-    let mut t = vec![0.0; 4];
+    let mut t = [0.0; 4];
     for (k, g) in gs.iter().enumerate() {
         for i in 0..4 {
             t[i] = g[i] + t[i] * 0.9;
@@ -110,7 +110,7 @@ fn sgd_momentum_nesterov_rmsprop_and_clipping_follow_optax() {
     // RMSProp: nu = (1 - d) g^2 + d nu; u = -lr g / sqrt(nu + eps).
     let (gs, ps) = run(&rmsprop(0.01.into(), 0.9, 1e-8), 30);
     let mut p = vec![1.0, 1.0, -1.0, 0.3];
-    let mut nu = vec![0.0; 4];
+    let mut nu = [0.0; 4];
     for (k, g) in gs.iter().enumerate() {
         for i in 0..4 {
             nu[i] = g[i] * g[i] * (1.0 - 0.9) + nu[i] * 0.9;
