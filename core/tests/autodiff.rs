@@ -577,3 +577,30 @@ fn derivatives_hold_at_special_points_and_near_domain_edges() {
         check(name, &f, &[f64s(&xs, &[xs.len()])], 1);
     }
 }
+
+#[test]
+fn transforms_close_over_traced_values_of_enclosing_transforms() {
+    // Per-point second derivatives of u(x) = sum(tanh(w x)) inside a gradient w.r.t. w: the
+    // inner hessian closes over the outer traced w (a PINN's pattern).
+    let loss = |a: &[Array]| {
+        let (w, xs) = (&a[0], &a[1]);
+        let u = |q: &[Array]| Ok(vec![(w * &q[0])?.tanh()?.sum(Axes::All, false)?]);
+        let h = quabla::vmap(hessian(u, &[0]), &[Some(0)], &[])(std::slice::from_ref(xs))?;
+        Ok(vec![h[0].sum(Axes::All, false)?])
+    };
+    let (w, xs) = (f64s(&[0.7, -1.3], &[2]), f64s(&[0.2, 0.9, -0.4], &[3]));
+    // d2/dx2 tanh(w x) = -2 w^2 t (1 - t^2), t = tanh(w x); d/dw of its sum, by hand.
+    let g = grad(loss, &[0])(&[w.clone(), xs.clone()]).unwrap();
+    let mut want = [0.0; 2];
+    for (j, wj) in [0.7f64, -1.3].iter().enumerate() {
+        for x in [0.2f64, 0.9, -0.4] {
+            let t = (wj * x).tanh();
+            let dt = x * (1.0 - t * t);
+            // d/dw [-2 w^2 t (1 - t^2)] = -4 w t (1 - t^2) - 2 w^2 (1 - 3 t^2) dt
+            want[j] += -4.0 * wj * t * (1.0 - t * t) - 2.0 * wj * wj * (1.0 - 3.0 * t * t) * dt;
+        }
+    }
+    for (a, b) in vals(&g[0]).iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+}

@@ -63,7 +63,9 @@ where
     let argnums = argnums.to_vec();
     move |args: &[Array]| {
         check_differentiable(args, &argnums, "jacfwd")?;
-        let (device, p) = trace_at(&f, args)?;
+        let (device, p, caps) = trace_at(&f, args)?;
+        // Closed-over traced values travel as unbatched inputs after the arguments.
+        let full: Vec<Array> = args.iter().chain(&caps).cloned().collect();
         let j = linearize::jvp_program(&device, &p, &argnums)?;
         let nout = p.outputs.len();
         let out_types = p.output_types();
@@ -71,7 +73,7 @@ where
         for (k, &i) in argnums.iter().enumerate() {
             // One JVP per basis vector, batched: the k-th tangent is the batched input.
             let push = |a: &[Array]| -> Result<Vec<Array>> {
-                let n = args.len();
+                let n = full.len();
                 let mut call = a[..n].to_vec();
                 for (kk, &ii) in argnums.iter().enumerate() {
                     call.push(if kk == k {
@@ -82,14 +84,14 @@ where
                 }
                 Ok(eval_program(&j, &call)?.split_off(nout))
             };
-            let mut axes: Vec<Option<usize>> = vec![None; args.len()];
+            let mut axes: Vec<Option<usize>> = vec![None; full.len()];
             axes.push(Some(0));
             let batched = crate::batching::vmap(push, &axes, &[]);
             let mut columns: Vec<Vec<Array>> = vec![Vec::new(); nout];
             let size = args[i].size();
             for start in (0..size).step_by(CHUNK) {
                 let m = CHUNK.min(size - start);
-                let mut call = args.to_vec();
+                let mut call = full.clone();
                 call.push(basis_chunk(&args[i], start, m)?);
                 for (o, t) in batched(&call)?.into_iter().enumerate() {
                     columns[o].push(t);
@@ -119,9 +121,10 @@ where
     let argnums = argnums.to_vec();
     move |args: &[Array]| {
         check_differentiable(args, &argnums, "jacrev")?;
-        let (device, p) = trace_at(&f, args)?;
+        let (device, p, caps) = trace_at(&f, args)?;
         let v = linearize::vjp_programs(&device, &p, &argnums)?;
-        let mut outs = eval_program(&v.forward, args)?;
+        let full: Vec<Array> = args.iter().chain(&caps).cloned().collect();
+        let mut outs = eval_program(&v.forward, &full)?;
         let residuals = outs.split_off(v.num_outputs);
         let nres = residuals.len();
         let mut res = Vec::new();
@@ -169,7 +172,7 @@ where
 {
     let argnums = argnums.to_vec();
     move |args: &[Array]| {
-        let (_, p) = trace_at(&f, args)?;
+        let (_, p, _) = trace_at(&f, args)?;
         let n_in: usize = argnums
             .iter()
             .filter_map(|&i| args.get(i))

@@ -23,7 +23,7 @@ use crate::array::Array;
 use crate::error::{type_err, Result};
 use crate::eval::eval_program;
 use crate::runtime::{default_device, Device};
-use crate::trace::trace_function;
+
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
 use std::sync::Arc;
@@ -35,14 +35,21 @@ pub(crate) fn device_of(args: &[Array]) -> Result<Arc<Device>> {
     }
 }
 
-pub(crate) fn trace_at<F>(f: &F, args: &[Array]) -> Result<(Arc<Device>, Program)>
+/// Traces `f` at arguments shaped like `args`. Traced values of enclosing traces that `f`
+/// closes over become extra program inputs after the arguments; they are returned so the
+/// caller passes them along (they are held constant by the transformation).
+pub(crate) fn trace_at<F>(f: &F, args: &[Array]) -> Result<(Arc<Device>, Program, Vec<Array>)>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     let device = device_of(args)?;
     let types: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
-    let p = trace_function(&device, &types, f)?;
-    Ok((device, p))
+    let (p, captures) = crate::trace::trace_function_capturing(&device, &types, f)?;
+    Ok((device, p, captures))
+}
+
+fn with_captures(args: &[Array], captures: &[Array]) -> Vec<Array> {
+    args.iter().chain(captures).cloned().collect()
 }
 
 fn check_differentiable(args: &[Array], argnums: &[usize], what: &str) -> Result<()> {
@@ -93,12 +100,12 @@ where
             ));
         }
     }
-    let (device, p) = trace_at(&f, primals)?;
+    let (device, p, caps) = trace_at(&f, primals)?;
     let active: Vec<usize> = (0..primals.len())
         .filter(|&i| primals[i].dtype().is_float())
         .collect();
     let j = linearize::jvp_program(&device, &p, &active)?;
-    let mut args = primals.to_vec();
+    let mut args = with_captures(primals, &caps);
     args.extend(active.iter().map(|&i| tangents[i].clone()));
     let mut outs = eval_program(&j, &args)?;
     let touts = outs.split_off(p.outputs.len());
@@ -159,21 +166,22 @@ pub fn vjp<F>(f: F, primals: &[Array]) -> Result<(Vec<Array>, Pullback)>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    let (device, p) = trace_at(&f, primals)?;
+    let (device, p, caps) = trace_at(&f, primals)?;
     let active: Vec<usize> = (0..primals.len())
         .filter(|&i| primals[i].dtype().is_float())
         .collect();
-    vjp_of_program(&device, &p, primals, active)
+    vjp_of_program(&device, &p, primals, &caps, active)
 }
 
 fn vjp_of_program(
     device: &Arc<Device>,
     p: &Program,
     primals: &[Array],
+    captures: &[Array],
     active: Vec<usize>,
 ) -> Result<(Vec<Array>, Pullback)> {
     let v = linearize::vjp_programs(device, p, &active)?;
-    let mut outs = eval_program(&v.forward, primals)?;
+    let mut outs = eval_program(&v.forward, &with_captures(primals, captures))?;
     let residuals = outs.split_off(v.num_outputs);
     let pb = Pullback {
         backward: v.backward,
@@ -199,7 +207,7 @@ where
     let argnums = argnums.to_vec();
     move |args: &[Array]| {
         check_differentiable(args, &argnums, "grad")?;
-        let (device, p) = trace_at(&f, args)?;
+        let (device, p, caps) = trace_at(&f, args)?;
         let out_types = p.output_types();
         match out_types.first() {
             Some(t) if t.rank() == 0 && t.dtype.is_float() => {}
@@ -216,7 +224,7 @@ where
                 out_types.len()
             ));
         }
-        let (outs, pb) = vjp_of_program(&device, &p, args, argnums.clone())?;
+        let (outs, pb) = vjp_of_program(&device, &p, args, &caps, argnums.clone())?;
         let mut cts = vec![outs[0].ones_like()?];
         for o in &outs[1..] {
             cts.push(o.zeros_like()?);

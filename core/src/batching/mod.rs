@@ -211,43 +211,51 @@ where
         };
         let device = crate::ad::device_of(args)?;
         let full: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
-        let program = trace_function(&device, &full, |t: &[Array]| {
-            let moved: Vec<Array> = t
-                .iter()
-                .zip(&axes)
-                .map(|(a, ax)| {
-                    ax.map(|x| move_axis(a, x, 0))
-                        .unwrap_or_else(|| Ok(a.clone()))
-                })
-                .collect::<Result<_>>()?;
-            let per_example: Vec<TensorType> = moved
-                .iter()
-                .zip(&axes)
-                .map(|(a, ax)| {
-                    if ax.is_some() {
-                        TensorType::new(a.dtype(), a.shape()[1..].to_vec())
-                    } else {
-                        a.tensor_type().clone()
-                    }
-                })
-                .collect();
-            let inner = trace_function(&device, &per_example, &f)?;
-            let flags: Vec<bool> = axes.iter().map(Option::is_some).collect();
-            let (outs, out_flags) = batch_walk(&inner, &moved, &flags, size)?;
-            outs.iter()
-                .zip(out_flags)
-                .enumerate()
-                .map(
-                    |(k, (o, b))| match out_axes.get(k).copied().unwrap_or(Some(0)) {
-                        Some(ax) => move_axis(&with_batch(o, b, size)?, 0, ax),
-                        None if !b => Ok(o.clone()),
-                        None => type_err(format!(
-                            "vmap: output {k} depends on the batch but out_axes[{k}] is None"
-                        )),
-                    },
-                )
-                .collect()
-        })?;
-        eval_program(&program, args)
+        let (program, outer) =
+            crate::trace::trace_function_capturing(&device, &full, |t: &[Array]| {
+                let moved: Vec<Array> = t
+                    .iter()
+                    .zip(&axes)
+                    .map(|(a, ax)| {
+                        ax.map(|x| move_axis(a, x, 0))
+                            .unwrap_or_else(|| Ok(a.clone()))
+                    })
+                    .collect::<Result<_>>()?;
+                let per_example: Vec<TensorType> = moved
+                    .iter()
+                    .zip(&axes)
+                    .map(|(a, ax)| {
+                        if ax.is_some() {
+                            TensorType::new(a.dtype(), a.shape()[1..].to_vec())
+                        } else {
+                            a.tensor_type().clone()
+                        }
+                    })
+                    .collect();
+                // Closed-over traced values become unbatched inputs after the arguments.
+                let (inner, caps) =
+                    crate::trace::trace_function_capturing(&device, &per_example, &f)?;
+                let mut flags: Vec<bool> = axes.iter().map(Option::is_some).collect();
+                flags.extend(caps.iter().map(|_| false));
+                let moved: Vec<Array> = moved.into_iter().chain(caps).collect();
+                let (outs, out_flags) = batch_walk(&inner, &moved, &flags, size)?;
+                outs.iter()
+                    .zip(out_flags)
+                    .enumerate()
+                    .map(
+                        |(k, (o, b))| match out_axes.get(k).copied().unwrap_or(Some(0)) {
+                            Some(ax) => move_axis(&with_batch(o, b, size)?, 0, ax),
+                            None if !b => Ok(o.clone()),
+                            None => type_err(format!(
+                                "vmap: output {k} depends on the batch but out_axes[{k}] is None"
+                            )),
+                        },
+                    )
+                    .collect()
+            })?;
+        eval_program(
+            &program,
+            &args.iter().chain(&outer).cloned().collect::<Vec<_>>(),
+        )
     }
 }
