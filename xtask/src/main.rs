@@ -1,7 +1,8 @@
 //! `cargo xtask <command>`: the project's automation, in Rust so it runs wherever cargo does.
 //!
-//! - `main`: builds the CPU plugin and runs the main job (release), loading the plugin at
-//!   run time through `QUABLA_PLUGIN_PATH`.
+//! - `main`: builds the CPU plugin and runs the main job, the PINN example (release), loading
+//!   the plugin at run time through `QUABLA_PLUGIN_PATH`; extra arguments (`--steps 500`) go
+//!   to the example.
 //! - `test`: builds the plugins, runs every test of the workspace (the conformance suite
 //!   against the CPU plugin's shared library included), the conformance CLI, and the example.
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
@@ -12,7 +13,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
-const MAIN_EXAMPLE: &str = "quickstart";
+/// The main job: the PINN example (README).
+const MAIN_EXAMPLE: &str = "pinn_poisson";
+/// The quick end-to-end check `test` runs against the plugin library.
+const SMOKE_EXAMPLE: &str = "quickstart";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -66,7 +70,7 @@ fn build_plugins(release: bool) {
     run("build the plugin libraries", &mut c);
 }
 
-fn main_job() {
+fn main_job(extra: &[String]) {
     build_plugins(true);
     let mut c = cargo();
     c.args([
@@ -76,7 +80,9 @@ fn main_job() {
         "quabla-examples",
         "--bin",
         MAIN_EXAMPLE,
+        "--",
     ]);
+    c.args(extra);
     c.env("QUABLA_PLUGIN_PATH", plugin_file("release", "quabla_cpu"));
     run("run the main job", &mut c);
 }
@@ -101,7 +107,7 @@ fn test() {
     );
     conformance(&[]);
     let mut c = cargo();
-    c.args(["run", "-q", "-p", "quabla-examples", "--bin", MAIN_EXAMPLE]);
+    c.args(["run", "-q", "-p", "quabla-examples", "--bin", SMOKE_EXAMPLE]);
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
 }
@@ -121,7 +127,7 @@ fn goldens() {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("main") => main_job(),
+        Some("main") => main_job(&args[1..]),
         Some("test") => test(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
