@@ -92,7 +92,10 @@ impl HostArray {
         Ok(HostArray { ty, bytes })
     }
 
-    /// Like [`HostArray::from_slice`] for f32; panics on a length mismatch (tests and literals).
+    /// Like [`HostArray::from_slice`] for f32, for literals in tests and examples.
+    ///
+    /// # Panics
+    /// When `data.len()` is not the product of `shape` (use `from_slice` for user data).
     pub fn from_f32(shape: Vec<usize>, data: &[f32]) -> Self {
         Self::from_slice(shape, data).expect("shape matches data")
     }
