@@ -24,18 +24,52 @@ fn for_each_index(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
     }
 }
 
-/// Source indices of a strided view: `offset + sum(i_k * strides_k)`.
-fn strided_map(out_shape: &[usize], offset: isize, strides: &[isize]) -> Vec<usize> {
-    let mut map = Vec::with_capacity(out_shape.iter().product());
-    for_each_index(out_shape, |_, idx| {
-        let s: isize = idx
-            .iter()
-            .zip(strides)
-            .map(|(i, st)| *i as isize * st)
-            .sum();
-        map.push((offset + s) as usize);
-    });
-    map
+/// The elements of a strided view of `src` (`offset + sum(i_k * strides_k)` for each
+/// output index, row-major), copied without building an index map: the innermost dim is a
+/// tight loop (a slice copy when contiguous) and the outer offset is updated incrementally.
+fn strided_gather<T: Copy>(src: &[T], shape: &[usize], offset: isize, strides: &[isize]) -> Vec<T> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let Some((&inner_n, outer)) = shape.split_last() else {
+        out.push(src[offset as usize]);
+        return out;
+    };
+    let inner_s = strides[shape.len() - 1];
+    let mut idx = vec![0usize; outer.len()];
+    let mut base = offset;
+    loop {
+        if inner_s == 1 {
+            out.extend_from_slice(&src[base as usize..base as usize + inner_n]);
+        } else {
+            let mut p = base;
+            for _ in 0..inner_n {
+                out.push(src[p as usize]);
+                p += inner_s;
+            }
+        }
+        // Odometer over the outer dims, moving `base` by one stride at a time.
+        let mut d = outer.len();
+        loop {
+            if d == 0 {
+                return out;
+            }
+            d -= 1;
+            idx[d] += 1;
+            base += strides[d];
+            if idx[d] < outer[d] {
+                break;
+            }
+            base -= strides[d] * outer[d] as isize;
+            idx[d] = 0;
+        }
+    }
+}
+
+fn strided(x: &Tensor, out_shape: &[usize], offset: isize, strides: &[isize]) -> Storage {
+    map_storage!(&*x.data, v => strided_gather(v, out_shape, offset, strides))
 }
 
 fn istrides(shape: &[usize]) -> Vec<isize> {
@@ -48,14 +82,14 @@ fn istrides(shape: &[usize]) -> Vec<isize> {
 pub fn transpose(x: &Tensor, perm: &[usize], out: &TensorType) -> Storage {
     let s = istrides(x.shape());
     let strides: Vec<isize> = perm.iter().map(|&p| s[p]).collect();
-    x.data.take(&strided_map(&out.shape, 0, &strides))
+    strided(x, &out.shape, 0, &strides)
 }
 
 pub fn slice(x: &Tensor, start: &[usize], steps: &[usize], out: &TensorType) -> Storage {
     let s = istrides(x.shape());
     let offset: isize = start.iter().zip(&s).map(|(a, b)| *a as isize * b).sum();
     let strides: Vec<isize> = steps.iter().zip(&s).map(|(a, b)| *a as isize * b).collect();
-    x.data.take(&strided_map(&out.shape, offset, &strides))
+    strided(x, &out.shape, offset, &strides)
 }
 
 pub fn reverse(x: &Tensor, dims: &[usize]) -> Storage {
@@ -67,7 +101,7 @@ pub fn reverse(x: &Tensor, dims: &[usize]) -> Storage {
         }
         strides[d] = -strides[d];
     }
-    x.data.take(&strided_map(x.shape(), offset, &strides))
+    strided(x, x.shape(), offset, &strides)
 }
 
 pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage {
@@ -78,7 +112,7 @@ pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage
             strides[d] = s[i];
         }
     }
-    x.data.take(&strided_map(&out.shape, 0, &strides))
+    strided(x, &out.shape, 0, &strides)
 }
 
 pub fn pad(
