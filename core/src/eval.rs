@@ -73,3 +73,65 @@ pub(crate) fn run_executable(
         })
         .collect())
 }
+
+/// Like [`run_executable`], consuming the arguments: those marked in `donate` whose buffer
+/// nothing else holds are donated (the backend may reuse their memory); the rest are lent.
+pub(crate) fn run_executable_donating(
+    device: &Arc<Device>,
+    exe: &Executable,
+    args: Vec<Array>,
+    donate: &[bool],
+    out_types: Vec<TensorType>,
+) -> Result<Vec<Array>> {
+    use quabla_abi::host::Arg;
+    let mut owned: Vec<Option<quabla_abi::host::Buffer>> = Vec::with_capacity(args.len());
+    let mut shared: Vec<Option<Arc<quabla_abi::host::Buffer>>> = Vec::with_capacity(args.len());
+    for (i, a) in args.into_iter().enumerate() {
+        if !Arc::ptr_eq(a.device(), device) {
+            return Err(Error::Mismatch(format!(
+                "arrays on different devices (`{}` and `{}`) cannot meet in one computation; move one first",
+                a.device().platform(),
+                device.platform()
+            )));
+        }
+        let Repr::Concrete { buffer, .. } = a.repr else {
+            return Err(Error::TracedValue);
+        };
+        if donate.get(i).copied().unwrap_or(false) {
+            match Arc::try_unwrap(buffer) {
+                Ok(b) => {
+                    owned.push(Some(b));
+                    shared.push(None);
+                }
+                Err(still_shared) => {
+                    owned.push(None);
+                    shared.push(Some(still_shared));
+                }
+            }
+        } else {
+            owned.push(None);
+            shared.push(Some(buffer));
+        }
+    }
+    let call: Vec<Arg> = owned
+        .into_iter()
+        .zip(&shared)
+        .map(|(o, s)| match (o, s) {
+            (Some(b), _) => Arg::Donate(b),
+            (None, Some(b)) => Arg::Keep(b),
+            (None, None) => unreachable!("every argument is owned or shared"),
+        })
+        .collect();
+    let outs = exe.execute(call).map_err(|e| device.backend_err(e))?;
+    Ok(outs
+        .into_iter()
+        .zip(out_types)
+        .map(|(b, ty)| Array {
+            ty,
+            repr: Repr::Concrete {
+                device: device.clone(),
+                buffer: Arc::new(b),
+            },
+        })
+        .collect())
+}

@@ -77,6 +77,32 @@ where
             // Inside another trace: inline.
             return (self.f)(args);
         }
+        let (device, exe, program) = self.compiled(args)?;
+        let refs: Vec<&Array> = args.iter().collect();
+        crate::eval::run_executable(&device, &exe, &refs, program.output_types())
+    }
+
+    /// Traces and compiles for `args`' signature now (a no-op when already compiled), so
+    /// tracing and compilation errors surface before any argument is donated.
+    pub fn compile_for(&self, args: &[Array]) -> Result<()> {
+        if args.iter().any(|a| a.is_traced()) {
+            return Ok(());
+        }
+        self.compiled(args).map(|_| ())
+    }
+
+    /// Like [`Jit::call`], consuming the arguments and donating those marked in `donate`
+    /// that nothing else holds, so the backend may reuse their memory for the outputs.
+    pub fn call_donating(&self, args: Vec<Array>, donate: &[bool]) -> Result<Vec<Array>> {
+        if args.iter().any(|a| a.is_traced()) {
+            return (self.f)(&args);
+        }
+        let (device, exe, program) = self.compiled(&args)?;
+        crate::eval::run_executable_donating(&device, &exe, args, donate, program.output_types())
+    }
+
+    /// The compiled program for `args`' signature (traced and compiled on first use).
+    fn compiled(&self, args: &[Array]) -> Result<(Arc<Device>, Arc<Executable>, Program)> {
         let device = self.target(args)?;
         let key: Signature = (
             device.platform().to_string(),
@@ -100,8 +126,7 @@ where
                 (exe, program)
             }
         };
-        let refs: Vec<&Array> = args.iter().collect();
-        crate::eval::run_executable(&device, &exe, &refs, program.output_types())
+        Ok((device, exe, program))
     }
 
     /// Number of signatures compiled so far.

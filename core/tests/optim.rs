@@ -202,3 +202,57 @@ fn f32_parameters_keep_f32_state_and_a_jitted_step_equals_the_eager_one() {
     );
     assert_eq!(jitted.len(), 1 + s.len());
 }
+
+/// The quadratic with its target and weights passed as the batch.
+fn batch_loss(a: &[Array]) -> Result<Vec<Array>> {
+    let d = (&a[0] - &a[1])?;
+    Ok(vec![(&(&d * &d)? * &a[2])?.sum(Axes::All, false)?])
+}
+
+#[test]
+fn trainer_keeps_state_on_device_and_matches_the_manual_loop() {
+    let p0 = f64s(&[1.0, 1.0, -1.0, 0.3]);
+    let batch = [f64s(&[0.5, -1.0, 2.0, 0.0]), f64s(&[1.0, 10.0, 0.1, 3.0])];
+    let mut t = Trainer::new(batch_loss, vec![p0.clone()], adam(1e-2.into())).unwrap();
+    assert!(t.loss().is_err(), "no loss before the first step");
+    t.run(50, &batch, false).unwrap();
+    assert_eq!(t.steps(), 50);
+    // The same 50 steps by hand, eagerly.
+    let opt = adam(1e-2.into());
+    let g = grad(batch_loss, &[0]);
+    let mut params = vec![p0];
+    let mut state = (opt.init)(&params).unwrap();
+    for _ in 0..50 {
+        let mut args = params.clone();
+        args.extend(batch.iter().cloned());
+        let (u, s) = (opt.update)(&g(&args).unwrap(), &state, &params).unwrap();
+        params = apply_updates(&params, &u).unwrap();
+        state = s;
+    }
+    assert_eq!(vals(&t.params()[0]), vals(&params[0]));
+    // The loss is read back on request: the value before the last update, below the start.
+    let initial = batch_loss(&[
+        f64s(&[1.0, 1.0, -1.0, 0.3]),
+        batch[0].clone(),
+        batch[1].clone(),
+    ])
+    .unwrap()[0]
+        .item::<f64>()
+        .unwrap();
+    assert!(
+        t.loss().unwrap() < 0.9 * initial,
+        "{} vs {initial}",
+        t.loss().unwrap()
+    );
+    // A bad batch is refused before anything is donated: the state survives.
+    let p_before = vals(&t.params()[0]);
+    assert!(t.step(&[f64s(&[1.0, 2.0]), batch[1].clone()]).is_err());
+    assert_eq!(vals(&t.params()[0]), p_before);
+    assert_eq!(t.steps(), 50);
+    t.step(&batch).unwrap();
+    assert_eq!(t.steps(), 51);
+    assert_eq!(
+        t.params_to_host().unwrap()[0].to_vec::<f64>().unwrap(),
+        vals(&t.params()[0])
+    );
+}

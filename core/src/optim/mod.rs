@@ -24,12 +24,14 @@
 //! ```
 
 mod schedule;
+mod trainer;
 mod transforms;
 
 pub use schedule::{
     constant, cosine_decay, exponential_decay, piecewise_constant, warmup_cosine_decay,
     LearningRate, Schedule,
 };
+pub use trainer::Trainer;
 pub use transforms::{
     adam, adam_with, adamw, add_decayed_weights, clip_by_global_norm, rmsprop, scale,
     scale_by_adam, scale_by_learning_rate, scale_by_rms, sgd, trace,

@@ -7,9 +7,9 @@
 //! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]`
 //! (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
-use quabla::ad::{hessian, value_and_grad};
-use quabla::optim::{adam, apply_updates};
-use quabla::{default_device, jit, vmap, Array, Axes, DType, Result};
+use quabla::ad::hessian;
+use quabla::optim::{adam, Trainer};
+use quabla::{default_device, vmap, Array, Axes, DType, Result};
 use std::f64::consts::PI;
 use std::time::Instant;
 
@@ -104,36 +104,24 @@ fn main() -> Result<()> {
             (&(&res * &res)?.mean(Axes::All, false)? + &(&ub * &ub)?.mean(Axes::All, false)?)?,
         ])
     };
-    let opt = adam(1e-3.into());
-    let state = (opt.init)(&params)?;
-    let ns = state.len();
-    let o2 = opt.clone();
-    let argnums: Vec<usize> = (0..np).collect();
-    // One compiled program: loss, gradient and the Adam update.
-    let step = jit(move |a: &[Array]| {
-        let vg = value_and_grad(&loss, &argnums, false)(&a[..np + 2])?;
-        let (u, s) = (o2.update)(&vg[1..], &a[np + 2..np + 2 + ns], &a[..np])?;
-        let mut out = vec![vg[0].clone()];
-        out.extend(apply_updates(&a[..np], &u)?);
-        out.extend(s);
-        Ok(out)
-    });
-    let (mut p, mut s) = (params, state);
+    // One compiled program per step (loss, gradient, Adam update); the parameters and the
+    // optimizer state stay on the device between steps.
+    let mut trainer = Trainer::new(loss, params, adam(1e-3.into()))?;
+    let batch = [xs, xb];
     let start = Instant::now();
-    let mut last = f32::NAN;
     for k in 0..steps {
-        let mut args = p.clone();
-        args.extend([xs.clone(), xb.clone()]);
-        args.extend(s.clone());
-        let mut out = step.call(&args)?;
-        s = out.split_off(1 + np);
-        p = out.split_off(1);
+        trainer.step(&batch)?;
         if k == 0 || (k + 1) % 200 == 0 || k + 1 == steps {
-            last = out[0].item::<f32>()?;
             let rate = (k + 1) as f64 / start.elapsed().as_secs_f64();
-            println!("step {:>5}  loss {last:.6e}  {rate:.1} steps/s", k + 1);
+            println!(
+                "step {:>5}  loss {:.6e}  {rate:.1} steps/s",
+                k + 1,
+                trainer.loss()?
+            );
         }
     }
+    let last = trainer.loss()?;
+    let p = trainer.params().to_vec();
     // Relative L2 error on a 101 x 101 grid.
     let g: Vec<f32> = (0..101 * 101)
         .flat_map(|i| [(i / 101) as f32 / 100.0, (i % 101) as f32 / 100.0])

@@ -1,0 +1,145 @@
+//! `Trainer`: one compiled program per step (loss, gradient, optimizer update) with the
+//! parameters and optimizer state kept on the device between steps.
+
+use super::{apply_updates, Optimizer};
+use crate::ad::value_and_grad;
+use crate::array::Array;
+use crate::error::{type_err, Result};
+use crate::jit::{jit, Jit};
+use crate::HostArray;
+
+type StepFn = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
+/// Trains `params` to minimise `loss_fn(params..., batch...)` (a scalar float).
+///
+/// Each [`Trainer::step`] runs one compiled program; parameters and optimizer state stay on
+/// the device (donated to the step, so the backend may update them in place); the loss is
+/// read back only when asked.
+///
+/// ```no_run
+/// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+/// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.sin()?.sum(Axes::All, false)?]);
+/// let w = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
+/// let mut t = Trainer::new(loss, vec![w], adam(1e-2.into())).unwrap();
+/// let batch = Array::from_slice(&[0.1f32, 0.2], &[2]).unwrap();
+/// t.run(100, &[batch], true).unwrap();
+/// println!("loss {}", t.loss().unwrap());
+/// ```
+pub struct Trainer {
+    step: Jit<StepFn>,
+    params: Vec<Array>,
+    state: Vec<Array>,
+    loss: Option<Array>,
+    steps: usize,
+}
+
+impl Trainer {
+    /// Sets up training; nothing is compiled until the first step.
+    pub fn new<L>(loss_fn: L, params: Vec<Array>, optimizer: Optimizer) -> Result<Trainer>
+    where
+        L: Fn(&[Array]) -> Result<Vec<Array>> + 'static,
+    {
+        if params.is_empty() {
+            return type_err("Trainer needs at least one parameter");
+        }
+        let state = (optimizer.init)(&params)?;
+        let (np, ns) = (params.len(), state.len());
+        let argnums: Vec<usize> = (0..np).collect();
+        let vg = value_and_grad(loss_fn, &argnums, false);
+        let step: StepFn = Box::new(move |a: &[Array]| {
+            let (p, rest) = a.split_at(np);
+            let (s, batch) = rest.split_at(ns);
+            let inputs: Vec<Array> = p.iter().chain(batch).cloned().collect();
+            let r = vg(&inputs)?;
+            let (updates, new_state) = (optimizer.update)(&r[1..], s, p)?;
+            let mut out = vec![r[0].clone()];
+            out.extend(apply_updates(p, &updates)?);
+            out.extend(new_state);
+            Ok(out)
+        });
+        Ok(Trainer {
+            step: jit(step),
+            params,
+            state,
+            loss: None,
+            steps: 0,
+        })
+    }
+
+    /// One optimisation step on `batch` (the loss function's arguments after the parameters).
+    pub fn step(&mut self, batch: &[Array]) -> Result<()> {
+        let (np, ns) = (self.params.len(), self.state.len());
+        let mut args: Vec<Array> = std::mem::take(&mut self.params);
+        args.append(&mut std::mem::take(&mut self.state));
+        args.extend(batch.iter().cloned());
+        let mut donate = vec![true; np + ns];
+        donate.resize(args.len(), false);
+        // Trace and compile first: an error there leaves the training state untouched.
+        if let Err(e) = self.step.compile_for(&args) {
+            let mut a = args;
+            a.truncate(np + ns);
+            self.state = a.split_off(np);
+            self.params = a;
+            return Err(e);
+        }
+        let mut out = self.step.call_donating(args, &donate).map_err(|e| {
+            crate::Error::Type(format!(
+                "the training step failed after its state was donated to the backend: {e}"
+            ))
+        })?;
+        self.state = out.split_off(1 + np);
+        self.params = out.split_off(1);
+        self.loss = out.pop();
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// `steps` steps on the same batch, with a progress bar (loss and steps/s) when `progress`.
+    pub fn run(&mut self, steps: usize, batch: &[Array], progress: bool) -> Result<()> {
+        let bar = progress.then(|| {
+            let b = indicatif::ProgressBar::new(steps as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {per_sec} loss {msg}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        for k in 0..steps {
+            self.step(batch)?;
+            if let Some(b) = &bar {
+                b.inc(1);
+                if k % 50 == 0 || k + 1 == steps {
+                    b.set_message(format!("{:.4e}", self.loss()?));
+                }
+            }
+        }
+        if let Some(b) = bar {
+            b.finish();
+        }
+        Ok(())
+    }
+
+    /// The loss of the last step (downloaded now; an error before the first step).
+    pub fn loss(&self) -> Result<f64> {
+        match &self.loss {
+            Some(l) => l.astype(quabla_abi::DType::F64)?.item::<f64>(),
+            None => type_err("no step has run yet"),
+        }
+    }
+
+    /// The parameters, on the device.
+    pub fn params(&self) -> &[Array] {
+        &self.params
+    }
+
+    /// The parameters, downloaded.
+    pub fn params_to_host(&self) -> Result<Vec<HostArray>> {
+        self.params.iter().map(|p| p.to_host()).collect()
+    }
+
+    /// Steps run so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+}
