@@ -268,6 +268,52 @@ fn main() -> Result<()> {
             &dev,
         )?,
     ));
+    // Adam / AdamW(+ clip_by_global_norm + schedule) training trajectories: 120 steps on a
+    // quadratic, as one scan whose ys are the parameters after each step.
+    let trajectory = |opt: quabla::optim::Optimizer| {
+        move |a: &[Array]| -> Result<Vec<Array>> {
+            let (p0, t, w) = (&a[0], &a[1], &a[2]);
+            let loss = |q: &[Array]| {
+                let d = (&q[0] - t)?;
+                Ok(vec![(&(&d * &d)? * w)?.sum(Axes::All, false)?])
+            };
+            let state = (opt.init)(std::slice::from_ref(p0))?;
+            let ns = state.len();
+            let step = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+                let g = grad(loss, &[0])(&c[..1])?;
+                let (u, s) = (opt.update)(&g, &c[1..1 + ns], &c[..1])?;
+                let p = quabla::optim::apply_updates(&c[..1], &u)?;
+                let mut carry = p.clone();
+                carry.extend(s);
+                Ok((carry, p))
+            };
+            let mut init = vec![p0.clone()];
+            init.extend(state);
+            Ok(scan(&step, &init, &[], Some(120), false, 1)?.1)
+        }
+    };
+    let f32v = |s: &[usize]| zeros(s, DType::F32);
+    let adam_args = [f32v(&[4]), f32v(&[4]), f32v(&[4])];
+    programs.push((
+        "adam_quadratic",
+        passes::lower(
+            &make_program(trajectory(quabla::optim::adam(1e-2.into())), &adam_args)?,
+            &dev,
+        )?,
+    ));
+    let adamw_clip = quabla::optim::chain(vec![
+        quabla::optim::clip_by_global_norm(1.0),
+        quabla::optim::adamw(
+            quabla::optim::LearningRate::Schedule(quabla::optim::exponential_decay(
+                2e-2, 20, 0.5, false,
+            )),
+            1e-2,
+        ),
+    ]);
+    programs.push((
+        "adamw_clip_schedule_quadratic",
+        passes::lower(&make_program(trajectory(adamw_clip), &adam_args)?, &dev)?,
+    ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
             .map_err(|e| quabla::Error::Type(e.to_string()))?;

@@ -126,6 +126,56 @@ def references():
     return r
 
 
+F = np.float32
+
+
+def f32_pow(b, c):
+    """b**c evaluated in f64 and rounded once (the f32 rounding every backend is held to)."""
+    return F(np.float64(F(b)) ** np.float64(c))
+
+
+def adam_trajectory(p, t, w, steps, clip=None, lr=lambda k: F(1e-2), wd=None):
+    """optax's rule in numpy f32: [clip_by_global_norm] -> scale_by_adam ->
+    [add_decayed_weights] -> scale_by_learning_rate, in optax's order of operations."""
+    b1, b2, eps = F(0.9), F(0.999), F(1e-8)
+    one_b1, one_b2 = F(1 - 0.9), F(1 - 0.999)
+    mu, nu = np.zeros(4, F), np.zeros(4, F)
+    out = []
+    for k in range(steps):
+        d = p - t
+        g = (w * d) + (w * d)
+        if clip is not None:
+            sq = g * g
+            norm = np.sqrt(F(((F(0) + sq[0]) + sq[1] + sq[2]) + sq[3]))
+            if not norm < F(clip):
+                g = (g / norm) * F(clip)
+        mu = g * one_b1 + mu * b1
+        nu = (g * g) * one_b2 + nu * b2
+        c = k + 1
+        m_hat = mu / (-f32_pow(0.9, c) + F(1))
+        v_hat = nu / (-f32_pow(0.999, c) + F(1))
+        u = m_hat / (np.sqrt(v_hat + F(0)) + eps)
+        if wd is not None:
+            u = u + p * F(wd)
+        u = u * (-lr(k))
+        p = p + u
+        out.append(p.copy())
+    return np.stack(out)
+
+
+def adam_references():
+    r = {}
+    p0, t, w = np.array([1.0, 1.0, -1.0, 0.3], F), np.array([0.5, -1.0, 2.0, 0.0], F), np.array([1.0, 10.0, 0.1, 3.0], F)
+    r["adam_quadratic"] = ([p0, t, w], [adam_trajectory(p0, t, w, 120)])
+
+    def sched(k):
+        e = F(F(k) / F(20))
+        return f32_pow(0.5, e) * F(2e-2)
+
+    r["adamw_clip_schedule_quadratic"] = ([p0, t, w], [adam_trajectory(p0, t, w, 120, clip=1.0, lr=sched, wd=1e-2)])
+    return r
+
+
 def build():
     folder = os.path.join(HERE, "ad_programs")
     cases = []
@@ -143,4 +193,10 @@ def build():
         # What cond/while/scan/fori and their JVP/VJP lower to is the regions group.
         region = any(k in name for k in ("cond", "while", "scan", "fori"))
         (regions if region else cases).append(c)
-    return {"transforms/ad": cases, "regions/lowered": regions}
+    adam = []
+    for name, (inputs, expected) in sorted(adam_references().items()):
+        prog = Loaded(open(os.path.join(folder, name + ".qir")).read())
+        ins = [("f32", np.asarray(a, F)) for a in inputs]
+        outs = [("f32", np.asarray(e, F)) for e in expected]
+        adam.append(case(name, prog, ins, outs, tol_close(1e-6, 1e-7), note="120 optimizer steps; ys are the parameters after each"))
+    return {"transforms/ad": cases, "regions/lowered": regions, "adam/quadratic": adam}
