@@ -51,27 +51,11 @@ pub(crate) fn run_executable(
 ) -> Result<Vec<Array>> {
     let mut bufs = Vec::with_capacity(args.len());
     for a in args {
-        if !Arc::ptr_eq(a.device(), device) {
-            return Err(Error::Mismatch(format!(
-                "arrays on different devices (`{}` and `{}`) cannot meet in one computation; move one first",
-                a.device().platform(),
-                device.platform()
-            )));
-        }
+        same_device(a, device)?;
         bufs.push(a.buffer().ok_or(Error::TracedValue)?.as_ref());
     }
     let outs = exe.run(&bufs).map_err(|e| device.backend_err(e))?;
-    Ok(outs
-        .into_iter()
-        .zip(out_types)
-        .map(|(b, ty)| Array {
-            ty,
-            repr: Repr::Concrete {
-                device: device.clone(),
-                buffer: Arc::new(b),
-            },
-        })
-        .collect())
+    Ok(wrap_outputs(device, outs, out_types))
 }
 
 /// Like [`run_executable`], consuming the arguments: those marked in `donate` whose buffer
@@ -83,48 +67,60 @@ pub(crate) fn run_executable_donating(
     donate: &[bool],
     out_types: Vec<TensorType>,
 ) -> Result<Vec<Array>> {
-    use quabla_abi::host::Arg;
-    let mut owned: Vec<Option<quabla_abi::host::Buffer>> = Vec::with_capacity(args.len());
-    let mut shared: Vec<Option<Arc<quabla_abi::host::Buffer>>> = Vec::with_capacity(args.len());
+    use quabla_abi::host::{Arg, Buffer};
+    enum Slot {
+        Donated(Buffer),
+        Lent(usize),
+    }
+    // Lent buffers stay owned here for the call; donated ones move to the backend.
+    let mut lent: Vec<Arc<Buffer>> = Vec::new();
+    let mut slots = Vec::with_capacity(args.len());
     for (i, a) in args.into_iter().enumerate() {
-        if !Arc::ptr_eq(a.device(), device) {
-            return Err(Error::Mismatch(format!(
-                "arrays on different devices (`{}` and `{}`) cannot meet in one computation; move one first",
-                a.device().platform(),
-                device.platform()
-            )));
-        }
+        same_device(&a, device)?;
         let Repr::Concrete { buffer, .. } = a.repr else {
             return Err(Error::TracedValue);
         };
-        if donate.get(i).copied().unwrap_or(false) {
-            match Arc::try_unwrap(buffer) {
-                Ok(b) => {
-                    owned.push(Some(b));
-                    shared.push(None);
-                }
-                Err(still_shared) => {
-                    owned.push(None);
-                    shared.push(Some(still_shared));
-                }
-            }
+        let wanted = donate.get(i).copied().unwrap_or(false);
+        match if wanted {
+            Arc::try_unwrap(buffer)
         } else {
-            owned.push(None);
-            shared.push(Some(buffer));
+            Err(buffer)
+        } {
+            Ok(b) => slots.push(Slot::Donated(b)),
+            Err(shared) => {
+                slots.push(Slot::Lent(lent.len()));
+                lent.push(shared);
+            }
         }
     }
-    let call: Vec<Arg> = owned
+    let call: Vec<Arg> = slots
         .into_iter()
-        .zip(&shared)
-        .map(|(o, s)| match (o, s) {
-            (Some(b), _) => Arg::Donate(b),
-            (None, Some(b)) => Arg::Keep(b),
-            (None, None) => unreachable!("every argument is owned or shared"),
+        .map(|s| match s {
+            Slot::Donated(b) => Arg::Donate(b),
+            Slot::Lent(k) => Arg::Keep(&lent[k]),
         })
         .collect();
     let outs = exe.execute(call).map_err(|e| device.backend_err(e))?;
-    Ok(outs
-        .into_iter()
+    Ok(wrap_outputs(device, outs, out_types))
+}
+
+fn same_device(a: &Array, device: &Arc<Device>) -> Result<()> {
+    if !Arc::ptr_eq(a.device(), device) {
+        return Err(Error::Mismatch(format!(
+            "arrays on different devices (`{}` and `{}`) cannot meet in one computation; move one first",
+            a.device().platform(),
+            device.platform()
+        )));
+    }
+    Ok(())
+}
+
+fn wrap_outputs(
+    device: &Arc<Device>,
+    outs: Vec<quabla_abi::host::Buffer>,
+    out_types: Vec<TensorType>,
+) -> Vec<Array> {
+    outs.into_iter()
         .zip(out_types)
         .map(|(b, ty)| Array {
             ty,
@@ -133,5 +129,5 @@ pub(crate) fn run_executable_donating(
                 buffer: Arc::new(b),
             },
         })
-        .collect())
+        .collect()
 }

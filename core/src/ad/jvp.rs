@@ -26,39 +26,33 @@ pub(crate) fn jvp_walk(
             .iter()
             .map(|o| tan[o.index()].clone())
             .collect();
-        let refs: Vec<&Array> = ins.iter().collect();
-        let (outs, out_t) = if in_t.iter().all(Option::is_none) {
-            let outs = apply_at(
-                primals.first(),
-                node.op.clone(),
-                &refs,
-                node.results.clone(),
-            )?;
-            let n = outs.len();
-            (outs, vec![None; n])
-        } else if !node.op.regions().is_empty() {
+        let has_tangent = in_t.iter().any(Option::is_some);
+        let (outs, out_t) = if has_tangent && !node.op.regions().is_empty() {
             // Region ops compute primal and tangent outputs together.
-            match node.op {
-                quabla_abi::qir::Op::Cond { .. }
-                | quabla_abi::qir::Op::While { .. }
-                | quabla_abi::qir::Op::Scan { .. } => {
+            match crate::ops::family(&node.op) {
+                crate::ops::Family::ControlFlow => {
                     crate::ops::control_flow::jvp(node, &ins, &in_t)?
                 }
                 _ => crate::ops::custom::jvp(node, &ins, &in_t)?,
             }
         } else {
+            let refs: Vec<&Array> = ins.iter().collect();
             let outs = apply_at(
                 primals.first(),
                 node.op.clone(),
                 &refs,
                 node.results.clone(),
             )?;
-            let t = rules::jvp(&JvpArgs {
-                node,
-                primals: &ins,
-                outs: &outs,
-                tangents: &in_t,
-            })?;
+            let t = if has_tangent {
+                rules::jvp(&JvpArgs {
+                    node,
+                    primals: &ins,
+                    outs: &outs,
+                    tangents: &in_t,
+                })?
+            } else {
+                vec![None; outs.len()]
+            };
             (outs, t)
         };
         env.extend(outs);

@@ -8,7 +8,7 @@
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::ops;
+use crate::ops::{self, Family};
 use quabla_abi::qir::{Node, Op};
 use quabla_abi::TensorType;
 
@@ -65,48 +65,34 @@ pub(crate) fn no_rule<T>(kind: &str, op: &Op) -> Result<T> {
     )))
 }
 
-/// Output tangents of one node.
+/// Output tangents of one node (region ops are differentiated by `jvp_walk` directly).
 pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
-    match &a.node.op {
-        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast => {
-            ops::elementwise::jvp(a)
-        }
-        Op::Constant(_) | Op::Iota { .. } => Ok(vec![None]),
-        Op::BroadcastInDim { .. }
-        | Op::Reshape
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::Pad { .. }
-        | Op::Concatenate { .. }
-        | Op::Reverse { .. } => ops::shape::jvp(a),
-        Op::Reduce { .. } | Op::Cumulative { .. } => ops::reduction::jvp(a),
-        Op::DotGeneral(_) => ops::contraction::jvp(a),
-        Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
-            ops::indexing::jvp(a)
-        }
-        Op::StopGradient => Ok(vec![None]),
-        op => unreachable!("`{}` has regions: jvp_walk differentiates it", op.name()),
+    match ops::family(&a.node.op) {
+        Family::Elementwise => ops::elementwise::jvp(a),
+        Family::Creation => Ok(vec![None]),
+        Family::Shape => ops::shape::jvp(a),
+        Family::Reduction => ops::reduction::jvp(a),
+        Family::Contraction => ops::contraction::jvp(a),
+        Family::Indexing => ops::indexing::jvp(a),
+        // stop_gradient: zero; the other custom ops and regions carry regions.
+        Family::Custom if matches!(a.node.op, Op::StopGradient) => Ok(vec![None]),
+        Family::ControlFlow | Family::Custom => unreachable!(
+            "`{}` has regions: jvp_walk differentiates it",
+            a.node.op.name()
+        ),
     }
 }
 
 /// Cotangents of the operands of one linear node.
 pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
-    match &a.node.op {
-        Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Convert => ops::elementwise::transpose(a),
-        Op::BroadcastInDim { .. }
-        | Op::Reshape
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::Pad { .. }
-        | Op::Concatenate { .. }
-        | Op::Reverse { .. } => ops::shape::transpose(a),
-        Op::Reduce { .. } | Op::Cumulative { .. } => ops::reduction::transpose(a),
-        Op::DotGeneral(_) => ops::contraction::transpose(a),
-        Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
-            ops::indexing::transpose(a)
-        }
-        Op::Cond { .. } | Op::Scan { .. } => ops::control_flow::transpose(a),
-        Op::Checkpoint { .. } | Op::CustomVjpLinear { .. } => ops::custom::transpose(a),
-        op => no_rule("transpose", op),
+    match ops::family(&a.node.op) {
+        Family::Elementwise => ops::elementwise::transpose(a),
+        Family::Shape => ops::shape::transpose(a),
+        Family::Reduction => ops::reduction::transpose(a),
+        Family::Contraction => ops::contraction::transpose(a),
+        Family::Indexing => ops::indexing::transpose(a),
+        Family::ControlFlow => ops::control_flow::transpose(a),
+        Family::Custom => ops::custom::transpose(a),
+        Family::Creation => no_rule("transpose", &a.node.op),
     }
 }

@@ -11,7 +11,7 @@ use crate::error::{type_err, Error, Result};
 use crate::eval::eval_program;
 use crate::ops::{self, apply_at};
 use crate::trace::trace_function;
-use quabla_abi::qir::{Node, Op, Program};
+use quabla_abi::qir::{Node, Program};
 use quabla_abi::TensorType;
 
 /// A batching rule's view of one node: operands with their batch flags (batch axis 0).
@@ -51,29 +51,15 @@ pub(crate) fn with_batch(a: &Array, batched: bool, size: usize) -> Result<Array>
 }
 
 fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
-    match &a.node.op {
-        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast => {
-            ops::elementwise::batch(a)
-        }
-        Op::BroadcastInDim { .. }
-        | Op::Reshape
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::Pad { .. }
-        | Op::Concatenate { .. }
-        | Op::Reverse { .. } => ops::shape::batch(a),
-        Op::Reduce { .. } | Op::Cumulative { .. } => ops::reduction::batch(a),
-        Op::DotGeneral(_) => ops::contraction::batch(a),
-        Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
-            ops::indexing::batch(a)
-        }
-        Op::Cond { .. } | Op::While { .. } | Op::Scan { .. } => ops::control_flow::batch(a),
-        Op::StopGradient
-        | Op::CustomJvp { .. }
-        | Op::CustomVjp { .. }
-        | Op::CustomVjpLinear { .. }
-        | Op::Checkpoint { .. } => ops::custom::batch(a),
-        Op::Constant(_) | Op::Iota { .. } => unreachable!("nullary ops are never batched"),
+    match ops::family(&a.node.op) {
+        ops::Family::Elementwise => ops::elementwise::batch(a),
+        ops::Family::Shape => ops::shape::batch(a),
+        ops::Family::Reduction => ops::reduction::batch(a),
+        ops::Family::Contraction => ops::contraction::batch(a),
+        ops::Family::Indexing => ops::indexing::batch(a),
+        ops::Family::ControlFlow => ops::control_flow::batch(a),
+        ops::Family::Custom => ops::custom::batch(a),
+        ops::Family::Creation => unreachable!("nullary ops are never batched"),
     }
 }
 

@@ -169,3 +169,44 @@ pub(crate) fn zeros_typed(like: &Array, ty: &TensorType) -> Result<Array> {
     let z = constant_like(like, creation::filled(ty.dtype, &[], crate::Scalar::Int(0)))?;
     z.broadcast_in_dim(&ty.shape, &[])
 }
+
+/// The op family whose file holds a primitive's rules (JVP, transpose, batching): the one
+/// place that maps ops to families, so the rule dispatchers cannot drift apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    Elementwise,
+    Creation,
+    Shape,
+    Reduction,
+    Contraction,
+    Indexing,
+    ControlFlow,
+    Custom,
+}
+
+pub(crate) fn family(op: &Op) -> Family {
+    match op {
+        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast => {
+            Family::Elementwise
+        }
+        Op::Constant(_) | Op::Iota { .. } => Family::Creation,
+        Op::BroadcastInDim { .. }
+        | Op::Reshape
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Pad { .. }
+        | Op::Concatenate { .. }
+        | Op::Reverse { .. } => Family::Shape,
+        Op::Reduce { .. } | Op::Cumulative { .. } => Family::Reduction,
+        Op::DotGeneral(_) => Family::Contraction,
+        Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
+            Family::Indexing
+        }
+        Op::Cond { .. } | Op::While { .. } | Op::Scan { .. } => Family::ControlFlow,
+        Op::StopGradient
+        | Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. } => Family::Custom,
+    }
+}
