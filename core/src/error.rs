@@ -31,6 +31,10 @@ pub enum Error {
     /// Arrays from different traces or devices were mixed.
     #[error("{0}")]
     Mismatch(String),
+    /// An error raised by a user function that a transformation called back (a Python
+    /// exception, say); carried unchanged so the front end can re-raise the original.
+    #[error("{0}")]
+    Callback(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Result alias for the core.

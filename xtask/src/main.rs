@@ -4,7 +4,9 @@
 //!   the plugin at run time through `QUABLA_PLUGIN_PATH`; extra arguments (`--steps 500`) go
 //!   to the example.
 //! - `test`: builds the plugins, runs every test of the workspace (the conformance suite
-//!   against the CPU plugin's shared library included), the conformance CLI, and the example.
+//!   against the CPU plugin's shared library included), the conformance CLI, the example,
+//!   and the Python package's tests (`pip install ./bindings/python` into a venv under
+//!   `target/`, then pytest).
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
 //!   `--filter 'ops/unary/*'` are passed on).
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
@@ -110,6 +112,53 @@ fn test() {
     c.args(["run", "-q", "-p", "quabla-examples", "--bin", SMOKE_EXAMPLE]);
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
+    python_tests();
+}
+
+/// The venv the Python package is installed into for its tests (reused between runs).
+fn python_venv() -> PathBuf {
+    target_dir().join("python-venv")
+}
+
+fn venv_python() -> PathBuf {
+    let bin = if cfg!(windows) { "Scripts" } else { "bin" };
+    python_venv().join(bin).join("python")
+}
+
+fn python_tests() {
+    let py = venv_python();
+    if !py.exists() {
+        let host = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+        run(
+            "create the Python test venv",
+            Command::new(host).arg("-m").arg("venv").arg(python_venv()),
+        );
+    }
+    let pip = |what: &str, args: &[&str]| {
+        let mut c = Command::new(&py);
+        c.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ]);
+        c.args(args);
+        run(what, &mut c);
+    };
+    pip(
+        "install the Python test requirements",
+        &["-r", "bindings/python/requirements-test.txt"],
+    );
+    // Installing the package builds the extension and the CPU plugin it ships (maturin).
+    pip(
+        "build and install the Python package",
+        &["--force-reinstall", "--no-deps", "./bindings/python"],
+    );
+    run(
+        "run the Python package's tests",
+        Command::new(&py).args(["-m", "pytest", "-q", "bindings/python/tests"]),
+    );
 }
 
 fn goldens() {

@@ -166,8 +166,34 @@ pub fn vmap<F>(
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    let in_axes = in_axes.to_vec();
     let out_axes = out_axes.to_vec();
+    vmap_with_out_axes(f, in_axes, move |_n: usize| Ok(out_axes.clone()))
+}
+
+/// [`vmap`] whose output axes are decided after `f` has been traced: `out_axes(n)` gets the
+/// number of outputs and returns one entry per output (a missing entry means axis 0). Front
+/// ends whose outputs are trees (the Python package) learn the tree's shape only by tracing.
+///
+/// ```no_run
+/// # use quabla::{batching::vmap_with_out_axes, Array, Axes};
+/// let f = vmap_with_out_axes(
+///     |a: &[Array]| Ok(vec![a[0].sum(Axes::All, false)?]),
+///     &[Some(0)],
+///     |n| Ok(vec![Some(0); n]),
+/// );
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// assert_eq!(f(&[x]).unwrap()[0].to_vec::<f32>().unwrap(), vec![3.0, 7.0]);
+/// ```
+pub fn vmap_with_out_axes<F, O>(
+    f: F,
+    in_axes: &[Option<usize>],
+    out_axes: O,
+) -> impl Fn(&[Array]) -> Result<Vec<Array>>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+    O: Fn(usize) -> Result<Vec<Option<usize>>>,
+{
+    let in_axes = in_axes.to_vec();
     move |args: &[Array]| {
         let axes: Vec<Option<usize>> = (0..args.len())
             .map(|i| in_axes.get(i).copied().unwrap_or(Some(0)))
@@ -225,6 +251,7 @@ where
                 flags.extend(caps.iter().map(|_| false));
                 let moved: Vec<Array> = moved.into_iter().chain(caps).collect();
                 let (outs, out_flags) = batch_walk(&inner, &moved, &flags, size)?;
+                let out_axes = out_axes(outs.len())?;
                 outs.iter()
                     .zip(out_flags)
                     .enumerate()

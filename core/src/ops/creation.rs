@@ -78,6 +78,37 @@ impl Array {
         Self::full(shape, 1, dtype)
     }
 
+    /// `iota` of `dtype` and `shape` counting along `dim`, beside `self` (in its trace or on
+    /// its device).
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let x = Array::from_slice(&[1.0f32], &[1]).unwrap();
+    /// let i = x.iota_beside(DType::I32, &[3], 0).unwrap();
+    /// assert_eq!(i.to_vec::<i32>().unwrap(), vec![0, 1, 2]);
+    /// ```
+    pub fn iota_beside(&self, dtype: DType, shape: &[usize], dim: usize) -> Result<Array> {
+        super::iota_like(self, dtype, shape, dim)
+    }
+
+    /// A constant of any `shape` and `dtype` beside `self`: recorded in `self`'s trace when
+    /// it is traced, on its device otherwise (front ends use it for literals next to arrays).
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// let two = x.filled_beside(&[], 2.0, DType::F64).unwrap();
+    /// assert_eq!(two.item::<f64>().unwrap(), 2.0);
+    /// ```
+    pub fn filled_beside(
+        &self,
+        shape: &[usize],
+        value: impl Into<Scalar>,
+        dtype: DType,
+    ) -> Result<Array> {
+        super::constant_like(self, filled(dtype, shape, value.into()))
+    }
+
     /// An array of this one's dtype and shape filled with `value` (on its device or trace).
     pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Array> {
         full_like(self, value)

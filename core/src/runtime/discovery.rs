@@ -110,6 +110,17 @@ impl Registry {
         }
     }
 
+    /// Adds a plugin file or folder searched after every other source (a package's own
+    /// bundled plugins: `QUABLA_PLUGIN_PATH` and earlier paths still take precedence).
+    pub fn add_fallback_search_path(&self, path: &Path) {
+        let mut found = Vec::new();
+        scan(path, &mut found, true);
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(found);
+    }
+
     /// Platform names known (found or registered), in search order, without loading any.
     pub fn platforms(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();

@@ -1,0 +1,33 @@
+"""Quabla: a differentiable array runtime for scientific machine learning, with backends as
+plugins. The API follows JAX, so JAX code ports by changing imports::
+
+    import quabla
+    import quabla.numpy as qnp
+
+    def loss(w, x):
+        return qnp.mean(qnp.tanh(x @ w) ** 2)
+
+    g = quabla.jit(quabla.grad(loss))(qnp.ones((3, 2)), qnp.ones((5, 3)))
+"""
+
+from . import _quabla
+from ._quabla import BackendError, ConcretizationTypeError, QuablaError
+from ._src.runtime import Device, _register_plugins, default_backend, device_put, devices
+
+_register_plugins()
+
+from ._src.array import Array  # noqa: E402
+from ._src.api import (  # noqa: E402
+    checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian, jacrev, jit, jvp,
+    linearize, remat, stop_gradient, value_and_grad, vjp, vmap,
+)
+from . import lax, numpy, tree_util  # noqa: E402
+
+__version__ = _quabla.__version__
+
+__all__ = [
+    "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
+    "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "lax", "numpy",
+    "tree_util", "BackendError", "ConcretizationTypeError", "QuablaError", "__version__",
+]

@@ -1,0 +1,1 @@
+"""Implementation modules of the public `quabla` namespaces."""

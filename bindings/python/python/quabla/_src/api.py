@@ -1,0 +1,556 @@
+"""Transformations over pytrees: grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian,
+hessian, vmap, jit, custom_jvp, custom_vjp, checkpoint, stop_gradient.
+
+Each flattens its arguments, hands the core a flat function, and rebuilds the output tree,
+as ``jax._src.api`` does; nesting is calling one inside another.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .. import _quabla
+from .array import Array
+from .flat import OutStore, flat_function, flatten_to_raw, to_raw, unflatten_raw
+from .tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian", "vmap",
+    "jit", "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "linearize",
+]
+
+
+def _argnums(argnums, nargs: int) -> Tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"argnums {a} is out of range for {nargs} positional arguments")
+    return tuple(a % nargs for a in nums)
+
+
+def _leaf_ranges(args: tuple):
+    """For each positional argument, the range of its leaves in the flattened args tuple."""
+    ranges, start = [], 0
+    for a in args:
+        n = len(tree_flatten(a)[0])
+        ranges.append(range(start, start + n))
+        start += n
+    return ranges
+
+
+def _check_float(args, nums, what: str):
+    for i in nums:
+        for leaf in tree_flatten(args[i])[0]:
+            dt = leaf.dtype if isinstance(leaf, Array) else np.asarray(leaf).dtype
+            if isinstance(leaf, (int, bool)) and not isinstance(leaf, float):
+                dt = np.dtype(np.int32)
+            if np.dtype(dt).kind != "f":
+                raise TypeError(
+                    f"{what} requires real-valued (float) inputs, but argument {i} has a "
+                    f"{np.dtype(dt)} leaf; differentiate w.r.t. float arrays, or mark integer "
+                    "inputs with argnums")
+
+
+def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
+                   has_aux: bool = False) -> Callable:
+    """``fun``'s value and its gradient w.r.t. ``argnums`` (a tree like those arguments).
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> v, g = quabla.value_and_grad(lambda x: qnp.sum(x ** 2))(qnp.arange(3.0))
+    >>> g.tolist()
+    [0.0, 2.0, 4.0]
+    """
+
+    @functools.wraps(fun)
+    def vg(*args, **kwargs):
+        if kwargs:
+            return value_and_grad(functools.partial(fun, **kwargs), argnums, has_aux)(*args)
+        nums = _argnums(argnums, len(args))
+        _check_float(args, nums, "grad")
+        raws, in_tree = flatten_to_raw(args)
+        ranges = _leaf_ranges(args)
+        flat_nums = [k for i in nums for k in ranges[i]]
+        aux_store = OutStore()
+
+        def call(f, a):
+            out = f(*a)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise TypeError("with has_aux=True the function must return (value, aux)")
+                return (out[0], out[1])
+            return (out,)
+
+        store = OutStore()
+        flat = flat_function(fun, in_tree, store, call)
+
+        def checked(r):
+            out = flat(r)
+            value_tree = store.tree.children[0]
+            if value_tree.children or value_tree.num_leaves != 1 or store.shapes[0] != ():
+                raise TypeError(
+                    "grad requires a scalar output (shape ()), got "
+                    f"{store.shapes[0] if store.shapes else 'a tree'}; use vjp or jacrev "
+                    "for other outputs" + ("" if has_aux else ", or has_aux=True to return "
+                                           "(value, aux)"))
+            aux_store.tree = store.tree
+            return out
+
+        res = _quabla.value_and_grad(checked, raws, flat_nums, has_aux)
+        n_out = store.tree.num_leaves
+        outs = unflatten_raw(store.tree, res[:n_out])
+        grads = [Array(r) for r in res[n_out:]]
+        per_arg, k = [], 0
+        for i in nums:
+            n = len(ranges[i])
+            per_arg.append(tree_unflatten(tree_flatten(args[i])[1], grads[k:k + n]))
+            k += n
+        g = per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
+        value = outs[0]
+        if has_aux:
+            return (value, outs[1]), g
+        return value, g
+
+    return vg
+
+
+def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar ``fun`` w.r.t. ``argnums`` (a tree like those arguments).
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> float(quabla.grad(qnp.sin)(0.0))
+    1.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def g(*args, **kwargs):
+        (v, g_) = vg(*args, **kwargs)
+        if has_aux:
+            return g_, v[1]
+        return g_
+
+    return g
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
+    """``(fun(*primals), J @ tangents)`` in one forward pass.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> y, t = quabla.jvp(qnp.sin, (0.0,), (1.0,))
+    >>> float(t)
+    1.0
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp takes primals and tangents as tuples (one entry per argument)")
+    primals, tangents = tuple(primals), tuple(tangents)
+    raws, in_tree = flatten_to_raw(primals)
+    traws, t_tree = flatten_to_raw(tangents)
+    if in_tree != t_tree:
+        raise TypeError(f"jvp: primal structure {in_tree} differs from tangent structure {t_tree}")
+    traws = [t.astype(p.dtype) if t.dtype != p.dtype and p.dtype in ("float32", "float64")
+             else t for p, t in zip(raws, traws)]
+    store = OutStore()
+    outs, touts = _quabla.jvp(flat_function(fun, in_tree, store), raws, traws)
+    return unflatten_raw(store.tree, outs), unflatten_raw(store.tree, touts)
+
+
+def linearize(fun: Callable, *primals):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    out = fun(*primals)
+    return out, lambda *tangents: jvp(fun, primals, tangents)[1]
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """``(fun(*primals), vjp_fun)``: ``vjp_fun(cotangent)`` gives one cotangent per primal.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> y, pb = quabla.vjp(qnp.sin, 0.0)
+    >>> float(pb(qnp.asarray(1.0))[0])
+    1.0
+    """
+    raws, in_tree = flatten_to_raw(primals)
+    store = OutStore()
+
+    outs, pullback = _quabla.vjp(flat_function(fun, in_tree, store), raws)
+    tree = store.tree
+    if has_aux:
+        if tree.kind is not tuple or len(tree.children) != 2:
+            raise TypeError("with has_aux=True the function must return (value, aux)")
+        vtree = tree.children[0]
+        n = vtree.num_leaves
+        value = unflatten_raw(vtree, outs[:n])
+        aux = unflatten_raw(tree.children[1], outs[n:])
+    else:
+        vtree, n, value = tree, len(outs), unflatten_raw(tree, outs)
+    out_raws = outs
+
+    def vjp_fun(cotangent):
+        cts, ct_tree = flatten_to_raw(cotangent)
+        if ct_tree != vtree:
+            raise TypeError(f"vjp: cotangent structure {ct_tree} differs from output {vtree}")
+        cts = [c.astype(o.dtype) if c.dtype != o.dtype else c for c, o in zip(cts, out_raws)]
+        if has_aux:
+            cts = cts + [_zeros_raw(o) for o in out_raws[n:]]
+        grads = pullback(cts)
+        return unflatten_raw(in_tree, grads)
+
+    return (value, vjp_fun, aux) if has_aux else (value, vjp_fun)
+
+
+def _zeros_raw(r):
+    return r.filled(list(r.shape), 0, r.dtype)
+
+
+def _nest(outer_tree, inner_tree, flat: list):
+    """Output-major flat blocks as ``outer_tree`` of ``inner_tree``s."""
+    n = inner_tree.num_leaves
+    blocks = [tree_unflatten(inner_tree, flat[i * n:(i + 1) * n])
+              for i in range(outer_tree.num_leaves)]
+    return tree_unflatten(outer_tree, blocks)
+
+
+def _jacobian_transform(fun, argnums, mode: str, has_aux: bool = False):
+    @functools.wraps(fun)
+    def jac(*args):
+        nums = _argnums(argnums, len(args))
+        _check_float(args, nums, "jacobian")
+        raws, in_tree = flatten_to_raw(args)
+        ranges = _leaf_ranges(args)
+        flat_nums = [k for i in nums for k in ranges[i]]
+        store = OutStore()
+        res = _quabla.jacobian(flat_function(fun, in_tree, store), raws, flat_nums, mode)
+        sel = tuple(args[i] for i in nums) if not isinstance(argnums, numbers.Integral) \
+            else args[nums[0]]
+        arg_tree = tree_flatten(sel)[1]
+        arrays = [Array(r) for r in res]
+        if mode == "hessian":
+            return _nest(arg_tree, arg_tree, arrays)
+        return _nest(store.tree, arg_tree, arrays)
+
+    return jac
+
+
+def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0) -> Callable:
+    """The Jacobian by forward mode (columns pushed through in vmapped chunks): for each output
+    leaf, a tree like the ``argnums`` arguments of arrays of shape ``out.shape + in.shape``."""
+    return _jacobian_transform(fun, argnums, "fwd")
+
+
+def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0) -> Callable:
+    """The Jacobian by reverse mode (rows pulled back in vmapped chunks); see :func:`jacfwd`."""
+    return _jacobian_transform(fun, argnums, "rev")
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0) -> Callable:
+    """The Hessian of a scalar ``fun`` (forward over reverse)."""
+    return _jacobian_transform(fun, argnums, "hessian")
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: Optional[int] = None):
+    """``fun`` vectorised over ``in_axes`` of its arguments (a prefix tree of the arguments;
+    None: not batched), with the batch axis of the outputs at ``out_axes``.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> quabla.vmap(qnp.dot)(qnp.ones((4, 3)), qnp.ones((4, 3))).shape
+    (4,)
+    """
+
+    @functools.wraps(fun)
+    def batched(*args):
+        spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        if isinstance(spec, tuple) and len(spec) != len(args):
+            raise ValueError(
+                f"vmap: in_axes has {len(spec)} entries but {len(args)} arguments were given")
+        raws, in_tree = flatten_to_raw(args)
+        per_leaf = broadcast_prefix(spec if isinstance(spec, tuple) else (spec,) * len(args),
+                                    args, "vmap in_axes")
+        axes = []
+        for r, ax in zip(raws, per_leaf):
+            nd = len(r.shape)
+            if ax is not None and not -nd <= ax < nd:
+                raise ValueError(f"vmap: in_axes {ax} is out of range for an argument of "
+                                 f"rank {nd}")
+            axes.append(None if ax is None else ax % nd)
+        if all(a is None for a in axes):
+            raise ValueError("vmap needs at least one batched argument (in_axes all None)")
+        store = OutStore()
+        flat = flat_function(fun, in_tree, store)
+
+        def out_axes_for(n):
+            dummy = tree_unflatten(store.tree, list(range(n)))
+            spec_out = broadcast_prefix(out_axes, dummy, "vmap out_axes")
+            result = []
+            for ax, shape in zip(spec_out, store.shapes):
+                if ax is None:
+                    result.append(None)
+                else:
+                    nd = len(shape) + 1
+                    if not -nd <= ax < nd:
+                        raise ValueError(f"vmap: out_axes {ax} is out of range for an output "
+                                         f"of rank {nd}")
+                    result.append(ax % nd)
+            return result
+
+        outs = _quabla.vmap(flat, raws, axes, out_axes_for)
+        return unflatten_raw(store.tree, outs)
+
+    return batched
+
+
+class _Lowered:
+    """``jit(f).lower(*args)``: the traced program, readable and compilable."""
+
+    def __init__(self, text: str, compile_fn: Callable[[], Callable]):
+        self._text = text
+        self._compile = compile_fn
+
+    def as_text(self) -> str:
+        return self._text
+
+    def __str__(self) -> str:
+        return self._text
+
+    def compile(self) -> Callable:
+        return self._compile()
+
+
+class _Jitted:
+    def __init__(self, fun, static_argnums, donate_argnums, device):
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._static = tuple(static_argnums)
+        self._donate = tuple(donate_argnums)
+        self._platform = None if device is None else getattr(device, "platform", device)
+        self._cache = {}
+
+    def _entry(self, args, kwargs):
+        n = len(args)
+        static = tuple(a % n for a in self._static if -n <= a < n)
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        try:
+            key_static = tuple((i, args[i]) for i in static)
+            hash(key_static)
+        except TypeError:
+            raise TypeError("jit: static arguments must be hashable") from None
+        raws, in_tree = flatten_to_raw((dyn, kwargs))
+        key = (in_tree, key_static, n)
+        entry = self._cache.get(key)
+        if entry is None:
+            store = OutStore()
+
+            def call(f, a):
+                dyn_args, kw = a
+                it = iter(dyn_args)
+                full = [args_static[i] if i in static else next(it) for i in range(n)]
+                return f(*full, **kw)
+
+            args_static = dict(key_static)
+            flat = flat_function(self._fun, in_tree, store, call)
+            entry = (_quabla.Jit(flat, self._platform), store)
+            self._cache[key] = entry
+        donate = []
+        if self._donate:
+            ranges = _leaf_ranges(dyn)
+            dyn_index = [i for i in range(n) if i not in static]
+            marked = set()
+            for d in self._donate:
+                if d % n in dyn_index:
+                    marked.update(ranges[dyn_index.index(d % n)])
+            donate = [k in marked for k in range(len(raws))]
+        return entry, raws, donate
+
+    def __call__(self, *args, **kwargs):
+        (jit, store), raws, donate = self._entry(args, kwargs)
+        outs = jit.call_donating(raws, donate) if any(donate) else jit(raws)
+        return unflatten_raw(store.tree, outs)
+
+    def lower(self, *args, **kwargs) -> _Lowered:
+        (jit, store), raws, _ = self._entry(args, kwargs)
+        text = jit.lower(raws)
+
+        def compile_():
+            jit.compile(raws)
+            return lambda *a, **k: self(*a, **k)
+
+        return _Lowered(text, compile_)
+
+
+def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = (),
+        donate_argnums: Union[int, Sequence[int]] = (), device=None):
+    """``fun`` traced once per input signature and run compiled (``device``: a Device or a
+    platform name; ``static_argnums`` are hashed into the cache key instead of traced).
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> f = quabla.jit(lambda x: qnp.tanh(x) * 2)
+    >>> f(qnp.zeros(3)).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, donate_argnums=donate_argnums,
+                             device=device)
+    s = (static_argnums,) if isinstance(static_argnums, numbers.Integral) else static_argnums
+    d = (donate_argnums,) if isinstance(donate_argnums, numbers.Integral) else donate_argnums
+    return _Jitted(fun, s, d, device)
+
+
+class custom_jvp:
+    """A function with a hand-written JVP rule (JAX's decorator protocol)::
+
+        @custom_jvp
+        def f(x): ...
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(x), rule(x) * t
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Optional[Callable] = None
+        self._in_rule = 0
+
+    def defjvp(self, jvp_rule: Callable) -> Callable:
+        self.jvp = jvp_rule
+        return jvp_rule
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise TypeError(f"custom_jvp function {self.fun.__name__} has no rule: call defjvp")
+        if self._in_rule:
+            # The rule computing its own primal output (`return f(x), ...`): the core traces
+            # rules when the function is called, so this must not recurse into the rule.
+            return self.fun(*args)
+        nd = set(a % len(args) for a in self.nondiff_argnums)
+        static = {i: args[i] for i in nd}
+        dyn = tuple(a for i, a in enumerate(args) if i not in nd)
+        raws, in_tree = flatten_to_raw(dyn)
+        n = len(args)
+
+        def full(d):
+            it = iter(d)
+            return [static[i] if i in nd else next(it) for i in range(n)]
+
+        store = OutStore()
+        flat = flat_function(lambda *d: self.fun(*full(d)), in_tree, store)
+
+        def rule(p_raws, t_raws):
+            p = unflatten_raw(in_tree, p_raws)
+            t = unflatten_raw(in_tree, t_raws)
+            self._in_rule += 1
+            try:
+                assert self.jvp is not None
+                out, tout = self.jvp(tuple(full(p)) if nd else p, t)
+            finally:
+                self._in_rule -= 1
+            o_leaves, o_tree = tree_flatten(out)
+            t_leaves, t_tree = tree_flatten(tout)
+            if o_tree != t_tree:
+                raise TypeError(f"custom_jvp rule: primal output structure {o_tree} differs "
+                                f"from tangent output structure {t_tree}")
+            return [to_raw(x) for x in o_leaves], [to_raw(x) for x in t_leaves]
+
+        outs = _quabla.custom_jvp(flat, rule, raws)
+        return unflatten_raw(store.tree, outs)
+
+
+class custom_vjp:
+    """A function with a hand-written VJP (JAX's decorator protocol)::
+
+        @custom_vjp
+        def f(x, y): ...
+        def f_fwd(x, y): return f(x, y), residuals
+        def f_bwd(residuals, g): return (gx, gy)   # None for a zero cotangent
+        f.defvjp(f_fwd, f_bwd)
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Optional[Callable] = None
+        self.bwd: Optional[Callable] = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None or self.bwd is None:
+            raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call defvjp")
+        if self.nondiff_argnums:
+            raise NotImplementedError("custom_vjp: nondiff_argnums is not supported yet; close "
+                                      "over the value instead")
+        raws, in_tree = flatten_to_raw(args)
+        store = OutStore()
+        flat = flat_function(self.fun, in_tree, store)
+        res_tree = [None]
+        is_float = [r.dtype in ("float32", "float64") for r in raws]
+
+        def fwd(a_raws):
+            assert self.fwd is not None
+            out, res = self.fwd(*unflatten_raw(in_tree, a_raws))
+            o_leaves, o_tree = tree_flatten(out)
+            store.tree = o_tree
+            r_leaves, res_tree[0] = tree_flatten(res)
+            return [to_raw(x) for x in o_leaves], [to_raw(x) for x in r_leaves]
+
+        def bwd(r_raws, ct_raws):
+            res = unflatten_raw(res_tree[0], r_raws)
+            ct = unflatten_raw(store.tree, ct_raws)
+            assert self.bwd is not None
+            grads = self.bwd(res, ct)
+            if not isinstance(grads, tuple) or len(grads) != len(args):
+                raise TypeError(f"custom_vjp bwd must return a tuple of {len(args)} cotangents "
+                                "(one per argument)")
+            flat_g = []
+            for a, g in zip(args, grads):
+                leaves = tree_flatten(a)[0]
+                if g is None:
+                    flat_g.extend(None for _ in leaves)
+                else:
+                    gl, gt = tree_flatten(g)
+                    if gt != tree_flatten(a)[1]:
+                        raise TypeError(f"custom_vjp bwd: cotangent structure {gt} differs from "
+                                        f"its argument's {tree_flatten(a)[1]}")
+                    flat_g.extend(gl)
+            out = []
+            for r, g, fl in zip(raws, flat_g, is_float):
+                if not fl:
+                    continue
+                out.append(_zeros_raw(r) if g is None else to_raw(g))
+            return out
+
+        outs = _quabla.custom_vjp(flat, fwd, bwd, raws)
+        return unflatten_raw(store.tree, outs)
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None) -> Callable:
+    """``fun`` whose intermediates are recomputed in the backward pass instead of stored."""
+    if policy is not None:
+        raise NotImplementedError("checkpoint policies are not supported")
+
+    @functools.wraps(fun)
+    def remat_fun(*args):
+        raws, in_tree = flatten_to_raw(args)
+        store = OutStore()
+        outs = _quabla.checkpoint(flat_function(fun, in_tree, store), raws)
+        return unflatten_raw(store.tree, outs)
+
+    return remat_fun
+
+
+remat = checkpoint
+
+
+def stop_gradient(x):
+    """``x`` with a zero derivative (leaf by leaf)."""
+    return tree_map(lambda a: Array(to_raw(a).unary("stop_gradient")), x)

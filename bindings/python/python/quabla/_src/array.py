@@ -1,0 +1,332 @@
+"""``quabla.Array``: operators, indexing, ``.at`` updates and conversion to numpy, over the
+Rust ``RawArray`` that holds the core array (concrete or traced)."""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import TYPE_CHECKING, Tuple
+
+import numpy as np
+
+from .. import _quabla
+from . import dtypes as _dt
+
+RawArray = _quabla.RawArray
+
+if TYPE_CHECKING:
+    from .runtime import Device
+
+
+class Array:
+    """An n-dimensional array on a device, or a traced value inside a transformation.
+
+    >>> import quabla.numpy as qnp
+    >>> x = qnp.arange(3.0)
+    >>> (x * 2 + 1).tolist()
+    [1.0, 3.0, 5.0]
+    """
+
+    __slots__ = ("_raw", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, raw: RawArray):
+        if not isinstance(raw, RawArray):
+            raise TypeError("construct arrays with quabla.numpy.asarray / array")
+        self._raw = raw
+
+    # ---- metadata -------------------------------------------------------------------
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return tuple(self._raw.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._raw.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._raw.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._raw.shape:
+            n *= d
+        return n
+
+    @property
+    def device(self) -> "Device":
+        from .runtime import Device
+        return Device(self._raw.platform)
+
+    @property
+    def is_traced(self) -> bool:
+        return self._raw.is_traced
+
+    @property
+    def T(self) -> "Array":
+        return self.transpose()
+
+    @property
+    def at(self) -> "_IndexUpdateHelper":
+        """Functional updates: ``x.at[idx].set(v)`` / ``add`` / ``mul`` / ``min`` / ``max``."""
+        return _IndexUpdateHelper(self)
+
+    # ---- conversion -----------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        a = np.frombuffer(self._raw.to_bytes(), dtype=self.dtype).reshape(self.shape)
+        a = a.copy()  # writable, owned
+        return a if dtype is None else a.astype(dtype)
+
+    def block_until_ready(self) -> "Array":
+        if not self.is_traced:
+            self._raw.to_bytes()
+        return self
+
+    def item(self):
+        return np.asarray(self).item()
+
+    def tolist(self):
+        return np.asarray(self).tolist()
+
+    def _concrete(self, what: str):
+        if self.is_traced:
+            raise _quabla.ConcretizationTypeError(
+                f"{what} of a traced array: its value is not known while tracing. Use "
+                "quabla.lax.cond / while_loop / fori_loop for control flow on traced values, "
+                "or mark the argument static (jit(static_argnums=...)).")
+        return np.asarray(self)
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("bool()"))
+
+    def __float__(self) -> float:
+        return float(self._concrete("float()"))
+
+    def __int__(self) -> int:
+        return int(self._concrete("int()"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError("only integer arrays can be used as Python indices")
+        return int(self._concrete("__index__"))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        if self.is_traced:
+            return f"Traced<{self.dtype}{list(self.shape)}>"
+        body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        raise TypeError("arrays are not hashable")
+
+    def __reduce__(self):
+        return (_rebuild, (np.asarray(self),))
+
+    # ---- methods mirroring numpy ----------------------------------------------------
+    def astype(self, dtype) -> "Array":
+        return Array(self._raw.astype(_dt.name(dtype)))
+
+    def reshape(self, *shape, order: str = "C") -> "Array":
+        if order != "C":
+            raise NotImplementedError("only C order reshapes are supported")
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = tuple(shape[0])
+        return Array(self._raw.reshape([int(d) for d in shape]))
+
+    def transpose(self, *axes) -> "Array":
+        if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+            axes = tuple(axes[0])
+        if not axes:
+            axes = tuple(reversed(range(self.ndim)))
+        return Array(self._raw.transpose([_axis(a, self.ndim) for a in axes]))
+
+    def ravel(self) -> "Array":
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def __getattr__(self, name: str):
+        # Reductions and other numpy methods come from quabla.numpy (x.sum(), x.mean(1), ...).
+        if name in _METHODS_FROM_NUMPY:
+            from .. import numpy as qnp
+            fn = getattr(qnp, name)
+            return lambda *a, **k: fn(self, *a, **k)
+        raise AttributeError(f"'Array' object has no attribute '{name}'")
+
+    # ---- operators ------------------------------------------------------------------
+    def _bin(self, op: str, other, reflected: bool = False) -> "Array":
+        o = _operand(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return Array(self._raw.binary(op, o, reflected))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __pow__(self, o): return _power(self, o)
+    def __rpow__(self, o): return _power(o, self)
+    def __mod__(self, o):
+        from .. import numpy as qnp
+        return qnp.mod(self, o)
+
+    def __rmod__(self, o):
+        from .. import numpy as qnp
+        return qnp.mod(o, self)
+
+    def __floordiv__(self, o):
+        from .. import numpy as qnp
+        return qnp.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        from .. import numpy as qnp
+        return qnp.floor_divide(o, self)
+
+    def __matmul__(self, o):
+        from .. import numpy as qnp
+        return qnp.matmul(self, o)
+
+    def __rmatmul__(self, o):
+        from .. import numpy as qnp
+        return qnp.matmul(o, self)
+
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __rxor__(self, o): return self._bin("xor", o, True)
+    def __lshift__(self, o): return self._bin("shift_left", o)
+    def __rshift__(self, o):
+        op = "shift_right_logical" if self.dtype.kind == "u" else "shift_right_arithmetic"
+        return self._bin(op, o)
+
+    def __lt__(self, o): return self._bin("lt", o)
+    def __le__(self, o): return self._bin("le", o)
+    def __gt__(self, o): return self._bin("gt", o)
+    def __ge__(self, o): return self._bin("ge", o)
+    def __eq__(self, o): return self._bin("eq", o)  # type: ignore[override]
+    def __ne__(self, o): return self._bin("ne", o)  # type: ignore[override]
+
+    def __neg__(self): return Array(self._raw.unary("neg"))
+    def __pos__(self): return self
+    def __abs__(self): return Array(self._raw.unary("abs"))
+
+    def __invert__(self):
+        if self.dtype == np.bool_:
+            return Array(self._raw.unary("logical_not"))
+        return Array(self._raw.binary("xor", -1 if self.dtype.kind == "i" else 0xFFFFFFFF))
+
+    # ---- indexing -------------------------------------------------------------------
+    def __getitem__(self, idx) -> "Array":
+        from .indexing import getitem
+        return getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "Quabla arrays are immutable; use x = x.at[idx].set(value) (or .add, .mul, ...)")
+
+
+_METHODS_FROM_NUMPY = {
+    "sum", "mean", "prod", "max", "min", "any", "all", "var", "std", "argmax", "argmin",
+    "cumsum", "cumprod", "squeeze", "clip", "round", "dot", "swapaxes", "repeat", "trace",
+    "diagonal", "conj", "conjugate", "nonzero",
+}
+
+
+def _rebuild(a):
+    from .. import numpy as qnp
+    return qnp.asarray(a)
+
+
+def _axis(a: int, ndim: int) -> int:
+    a = operator.index(a)
+    if not -ndim <= a < max(ndim, 1):
+        raise ValueError(f"axis {a} is out of bounds for an array of rank {ndim}")
+    return a % max(ndim, 1)
+
+
+def _operand(x):
+    """The core's other operand: a RawArray or a weak Python scalar."""
+    if isinstance(x, Array):
+        return x._raw
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
+        from .. import numpy as qnp
+        return qnp.asarray(x)._raw
+    return NotImplemented
+
+
+def _power(a, b):
+    from .. import numpy as qnp
+    return qnp.power(a, b)
+
+
+class _IndexUpdateHelper:
+    __slots__ = ("_x",)
+
+    def __init__(self, x: Array):
+        self._x = x
+
+    def __getitem__(self, idx) -> "_IndexUpdateRef":
+        return _IndexUpdateRef(self._x, idx)
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: each method returns a new array (x is unchanged).
+
+    Duplicate indices accumulate for ``add``; for ``set``, ``mul``, ``min`` and ``max`` give
+    each element at most once (with duplicates ``set`` averages the updates, JAX leaves the
+    winner unspecified).
+    """
+
+    __slots__ = ("_x", "_idx")
+
+    def __init__(self, x: Array, idx):
+        self._x = x
+        self._idx = idx
+
+    def get(self) -> Array:
+        return self._x[self._idx]
+
+    def set(self, values) -> Array:
+        from .indexing import scatter
+        return scatter(self._x, self._idx, values, "set")
+
+    def add(self, values) -> Array:
+        from .indexing import scatter
+        return scatter(self._x, self._idx, values, "add")
+
+    def mul(self, values) -> Array:
+        from .indexing import scatter
+        return scatter(self._x, self._idx, values, "mul")
+
+    def multiply(self, values) -> Array:
+        return self.mul(values)
+
+    def min(self, values) -> Array:
+        from .indexing import scatter
+        return scatter(self._x, self._idx, values, "min")
+
+    def max(self, values) -> Array:
+        from .indexing import scatter
+        return scatter(self._x, self._idx, values, "max")

@@ -1,0 +1,86 @@
+"""Dtypes: the five Quabla supports, as numpy dtypes, and how Python values map to them.
+
+Arrays given with an explicit dtype keep it (float64 stays float64, as JAX with x64 on);
+Python scalars are weakly typed; literals with no other type default to float32 / int32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+float32 = np.float32
+float64 = np.float64
+int32 = np.int32
+uint32 = np.uint32
+bool_ = np.bool_
+
+SUPPORTED = {
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float64): "float64",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.uint32): "uint32",
+    np.dtype(np.bool_): "bool",
+}
+
+_NARROWED = {
+    "f": np.dtype(np.float32),  # float16 widens to the smallest supported float
+    "i": np.dtype(np.int32),
+    "u": np.dtype(np.uint32),
+    "b": np.dtype(np.bool_),
+}
+
+
+def canonicalize(dtype) -> np.dtype:
+    """The supported dtype for ``dtype`` (a numpy dtype, type, name or Python type).
+
+    int64/int16/int8 map to int32, uint64/... to uint32, float16 to float32; complex types and
+    strings are refused.
+    """
+    if dtype is float:
+        return np.dtype(np.float32)
+    if dtype is int:
+        return np.dtype(np.int32)
+    if dtype is bool:
+        return np.dtype(np.bool_)
+    d = np.dtype(dtype)
+    if d in SUPPORTED:
+        return d
+    if d.kind == "f" and d.itemsize < 4:
+        return _NARROWED["f"]
+    if d.kind in "iub":
+        return _NARROWED[d.kind]
+    raise TypeError(
+        f"dtype {d} is not supported; Quabla arrays are float32, float64, int32, uint32 or bool")
+
+
+def name(dtype) -> str:
+    """The core's name of a (canonical) dtype."""
+    return SUPPORTED[canonicalize(dtype)]
+
+
+def is_float(dtype) -> bool:
+    return canonicalize(dtype).kind == "f"
+
+
+def scalar_dtype(x) -> np.dtype:
+    """Default dtype of a Python scalar on its own."""
+    if isinstance(x, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(x, int):
+        return np.dtype(np.int32)
+    if isinstance(x, float):
+        return np.dtype(np.float32)
+    return canonicalize(np.asarray(x).dtype)
+
+
+def result_type(*dtypes) -> np.dtype:
+    """JAX's promotion for two or more strong dtypes (int32 + float32 -> float32, not float64)."""
+    ds = [canonicalize(d) for d in dtypes]
+    floats = [d for d in ds if d.kind == "f"]
+    if floats:
+        return max(floats, key=lambda d: d.itemsize)
+    ints = [d for d in ds if d.kind in "iu"]
+    if ints:
+        kinds = {d.kind for d in ints}
+        return np.dtype(np.int32) if "i" in kinds else np.dtype(np.uint32)
+    return np.dtype(np.bool_)

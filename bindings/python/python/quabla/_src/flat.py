@@ -1,0 +1,56 @@
+"""Between pytrees of arrays and the flat lists of ``RawArray``s the core's transformations take."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+from .array import Array
+from .tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+
+def to_raw(x) -> Any:
+    """The core array of a leaf (Python scalars and numpy arrays become arrays)."""
+    if isinstance(x, Array):
+        return x._raw
+    from .numpy.creation import asarray
+    try:
+        return asarray(x)._raw
+    except TypeError:
+        raise TypeError(
+            f"{type(x).__name__} is not a valid argument of a transformed function: leaves "
+            "of the argument trees must be arrays or numbers (mark others static)") from None
+
+
+def flatten_to_raw(tree) -> tuple:
+    leaves, treedef = tree_flatten(tree)
+    return [to_raw(x) for x in leaves], treedef
+
+
+def unflatten_raw(treedef: PyTreeDef, raws) -> Any:
+    return tree_unflatten(treedef, [Array(r) for r in raws])
+
+
+class OutStore:
+    """The output tree (and leaf shapes) of the last trace of a flat function."""
+
+    __slots__ = ("tree", "shapes")
+
+    def __init__(self):
+        self.tree = None
+        self.shapes: List[tuple] = []
+
+
+def flat_function(f: Callable, in_tree: PyTreeDef, store: OutStore,
+                  call: Optional[Callable[[Callable, Any], Any]] = None) -> Callable:
+    """``f`` over the unflattened arguments, as a function of a flat list of raw arrays."""
+
+    def flat(raws):
+        args = unflatten_raw(in_tree, raws)
+        out = call(f, args) if call is not None else f(*args)
+        leaves, tree = tree_flatten(out)
+        store.tree = tree
+        raw_out = [to_raw(x) for x in leaves]
+        store.shapes = [tuple(r.shape) for r in raw_out]
+        return raw_out
+
+    return flat

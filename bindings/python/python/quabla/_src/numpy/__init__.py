@@ -1,0 +1,1 @@
+"""``quabla.numpy``, family by family (each file holds one family of numpy functions)."""

@@ -1,0 +1,175 @@
+"""take, diff, trapezoid, interp, polyval, searchsorted, meshgrid, nonzero."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..array import Array, _axis
+from .creation import asarray
+from .elementwise import where
+from .reductions import sum as sum_
+from .shape import concatenate, moveaxis
+
+
+def _arr(x) -> Array:
+    return x if isinstance(x, Array) else asarray(x)
+
+
+def take(a, indices, axis: Optional[int] = None, mode: Optional[str] = None) -> Array:
+    """Elements of ``a`` at integer ``indices`` along ``axis`` (flattened when None). Out-of-range
+    indices are clamped (``mode`` "clip", the default of a gather, as JAX's "fill" is not
+    supported); negative indices count from the end."""
+    a = _arr(a)
+    if mode not in (None, "clip"):
+        raise NotImplementedError(f"take: mode {mode!r}; only 'clip' is supported")
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    ax = _axis(axis, a.ndim)
+    idx = _arr(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take needs integer indices, got {idx.dtype}")
+    full: list = [slice(None)] * a.ndim
+    full[ax] = idx
+    return a[tuple(full)]
+
+
+def take_along_axis(arr, indices, axis: int) -> Array:
+    a, idx = _arr(arr), _arr(indices)
+    ax = _axis(axis, a.ndim)
+    from .creation import iota_like
+    from .shape import broadcast_shapes, broadcast_to
+    shape = list(broadcast_shapes(a.shape[:ax] + (1,) + a.shape[ax + 1:], idx.shape))
+    idx = broadcast_to(idx, shape)
+    parts = []
+    for d in range(a.ndim):
+        parts.append(idx if d == ax else iota_like(idx, np.int32, shape, d))
+    return a[tuple(parts)]
+
+
+def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Array:
+    """n-th discrete difference along ``axis``."""
+    a = _arr(a)
+    ax = _axis(axis, a.ndim)
+    if prepend is not None or append is not None:
+        shape = list(a.shape)
+        shape[ax] = 1
+
+        def edge(v):
+            from .shape import broadcast_to
+            return [broadcast_to(_arr(v), shape) if np.ndim(v) == 0 else _arr(v)]
+
+        pre = [] if prepend is None else edge(prepend)
+        post = [] if append is None else edge(append)
+        a = concatenate(pre + [a] + post, ax)
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+        a = a[tuple(hi)] - a[tuple(lo)]
+    return a
+
+
+def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1) -> Array:
+    """Integral of ``y`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
+    y = _arr(y)
+    ax = _axis(axis, y.ndim)
+    y = moveaxis(y, ax, -1)
+    mid = (y[..., 1:] + y[..., :-1]) * 0.5
+    if x is None:
+        return sum_(mid, -1) * dx
+    x = _arr(x)
+    if x.ndim == 1:
+        d = x[1:] - x[:-1]
+    else:
+        d = diff(moveaxis(x, ax, -1), axis=-1)
+    return sum_(mid * d, -1)
+
+
+def searchsorted(a, v, side: str = "left") -> Array:
+    """Insertion points of ``v`` in the sorted 1-D ``a`` (a comparison count: O(len(a)) per
+    query, fine for the knot vectors of ``interp``)."""
+    a, v = _arr(a), _arr(v)
+    if a.ndim != 1:
+        raise ValueError("searchsorted needs a 1-D sorted array")
+    vv = v.reshape(v.shape + (1,))
+    hits = (a <= vv) if side == "right" else (a < vv)
+    return sum_(hits.astype(np.int32), -1)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None) -> Array:
+    """Piecewise-linear interpolation of (xp, fp) at x; at a knot the derivative is the
+    right-hand segment's (as JAX)."""
+    if period is not None:
+        raise NotImplementedError("interp: `period` is not supported")
+    x, xp, fp = _arr(x), _arr(xp), _arr(fp)
+    if x.dtype.kind != "f":
+        x = x.astype(fp.dtype if fp.dtype.kind == "f" else np.float32)
+    n = xp.shape[0]
+    i = searchsorted(xp, x, side="right")
+    i = where(i < 1, 1, where(i > n - 1, n - 1, i))
+    x0, x1 = take(xp, i - 1), take(xp, i)
+    f0, f1 = take(fp, i - 1), take(fp, i)
+    dx = x1 - x0
+    safe = where(dx == 0, 1.0, dx)
+    f = f0 + (x - x0) * ((f1 - f0) / safe)
+    f = where(dx == 0, f0, f)
+    lo = fp[0] if left is None else left
+    hi = fp[-1] if right is None else right
+    f = where(x < xp[0], lo, f)
+    return where(x > xp[-1], hi, f)
+
+
+def polyval(p, x) -> Array:
+    """``p[0] * x**(n-1) + ... + p[n-1]`` by Horner's rule."""
+    p, x = _arr(p), _arr(x)
+    acc = x * 0 + p[0] if p.shape[0] else x * 0
+    for k in range(1, p.shape[0]):
+        acc = acc * x + p[k]
+    return acc
+
+
+def meshgrid(*xi, indexing: str = "xy", sparse: bool = False) -> list:
+    arrs = [_arr(x).reshape(-1) for x in xi]
+    nd = len(arrs)
+    shapes = []
+    for k, a in enumerate(arrs):
+        s = [1] * nd
+        s[k] = a.shape[0]
+        shapes.append(s)
+    if indexing == "xy" and nd >= 2:
+        for s in shapes:
+            s[0], s[1] = s[1], s[0]
+    out = [a.reshape(s) for a, s in zip(arrs, shapes)]
+    if sparse:
+        return out
+    from .shape import broadcast_arrays
+    return broadcast_arrays(*out)
+
+
+def nonzero(a, size: Optional[int] = None, fill_value=0):
+    """Indices of non-zero elements (needs a concrete array unless ``size`` is given)."""
+    a = _arr(a)
+    if a.is_traced and size is None:
+        raise IndexError("nonzero of a traced array needs a static `size`")
+    if size is None:
+        return tuple(asarray(ix.astype(np.int32)) for ix in np.nonzero(np.asarray(a)))
+    flat = (a != 0).reshape(-1).astype(np.int32)
+    from .creation import full, iota_like
+    from .reductions import cumsum
+    # The k-th non-zero element goes to slot k; the rest to a spare slot that is dropped.
+    slot = where(flat == 1, cumsum(flat) - 1, size)
+    positions = iota_like(a, np.int32, (a.size,), 0)
+    idx = full((size + 1,), -1, np.int32).at[slot].max(positions)[:size]
+    coords = []
+    rem = where(idx < 0, 0, idx)
+    for d in reversed(a.shape):
+        coords.append(rem % d)
+        rem = rem // d
+    return tuple(where(idx < 0, fill_value, c) for c in reversed(coords))
+
+
+def flatnonzero(a) -> Array:
+    return nonzero(_arr(a).reshape(-1))[0]
+

@@ -1,0 +1,86 @@
+"""Devices and plugin discovery from Python.
+
+Search order: ``QUABLA_PLUGIN_PATH``, then plugins named by ``quabla_plugins`` entry points
+(other wheels), then the plugins shipped inside this package (``quabla/plugins/``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import List, Optional
+
+import numpy as np
+
+from .. import _quabla
+from .array import Array
+from .tree_util import tree_map
+
+
+class Device:
+    """A backend's device, named by its platform (``Device("cpu")``)."""
+
+    __slots__ = ("platform",)
+
+    def __init__(self, platform: str):
+        self.platform = platform
+
+    def __repr__(self) -> str:
+        return f"Device({self.platform!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device) and other.platform == self.platform
+
+    def __hash__(self) -> int:
+        return hash(self.platform)
+
+
+def _register_plugins() -> None:
+    try:
+        from importlib.metadata import entry_points
+        eps = entry_points()
+        for ep in eps.select(group="quabla_plugins"):
+            try:
+                target = ep.load()
+                path = target() if callable(target) else target
+                _quabla.add_plugin_path(os.fspath(path), fallback=True)
+            except Exception as e:  # a broken plugin is a warning, as the host does
+                warnings.warn(f"quabla: plugin entry point {ep.name!r} failed: {e}")
+    except Exception as e:
+        warnings.warn(f"quabla: reading quabla_plugins entry points failed: {e}")
+    bundled = os.path.join(os.path.dirname(os.path.dirname(__file__)), "plugins")
+    if os.path.isdir(bundled):
+        _quabla.add_plugin_path(bundled, fallback=True)
+
+
+def devices(backend: Optional[str] = None) -> List[Device]:
+    """The devices of every backend found (or of ``backend``), loading their plugins."""
+    names = [backend] if backend else _quabla.platforms()
+    out = []
+    for n in names:
+        try:
+            out.append(Device(_quabla.load_platform(n)))
+        except _quabla.BackendError:
+            if backend:
+                raise
+    return out
+
+
+def default_backend() -> str:
+    """The platform of the default device (``QUABLA_PLATFORMS`` chooses; else the first
+    found)."""
+    return _quabla.default_platform()
+
+
+def device_put(x, device=None):
+    """``x`` (a tree) with every array on ``device`` (a Device or platform name)."""
+    platform = getattr(device, "platform", device)
+
+    def put(a):
+        from .numpy.creation import asarray
+        if isinstance(a, Array) and (platform is None or a._raw.platform == platform):
+            return a
+        host = np.asarray(a)
+        return asarray(host, device=Device(platform) if platform else None)
+
+    return tree_map(put, x)

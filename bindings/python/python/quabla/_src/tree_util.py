@@ -1,0 +1,272 @@
+"""Pytrees: nested containers of arrays that every transformation accepts.
+
+Tuples, lists, dicts (keys sorted, as JAX), ``None`` (a node with no children) and
+NamedTuples are pytree nodes out of the box; other classes join through
+:func:`register_pytree_node` or, for dataclasses, :func:`register_dataclass`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Hashable, Iterable, NamedTuple, Optional, Sequence, Tuple
+
+__all__ = [
+    "PyTreeDef",
+    "register_pytree_node",
+    "register_dataclass",
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_leaves",
+    "tree_structure",
+    "tree_map",
+    "all_leaves",
+]
+
+
+class _NodeType(NamedTuple):
+    flatten: Callable[[Any], Tuple[Iterable[Any], Hashable]]
+    unflatten: Callable[[Hashable, Iterable[Any]], Any]
+
+
+_registry: dict = {}
+
+
+def register_pytree_node(
+    nodetype: type,
+    flatten_func: Callable[[Any], Tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], Any],
+) -> None:
+    """Makes instances of ``nodetype`` pytree nodes.
+
+    ``flatten_func(x) -> (children, aux_data)``; ``unflatten_func(aux_data, children) -> x``.
+    ``aux_data`` must be hashable and comparable: it is part of the tree's structure.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    """
+    if nodetype in _registry:
+        raise ValueError(f"{nodetype.__name__} is already registered as a pytree node")
+    _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
+
+
+def register_dataclass(cls: type, data_fields: Optional[Sequence[str]] = None,
+                       meta_fields: Optional[Sequence[str]] = None) -> type:
+    """Registers a dataclass as a pytree node; usable as a decorator.
+
+    ``data_fields`` are children (arrays or subtrees), ``meta_fields`` are static parts of the
+    structure; by default every field is a data field.
+
+    >>> @register_dataclass
+    ... @dataclasses.dataclass
+    ... class Params:
+    ...     w: Any
+    ...     b: Any
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"register_dataclass needs a dataclass, got {cls!r}")
+    names = [f.name for f in dataclasses.fields(cls)]
+    data = list(data_fields) if data_fields is not None else [
+        n for n in names if meta_fields is None or n not in meta_fields]
+    meta = list(meta_fields) if meta_fields is not None else []
+    missing = set(names) - set(data) - set(meta)
+    if missing:
+        raise ValueError(f"fields {sorted(missing)} are neither data nor meta fields")
+
+    def flatten(x):
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def unflatten(aux, children):
+        kw = dict(zip(data, children))
+        kw.update(zip(meta, aux))
+        return cls(**kw)
+
+    register_pytree_node(cls, flatten, unflatten)
+    return cls
+
+
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _node_of(x: Any):
+    """``(kind, aux, children)`` of a node, or None for a leaf."""
+    t = type(x)
+    if x is None:
+        return (type(None), None, [])
+    if t is tuple:
+        return (tuple, None, list(x))
+    if t is list:
+        return (list, None, list(x))
+    if t is dict:
+        keys = sorted(x.keys())
+        return (dict, tuple(keys), [x[k] for k in keys])
+    if t in _registry:
+        children, aux = _registry[t].flatten(x)
+        return (t, aux, list(children))
+    if _is_namedtuple(x):
+        return (t, None, list(x))
+    return None
+
+
+class PyTreeDef:
+    """The structure of a pytree: node kinds and static data, with the leaves left out.
+
+    Two trees have equal ``PyTreeDef``s exactly when they differ only in their leaves.
+    """
+
+    __slots__ = ("kind", "aux", "children", "num_leaves", "_hash")
+
+    def __init__(self, kind, aux, children: Tuple["PyTreeDef", ...]):
+        self.kind = kind
+        self.aux = aux
+        self.children = children
+        self.num_leaves: int = 1 if kind is _LEAF else sum(c.num_leaves for c in children)
+        self._hash = hash((kind, aux if _hashable(aux) else id(aux), children))
+
+    @property
+    def num_nodes(self) -> int:
+        return 1 + sum(c.num_nodes for c in self.children)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, PyTreeDef) and self.kind is other.kind
+                and self.aux == other.aux and self.children == other.children)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        return tree_unflatten(self, leaves)
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({self._show()})"
+
+    def _show(self) -> str:
+        if self.kind is _LEAF:
+            return "*"
+        inner = ", ".join(c._show() for c in self.children)
+        if self.kind is type(None):
+            return "None"
+        if self.kind is tuple:
+            return f"({inner}{',' if len(self.children) == 1 else ''})"
+        if self.kind is list:
+            return f"[{inner}]"
+        if self.kind is dict:
+            return "{" + ", ".join(f"{k!r}: {c._show()}" for k, c in zip(self.aux, self.children)) + "}"
+        return f"{self.kind.__name__}({inner})"
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+_LEAF = object()
+_LEAF_DEF = PyTreeDef(_LEAF, None, ())
+
+
+def tree_flatten(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
+    """``(leaves, treedef)`` of ``tree``, leaves in a fixed order (dict keys sorted).
+
+    >>> tree_flatten({"b": 1, "a": (2, None)})
+    ([2, 1], PyTreeDef({'a': (*, None), 'b': *}))
+    """
+    leaves: list = []
+
+    def walk(x) -> PyTreeDef:
+        if is_leaf is not None and is_leaf(x):
+            leaves.append(x)
+            return _LEAF_DEF
+        node = _node_of(x)
+        if node is None:
+            leaves.append(x)
+            return _LEAF_DEF
+        kind, aux, children = node
+        return PyTreeDef(kind, aux, tuple(walk(c) for c in children))
+
+    return leaves, walk(tree)
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """The tree of structure ``treedef`` with ``leaves`` in flatten order."""
+    it = iter(leaves)
+
+    def build(d: PyTreeDef):
+        if d.kind is _LEAF:
+            try:
+                return next(it)
+            except StopIteration:
+                raise ValueError(f"too few leaves for {treedef}") from None
+        children = [build(c) for c in d.children]
+        if d.kind is type(None):
+            return None
+        if d.kind is tuple:
+            return tuple(children)
+        if d.kind is list:
+            return children
+        if d.kind is dict:
+            return dict(zip(d.aux, children))
+        if d.kind in _registry:
+            return _registry[d.kind].unflatten(d.aux, children)
+        return d.kind(*children)  # NamedTuple
+
+    out = build(treedef)
+    if next(it, _LEAF) is not _LEAF:
+        raise ValueError(f"too many leaves for {treedef}")
+    return out
+
+
+def tree_leaves(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None) -> list:
+    """The leaves of ``tree`` in flatten order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTreeDef:
+    """The ``PyTreeDef`` of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Optional[Callable[[Any], bool]] = None) -> Any:
+    """``f`` applied leaf by leaf; ``rest`` trees must have ``tree``'s structure.
+
+    >>> tree_map(lambda a, b: a + b, (1, [2]), (10, [20]))
+    (11, [22])
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = []
+    for r in rest:
+        rl, rd = tree_flatten(r, is_leaf)
+        if rd != treedef:
+            raise ValueError(f"tree_map: structures differ: {treedef} vs {rd}")
+        others.append(rl)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def all_leaves(iterable: Iterable[Any]) -> bool:
+    """True when every item of ``iterable`` is a leaf."""
+    return all(_node_of(x) is None for x in iterable)
+
+
+def broadcast_prefix(prefix: Any, tree: Any, what: str) -> list:
+    """One entry of ``prefix`` per leaf of ``tree``: each leaf of ``prefix`` stands for the whole
+    subtree at its position (how ``in_axes`` and ``out_axes`` are matched to arguments)."""
+    out: list = []
+
+    def walk(p, t, path):
+        if _node_of(p) is None or p is None:
+            out.extend([p] * len(tree_leaves(t)))
+            return
+        pn, tn = _node_of(p), _node_of(t)
+        if tn is None or pn[0] is not tn[0] or pn[1] != tn[1] or len(pn[2]) != len(tn[2]):
+            raise ValueError(
+                f"{what}: the specification's structure {tree_structure(p)} does not match "
+                f"the value's structure {tree_structure(t)} at {path or 'the root'}")
+        for i, (pc, tc) in enumerate(zip(pn[2], tn[2])):
+            walk(pc, tc, f"{path}[{i}]")
+
+    walk(prefix, tree, "")
+    return out

@@ -1,0 +1,9 @@
+"""``quabla.lax``: structured control flow and a few primitives, as ``jax.lax``."""
+
+from ._src.control_flow import cond, fori_loop, scan, switch, while_loop
+from ._src.api import stop_gradient
+from ._src.numpy.products import dot_general
+from ._src.numpy.creation import iota
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
+           "iota"]

@@ -1,0 +1,74 @@
+"""``quabla.numpy``: numpy's API on Quabla arrays (``import quabla.numpy as qnp``).
+
+Functions trace when given traced arrays, so they work inside ``jit``, ``grad`` and ``vmap``.
+Default dtypes follow JAX: Python floats are float32, Python ints int32; numpy arrays keep
+their dtype (float64 stays float64).
+"""
+
+from .._src.array import Array
+from .._src.dtypes import bool_, float32, float64, int32, uint32
+from .._src.dtypes import result_type
+from .._src.numpy.creation import (
+    arange, array, asarray, empty, empty_like, eye, full, full_like, identity, linspace, ones,
+    ones_like, zeros, zeros_like,
+)
+from .._src.numpy.elementwise import (
+    abs, absolute, acos, acosh, add, allclose, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
+    arctanh, around, array_equal, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_or,
+    bitwise_xor, cbrt, ceil, clip, copysign, cos, cosh, deg2rad, divide, equal, exp, exp2, expm1,
+    floor, floor_divide, fmod, greater, greater_equal, hypot, isclose, isfinite, isinf, isnan,
+    isneginf, isposinf, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+    logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, nan_to_num, negative,
+    not_equal, power, rad2deg, reciprocal, remainder, round, sign, signbit, sin, sinc, sinh,
+    sqrt, square, subtract, tan, tanh, true_divide, where,
+)
+from .._src.numpy.misc import (
+    diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
+    trapezoid,
+)
+from .._src.numpy.products import (
+    cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot,
+)
+from .._src.numpy.reductions import (
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max, mean, min, prod,
+    std, sum, var,
+)
+from .._src.numpy.shape import (
+    atleast_1d, atleast_2d, broadcast_arrays, broadcast_shapes, broadcast_to, concatenate, diag,
+    diagonal, expand_dims, flip, fliplr, flipud, hstack, moveaxis, pad, permute_dims, ravel,
+    repeat, reshape, roll, split, squeeze, stack, swapaxes, tile, trace, transpose, tril, triu,
+    vstack,
+)
+import numpy as _np
+
+ndarray = Array
+pi = float(_np.pi)
+e = float(_np.e)
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+dtype = _np.dtype
+finfo = _np.finfo
+iinfo = _np.iinfo
+pow = power  # noqa: A001
+
+
+def conj(x):
+    """Quabla has no complex dtypes: the identity."""
+    return asarray(x)
+
+
+conjugate = conj
+real = conj
+
+
+def shape(a):
+    return asarray(a).shape
+
+
+def ndim(a):
+    return asarray(a).ndim
+
+
+def size(a):
+    return asarray(a).size

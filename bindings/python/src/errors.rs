@@ -1,0 +1,72 @@
+//! Core errors as Python exceptions, and Python exceptions carried through the core.
+//!
+//! A Python function called back by a transformation may raise; the exception travels
+//! through the core inside `Error::Callback` and is raised again unchanged, so users see
+//! their own exception and traceback, not a wrapper.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use quabla::Error;
+
+create_exception!(
+    _quabla,
+    ConcretizationTypeError,
+    PyTypeError,
+    "The value of a traced array was needed (inside `jit` or a transformation), where it has none."
+);
+create_exception!(
+    _quabla,
+    BackendError,
+    PyRuntimeError,
+    "A backend plugin could not be loaded, or refused or failed an operation."
+);
+create_exception!(
+    _quabla,
+    QuablaError,
+    PyException,
+    "Base of Quabla's own errors."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add(
+        "ConcretizationTypeError",
+        py.get_type::<ConcretizationTypeError>(),
+    )?;
+    m.add("BackendError", py.get_type::<BackendError>())?;
+    m.add("QuablaError", py.get_type::<QuablaError>())?;
+    Ok(())
+}
+
+/// The Python exception for a core error.
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Callback(inner) => match inner.downcast::<PyErr>() {
+            Ok(original) => *original,
+            Err(other) => PyRuntimeError::new_err(other.to_string()),
+        },
+        Error::Type(m) | Error::Mismatch(m) => PyTypeError::new_err(m),
+        Error::TracedValue => ConcretizationTypeError::new_err(Error::TracedValue.to_string()),
+        Error::Parse(p) => PyValueError::new_err(p.to_string()),
+        e @ (Error::Backend { .. } | Error::Load(_) | Error::NoBackend(_)) => {
+            BackendError::new_err(e.to_string())
+        }
+    }
+}
+
+/// A Python exception raised inside a callback, for the trip through the core.
+pub fn from_py(e: PyErr) -> Error {
+    Error::Callback(Box::new(e))
+}
+
+/// `?` for core results inside `#[pyfunction]`s.
+pub trait IntoPyResult<T> {
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for quabla::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}

@@ -1,0 +1,148 @@
+"""quabla.lax control flow over pytrees, with AD and vmap, against Python loops and JAX."""
+
+import numpy as np
+import pytest
+
+import quabla
+import quabla.numpy as qnp
+from quabla import lax
+from conftest import assert_close, central_diff
+
+
+def test_cond_is_lazy_in_values_and_gradients():
+    def f(x):
+        return lax.cond(x > 0, lambda v: qnp.log(v), lambda v: v * 2.0, x)
+
+    assert float(f(qnp.asarray(np.float64(-1.0)))) == -2.0
+    g = quabla.grad(f)(qnp.asarray(np.float64(-1.0)))
+    assert float(g) == 2.0 and np.isfinite(float(g))
+    assert_close(quabla.grad(f)(qnp.asarray(np.float64(4.0))), 0.25)
+
+
+def test_cond_structure_mismatch_is_named():
+    with pytest.raises(TypeError, match="true_fun and false_fun"):
+        lax.cond(qnp.asarray(True), lambda x: (x, x), lambda x: [x, x], qnp.ones(2))
+    with pytest.raises(TypeError):
+        lax.cond(qnp.asarray(True), lambda x: x, lambda x: x[:1], qnp.ones(2))
+
+
+def test_switch_clamps_and_trees():
+    branches = [lambda p: {"y": p["x"] + 1}, lambda p: {"y": p["x"] * 10},
+                lambda p: {"y": -p["x"]}]
+    x = {"x": qnp.asarray(2.0)}
+    assert [float(lax.switch(i, branches, x)["y"]) for i in (-5, 0, 1, 2, 9)] == \
+        [3.0, 3.0, 20.0, -2.0, -2.0]
+
+
+def test_while_loop_and_forward_mode():
+    def newton_sqrt(a):
+        return lax.while_loop(lambda c: qnp.abs(c[0] * c[0] - a) > 1e-12,
+                              lambda c: (0.5 * (c[0] + a / c[0]), c[1] + 1),
+                              (a, qnp.asarray(0)))
+
+    r, n = newton_sqrt(qnp.asarray(np.float64(2.0)))
+    assert_close(r, np.sqrt(2.0), rtol=1e-15)
+    assert int(n) > 2
+    _, t = quabla.jvp(lambda a: newton_sqrt(a)[0], (qnp.asarray(np.float64(2.0)),),
+                      (qnp.asarray(np.float64(1.0)),))
+    assert_close(t, 0.5 / np.sqrt(2.0), rtol=1e-10)
+    with pytest.raises(TypeError, match="structure"):
+        lax.while_loop(lambda c: c < 3, lambda c: (c, c), qnp.asarray(0))
+
+
+def test_while_loop_reverse_mode_points_to_scan():
+    def f(x):
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x)
+
+    with pytest.raises(TypeError, match="fori_loop|scan"):
+        quabla.grad(f)(qnp.asarray(1.0))
+
+
+def test_fori_loop_static_and_traced_bounds():
+    out = lax.fori_loop(0, 5, lambda i, c: (c[0] + i, c[1] * 2.0), (qnp.asarray(0), 1.0))
+    assert int(out[0]) == 10 and float(out[1]) == 32.0
+    f = quabla.jit(lambda n, x: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))
+    assert float(f(qnp.asarray(3), qnp.asarray(2.0))) == 8.0
+    with pytest.raises(TypeError, match="leaf 0 went from float32\\[\\] to float64"):
+        lax.fori_loop(0, 2, lambda i, c: c * qnp.asarray(np.float64(2.0)), 1.0)
+    # static bounds: reverse mode works
+    g = quabla.grad(lambda x: lax.fori_loop(0, 4, lambda i, c: c * x, qnp.ones((), np.float64)))(
+        qnp.asarray(np.float64(1.5)))
+    assert_close(g, 4 * 1.5 ** 3, rtol=1e-15)
+
+
+def rnn_step(w, c, x):
+    return qnp.tanh(w @ c + x)
+
+
+def test_scan_equals_the_python_loop_bit_for_bit():
+    rng = np.random.default_rng(3)
+    w = qnp.asarray(rng.normal(size=(4, 4)) * 0.5)
+    xs = qnp.asarray(rng.normal(size=(12, 4)))
+    c0 = qnp.zeros(4, np.float64)
+    carry, ys = lax.scan(lambda c, x: (rnn_step(w, c, x), qnp.sum(c)), c0, xs)
+    c = c0
+    sums = []
+    for t in range(12):
+        sums.append(float(qnp.sum(c)))
+        c = rnn_step(w, c, xs[t])
+    assert np.asarray(carry).tobytes() == np.asarray(c).tobytes()
+    assert np.asarray(ys).tolist() == sums
+    carry_r, ys_r = lax.scan(lambda c, x: (c + x, c), qnp.asarray(0.0), qnp.arange(4.0),
+                             reverse=True)
+    assert float(carry_r) == 6.0 and ys_r.tolist() == [6.0, 5.0, 3.0, 0.0]
+    carry_u, _ = lax.scan(lambda c, x: (rnn_step(w, c, x), None), c0, xs, unroll=5)
+    assert np.asarray(carry_u).tobytes() == np.asarray(c).tobytes()
+
+
+def test_grad_through_long_scan_matches_finite_differences():
+    rng = np.random.default_rng(4)
+    xs = qnp.asarray(rng.normal(size=(1000,)) * 0.1)
+
+    def loss(theta):
+        def step(c, x):
+            return c * qnp.cos(theta[0]) + qnp.sin(theta[1] * x), None
+        c, _ = lax.scan(step, qnp.asarray(np.float64(0.3)), xs)
+        return c
+
+    theta = np.array([0.2, 0.7])
+    g = quabla.grad(loss)(qnp.asarray(theta))
+    fd = central_diff(lambda t: loss(qnp.asarray(t)), theta, eps=1e-5)
+    assert_close(g, fd, rtol=1e-7, atol=1e-9)
+
+
+def test_scan_grad_hessian_and_vmap_match_jax(jax_ref):
+    jax, jnp = jax_ref
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(3, 3)) * 0.4
+    xs = rng.normal(size=(20, 3))
+
+    def f(w, xs, m):
+        c, ys = m.lax.scan(lambda c, x: (m.numpy.tanh(w @ c + x), c[0]),
+                           m.numpy.zeros(3, np.float64) if m is quabla else jnp.zeros(3), xs)
+        return m.numpy.sum(c) + m.numpy.sum(ys ** 2)
+
+    g = quabla.grad(lambda w: f(w, qnp.asarray(xs), quabla))(qnp.asarray(w))
+    gj = jax.grad(lambda w: f(w, xs, jax))(w)
+    assert_close(g, gj, rtol=1e-12, atol=1e-14)
+    h = quabla.hessian(lambda x0: f(qnp.asarray(w), x0, quabla))(qnp.asarray(xs[:4]))
+    hj = jax.hessian(lambda x0: f(w, x0, jax))(xs[:4])
+    assert_close(h, hj, rtol=1e-11, atol=1e-13)
+    batch = rng.normal(size=(5, 20, 3))
+    vg = quabla.vmap(quabla.grad(lambda xs: f(qnp.asarray(w), xs, quabla)))(qnp.asarray(batch))
+    vgj = jax.vmap(jax.grad(lambda xs: f(w, xs, jax)))(batch)
+    assert_close(vg, vgj, rtol=1e-12, atol=1e-14)
+
+
+def test_closures_over_traced_values_get_gradients():
+    def f(a):
+        return lax.fori_loop(0, 3, lambda i, c: c + a * a, qnp.zeros((), np.float64)) + \
+            lax.cond(a > 0, lambda: a * 3.0, lambda: a)
+
+    assert_close(quabla.grad(f)(qnp.asarray(np.float64(2.0))), 3 * 2 * 2.0 + 3.0)
+
+
+def test_vmap_of_cond_with_batched_predicate():
+    x = qnp.asarray(np.array([-1.0, 2.0, -3.0]))
+    out = quabla.vmap(lambda v: lax.cond(v > 0, lambda u: u * 10, lambda u: u, v))(x)
+    assert out.tolist() == [-1.0, 20.0, -3.0]

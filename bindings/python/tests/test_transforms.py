@@ -1,0 +1,278 @@
+"""Transformations over pytrees: against finite differences, analytic values and JAX."""
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import quabla
+import quabla.numpy as qnp
+from quabla.tree_util import register_dataclass
+from conftest import assert_close, central_diff
+
+rng = np.random.default_rng(1)
+
+
+def mlp_loss(params, x):
+    h = qnp.tanh(x @ params["w1"] + params["b1"])
+    return qnp.mean((h @ params["w2"]) ** 2)
+
+
+def make_params():
+    return {"w1": rng.normal(size=(3, 5)), "b1": rng.normal(size=5),
+            "w2": rng.normal(size=(5, 2))}
+
+
+def test_grad_of_tree_matches_finite_differences():
+    p = make_params()
+    x = rng.normal(size=(4, 3))
+    g = quabla.grad(mlp_loss)({k: qnp.asarray(v) for k, v in p.items()}, qnp.asarray(x))
+    assert set(g) == set(p)
+    for k in p:
+        def f(v, k=k):
+            q = dict(p)
+            q[k] = v
+            return mlp_loss({kk: qnp.asarray(vv) for kk, vv in q.items()}, qnp.asarray(x))
+        assert_close(g[k], central_diff(f, p[k]), rtol=1e-6, atol=1e-9)
+
+
+def test_grad_matches_jax_on_tree(jax_ref):
+    jax, jnp = jax_ref
+    p = make_params()
+    x = rng.normal(size=(4, 3))
+
+    def jloss(params, x):
+        h = jnp.tanh(x @ params["w1"] + params["b1"])
+        return jnp.mean((h @ params["w2"]) ** 2)
+
+    g = quabla.grad(mlp_loss)({k: qnp.asarray(v) for k, v in p.items()}, qnp.asarray(x))
+    gj = jax.grad(jloss)(p, x)
+    for k in p:
+        assert_close(g[k], gj[k], rtol=1e-12, atol=1e-15)
+
+
+def test_value_and_grad_argnums_and_aux():
+    def f(a, b, c):
+        return qnp.sum(a * b) + c, {"prod": a * b}
+
+    a, b = qnp.asarray(np.array([1.0, 2.0])), qnp.asarray(np.array([3.0, 4.0]))
+    (v, aux), (ga, gc) = quabla.value_and_grad(f, argnums=(0, 2), has_aux=True)(a, b, 1.0)
+    assert float(v) == 12.0
+    assert aux["prod"].tolist() == [3.0, 8.0]
+    assert ga.tolist() == [3.0, 4.0] and float(gc) == 1.0
+    g, aux2 = quabla.grad(f, has_aux=True)(a, b, 1.0)
+    assert g.tolist() == [3.0, 4.0] and aux2["prod"].tolist() == [3.0, 8.0]
+
+
+def test_grad_errors():
+    with pytest.raises(TypeError, match="scalar output"):
+        quabla.grad(lambda x: x * 2)(qnp.ones(3))
+    with pytest.raises(TypeError, match="float"):
+        quabla.grad(lambda i: qnp.sum(i * 2.0))(qnp.arange(3))
+
+
+def test_python_exceptions_propagate_unchanged():
+    class Boom(Exception):
+        pass
+
+    def f(x):
+        raise Boom("inside")
+
+    for t, x in ((quabla.grad(f), qnp.ones(())), (quabla.jit(f), qnp.ones(())),
+                 (quabla.vmap(f), qnp.ones(3)), (lambda x: quabla.jvp(f, (x,), (x,)), qnp.ones(()))):
+        with pytest.raises(Boom, match="inside"):
+            t(x)
+    with pytest.raises(Boom):
+        quabla.grad(lambda x: quabla.lax.cond(x > 0, f, f, x))(qnp.ones(()))
+
+
+def test_nested_grad_and_higher_order():
+    x = 0.7
+    d3 = quabla.grad(quabla.grad(quabla.grad(qnp.sin)))(x)
+    assert_close(d3, -np.cos(np.float32(x)), rtol=1e-6)
+    h = quabla.hessian(lambda v: qnp.sum(v ** 3) * v[0])(qnp.asarray(np.array([1.0, 2.0])))
+    # f = (x0^3 + x1^3) x0: H = [[12 x0^2, 3 x1^2], [3 x1^2, 6 x1 x0]]
+    assert_close(h, [[12.0, 12.0], [12.0, 12.0]], rtol=1e-14)
+
+
+def test_jvp_vjp_jacobians_match_jax(jax_ref):
+    jax, jnp = jax_ref
+    x = rng.normal(size=3)
+    y = rng.normal(size=(2, 3))
+
+    def f(a, b):
+        return {"u": qnp.sin(a) * b, "v": qnp.sum(a * b, axis=1)}
+
+    def fj(a, b):
+        return {"u": jnp.sin(a) * b, "v": jnp.sum(a * b, axis=1)}
+
+    ta, tb = rng.normal(size=3), rng.normal(size=(2, 3))
+    out, tout = quabla.jvp(f, (qnp.asarray(x), qnp.asarray(y)), (qnp.asarray(ta), qnp.asarray(tb)))
+    outj, toutj = jax.jvp(fj, (x, y), (ta, tb))
+    for k in ("u", "v"):
+        assert_close(out[k], outj[k], rtol=1e-14)
+        assert_close(tout[k], toutj[k], rtol=1e-13)
+    out, pb = quabla.vjp(f, qnp.asarray(x), qnp.asarray(y))
+    ct = {"u": rng.normal(size=(2, 3)), "v": rng.normal(size=2)}
+    ga, gb = pb({k: qnp.asarray(v) for k, v in ct.items()})
+    _, pbj = jax.vjp(fj, x, y)
+    gaj, gbj = pbj(ct)
+    assert_close(ga, gaj, rtol=1e-13)
+    assert_close(gb, gbj, rtol=1e-13)
+    for ours, theirs in ((quabla.jacfwd, jax.jacfwd), (quabla.jacrev, jax.jacrev)):
+        j = ours(f, argnums=(0, 1))(qnp.asarray(x), qnp.asarray(y))
+        jj = theirs(fj, argnums=(0, 1))(x, y)
+        for k in ("u", "v"):
+            for i in range(2):
+                assert_close(j[k][i], jj[k][i], rtol=1e-13, atol=1e-15)
+
+    def s(a, b):
+        return qnp.sum(qnp.sin(a) * b) + qnp.sum(a ** 2)
+
+    def sj(a, b):
+        return jnp.sum(jnp.sin(a) * b) + jnp.sum(a ** 2)
+
+    h = quabla.hessian(s, argnums=(0, 1))(qnp.asarray(x), qnp.asarray(y[0]))
+    hj = jax.hessian(sj, argnums=(0, 1))(x, y[0])
+    for i in range(2):
+        for k in range(2):
+            assert_close(h[i][k], hj[i][k], rtol=1e-13, atol=1e-15)
+
+
+def test_vmap_axes_and_trees():
+    a = rng.normal(size=(4, 3))
+    b = rng.normal(size=(3, 5))
+    out = quabla.vmap(lambda r, m: r @ m, in_axes=(0, None))(qnp.asarray(a), qnp.asarray(b))
+    assert_close(out, a @ b, rtol=1e-14)
+    out = quabla.vmap(lambda c: c * 2, in_axes=1, out_axes=1)(qnp.asarray(b))
+    assert_close(out, b * 2)
+    tree = {"x": qnp.asarray(a), "y": qnp.asarray(a[:, :1])}
+    out = quabla.vmap(lambda t: {"s": t["x"].sum() + t["y"][0], "k": 1.0},
+                      in_axes=({"x": 0, "y": 0},), out_axes={"s": 0, "k": None})(tree)
+    assert_close(out["s"], a.sum(1) + a[:, 0], rtol=1e-14)
+    assert float(out["k"]) == 1.0
+    with pytest.raises(ValueError, match="in_axes"):
+        quabla.vmap(lambda x: x, in_axes=(0, 0))(qnp.ones(2))
+    with pytest.raises(TypeError, match="batch sizes"):
+        quabla.vmap(lambda x, y: x + y)(qnp.ones(2), qnp.ones(3))
+    m = quabla.vmap(quabla.vmap(lambda u, v: u * v, (0, None)), (None, 0))(
+        qnp.asarray(a[0]), qnp.asarray(b[0]))
+    assert_close(m, np.outer(b[0], a[0]), rtol=1e-15)
+
+
+def test_vmap_of_grad_and_grad_of_vmap(jax_ref):
+    jax, jnp = jax_ref
+    xs = rng.normal(size=(6, 3))
+    per = quabla.vmap(quabla.grad(lambda v: qnp.sum(qnp.sin(v) ** 2)))(qnp.asarray(xs))
+    perj = jax.vmap(jax.grad(lambda v: jnp.sum(jnp.sin(v) ** 2)))(xs)
+    assert_close(per, perj, rtol=1e-13)
+    g = quabla.grad(lambda w: qnp.sum(quabla.vmap(lambda r: qnp.tanh(r @ w))(qnp.asarray(xs))))(
+        qnp.asarray(xs[0]))
+    gj = jax.grad(lambda w: jnp.sum(jax.vmap(lambda r: jnp.tanh(r @ w))(xs)))(xs[0])
+    assert_close(g, gj, rtol=1e-13)
+
+
+def test_jit_caches_lowers_and_refuses_python_control_flow():
+    calls = []
+
+    def f(x, n):
+        calls.append(1)
+        return x * n
+
+    jf = quabla.jit(f, static_argnums=1)
+    x = qnp.ones(3)
+    assert jf(x, 2).tolist() == [2.0] * 3
+    assert jf(x + 1, 2).tolist() == [4.0] * 3
+    assert len(calls) == 1
+    jf(x, 3)
+    assert len(calls) == 2
+    jf(qnp.ones(4), 3)
+    assert len(calls) == 3
+    text = quabla.jit(lambda a: qnp.sin(a) * 2).lower(x).as_text()
+    assert "sin(%0)" in text and text.startswith("program(%0: f32[3])")
+    compiled = quabla.jit(lambda a: a + 1).lower(x).compile()
+    assert compiled(x).tolist() == [2.0] * 3
+
+    @quabla.jit
+    def branchy(a):
+        if a.sum() > 0:
+            return a
+        return -a
+
+    with pytest.raises(quabla.ConcretizationTypeError, match="cond"):
+        branchy(x)
+    with pytest.raises(TypeError):
+        quabla.jit(f, static_argnums=1)(x, [1])
+
+
+def test_jit_kwargs_and_donation():
+    jf = quabla.jit(lambda p, scale=1.0: {"w": p["w"] * scale}, donate_argnums=0)
+    p = {"w": qnp.ones(2)}
+    out = jf(p, scale=3.0)
+    assert out["w"].tolist() == [3.0, 3.0]
+
+
+def test_custom_jvp_and_custom_vjp():
+    @quabla.custom_jvp
+    def safe_log1pexp(x):
+        return qnp.log1p(qnp.exp(x))
+
+    @safe_log1pexp.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return safe_log1pexp(x), t / (1 + qnp.exp(-x))
+
+    g = quabla.grad(lambda x: safe_log1pexp(x))(qnp.asarray(np.float64(200.0)))
+    assert float(g) == 1.0  # the naive derivative is inf / inf = nan
+
+    @quabla.custom_vjp
+    def clip_grad(x):
+        return x
+
+    def fwd(x):
+        return x, None
+
+    def bwd(_, g):
+        return (qnp.clip(g, -1.0, 1.0),)
+
+    clip_grad.defvjp(fwd, bwd)
+    g = quabla.grad(lambda x: qnp.sum(clip_grad(x) * 10.0))(qnp.ones(3))
+    assert g.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_checkpoint_gives_the_same_gradient():
+    x = qnp.asarray(rng.normal(size=4))
+
+    def body(v):
+        return qnp.sin(qnp.cos(v)) * v
+
+    g1 = quabla.grad(lambda v: qnp.sum(body(v)))(x)
+    g2 = quabla.grad(lambda v: qnp.sum(quabla.checkpoint(body)(v)))(x)
+    assert g1.tolist() == g2.tolist()
+
+
+class Point(NamedTuple):
+    x: object
+    y: object
+
+
+@register_dataclass
+@dataclasses.dataclass
+class Params:
+    w: object
+    b: object
+
+
+def test_namedtuple_and_dataclass_pytrees():
+    g = quabla.grad(lambda p: qnp.sum(p.x * p.y))(Point(qnp.ones(2), qnp.full(2, 3.0)))
+    assert isinstance(g, Point) and g.x.tolist() == [3.0, 3.0]
+    g = quabla.grad(lambda p: qnp.sum(p.w ** 2) + p.b)(Params(qnp.ones(2), qnp.asarray(1.0)))
+    assert isinstance(g, Params) and g.w.tolist() == [2.0, 2.0] and float(g.b) == 1.0
+    out = quabla.jit(lambda p: Params(p.w * 2, p.b))(Params(qnp.ones(2), qnp.asarray(1.0)))
+    assert isinstance(out, Params) and out.w.tolist() == [2.0, 2.0]
+
+
+def test_stop_gradient():
+    g = quabla.grad(lambda x: qnp.sum(x * quabla.stop_gradient(x)))(qnp.full(2, 3.0))
+    assert g.tolist() == [3.0, 3.0]
