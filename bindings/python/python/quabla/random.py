@@ -1,0 +1,244 @@
+"""``quabla.random``: counter-based random numbers from threefry-2x32, as ``jax.random``.
+
+Keys are ``uint32[2]`` arrays (``PRNGKey(seed)`` and ``key(seed)`` give the same thing).
+Streams follow JAX 0.10 with ``jax_threefry_partitionable=True`` (its default): for the same
+key, ``split``, ``fold_in``, ``bits``, ``uniform`` on [0, 1) (float32 and float64),
+``bernoulli``, ``randint`` and ``permutation`` give JAX's numbers bit for bit (tested against
+JAX). Scaled ``uniform`` draws agree to 1 ulp (XLA's CPU compiler fuses the scaling into an
+FMA); ``normal`` uses its own inverse error function: float32 samples are bit-equal for ~95%
+and within 3 ulp, float64 within 4e-13 relative (measured on 100,000 samples).
+
+Everything is built from array operations, so it traces: keys may be traced values inside
+``jit``, ``vmap`` and loops (``permutation`` excepted: it needs a concrete key, as it sorts
+on the host).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from ._src.array import Array
+from ._src.api import jit
+from ._src.numpy.creation import asarray, iota_like
+from ._src.numpy.elementwise import where, sqrt, log1p
+from ._src.numpy.shape import stack
+from ._src import dtypes as _dt
+
+__all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
+           "bernoulli", "randint", "permutation"]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA
+
+
+def _rotl(v: Array, r: int) -> Array:
+    return (v << r) | Array(v._raw.binary("shift_right_logical", 32 - r))
+
+
+def _threefry2x32_impl(k1: Array, k2: Array, x0: Array, x1: Array):
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX's ``threefry2x32_p``."""
+    ks = (k1, k2, k1 ^ k2 ^ _PARITY)
+    x0 = x0 + ks[0]
+    x1 = x1 + ks[1]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = x0 + x1
+            x1 = _rotl(x1, r) ^ x0
+        x0 = x0 + ks[(i + 1) % 3]
+        x1 = x1 + ks[(i + 2) % 3] + (i + 1)
+    return x0, x1
+
+
+_threefry2x32 = jit(_threefry2x32_impl)
+
+
+def _u32(x) -> Array:
+    a = x if isinstance(x, Array) else asarray(np.asarray(x, dtype=np.uint32))
+    if a.dtype != np.uint32:
+        a = a.astype(np.uint32)
+    return a
+
+
+def PRNGKey(seed: Union[int, Array]) -> Array:
+    """A key from an integer seed: ``[seed >> 32, seed & 0xFFFFFFFF]`` (64-bit seeds, as JAX
+    with x64)."""
+    if isinstance(seed, Array):
+        if seed.is_traced:
+            s = seed.astype(np.uint32)
+            return stack([s & 0, s])
+        seed = int(seed)
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    return asarray(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32))
+
+
+key = PRNGKey
+
+
+def key_data(k: Array) -> Array:
+    """The raw ``uint32[2]`` of a key (keys already are raw data)."""
+    return _check_key(k)
+
+
+def _check_key(k) -> Array:
+    k = k if isinstance(k, Array) else asarray(np.asarray(k, dtype=np.uint32))
+    if k.shape != (2,) or k.dtype != np.uint32:
+        raise TypeError(f"a PRNG key is a uint32[2] array (from random.PRNGKey), got "
+                        f"{k.dtype}{list(k.shape)}")
+    return k
+
+
+def _counts(k: Array, shape: Sequence[int]) -> Array:
+    """The low words of a 64-bit iota over ``shape`` (high words are zero below 2^32)."""
+    n = int(np.prod(shape)) if len(shape) else 1
+    if n >= 2 ** 32:
+        raise ValueError("random: at most 2^32 - 1 values per call")
+    return iota_like(k, np.uint32, (n,), 0).reshape(tuple(shape))
+
+
+def _bits_pair(k: Array, shape: Sequence[int]):
+    c = _counts(k, shape)
+    zeros = c & 0
+    return _threefry2x32(k[0], k[1], zeros, c)
+
+
+def split(key: Array, num: Union[int, Sequence[int]] = 2) -> Array:
+    """``num`` new keys (shape ``num + (2,)``)."""
+    k = _check_key(key)
+    shape = (num,) if isinstance(num, int) else tuple(num)
+    b1, b2 = _bits_pair(k, shape)
+    return stack([b1, b2], axis=-1)
+
+
+def fold_in(key: Array, data: Union[int, Array]) -> Array:
+    """A new key from ``key`` and 32-bit ``data``."""
+    k = _check_key(key)
+    d = _u32(data & 0xFFFFFFFF if isinstance(data, int) else data).reshape(())
+    b1, b2 = _threefry2x32(k[0], k[1], d & 0, d)
+    return stack([b1, b2])
+
+
+def bits(key: Array, shape: Sequence[int] = (), dtype=np.uint32) -> Array:
+    """Uniform random ``uint32`` bits."""
+    if _dt.canonicalize(dtype) != np.uint32:
+        raise TypeError("random.bits: Quabla's unsigned dtype is uint32")
+    b1, b2 = _bits_pair(_check_key(key), tuple(shape))
+    return b1 ^ b2
+
+
+def _uniform01(k: Array, shape, dtype) -> Array:
+    """Floats in [0, 1) from the mantissa bits, as JAX (bit for bit)."""
+    b1, b2 = _bits_pair(k, shape)
+    if dtype == np.float32:
+        b = b1 ^ b2
+        one = 0x3F800000
+        return Array(((Array(b._raw.binary("shift_right_logical", 9))) | one)._raw
+                     .bitcast("float32")) - 1.0
+    # float64: 64 random bits (b1 high, b2 low); the top 52 are the mantissa, exactly.
+    hi = b1.astype(np.float64) * 2.0 ** -32
+    lo = Array(b2._raw.binary("shift_right_logical", 12)).astype(np.float64) * 2.0 ** -52
+    return hi + lo
+
+
+def _float_dtype(dtype):
+    d = _dt.canonicalize(dtype)
+    if d.kind != "f":
+        raise TypeError(f"random: a float dtype is needed, got {d}")
+    return d
+
+
+def uniform(key: Array, shape: Sequence[int] = (), dtype=np.float32, minval=0.0,
+            maxval=1.0) -> Array:
+    """Uniform floats in ``[minval, maxval)``."""
+    d = _float_dtype(dtype)
+    k = _check_key(key)
+    shape = tuple(shape)
+    lo = asarray(minval, d) if not isinstance(minval, Array) else minval.astype(d)
+    hi = asarray(maxval, d) if not isinstance(maxval, Array) else maxval.astype(d)
+    f = _uniform01(k, shape, d)
+    from ._src.numpy.elementwise import maximum
+    return maximum(lo, f * (hi - lo) + lo)
+
+
+def _erfinv(x: Array) -> Array:
+    """The inverse error function: Giles' single-precision polynomials (XLA's ErfInv32) in
+    float32; in float64 that estimate refined by two Newton steps on ``erf``."""
+    w = -log1p(-x * x)
+    small = w < 5.0
+    ws = where(small, w - 2.5, sqrt(where(small, 5.0, w)) - 3.0)
+    c_small = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+               0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+    c_large = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+    p = where(small, c_small[0], c_large[0])
+    for a, b in zip(c_small[1:], c_large[1:]):
+        p = where(small, a, b) + p * ws
+    y = p * x
+    if x.dtype == np.float64:
+        from ._src.numpy.elementwise import erf, exp
+        for _ in range(2):
+            y = y - (erf(y) - x) / (2.0 / math.sqrt(math.pi) * exp(-y * y))
+    from ._src.numpy.elementwise import absolute
+    return where(absolute(x) == 1.0, x * float("inf"), y)
+
+
+def normal(key: Array, shape: Sequence[int] = (), dtype=np.float32) -> Array:
+    """Standard normal samples: ``sqrt(2) * erfinv(u)`` with ``u`` uniform in (-1, 1), as JAX."""
+    d = _float_dtype(dtype)
+    lo = float(np.nextafter(np.array(-1.0, d), np.array(0.0, d)))
+    u = uniform(key, shape, d, lo, 1.0)
+    return _erfinv(u) * float(np.sqrt(np.array(2.0, d)))
+
+
+def bernoulli(key: Array, p=0.5, shape: Optional[Sequence[int]] = None) -> Array:
+    """True with probability ``p``: ``uniform(key, shape, dtype of p) < p``."""
+    pa = p if isinstance(p, Array) else asarray(p)
+    if pa.dtype.kind != "f":
+        pa = pa.astype(np.float32)
+    shape = pa.shape if shape is None else tuple(shape)
+    return uniform(key, shape, pa.dtype) < pa
+
+
+def randint(key: Array, shape: Sequence[int], minval, maxval, dtype=np.int32) -> Array:
+    """Uniform integers in ``[minval, maxval)`` (two 32-bit draws combined, as JAX, so the
+    bias is negligible for any span)."""
+    d = _dt.canonicalize(dtype)
+    if d.kind not in "iu":
+        raise TypeError(f"randint needs an integer dtype, got {d}")
+    shape = tuple(shape)
+    k1, k2 = split(_check_key(key))
+    higher, lower = bits(k1, shape), bits(k2, shape)
+    lo = asarray(minval, d) if not isinstance(minval, Array) else minval.astype(d)
+    hi = asarray(maxval, d) if not isinstance(maxval, Array) else maxval.astype(d)
+    span = (hi - lo).astype(np.uint32)
+    span = where(hi <= lo, 1, span).astype(np.uint32)
+    rem = lambda a, b: Array(a._raw.binary("rem", b._raw))  # noqa: E731
+    multiplier = rem(asarray(np.uint32(2 ** 16)) + span * 0, span)
+    multiplier = rem(multiplier * multiplier, span)
+    offset = rem(higher, span) * multiplier + rem(lower, span)
+    offset = rem(offset, span)
+    return lo + offset.astype(d)
+
+
+def permutation(key: Array, x: Union[int, Array], axis: int = 0) -> Array:
+    """A random permutation of ``range(x)`` or of ``x`` along ``axis``: rounds of sorting by
+    random keys, as JAX's ``_shuffle`` (the sort runs on the host, so ``key`` must be
+    concrete)."""
+    k = _check_key(key)
+    if k.is_traced:
+        raise NotImplementedError("permutation needs a concrete key (Quabla has no sort "
+                                  "primitive yet); draw the permutation outside jit")
+    from ._src.numpy.creation import arange
+    from ._src.numpy.misc import take
+    arr = arange(int(x)) if isinstance(x, (int, np.integer)) else \
+        (x if isinstance(x, Array) else asarray(x))
+    n = arr.shape[axis] if arr.ndim else 1
+    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    order = np.arange(n)
+    for _ in range(rounds):
+        k, sub = split(k)
+        keys = np.asarray(bits(sub, (n,)))
+        order = order[np.argsort(keys, kind="stable")]
+    return take(arr, asarray(order.astype(np.int32)), axis=axis)
