@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod array;
+mod checkpoint_io;
 mod control_flow;
 mod errors;
 mod runtime;
@@ -22,5 +23,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     runtime::register(m)?;
     transforms::register(m)?;
     control_flow::register(m)?;
+    checkpoint_io::register(m)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module ``quabla._quabla`` (flat-list primitives; the
 public API is ``quabla`` and ``quabla.numpy``)."""
 
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -109,3 +109,7 @@ def scan(f: Callable[[List[RawArray], List[RawArray]],
                      Tuple[Sequence[RawArray], Sequence[RawArray]]],
          init: Sequence[RawArray], xs: Sequence[RawArray], length: Optional[int] = None,
          reverse: bool = False, unroll: int = 1) -> Tuple[List[RawArray], List[RawArray]]: ...
+def save_tensors(path: str, names: Sequence[str], arrays: Sequence[RawArray],
+                 metadata: Dict[str, str]) -> None: ...
+def load_tensors(path: str, platform: Optional[str] = None
+                 ) -> Tuple[List[Tuple[str, RawArray]], Dict[str, str]]: ...
