@@ -68,13 +68,16 @@ fn save_tensors(
         .map_err(|e| PyIOError::new_err(format!("save: writing {}: {e}", path.display())))
 }
 
+/// Named arrays and the file's metadata.
+type Loaded = (Vec<(String, RawArray)>, HashMap<String, String>);
+
 /// Reads `path`: the tensors in file order as `(name, array)` pairs, and the metadata.
 #[pyfunction]
 #[pyo3(signature = (path, platform = None))]
 fn load_tensors(
     path: PathBuf,
     platform: Option<&str>,
-) -> PyResult<(Vec<(String, RawArray)>, HashMap<String, String>)> {
+) -> PyResult<Loaded> {
     let bytes = std::fs::read(&path)
         .map_err(|e| PyIOError::new_err(format!("load: reading {}: {e}", path.display())))?;
     let bad = |e: safetensors::SafeTensorError| {

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from .. import _quabla
 from .array import Array
 from .flat import to_raw
-from .tree_util import _node_of, tree_flatten, tree_unflatten
+from .tree_util import _node_of, child_names, tree_flatten, tree_unflatten
 
 _META_KEY = "quabla.tree"
 
@@ -32,7 +32,8 @@ def _describe(x: Any, path: str, names: list, leaves: list) -> dict:
         return {"dict": [[str(k), sub(i, k)] for i, k in enumerate(aux)]}
     if kind in (list, tuple):
         return {kind.__name__: [sub(i, i) for i in range(len(children))]}
-    fields = getattr(kind, "_fields", None) or [str(i) for i in range(len(children))]
+    fields = getattr(kind, "_fields", None) or child_names.get(kind) or [
+        str(i) for i in range(len(children))]
     return {"node": f"{kind.__module__}.{kind.__qualname__}",
             "fields": [[str(f), sub(i, f)] for i, f in enumerate(fields)]}
 
@@ -51,6 +52,16 @@ def _rebuild(d: dict, arrays: dict):
     # Other node types are not imported by name (that would run code from the file): their
     # fields come back as a dict; pass `like=` to get the original type.
     return {k: _rebuild(v, arrays) for k, v in d["fields"]}
+
+
+def _leaf_names(d: dict) -> list:
+    if "leaf" in d:
+        return [d["leaf"]]
+    if "none" in d:
+        return []
+    kids = d.get("list") or d.get("tuple") or [v for _, v in d.get("dict") or d.get("fields")
+                                                or []]
+    return [n for k in kids for n in _leaf_names(k)]
 
 
 def save(path, tree: Any) -> None:
@@ -81,7 +92,9 @@ def load(path, like: Optional[Any] = None, device=None) -> Any:
     tree = _rebuild(json.loads(desc), arrays) if desc else dict(sorted(arrays.items()))
     if like is None:
         return tree
-    got, _ = tree_flatten(tree)
+    # Leaves in the saved tree's own flatten order (a dataclass's fields in field order, not
+    # sorted as the dict they came back as).
+    got = [arrays[n] for n in _leaf_names(json.loads(desc))] if desc else tree_flatten(tree)[0]
     want, treedef = tree_flatten(like)
     if len(got) != len(want):
         raise ValueError(f"load: the file has {len(got)} leaves but `like` has {len(want)}")

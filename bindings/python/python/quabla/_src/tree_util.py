@@ -29,6 +29,8 @@ class _NodeType(NamedTuple):
 
 
 _registry: dict = {}
+# Names of the children of registered dataclasses (for paths in saved files).
+child_names: dict = {}
 
 
 def register_pytree_node(
@@ -82,6 +84,7 @@ def register_dataclass(cls: type, data_fields: Optional[Sequence[str]] = None,
         return cls(**kw)
 
     register_pytree_node(cls, flatten, unflatten)
+    child_names[cls] = list(data)
     return cls
 
 
