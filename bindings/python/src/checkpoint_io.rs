@@ -74,10 +74,7 @@ type Loaded = (Vec<(String, RawArray)>, HashMap<String, String>);
 /// Reads `path`: the tensors in file order as `(name, array)` pairs, and the metadata.
 #[pyfunction]
 #[pyo3(signature = (path, platform = None))]
-fn load_tensors(
-    path: PathBuf,
-    platform: Option<&str>,
-) -> PyResult<Loaded> {
+fn load_tensors(path: PathBuf, platform: Option<&str>) -> PyResult<Loaded> {
     let bytes = std::fs::read(&path)
         .map_err(|e| PyIOError::new_err(format!("load: reading {}: {e}", path.display())))?;
     let bad = |e: safetensors::SafeTensorError| {

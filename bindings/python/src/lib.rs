@@ -9,6 +9,7 @@ mod array;
 mod checkpoint_io;
 mod control_flow;
 mod errors;
+mod optim;
 mod runtime;
 mod transforms;
 
@@ -24,5 +25,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     transforms::register(m)?;
     control_flow::register(m)?;
     checkpoint_io::register(m)?;
+    optim::register(m)?;
     Ok(())
 }

@@ -1,0 +1,118 @@
+"""``quabla.optim``: optax-style optimizers over pytrees, built from traced arrays (so an
+update runs inside ``jit`` on any backend). The rules live in the Rust core
+(``quabla::optim``), whose Adam follows optax's order of operations exactly.
+
+>>> import quabla, quabla.numpy as qnp
+>>> from quabla import optim
+>>> params = {"w": qnp.ones(3)}
+>>> opt = optim.adam(1e-3)
+>>> state = opt.init(params)
+>>> grads = quabla.grad(lambda p: qnp.sum(p["w"] ** 2))(params)
+>>> updates, state = opt.update(grads, state, params)
+>>> params = optim.apply_updates(params, updates)
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple, Union
+
+from . import _quabla
+from ._src.array import Array
+from ._src.flat import to_raw
+from ._src.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    "GradientTransformation", "OptState", "apply_updates", "chain", "sgd", "adam", "adamw",
+    "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
+    "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
+    "cosine_decay_schedule", "warmup_cosine_decay_schedule", "piecewise_constant_schedule",
+    "Schedule",
+]
+
+Schedule = _quabla.Schedule
+LearningRate = Union[float, "_quabla.Schedule"]
+
+
+class OptState:
+    """An optimizer's state: a flat list of arrays (a pytree, so it passes through ``jit``)."""
+
+    __slots__ = ("leaves",)
+
+    def __init__(self, leaves: List[Any]):
+        self.leaves = list(leaves)
+
+    def __repr__(self) -> str:
+        return f"OptState({len(self.leaves)} arrays)"
+
+
+register_pytree_node(OptState, lambda s: (s.leaves, None), lambda _, c: OptState(list(c)))
+
+
+class GradientTransformation:
+    """``init(params) -> state`` and ``update(grads, state, params) -> (updates, state)``."""
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: "_quabla.GradientTransformation"):
+        self._core = core
+
+    def init(self, params: Any) -> OptState:
+        leaves, _ = tree_flatten(params)
+        return OptState([Array(r) for r in self._core.init([to_raw(x) for x in leaves])])
+
+    def update(self, grads: Any, state: OptState, params: Optional[Any] = None
+               ) -> Tuple[Any, OptState]:
+        g_leaves, g_tree = tree_flatten(grads)
+        if params is None:
+            params = grads
+        p_leaves, p_tree = tree_flatten(params)
+        if p_tree != g_tree:
+            raise ValueError(f"update: gradient structure {g_tree} differs from the "
+                             f"parameters' {p_tree}")
+        if not isinstance(state, OptState):
+            raise TypeError("update: `state` must be the OptState that init returned")
+        u, s = self._core.update([to_raw(x) for x in g_leaves], [to_raw(x) for x in state.leaves],
+                                 [to_raw(x) for x in p_leaves])
+        return tree_unflatten(g_tree, [Array(r) for r in u]), OptState([Array(r) for r in s])
+
+
+def _wrap(name: str, doc: str):
+    core_fn = getattr(_quabla, name)
+
+    def make(*args, **kwargs) -> GradientTransformation:
+        return GradientTransformation(core_fn(*args, **kwargs))
+
+    make.__name__ = name
+    make.__doc__ = doc
+    return make
+
+
+sgd = _wrap("sgd", "SGD: ``sgd(learning_rate, momentum=None, nesterov=False)``, as optax.")
+adam = _wrap("adam", "Adam: ``adam(learning_rate, b1=0.9, b2=0.999, eps=1e-8)``, as optax.")
+adamw = _wrap("adamw", "AdamW with decoupled weight decay: ``adamw(learning_rate, "
+              "weight_decay=1e-4)``, as optax.")
+rmsprop = _wrap("rmsprop", "RMSProp: ``rmsprop(learning_rate, decay=0.9, eps=1e-8)``.")
+clip_by_global_norm = _wrap("clip_by_global_norm", "Scales all updates so their global "
+                            "norm is at most ``max_norm``.")
+scale = _wrap("scale", "Multiplies updates by ``factor``.")
+scale_by_adam = _wrap("scale_by_adam", "Adam's preconditioning without the learning rate.")
+scale_by_learning_rate = _wrap("scale_by_learning_rate", "Multiplies by ``-learning_rate``.")
+add_decayed_weights = _wrap("add_decayed_weights", "Adds ``weight_decay * params``.")
+trace = _wrap("trace", "Momentum: ``trace(decay, nesterov=False)``.")
+
+
+def chain(*parts: GradientTransformation) -> GradientTransformation:
+    """The transformations applied in order (their states side by side)."""
+    return GradientTransformation(_quabla.chain(*[p._core for p in parts]))
+
+
+def apply_updates(params: Any, updates: Any) -> Any:
+    """``params + updates`` leaf by leaf (updates cast to each parameter's dtype)."""
+    return tree_map(lambda p, u: p + u.astype(p.dtype), params, updates)
+
+
+constant_schedule = _quabla.constant_schedule
+exponential_decay = _quabla.exponential_decay
+cosine_decay_schedule = _quabla.cosine_decay_schedule
+warmup_cosine_decay_schedule = _quabla.warmup_cosine_decay_schedule
+piecewise_constant_schedule = _quabla.piecewise_constant_schedule
