@@ -55,6 +55,16 @@ def _check_float(args, nums, what: str):
                     "inputs with argnums")
 
 
+def _differentiated(args: tuple, argnums, what: str):
+    """The argument numbers, flat raw arguments, their tree, each argument's leaf range and
+    the flat indices of the differentiated leaves."""
+    nums = _argnums(argnums, len(args))
+    _check_float(args, nums, what)
+    raws, in_tree = flatten_to_raw(args)
+    ranges = _leaf_ranges(args)
+    return nums, raws, in_tree, ranges, [k for i in nums for k in ranges[i]]
+
+
 def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
                    has_aux: bool = False) -> Callable:
     """``fun``'s value and its gradient w.r.t. ``argnums`` (a tree like those arguments).
@@ -69,12 +79,7 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
     def vg(*args, **kwargs):
         if kwargs:
             return value_and_grad(functools.partial(fun, **kwargs), argnums, has_aux)(*args)
-        nums = _argnums(argnums, len(args))
-        _check_float(args, nums, "grad")
-        raws, in_tree = flatten_to_raw(args)
-        ranges = _leaf_ranges(args)
-        flat_nums = [k for i in nums for k in ranges[i]]
-        aux_store = OutStore()
+        nums, raws, in_tree, ranges, flat_nums = _differentiated(args, argnums, "grad")
 
         def call(f, a):
             out = f(*a)
@@ -96,7 +101,6 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
                     f"{store.shapes[0] if store.shapes else 'a tree'}; use vjp or jacrev "
                     "for other outputs" + ("" if has_aux else ", or has_aux=True to return "
                                            "(value, aux)"))
-            aux_store.tree = store.tree
             return out
 
         res = _quabla.value_and_grad(checked, raws, flat_nums, has_aux)
@@ -213,14 +217,10 @@ def _nest(outer_tree, inner_tree, flat: list):
     return tree_unflatten(outer_tree, blocks)
 
 
-def _jacobian_transform(fun, argnums, mode: str, has_aux: bool = False):
+def _jacobian_transform(fun, argnums, mode: str):
     @functools.wraps(fun)
     def jac(*args):
-        nums = _argnums(argnums, len(args))
-        _check_float(args, nums, "jacobian")
-        raws, in_tree = flatten_to_raw(args)
-        ranges = _leaf_ranges(args)
-        flat_nums = [k for i in nums for k in ranges[i]]
+        nums, raws, in_tree, _, flat_nums = _differentiated(args, argnums, "jacobian")
         store = OutStore()
         res = _quabla.jacobian(flat_function(fun, in_tree, store), raws, flat_nums, mode)
         sel = tuple(args[i] for i in nums) if not isinstance(argnums, numbers.Integral) \
