@@ -1,25 +1,23 @@
-"""Shared helpers. JAX (with x64 on) is the independent reference where it is installed
-(`cargo xtask test` installs it); numpy and finite differences are used everywhere."""
+"""Shared helpers. Reference values come from numpy, analytic formulas, finite differences,
+and goldens recorded once from JAX 0.10.2 / optax 0.2.8 (tests/goldens, written by
+tools/make_goldens.py): the tests never import JAX."""
+
+import json
+import os
 
 import numpy as np
-import pytest
 
-try:
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    import jax.numpy as jnp
-except ImportError:  # pragma: no cover - the test venv installs jax
-    jax = None
-    jnp = None
+GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens")
 
 
-@pytest.fixture
-def jax_ref():
-    if jax is None:
-        pytest.skip("jax is not installed: the JAX-reference checks need it "
-                    "(cargo xtask test installs it)")
-    return jax, jnp
+def golden(name):
+    with open(os.path.join(GOLDENS, name + ".json")) as f:
+        return json.load(f)
+
+
+def dec(d):
+    """A golden array (dtype, shape and the exact bytes)."""
+    return np.frombuffer(bytes.fromhex(d["hex"]), dtype=np.dtype(d["dtype"])).reshape(d["shape"])
 
 
 def assert_close(actual, expected, rtol=1e-6, atol=0.0):

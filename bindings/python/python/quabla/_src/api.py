@@ -328,7 +328,8 @@ class _Jitted:
         self._static = tuple(static_argnums)
         self._donate = tuple(donate_argnums)
         self._platform = None if device is None else getattr(device, "platform", device)
-        self._cache = {}
+        self._cache: dict = {}
+        self._fast: dict = {}
 
     def _entry(self, args, kwargs):
         n = len(args)
@@ -355,6 +356,8 @@ class _Jitted:
             flat = flat_function(self._fun, in_tree, store, call)
             entry = (_quabla.Jit(flat, self._platform), store)
             self._cache[key] = entry
+            if not (kwargs or static or self._donate):
+                self._fast[tree_flatten(args)[1]] = entry
         donate = []
         if self._donate:
             ranges = _leaf_ranges(dyn)
@@ -367,6 +370,12 @@ class _Jitted:
         return entry, raws, donate
 
     def __call__(self, *args, **kwargs):
+        if not (kwargs or self._static or self._donate):
+            # The common case, kept short: a jit call's own cost is mostly this function.
+            raws, in_tree = flatten_to_raw(args)
+            entry = self._fast.get(in_tree)
+            if entry is not None:
+                return unflatten_raw(entry[1].tree, entry[0](raws))
         (jit, store), raws, donate = self._entry(args, kwargs)
         outs = jit.call_donating(raws, donate) if any(donate) else jit(raws)
         return unflatten_raw(store.tree, outs)

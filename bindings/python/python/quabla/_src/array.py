@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _quabla
 from . import dtypes as _dt
+from . import tree_util
 
 RawArray = _quabla.RawArray
 
@@ -78,6 +79,14 @@ class Array:
         a = np.frombuffer(self._raw.to_bytes(), dtype=self.dtype).reshape(self.shape)
         a = a.copy()  # writable, owned
         return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # Exported through a host copy (numpy's DLPack), so any consumer can take it; CPU
+        # device, as the data is on the host by then.
+        return np.asarray(self).__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
 
     def block_until_ready(self) -> "Array":
         if not self.is_traced:
@@ -250,6 +259,9 @@ _METHODS_FROM_NUMPY = {
     "cumsum", "cumprod", "squeeze", "clip", "round", "dot", "swapaxes", "repeat", "trace",
     "diagonal", "conj", "conjugate", "nonzero",
 }
+
+
+tree_util.leaf_types.add(Array)
 
 
 def _rebuild(a):

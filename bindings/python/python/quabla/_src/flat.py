@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, Callable, List, Optional
 
 from .array import Array
-from .tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from .tree_util import _LEAF_DEF, PyTreeDef, tree_flatten, tree_unflatten
 
 
 def to_raw(x) -> Any:
     """The core array of a leaf (Python scalars and numpy arrays become arrays)."""
-    if isinstance(x, Array):
+    if type(x) is Array:
         return x._raw
     from .numpy.creation import asarray
     try:
@@ -23,10 +23,12 @@ def to_raw(x) -> Any:
 
 def flatten_to_raw(tree) -> tuple:
     leaves, treedef = tree_flatten(tree)
-    return [to_raw(x) for x in leaves], treedef
+    return [x._raw if type(x) is Array else to_raw(x) for x in leaves], treedef
 
 
 def unflatten_raw(treedef: PyTreeDef, raws) -> Any:
+    if treedef is _LEAF_DEF:
+        return Array(raws[0])
     return tree_unflatten(treedef, [Array(r) for r in raws])
 
 

@@ -118,25 +118,32 @@ class PyTreeDef:
     Two trees have equal ``PyTreeDef``s exactly when they differ only in their leaves.
     """
 
-    __slots__ = ("kind", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("kind", "aux", "children", "num_leaves", "_key")
 
     def __init__(self, kind, aux, children: Tuple["PyTreeDef", ...]):
         self.kind = kind
         self.aux = aux
         self.children = children
-        self.num_leaves: int = 1 if kind is _LEAF else sum(c.num_leaves for c in children)
-        self._hash = hash((kind, aux if _hashable(aux) else id(aux), children))
+        n = 0
+        for c in children:
+            n += c.num_leaves
+        self.num_leaves: int = 1 if kind is _LEAF else n
+        # Nested tuples: hashing and comparing them runs in C (a jit call hashes the
+        # argument tree on every call).
+        self._key: tuple = (kind, aux, tuple([c._key for c in children]))
 
     @property
     def num_nodes(self) -> int:
         return 1 + sum(c.num_nodes for c in self.children)
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, PyTreeDef) and self.kind is other.kind
-                and self.aux == other.aux and self.children == other.children)
+        return isinstance(other, PyTreeDef) and self._key == other._key
 
     def __hash__(self) -> int:
-        return self._hash
+        try:
+            return hash(self._key)
+        except TypeError:  # a registered node with unhashable static data
+            return hash((self.kind, self.num_leaves))
 
     def unflatten(self, leaves: Iterable[Any]) -> Any:
         return tree_unflatten(self, leaves)
@@ -159,16 +166,36 @@ class PyTreeDef:
         return f"{self.kind.__name__}({inner})"
 
 
-def _hashable(x) -> bool:
-    try:
-        hash(x)
-        return True
-    except TypeError:
-        return False
-
-
 _LEAF = object()
 _LEAF_DEF = PyTreeDef(_LEAF, None, ())
+_NONE_DEF = PyTreeDef(type(None), None, ())
+
+
+# Types that are always leaves (quabla.Array registers itself), checked before anything else
+# because flattening runs on every call of a transformed function.
+leaf_types: set = {float, int, bool, complex, str}
+
+
+def _walk(x: Any, leaves: list) -> "PyTreeDef":
+    t = type(x)
+    if t in leaf_types:
+        leaves.append(x)
+        return _LEAF_DEF
+    if t is tuple:
+        return PyTreeDef(tuple, None, tuple([_walk(c, leaves) for c in x]))
+    if t is list:
+        return PyTreeDef(list, None, tuple([_walk(c, leaves) for c in x]))
+    if t is dict:
+        keys = sorted(x)
+        return PyTreeDef(dict, tuple(keys), tuple([_walk(x[k], leaves) for k in keys]))
+    if x is None:
+        return _NONE_DEF
+    node = _node_of(x)
+    if node is None:
+        leaves.append(x)
+        return _LEAF_DEF
+    kind, aux, children = node
+    return PyTreeDef(kind, aux, tuple([_walk(c, leaves) for c in children]))
 
 
 def tree_flatten(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
@@ -178,9 +205,11 @@ def tree_flatten(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
     ([2, 1], PyTreeDef({'a': (*, None), 'b': *}))
     """
     leaves: list = []
+    if is_leaf is None:
+        return leaves, _walk(tree, leaves)
 
     def walk(x) -> PyTreeDef:
-        if is_leaf is not None and is_leaf(x):
+        if is_leaf(x):
             leaves.append(x)
             return _LEAF_DEF
         node = _node_of(x)

@@ -9,8 +9,8 @@ from .._src.array import Array
 from .._src.dtypes import bool_, float32, float64, int32, uint32
 from .._src.dtypes import result_type
 from .._src.numpy.creation import (
-    arange, array, asarray, empty, empty_like, eye, full, full_like, identity, linspace, ones,
-    ones_like, zeros, zeros_like,
+    arange, array, asarray, empty, empty_like, eye, from_dlpack, full, full_like, identity,
+    linspace, ones, ones_like, zeros, zeros_like,
 )
 from .._src.numpy.elementwise import (
     abs, absolute, acos, acosh, add, allclose, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,

@@ -189,3 +189,8 @@ def iota_like(like: Array, dtype, shape, dim: int) -> Array:
 def iota(dtype, size: int) -> Array:
     """``lax.iota``: 0, 1, ..., size - 1."""
     return Array(_quabla.iota(_dt.name(dtype), [int(size)], 0))
+
+
+def from_dlpack(x, device=None) -> Array:
+    """An array from any object with ``__dlpack__`` (a copy, through numpy)."""
+    return _from_numpy(np.from_dlpack(x), None, device)

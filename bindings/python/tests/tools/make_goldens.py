@@ -1,0 +1,141 @@
+"""Records the reference values the Python tests compare with, from JAX 0.10.2 (x64 on) and
+optax 0.2.8, into tests/goldens/*.json. The tests themselves never import JAX.
+
+Run by hand when a golden needs to change (never edit the JSON by hand):
+    python -m venv /tmp/ref && /tmp/ref/bin/pip install jax==0.10.2 jaxlib==0.10.2 optax==0.2.8
+    /tmp/ref/bin/python bindings/python/tests/tools/make_goldens.py
+"""
+
+import json
+import os
+
+import numpy as np
+import jax
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+import jax.numpy as jnp  # noqa: E402
+import optax  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
+
+
+def enc(x):
+    a = np.asarray(x)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "hex": a.tobytes().hex()}
+
+
+def random_goldens():
+    out = {"jax": jax.__version__, "seeds": {}}
+    for seed in [0, 1, 42, 2**33 + 5, -7]:
+        k = jax.random.PRNGKey(seed)
+        out["seeds"][str(seed)] = {
+            "key": enc(k),
+            "split5": enc(jax.random.split(k, 5)),
+            "split2x3": enc(jax.random.split(k, (2, 3))),
+            "fold_in123": enc(jax.random.fold_in(k, 123)),
+            "bits7": enc(jax.random.bits(k, (7,), jnp.uint32)),
+            "uniform_f32_4x5": enc(jax.random.uniform(k, (4, 5), jnp.float32)),
+            "uniform_f64_33": enc(jax.random.uniform(k, (33,), jnp.float64)),
+            "uniform_f64_33_m1_4": enc(jax.random.uniform(k, (33,), jnp.float64, -1.0, 4.0)),
+            "randint_50": enc(jax.random.randint(k, (50,), -20, 1000, jnp.int32)),
+            "bernoulli_40": enc(jax.random.bernoulli(k, jnp.float32(0.3), (40,))),
+            "permutation_37": enc(jax.random.permutation(k, 37).astype(np.int32)),
+            "permutation_4x3_axis1": enc(jax.random.permutation(
+                k, np.arange(12.0).reshape(4, 3), axis=1)),
+        }
+    k = jax.random.PRNGKey(3)
+    out["normal_f32_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float32))
+    out["normal_f64_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float64))
+    return out
+
+
+def optax_goldens():
+    def loss(p):
+        return jnp.sum((p["a"] - 3.0) ** 2) + jnp.sum(p["b"] ** 4)
+
+    cases = {
+        "adam": optax.adam(0.05),
+        "sgd_nesterov": optax.sgd(0.01, 0.9, nesterov=True),
+        "rmsprop": optax.rmsprop(0.01),
+        "adamw_expdecay": optax.adamw(optax.exponential_decay(0.05, 10, 0.9), weight_decay=0.01),
+        "clip_adam_warmup_cosine": optax.chain(optax.clip_by_global_norm(0.5), optax.adam(
+            optax.warmup_cosine_decay_schedule(0.0, 0.1, 10, 100))),
+    }
+    out = {"optax": optax.__version__, "trajectories": {}, "schedules": {}}
+    for name, opt in cases.items():
+        params = {"a": jnp.array([0.5, -1.0, 2.0]), "b": jnp.array([1.5])}
+        state = opt.init(params)
+        traj = []
+        for _ in range(120):
+            g = jax.grad(loss)(params)
+            updates, state = opt.update(g, state, params)
+            params = jax.tree_util.tree_map(lambda p, u: p + u, params, updates)
+            traj.append(np.concatenate([np.asarray(params["a"]), np.asarray(params["b"])]))
+        out["trajectories"][name] = enc(np.array(traj))
+    steps = [0, 3, 10, 15, 20, 49, 80]
+    scheds = {
+        "exponential_staircase": optax.exponential_decay(1.0, 5, 0.5, staircase=True),
+        "cosine": optax.cosine_decay_schedule(2.0, 50, 0.1),
+        "piecewise": optax.piecewise_constant_schedule(1.0, {10: 0.5, 20: 0.1}),
+    }
+    for name, s in scheds.items():
+        out["schedules"][name] = enc(np.array([float(s(t)) for t in steps]))
+    out["schedule_steps"] = steps
+    return out
+
+
+EDGE = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, 0.5]
+UNARY = ["sin", "cos", "tanh", "exp", "log", "log1p", "expm1", "sqrt", "cbrt", "abs", "sign",
+         "arctan", "arcsinh", "floor", "round", "square", "log2", "arctanh", "arcsin"]
+BINARY = ["maximum", "minimum", "hypot", "logaddexp", "arctan2", "power", "mod"]
+PAIRS = [(0.0, 0.0), (1.0, 1.0), (-np.inf, -np.inf), (2.0, 0.0), (0.0, 2.0), (-0.0, 0.0),
+         (np.inf, 1.0), (3.0, -2.0)]
+
+
+def convention_goldens():
+    out = {"edge": EDGE, "pairs": PAIRS, "unary": {}, "binary": {}}
+    for name in UNARY:
+        f = getattr(jnp, name)
+        out["unary"][name] = {"value": enc(np.array([f(x) for x in EDGE])),
+                              "grad": enc(np.array([jax.grad(f)(x) for x in EDGE]))}
+    for name in BINARY:
+        f = getattr(jnp, name)
+        pts = [(a, b) for a, b in PAIRS if not (name == "power" and a < 0)]
+        out["binary"][name] = {
+            "points": pts,
+            "value": enc(np.array([f(a, b) for a, b in pts])),
+            "grad": enc(np.array([np.array(jax.grad(f, argnums=(0, 1))(a, b)) for a, b in pts])),
+        }
+    xp, fp = jnp.array([0.0, 1.0, 2.0]), jnp.array([0.0, 1.0, 3.0])
+    reductions = {
+        "max_tie": (lambda x: jnp.max(x), [1.0, 3.0, 3.0, 2.0]),
+        "prod_two_zeros": (lambda x: jnp.prod(x), [2.0, 0.0, 3.0, 0.0]),
+        "prod_one_zero": (lambda x: jnp.prod(x), [2.0, 0.0, 3.0, 4.0]),
+        "std_constant": (lambda x: jnp.std(x), [2.0, 2.0, 2.0]),
+        "sqrt_at_zero": (lambda x: jnp.sum(jnp.sqrt(x)), [0.0, 4.0]),
+        "interp_knots": (lambda x: jnp.interp(x, xp, fp).sum(), [1.0, 0.5, 2.0]),
+        "double_where": (lambda x: jnp.sum(jnp.where(x > 0, jnp.sqrt(jnp.where(x > 0, x, 1.0)),
+                                                     0.0)), [-1.0, 0.0, 4.0]),
+        "single_where": (lambda x: jnp.sum(jnp.where(x > 0, jnp.sqrt(x), 0.0)),
+                         [-1.0, 0.0, 4.0]),
+        "clip_bounds": (lambda x: jnp.sum(jnp.clip(x, 0.0, 1.0)), [0.0, 0.5, 1.0, 2.0]),
+        "abs_zeros": (lambda x: jnp.sum(jnp.abs(x)), [0.0, -0.0, -2.0]),
+    }
+    out["reductions"] = {k: {"x": x, "value": enc(f(jnp.array(x))),
+                             "grad": enc(jax.grad(f)(jnp.array(x)))}
+                         for k, (f, x) in reductions.items()}
+    return out
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
+                       ("jax_conventions", convention_goldens)]:
+        with open(os.path.join(OUT, name + ".json"), "w") as f:
+            json.dump(make(), f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
