@@ -108,3 +108,19 @@ def test_load_reads_files_written_by_the_safetensors_format_spec(tmp_path):
     p.write_bytes(struct.pack("<Q", len(header)) + header + data)
     out = quabla.load(p)
     assert out["w"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_entry_point_plugins_are_found(tmp_path):
+    """A plugin wheel declares `[project.entry-points.quabla_plugins]`; its target (a path, or
+    a function returning one) is searched after QUABLA_PLUGIN_PATH."""
+    lib = tmp_path / "libquabla_fromwheel.so"
+    lib.write_bytes(b"not a shared library")
+    (tmp_path / "fakeplugin.py").write_text(f"def path():\n    return {str(lib)!r}\n")
+    dist = tmp_path / "fakeplugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[quabla_plugins]\nfromwheel = fakeplugin:path\n")
+    r = run_python("import quabla; print(quabla._quabla.platforms())",
+                   PYTHONPATH=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "'fromwheel'" in r.stdout and r.stdout.index("'cpu'") < r.stdout.index("'fromwheel'")

@@ -101,8 +101,10 @@ class Array:
 
     def _concrete(self, what: str):
         if self.is_traced:
+            from .flat import tracing
+            where = f" while tracing `{tracing[-1]}`" if tracing else ""
             raise _quabla.ConcretizationTypeError(
-                f"{what} of a traced array: its value is not known while tracing. Use "
+                f"{what} of a traced array{where}: its value is not known while tracing. Use "
                 "quabla.lax.cond / while_loop / fori_loop for control flow on traced values, "
                 "or mark the argument static (jit(static_argnums=...)).")
         return np.asarray(self)

@@ -32,6 +32,10 @@ def unflatten_raw(treedef: PyTreeDef, raws) -> Any:
     return tree_unflatten(treedef, [Array(r) for r in raws])
 
 
+# Names of the functions being traced, innermost last (for error messages).
+tracing: List[str] = []
+
+
 class OutStore:
     """The output tree (and leaf shapes) of the last trace of a flat function."""
 
@@ -48,7 +52,11 @@ def flat_function(f: Callable, in_tree: PyTreeDef, store: OutStore,
 
     def flat(raws):
         args = unflatten_raw(in_tree, raws)
-        out = call(f, args) if call is not None else f(*args)
+        tracing.append(getattr(f, "__qualname__", None) or repr(f))
+        try:
+            out = call(f, args) if call is not None else f(*args)
+        finally:
+            tracing.pop()
         leaves, tree = tree_flatten(out)
         store.tree = tree
         raw_out = [to_raw(x) for x in leaves]

@@ -1,7 +1,7 @@
 """Devices and plugin discovery from Python.
 
-Search order: ``QUABLA_PLUGIN_PATH``, then plugins named by ``quabla_plugins`` entry points
-(other wheels), then the plugins shipped inside this package (``quabla/plugins/``).
+Search order: ``QUABLA_PLUGIN_PATH``, then the plugins shipped inside this package
+(``quabla/plugins/``), then plugins named by ``quabla_plugins`` entry points (other wheels).
 """
 
 from __future__ import annotations
@@ -36,10 +36,14 @@ class Device:
 
 
 def _register_plugins() -> None:
+    # After QUABLA_PLUGIN_PATH (the core reads it): the plugins shipped in this package, then
+    # those other wheels declare (as the design's discovery order has it).
+    bundled = os.path.join(os.path.dirname(os.path.dirname(__file__)), "plugins")
+    if os.path.isdir(bundled):
+        _quabla.add_plugin_path(bundled, fallback=True)
     try:
         from importlib.metadata import entry_points
-        eps = entry_points()
-        for ep in eps.select(group="quabla_plugins"):
+        for ep in entry_points().select(group="quabla_plugins"):
             try:
                 target = ep.load()
                 path = target() if callable(target) else target
@@ -48,9 +52,6 @@ def _register_plugins() -> None:
                 warnings.warn(f"quabla: plugin entry point {ep.name!r} failed: {e}")
     except Exception as e:
         warnings.warn(f"quabla: reading quabla_plugins entry points failed: {e}")
-    bundled = os.path.join(os.path.dirname(os.path.dirname(__file__)), "plugins")
-    if os.path.isdir(bundled):
-        _quabla.add_plugin_path(bundled, fallback=True)
 
 
 def devices(backend: Optional[str] = None) -> List[Device]:
