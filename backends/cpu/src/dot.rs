@@ -26,7 +26,7 @@ fn to_layout(x: &Tensor, first: &[usize], second: &[usize], third: &[usize]) -> 
     ))
 }
 
-trait GemmScalar: Copy + Send + Sync + 'static {
+trait GemmScalar: crate::pool::Pooled + Copy + Send + Sync + 'static {
     const ZERO: Self;
     const ONE: Self;
 }
@@ -49,7 +49,7 @@ struct Sizes {
 }
 
 fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) -> Vec<T> {
-    let mut out = vec![T::ZERO; b * m * n];
+    let mut out = crate::pool::filled(b * m * n, T::ZERO);
     if k == 0 || m == 0 || n == 0 {
         return out;
     }
@@ -101,14 +101,14 @@ fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) ->
     out
 }
 
-fn int_batched<T: Copy + Default>(
+fn int_batched<T: crate::pool::Pooled + Default>(
     l: &[T],
     r: &[T],
     Sizes { b, m, k, n }: Sizes,
     mul: fn(T, T) -> T,
     add: fn(T, T) -> T,
 ) -> Vec<T> {
-    let mut out = vec![T::default(); b * m * n];
+    let mut out = crate::pool::filled(b * m * n, T::default());
     for bi in 0..b {
         for i in 0..m {
             for p in 0..k {

@@ -5,6 +5,7 @@
 //! (all bits set for u32) and `x % 0` is `x`; `i32::MIN / -1` wraps to `i32::MIN`. f32
 //! transcendental functions are evaluated in f64 and rounded once, so they are within 1 ulp.
 
+use crate::pool::CollectPooled;
 use crate::tensor::Storage;
 use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
 use quabla_abi::DType;
@@ -36,7 +37,7 @@ impl<'a> View<'a> {
 }
 
 /// Float math shared by f32 and f64. Functions without an exact native form go through f64.
-pub trait Real: Copy + PartialOrd + std::ops::Neg<Output = Self> + 'static {
+pub trait Real: crate::pool::Pooled + PartialOrd + std::ops::Neg<Output = Self> {
     fn to_f64(self) -> f64;
     fn from_f64(x: f64) -> Self;
     fn is_nan(self) -> bool;
@@ -150,11 +151,14 @@ pub fn fmin<T: Real>(a: T, b: T) -> T {
 
 fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
     use UnaryOp::*;
-    let via =
-        |f: fn(f64) -> f64| -> Vec<T> { x.iter().map(|v| T::from_f64(f(v.to_f64()))).collect() };
+    let via = |f: fn(f64) -> f64| -> Vec<T> {
+        x.iter()
+            .map(|v| T::from_f64(f(v.to_f64())))
+            .collect_pooled()
+    };
     Ok(match op {
-        Neg => x.iter().map(|v| -*v).collect(),
-        Abs => x.iter().map(|v| v.abs()).collect(),
+        Neg => x.iter().map(|v| -*v).collect_pooled(),
+        Abs => x.iter().map(|v| v.abs()).collect_pooled(),
         // sign keeps the sign of zero (sign(-0) = -0) and NaN, as JAX does.
         Sign => x
             .iter()
@@ -167,11 +171,11 @@ fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
                     T::one()
                 }
             })
-            .collect(),
-        Floor => x.iter().map(|v| v.floor()).collect(),
-        Ceil => x.iter().map(|v| v.ceil()).collect(),
-        Round => x.iter().map(|v| v.round_even()).collect(),
-        Sqrt => x.iter().map(|v| v.sqrt()).collect(),
+            .collect_pooled(),
+        Floor => x.iter().map(|v| v.floor()).collect_pooled(),
+        Ceil => x.iter().map(|v| v.ceil()).collect_pooled(),
+        Round => x.iter().map(|v| v.round_even()).collect_pooled(),
+        Sqrt => x.iter().map(|v| v.sqrt()).collect_pooled(),
         Rsqrt => via(|v| 1.0 / v.sqrt()),
         Exp => via(f64::exp),
         Exp2 => via(f64::exp2),
@@ -200,19 +204,19 @@ fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
 
 fn int_unary_i32(op: UnaryOp, x: &[i32]) -> Vec<i32> {
     match op {
-        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect(),
-        UnaryOp::Abs => x.iter().map(|v| v.wrapping_abs()).collect(),
-        UnaryOp::Sign => x.iter().map(|v| v.signum()).collect(),
-        _ => x.iter().map(|v| !v).collect(),
+        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect_pooled(),
+        UnaryOp::Abs => x.iter().map(|v| v.wrapping_abs()).collect_pooled(),
+        UnaryOp::Sign => x.iter().map(|v| v.signum()).collect_pooled(),
+        _ => x.iter().map(|v| !v).collect_pooled(),
     }
 }
 
 fn int_unary_u32(op: UnaryOp, x: &[u32]) -> Vec<u32> {
     match op {
-        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect(),
-        UnaryOp::Abs => x.to_vec(),
-        UnaryOp::Sign => x.iter().map(|v| (*v != 0) as u32).collect(),
-        _ => x.iter().map(|v| !v).collect(),
+        UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect_pooled(),
+        UnaryOp::Abs => x.iter().copied().collect_pooled(),
+        UnaryOp::Sign => x.iter().map(|v| (*v != 0) as u32).collect_pooled(),
+        _ => x.iter().map(|v| !v).collect_pooled(),
     }
 }
 
@@ -220,16 +224,16 @@ fn int_unary_u32(op: UnaryOp, x: &[u32]) -> Vec<u32> {
 pub fn unary(op: UnaryOp, x: View) -> Storage {
     match x {
         View::F32(v) if op == UnaryOp::IsFinite => {
-            Storage::Bool(v.iter().map(|a| a.is_finite()).collect())
+            Storage::Bool(v.iter().map(|a| a.is_finite()).collect_pooled())
         }
         View::F64(v) if op == UnaryOp::IsFinite => {
-            Storage::Bool(v.iter().map(|a| a.is_finite()).collect())
+            Storage::Bool(v.iter().map(|a| a.is_finite()).collect_pooled())
         }
         View::F32(v) => Storage::F32(float_unary(op, v).unwrap_or_default()),
         View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
         View::I32(v) => Storage::I32(int_unary_i32(op, v)),
         View::U32(v) => Storage::U32(int_unary_u32(op, v)),
-        View::Bool(v) => Storage::Bool(v.iter().map(|a| !a).collect()),
+        View::Bool(v) => Storage::Bool(v.iter().map(|a| !a).collect_pooled()),
     }
 }
 
@@ -240,16 +244,16 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
         a.iter()
             .zip(b)
             .map(|(x, y)| T::from_f64(f(x.to_f64(), y.to_f64())))
-            .collect()
+            .collect_pooled()
     };
     match op {
-        Add => z.map(|(x, y)| x.add(*y)).collect(),
-        Sub => z.map(|(x, y)| x.sub(*y)).collect(),
-        Mul => z.map(|(x, y)| x.mul(*y)).collect(),
-        Div => z.map(|(x, y)| x.div(*y)).collect(),
-        Rem => z.map(|(x, y)| x.rem(*y)).collect(),
-        Max => z.map(|(x, y)| fmax(*x, *y)).collect(),
-        Min => z.map(|(x, y)| fmin(*x, *y)).collect(),
+        Add => z.map(|(x, y)| x.add(*y)).collect_pooled(),
+        Sub => z.map(|(x, y)| x.sub(*y)).collect_pooled(),
+        Mul => z.map(|(x, y)| x.mul(*y)).collect_pooled(),
+        Div => z.map(|(x, y)| x.div(*y)).collect_pooled(),
+        Rem => z.map(|(x, y)| x.rem(*y)).collect_pooled(),
+        Max => z.map(|(x, y)| fmax(*x, *y)).collect_pooled(),
+        Min => z.map(|(x, y)| fmin(*x, *y)).collect_pooled(),
         Pow => via(f64::powf),
         Atan2 => via(f64::atan2),
         _ => unreachable!("validation admits no bitwise op on floats"),
@@ -257,7 +261,7 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
 }
 
 /// Integer ops shared by i32 and u32, with the XLA conventions for division by zero.
-trait Int: Copy + Ord + 'static {
+trait Int: crate::pool::Pooled + Ord {
     const ALL_ONES: Self;
     fn wadd(self, o: Self) -> Self;
     fn wsub(self, o: Self) -> Self;
@@ -382,7 +386,7 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
         ShiftRightArithmetic => |x, y| x.shr_arith(y.as_shift().min(64) as u32),
         Atan2 => unreachable!("validation admits atan2 on floats only"),
     };
-    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect_pooled()
 }
 
 /// Applies a binary op to two views of one dtype and length.
@@ -400,7 +404,7 @@ pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
                     BinaryOp::Or => *p || *q,
                     _ => *p ^ *q,
                 })
-                .collect(),
+                .collect_pooled(),
         ),
         _ => unreachable!("validation guarantees matching dtypes"),
     }
@@ -409,12 +413,12 @@ pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
 fn cmp<T: PartialOrd>(dir: CompareDir, a: &[T], b: &[T]) -> Vec<bool> {
     let z = a.iter().zip(b);
     match dir {
-        CompareDir::Eq => z.map(|(x, y)| x == y).collect(),
-        CompareDir::Ne => z.map(|(x, y)| x != y).collect(),
-        CompareDir::Lt => z.map(|(x, y)| x < y).collect(),
-        CompareDir::Le => z.map(|(x, y)| x <= y).collect(),
-        CompareDir::Gt => z.map(|(x, y)| x > y).collect(),
-        CompareDir::Ge => z.map(|(x, y)| x >= y).collect(),
+        CompareDir::Eq => z.map(|(x, y)| x == y).collect_pooled(),
+        CompareDir::Ne => z.map(|(x, y)| x != y).collect_pooled(),
+        CompareDir::Lt => z.map(|(x, y)| x < y).collect_pooled(),
+        CompareDir::Le => z.map(|(x, y)| x <= y).collect_pooled(),
+        CompareDir::Gt => z.map(|(x, y)| x > y).collect_pooled(),
+        CompareDir::Ge => z.map(|(x, y)| x >= y).collect_pooled(),
     }
 }
 
@@ -433,11 +437,11 @@ pub fn select(p: View, t: View, f: View) -> Storage {
     let View::Bool(p) = p else {
         unreachable!("select predicate is bool")
     };
-    fn pick<T: Copy>(p: &[bool], t: &[T], f: &[T]) -> Vec<T> {
+    fn pick<T: crate::pool::Pooled>(p: &[bool], t: &[T], f: &[T]) -> Vec<T> {
         p.iter()
             .zip(t.iter().zip(f))
             .map(|(c, (a, b))| if *c { *a } else { *b })
-            .collect()
+            .collect_pooled()
     }
     match (t, f) {
         (View::Bool(a), View::Bool(b)) => Storage::Bool(pick(p, a, b)),
@@ -464,30 +468,30 @@ pub fn convert(x: View, to: DType) -> Storage {
         View::F64(v) => Wide::F(Box::new(v.iter().copied())),
     };
     match (wide, to) {
-        (Wide::F(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect()),
-        (Wide::F(it), DType::F64) => Storage::F64(it.collect()),
-        (Wide::F(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect()),
-        (Wide::F(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect()),
-        (Wide::F(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0.0).collect()),
-        (Wide::I(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect()),
-        (Wide::I(it), DType::F64) => Storage::F64(it.map(|a| a as f64).collect()),
-        (Wide::I(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect()),
-        (Wide::I(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect()),
-        (Wide::I(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0).collect()),
+        (Wide::F(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect_pooled()),
+        (Wide::F(it), DType::F64) => Storage::F64(it.collect_pooled()),
+        (Wide::F(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect_pooled()),
+        (Wide::F(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect_pooled()),
+        (Wide::F(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0.0).collect_pooled()),
+        (Wide::I(it), DType::F32) => Storage::F32(it.map(|a| a as f32).collect_pooled()),
+        (Wide::I(it), DType::F64) => Storage::F64(it.map(|a| a as f64).collect_pooled()),
+        (Wide::I(it), DType::I32) => Storage::I32(it.map(|a| a as i32).collect_pooled()),
+        (Wide::I(it), DType::U32) => Storage::U32(it.map(|a| a as u32).collect_pooled()),
+        (Wide::I(it), DType::Bool) => Storage::Bool(it.map(|a| a != 0).collect_pooled()),
     }
 }
 
 /// Reinterprets bits among f32, i32 and u32.
 pub fn bitcast(x: View, to: DType) -> Storage {
     let bits: Vec<u32> = match x {
-        View::F32(v) => v.iter().map(|a| a.to_bits()).collect(),
-        View::I32(v) => v.iter().map(|a| *a as u32).collect(),
-        View::U32(v) => v.to_vec(),
+        View::F32(v) => v.iter().map(|a| a.to_bits()).collect_pooled(),
+        View::I32(v) => v.iter().map(|a| *a as u32).collect_pooled(),
+        View::U32(v) => v.iter().copied().collect_pooled(),
         _ => unreachable!("validation admits 32-bit dtypes only"),
     };
     match to {
-        DType::F32 => Storage::F32(bits.into_iter().map(f32::from_bits).collect()),
-        DType::I32 => Storage::I32(bits.into_iter().map(|b| b as i32).collect()),
+        DType::F32 => Storage::F32(bits.into_iter().map(f32::from_bits).collect_pooled()),
+        DType::I32 => Storage::I32(bits.into_iter().map(|b| b as i32).collect_pooled()),
         _ => Storage::U32(bits),
     }
 }

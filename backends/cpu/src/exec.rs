@@ -33,15 +33,19 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
                     }
                     _ => None,
                 };
-                let outs = match owned {
-                    Some(x) => {
+                let outs = match (owned, &plan.constants[*ni]) {
+                    (_, Some(c)) => vec![Tensor {
+                        ty: node.results[0].clone(),
+                        data: c.clone(),
+                    }],
+                    (Some(x), None) => {
                         let rest: Vec<&Tensor> = node.operands[1..]
                             .iter()
                             .map(|o| get(&values, *o))
                             .collect();
                         vec![update_in_place(node, x, &rest)]
                     }
-                    None => {
+                    (None, None) => {
                         let args: Vec<&Tensor> =
                             node.operands.iter().map(|o| get(&values, *o)).collect();
                         eval_node(node, &args, &plan.regions[*ni])

@@ -14,6 +14,7 @@ mod elementwise;
 mod exec;
 mod movement;
 mod plan;
+mod pool;
 mod reduce;
 mod tensor;
 

@@ -1,6 +1,7 @@
 //! Data movement: every op here maps each output element to a source element (or a fill),
 //! so one index-map builder serves transpose, slice, reverse, broadcast, pad and gather.
 
+use crate::pool::{self, CollectPooled, Pooled};
 use crate::tensor::{map_storage, Storage, Tensor};
 use quabla_abi::qir::{GatherDims, ScatterDims};
 use quabla_abi::{row_major_strides, DType, TensorType};
@@ -27,9 +28,14 @@ fn for_each_index(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
 /// The elements of a strided view of `src` (`offset + sum(i_k * strides_k)` for each
 /// output index, row-major), copied without building an index map: the innermost dim is a
 /// tight loop (a slice copy when contiguous) and the outer offset is updated incrementally.
-fn strided_gather<T: Copy>(src: &[T], shape: &[usize], offset: isize, strides: &[isize]) -> Vec<T> {
+fn strided_gather<T: Pooled>(
+    src: &[T],
+    shape: &[usize],
+    offset: isize,
+    strides: &[isize],
+) -> Vec<T> {
     let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
+    let mut out = pool::take(n);
     if n == 0 {
         return out;
     }
@@ -123,7 +129,7 @@ pub fn pad(
     out: &TensorType,
 ) -> Storage {
     let s = row_major_strides(x.shape());
-    let mut map = Vec::with_capacity(out.num_elements());
+    let mut map = pool::take::<usize>(out.num_elements());
     for_each_index(&out.shape, |_, idx| {
         let mut src = 0usize;
         for d in 0..idx.len() {
@@ -138,7 +144,9 @@ pub fn pad(
         map.push(src);
     });
     let fill = fill_of(&value.data);
-    map_storage!(&*x.data, v => map.iter().map(|&i| if i == usize::MAX { FromFill::from_fill(&fill) } else { v[i] }).collect())
+    let res = map_storage!(&*x.data, v => map.iter().map(|&i| if i == usize::MAX { FromFill::from_fill(&fill) } else { v[i] }).collect_pooled());
+    pool::give(map);
+    res
 }
 
 /// The pad value, carried generically: `cast_fill` reads it back at the right type.
@@ -195,15 +203,17 @@ pub fn concatenate(xs: &[&Tensor], dim: usize, out: &TensorType) -> Storage {
 }
 
 pub fn iota(dim: usize, out: &TensorType) -> Storage {
-    let mut counts = Vec::with_capacity(out.num_elements());
+    let mut counts = pool::take::<usize>(out.num_elements());
     for_each_index(&out.shape, |_, idx| counts.push(idx[dim]));
-    match out.dtype {
-        DType::I32 => Storage::I32(counts.iter().map(|&c| c as i32).collect()),
-        DType::U32 => Storage::U32(counts.iter().map(|&c| c as u32).collect()),
-        DType::F32 => Storage::F32(counts.iter().map(|&c| c as f32).collect()),
-        DType::F64 => Storage::F64(counts.iter().map(|&c| c as f64).collect()),
+    let res = match out.dtype {
+        DType::I32 => Storage::I32(counts.iter().map(|&c| c as i32).collect_pooled()),
+        DType::U32 => Storage::U32(counts.iter().map(|&c| c as u32).collect_pooled()),
+        DType::F32 => Storage::F32(counts.iter().map(|&c| c as f32).collect_pooled()),
+        DType::F64 => Storage::F64(counts.iter().map(|&c| c as f64).collect_pooled()),
         DType::Bool => unreachable!("validation rejects bool iota"),
-    }
+    };
+    pool::give(counts);
+    res
 }
 
 /// Start indices clamped into `[0, dim - size]`, as XLA's dynamic slices do.
@@ -226,7 +236,7 @@ pub fn dynamic_slice(x: &Tensor, starts: &[&Tensor], out: &TensorType) -> Storag
 pub fn dynamic_update_slice(x: Tensor, update: &Tensor, starts: &[&Tensor]) -> Tensor {
     let st = clamped_starts(starts, x.shape(), update.shape());
     let s = row_major_strides(x.shape());
-    let mut targets = Vec::with_capacity(update.ty.num_elements());
+    let mut targets = pool::take::<usize>(update.ty.num_elements());
     for_each_index(update.shape(), |_, idx| {
         targets.push(
             idx.iter()
@@ -238,6 +248,7 @@ pub fn dynamic_update_slice(x: Tensor, update: &Tensor, starts: &[&Tensor]) -> T
     });
     let Tensor { ty, mut data } = x;
     write_at(std::sync::Arc::make_mut(&mut data), &update.data, &targets);
+    pool::give(targets);
     Tensor { ty, data }
 }
 
@@ -271,7 +282,7 @@ pub fn gather(x: &Tensor, indices: &Tensor, g: &GatherDims, out: &TensorType) ->
     let window_dims: Vec<usize> = (0..x.ty.rank())
         .filter(|d| !g.collapsed_slice_dims.contains(d))
         .collect();
-    let mut map = Vec::with_capacity(out.num_elements());
+    let mut map = pool::take::<usize>(out.num_elements());
     for_each_index(&out.shape, |_, idx| {
         let (mut b_lin, mut bi) = (0usize, 0usize);
         let mut offsets = Vec::with_capacity(g.offset_dims.len());
@@ -294,7 +305,9 @@ pub fn gather(x: &Tensor, indices: &Tensor, g: &GatherDims, out: &TensorType) ->
         }
         map.push(full.iter().zip(&s).map(|(a, b)| a * b).sum());
     });
-    x.data.take(&map)
+    let res = x.data.take(&map);
+    pool::give(map);
+    res
 }
 
 /// XLA scatter-add. Updates are applied in row-major order of `updates` (deterministic); a
@@ -311,7 +324,7 @@ pub fn scatter_add(x: Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDi
     for (w, &od) in sd.update_window_dims.iter().zip(&window_operand_dims) {
         window_size[od] = updates.shape()[*w];
     }
-    let mut targets = Vec::with_capacity(updates.ty.num_elements());
+    let mut targets = pool::take::<usize>(updates.ty.num_elements());
     for_each_index(updates.shape(), |_, idx| {
         let (mut b_lin, mut bi) = (0usize, 0usize);
         let mut win = Vec::with_capacity(sd.update_window_dims.len());
@@ -355,5 +368,6 @@ pub fn scatter_add(x: Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDi
         (Storage::U32(d), Storage::U32(u)) => add_at(d, u, &targets, u32::wrapping_add),
         _ => unreachable!("validation: scatter_add is numeric"),
     }
+    pool::give(targets);
     Tensor { ty, data }
 }

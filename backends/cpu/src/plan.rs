@@ -1,8 +1,10 @@
 //! Compiling a validated program into an execution plan: elementwise chains grouped into
 //! fused steps, regions compiled once, and the step after which each value can be freed.
 
-use quabla_abi::qir::{Node, Program, ValueId};
+use crate::tensor::Storage;
+use quabla_abi::qir::{Node, Op, Program, ValueId};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// A chain of elementwise nodes over one shape, run tile by tile with no full-size
 /// temporaries for values used only inside the chain.
@@ -29,6 +31,9 @@ pub struct Plan {
     pub free_after: Vec<Vec<ValueId>>,
     /// Compiled regions of each node (empty for non-region nodes).
     pub regions: Vec<Vec<Plan>>,
+    /// Each constant node's data, converted once (a loop body's constants are not rebuilt
+    /// every iteration).
+    pub constants: Vec<Option<Arc<Storage>>>,
 }
 
 fn group_key(node: &Node) -> Option<usize> {
@@ -70,12 +75,21 @@ impl Plan {
         if let Some(g) = open.take() {
             steps.push(g);
         }
+        let constants = program
+            .nodes
+            .iter()
+            .map(|n| match &n.op {
+                Op::Constant(h) => Some(Arc::new(Storage::from_host(h))),
+                _ => None,
+            })
+            .collect();
         let mut plan = Plan {
             program,
             first_ids,
             steps: Vec::new(),
             free_after: Vec::new(),
             regions,
+            constants,
         };
         plan.steps = steps
             .into_iter()

@@ -4,6 +4,7 @@
 
 use crate::elementwise::{fmax, fmin, Real};
 use crate::movement;
+use crate::pool::{self, CollectPooled, Pooled};
 use crate::tensor::{Storage, Tensor};
 use quabla_abi::qir::{CumulativeKind, ReduceKind};
 use quabla_abi::TensorType;
@@ -55,25 +56,29 @@ fn fold_row<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, row: &[T], parallel: boo
     pairwise(m, &partials)
 }
 
-fn reduce_rows<T: Copy + Send + Sync, M: Monoid<T>>(
+fn reduce_rows<T: Pooled + Send + Sync, M: Monoid<T>>(
     m: &M,
     data: &[T],
     rows: usize,
     len: usize,
 ) -> Vec<T> {
     if len == 0 {
-        return vec![m.identity(); rows];
+        return pool::filled(rows, m.identity());
     }
     let big = rows * len >= PAR_MIN;
     if rows == 1 {
-        return vec![fold_row(m, data, big)];
+        return pool::filled(1, fold_row(m, data, big));
     }
     if big {
+        let mut out = pool::take(rows);
         data.par_chunks(len)
             .map(|r| fold_row(m, r, false))
-            .collect()
+            .collect_into_vec(&mut out);
+        out
     } else {
-        data.chunks(len).map(|r| fold_row(m, r, false)).collect()
+        data.chunks(len)
+            .map(|r| fold_row(m, r, false))
+            .collect_pooled()
     }
 }
 
@@ -135,7 +140,7 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
     }
 }
 
-fn scan_lines<T: Copy + Send + Sync>(
+fn scan_lines<T: Pooled + Send + Sync>(
     v: &[T],
     shape: &[usize],
     axis: usize,
@@ -145,7 +150,8 @@ fn scan_lines<T: Copy + Send + Sync>(
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
-    let mut out = v.to_vec();
+    let mut out = pool::take(v.len());
+    out.extend_from_slice(v);
     if n == 0 || inner == 0 {
         return out;
     }

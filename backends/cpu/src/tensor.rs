@@ -1,6 +1,7 @@
 //! The CPU backend's arrays: typed vectors behind an `Arc`, so reshapes and passing values
 //! between steps never copy.
 
+use crate::pool::{self, CollectPooled};
 use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
 use quabla_abi::{abi::AbiError, DType, HostArray, TensorType};
 use std::any::Any;
@@ -55,38 +56,33 @@ impl Storage {
     /// A zero-filled vector (false for bool).
     pub fn zeros(dtype: DType, n: usize) -> Storage {
         match dtype {
-            DType::Bool => Storage::Bool(vec![false; n]),
-            DType::I32 => Storage::I32(vec![0; n]),
-            DType::U32 => Storage::U32(vec![0; n]),
-            DType::F32 => Storage::F32(vec![0.0; n]),
-            DType::F64 => Storage::F64(vec![0.0; n]),
+            DType::Bool => Storage::Bool(pool::filled(n, false)),
+            DType::I32 => Storage::I32(pool::filled(n, 0)),
+            DType::U32 => Storage::U32(pool::filled(n, 0)),
+            DType::F32 => Storage::F32(pool::filled(n, 0.0)),
+            DType::F64 => Storage::F64(pool::filled(n, 0.0)),
         }
     }
 
     /// Elements at `idx`, in order.
     pub fn take(&self, idx: &[usize]) -> Storage {
-        map_storage!(self, v => idx.iter().map(|&i| v[i]).collect())
+        map_storage!(self, v => idx.iter().map(|&i| v[i]).collect_pooled())
     }
 
     /// Concatenates same-dtype pieces.
     pub fn concat(dtype: DType, parts: &[Storage]) -> Storage {
         let n = parts.iter().map(|p| p.len()).sum();
-        let mut out = Storage::zeros(dtype, 0);
-        out.reserve(n);
+        let mut out = match dtype {
+            DType::Bool => Storage::Bool(pool::take(n)),
+            DType::I32 => Storage::I32(pool::take(n)),
+            DType::U32 => Storage::U32(pool::take(n)),
+            DType::F32 => Storage::F32(pool::take(n)),
+            DType::F64 => Storage::F64(pool::take(n)),
+        };
         for p in parts {
             out.extend_from(p, 0, p.len());
         }
         out
-    }
-
-    fn reserve(&mut self, n: usize) {
-        match self {
-            Storage::Bool(v) => v.reserve(n),
-            Storage::I32(v) => v.reserve(n),
-            Storage::U32(v) => v.reserve(n),
-            Storage::F32(v) => v.reserve(n),
-            Storage::F64(v) => v.reserve(n),
-        }
     }
 
     /// Appends `src[start..end]`; both must have one dtype (guaranteed by validation).
@@ -146,6 +142,18 @@ impl Storage {
             Storage::U32(v) => v[0] as i64,
             Storage::F32(v) => v[0] as i64,
             Storage::F64(v) => v[0] as i64,
+        }
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        match self {
+            Storage::Bool(v) => pool::give(std::mem::take(v)),
+            Storage::I32(v) => pool::give(std::mem::take(v)),
+            Storage::U32(v) => pool::give(std::mem::take(v)),
+            Storage::F32(v) => pool::give(std::mem::take(v)),
+            Storage::F64(v) => pool::give(std::mem::take(v)),
         }
     }
 }

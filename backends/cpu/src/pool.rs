@@ -1,0 +1,217 @@
+//! Recycled element buffers, so loop bodies run without allocating new buffers each
+//! iteration: a `Storage` hands its vector back here when dropped, and kernels take their
+//! output vectors from here. One free list per element type and thread (rayon workers keep
+//! their own), each holding at most `MAX_KEPT` vectors.
+
+use std::cell::RefCell;
+
+/// Vectors kept per element type and thread.
+const MAX_KEPT: usize = 64;
+/// Bytes kept per element type and thread: big arrays that happen to die are not held.
+const MAX_KEPT_BYTES: usize = 256 << 20;
+
+/// Element types whose vectors are recycled.
+pub trait Pooled: Copy + 'static {
+    /// Runs `f` on this thread's free list (`None` while the thread is shutting down).
+    fn with_free<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> Option<R>;
+}
+
+macro_rules! pooled {
+    ($($t:ty => $name:ident),*) => {$(
+        thread_local! {
+            static $name: RefCell<Vec<Vec<$t>>> = const { RefCell::new(Vec::new()) };
+        }
+        impl Pooled for $t {
+            fn with_free<R>(f: impl FnOnce(&mut Vec<Vec<Self>>) -> R) -> Option<R> {
+                $name.try_with(|p| p.try_borrow_mut().ok().map(|mut p| f(&mut p))).ok().flatten()
+            }
+        }
+    )*};
+}
+// usize: the index maps of gathers, pads and scatters.
+pooled!(bool => FREE_BOOL, i32 => FREE_I32, u32 => FREE_U32, f32 => FREE_F32, f64 => FREE_F64,
+    usize => FREE_USIZE);
+
+/// An empty vector with room for `n` elements: a recycled one when one fits (and is not
+/// wastefully large), else a new one.
+pub fn take<T: Pooled>(n: usize) -> Vec<T> {
+    let reused = T::with_free(|free| {
+        let pos = free
+            .iter()
+            .rposition(|v| v.capacity() >= n && v.capacity() <= 2 * n + 64)?;
+        Some(free.swap_remove(pos))
+    })
+    .flatten();
+    match reused {
+        Some(mut v) => {
+            v.clear();
+            v
+        }
+        None => Vec::with_capacity(n),
+    }
+}
+
+/// Hands a vector back for reuse.
+pub fn give<T: Pooled>(v: Vec<T>) {
+    if v.capacity() == 0 {
+        return;
+    }
+    // A storage dropped while its thread shuts down just frees its vector.
+    let bytes = |v: &Vec<T>| v.capacity() * std::mem::size_of::<T>();
+    T::with_free(|free| {
+        let kept: usize = free.iter().map(bytes).sum();
+        if free.len() < MAX_KEPT && kept + bytes(&v) <= MAX_KEPT_BYTES {
+            free.push(v);
+        }
+    });
+}
+
+/// `n` copies of `value` in a recycled vector.
+pub fn filled<T: Pooled>(n: usize, value: T) -> Vec<T> {
+    let mut v = take(n);
+    v.resize(n, value);
+    v
+}
+
+/// `collect()` into a recycled vector.
+pub trait CollectPooled: Iterator + Sized
+where
+    Self::Item: Pooled,
+{
+    fn collect_pooled(self) -> Vec<Self::Item> {
+        let mut v = take(self.size_hint().0);
+        v.extend(self);
+        v
+    }
+}
+
+impl<I: Iterator> CollectPooled for I where I::Item: Pooled {}
+
+#[cfg(test)]
+mod tests {
+    //! A loop body must not allocate new buffers each iteration: counted with an allocator
+    //! that tallies this thread's large allocations (buffers; bookkeeping is small).
+
+    use crate::exec::run;
+    use crate::plan::Plan;
+    use crate::tensor::{Storage, Tensor};
+    use quabla_abi::qir::Program;
+    use quabla_abi::{DType, TensorType};
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    /// Allocations of at least this many bytes count as buffers.
+    const BUFFER_BYTES: usize = 4096;
+
+    struct Counting;
+
+    thread_local! {
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+        static BUFFERS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if layout.size() >= BUFFER_BYTES {
+                let _ = COUNTING.try_with(|c| {
+                    if c.get() {
+                        let _ = BUFFERS.try_with(|b| b.set(b.get() + 1));
+                    }
+                });
+            }
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static ALLOC: Counting = Counting;
+
+    /// A 1024-wide tanh RNN scanned over `steps` rows of `xs`, stacking every state.
+    fn rnn(steps: usize) -> Program {
+        let t = steps;
+        Program::parse(&format!(
+            "program(%0: f64[1024,1024], %1: f64[1024], %2: f64[{t},1024]) {{
+  %3 = constant[value=[0]]() : i32[]
+  %4 = broadcast_in_dim[dims=[]](%3) : i32[]
+  %5 = convert(%2) : f64[{t},1024]
+  %6, %7, %8, %9 = while(%4, %1, %2, %5) : i32[], f64[1024], f64[{t},1024], f64[{t},1024] {{
+    cond(%0: i32[], %1: f64[1024], %2: f64[{t},1024], %3: f64[{t},1024]) {{
+      %4 = constant[value=[{t}]]() : i32[]
+      %5 = compare[dir=lt](%0, %4) : bool[]
+      return %5
+    }}
+    body(%0: i32[], %1: f64[1024], %2: f64[{t},1024], %3: f64[{t},1024]) {{
+      %4 = constant[value=[0]]() : i32[]
+      %5 = dynamic_slice[sizes=[1,1024]](%2, %0, %4) : f64[1,1024]
+      %6 = reshape(%5) : f64[1024]
+      %7 = reshape(%1) : f64[1024,1]
+      %8 = constant[value=[0.001]]() : f64[]
+      %9 = broadcast_in_dim[dims=[]](%8) : f64[1024,1024]
+      %10 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%9, %7) : f64[1024,1]
+      %11 = reshape(%10) : f64[1024]
+      %12 = add(%11, %6) : f64[1024]
+      %13 = tanh(%12) : f64[1024]
+      %14 = reduce[kind=sum, axes=[0]](%13) : f64[]
+      %15 = broadcast_in_dim[dims=[]](%14) : f64[1024]
+      %16 = mul(%13, %15) : f64[1024]
+      %17 = reshape(%16) : f64[1,1024]
+      %18 = dynamic_update_slice(%3, %17, %0, %4) : f64[{t},1024]
+      %19 = constant[value=[1]]() : i32[]
+      %20 = add(%0, %19) : i32[]
+      return %20, %13, %2, %18
+    }}
+  }}
+  return %7, %9
+}}
+"
+        ))
+        .expect("test program parses")
+    }
+
+    fn f64_tensor(shape: Vec<usize>, fill: f64) -> Tensor {
+        let n = shape.iter().product();
+        Tensor::new(
+            TensorType::new(DType::F64, shape),
+            Storage::F64((0..n).map(|i| fill * ((i % 7) as f64 - 3.0)).collect()),
+        )
+    }
+
+    /// Buffers allocated by a run of `steps` iterations, on a one-thread pool so every
+    /// allocation happens on the counted thread.
+    fn buffers_for(steps: usize) -> usize {
+        let p = rnn(steps);
+        p.validate().expect("test program is valid");
+        let plan = Plan::new(p);
+        let inputs = vec![
+            f64_tensor(vec![1024, 1024], 0.01),
+            f64_tensor(vec![1024], 0.1),
+            f64_tensor(vec![steps, 1024], 0.2),
+        ];
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool");
+        pool.install(|| {
+            // Warm this thread's free lists, then count.
+            drop(run(&plan, inputs.clone()));
+            BUFFERS.with(|b| b.set(0));
+            COUNTING.with(|c| c.set(true));
+            let out = run(&plan, inputs);
+            COUNTING.with(|c| c.set(false));
+            drop(out);
+            BUFFERS.with(|b| b.get())
+        })
+    }
+
+    #[test]
+    fn loop_iterations_reuse_buffers() {
+        let (short, long) = (buffers_for(4), buffers_for(64));
+        assert_eq!(
+            short, long,
+            "buffers allocated: {short} for 4 iterations, {long} for 64: a loop body allocates"
+        );
+    }
+}
