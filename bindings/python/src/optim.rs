@@ -177,7 +177,53 @@ fn piecewise_constant_schedule(
     Schedule(optim::piecewise_constant(init_value, boundaries_and_scales))
 }
 
+/// L-BFGS settings (`optim::Lbfgs`).
+#[pyclass(frozen, from_py_object, module = "quabla._quabla")]
+#[derive(Clone)]
+pub struct Lbfgs(optim::Lbfgs);
+
+#[pymethods]
+impl Lbfgs {
+    #[new]
+    #[pyo3(signature = (memory_size = 10, max_linesearch_steps = 20, c1 = 1e-4, c2 = 0.9))]
+    fn new(memory_size: usize, max_linesearch_steps: usize, c1: f64, c2: f64) -> Self {
+        Lbfgs(optim::Lbfgs {
+            memory: memory_size,
+            max_linesearch_steps,
+            c1,
+            c2,
+            ..optim::Lbfgs::default()
+        })
+    }
+
+    fn init(&self, params: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
+        Ok(raws(self.0.init(&inners(&params)).py()?))
+    }
+
+    /// One step: `(params, state, value, step_size)`; `value_fn(params) -> scalar`.
+    fn step(
+        &self,
+        value_fn: Py<PyAny>,
+        params: Vec<RawArray>,
+        state: Vec<RawArray>,
+    ) -> PyResult<(Vec<RawArray>, Vec<RawArray>, RawArray, RawArray)> {
+        let f = |p: &[quabla::Array]| -> quabla::Result<quabla::Array> {
+            let mut out = crate::transforms::call_flat(&value_fn, p)?;
+            out.pop()
+                .ok_or_else(|| quabla::Error::Type("lbfgs: value_fn returned nothing".into()))
+        };
+        let s = self.0.step(&f, &inners(&params), &inners(&state)).py()?;
+        Ok((
+            raws(s.params),
+            raws(s.state),
+            s.value.into(),
+            s.step_size.into(),
+        ))
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Lbfgs>()?;
     m.add_class::<Schedule>()?;
     m.add_class::<GradientTransformation>()?;
     m.add_function(wrap_pyfunction!(sgd, m)?)?;

@@ -23,10 +23,12 @@
 //! let params = apply_updates(&params, &updates).unwrap();
 //! ```
 
+mod lbfgs;
 mod schedule;
 mod trainer;
 mod transforms;
 
+pub use lbfgs::{Lbfgs, LbfgsStep};
 pub use schedule::{
     constant, cosine_decay, exponential_decay, piecewise_constant, warmup_cosine_decay,
     LearningRate, Schedule,

@@ -4,12 +4,14 @@
 //! collocation point (`vmap` of `hessian`). Prints progress, the final loss and the
 //! relative L2 error against sin(pi x) sin(pi y) on a 101 x 101 grid.
 //!
-//! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]`
-//! (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
+//! `--lbfgs K` refines with K L-BFGS steps after Adam (strong Wolfe line search).
+//!
+//! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]
+//! [--lbfgs 0]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
 use quabla::ad::hessian;
-use quabla::optim::{adam, Trainer};
-use quabla::{default_device, vmap, Array, Axes, DType, Result};
+use quabla::optim::{adam, Lbfgs, Trainer};
+use quabla::{default_device, jit, vmap, Array, Axes, DType, Result};
 use std::f64::consts::PI;
 use std::time::Instant;
 
@@ -73,7 +75,7 @@ fn arg(name: &str, default: usize) -> usize {
 }
 
 fn main() -> Result<()> {
-    let (steps, n) = (arg("--steps", 2000), arg("--n", 1024));
+    let (steps, n, lbfgs_steps) = (arg("--steps", 2000), arg("--n", 1024), arg("--lbfgs", 0));
     let dev = default_device()?;
     println!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32)", dev.platform());
     let (inner, bnd) = points(n);
@@ -82,7 +84,7 @@ fn main() -> Result<()> {
     let params = init(0)?;
     let np = params.len();
 
-    let loss = move |a: &[Array]| -> Result<Vec<Array>> {
+    let loss = std::sync::Arc::new(move |a: &[Array]| -> Result<Vec<Array>> {
         let (p, xs, xb) = (&a[..np], &a[np], &a[np + 1]);
         let u = |q: &[Array]| Ok(vec![mlp(p, &q[0].reshape(&[1, 2])?)?.reshape(&[])?]);
         let h = vmap(hessian(u, &[0]), &[Some(0)], &[])(std::slice::from_ref(xs))?.remove(0);
@@ -103,10 +105,11 @@ fn main() -> Result<()> {
         Ok(vec![
             (&(&res * &res)?.mean(Axes::All, false)? + &(&ub * &ub)?.mean(Axes::All, false)?)?,
         ])
-    };
+    });
     // One compiled program per step (loss, gradient, Adam update); the parameters and the
     // optimizer state stay on the device between steps.
-    let mut trainer = Trainer::new(loss, params, adam(1e-3.into()))?;
+    let adam_loss = loss.clone();
+    let mut trainer = Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3.into()))?;
     let batch = [xs, xb];
     let start = Instant::now();
     for k in 0..steps {
@@ -120,8 +123,42 @@ fn main() -> Result<()> {
             );
         }
     }
-    let last = trainer.loss()?;
-    let p = trainer.params().to_vec();
+    let mut last = trainer.loss()?;
+    let mut p = trainer.params().to_vec();
+    if lbfgs_steps > 0 {
+        // One compiled L-BFGS step: parameters, optimizer state and the points in, the same
+        // out (plus the loss); its line search is a while loop inside the program.
+        let opt = Lbfgs::default();
+        let o = opt.clone();
+        let step = jit(move |a: &[Array]| {
+            let (params, state, pts) = (&a[..np], &a[np..np + 4], &a[np + 4..]);
+            let f = |q: &[Array]| -> Result<Array> {
+                let mut v = q.to_vec();
+                v.extend_from_slice(pts);
+                Ok(loss(&v)?.remove(0))
+            };
+            let s = o.step(&f, params, state)?;
+            let mut out = s.params;
+            out.extend(s.state);
+            out.push(s.value);
+            Ok(out)
+        });
+        let mut args: Vec<Array> = p.iter().cloned().chain(opt.init(&p)?).collect();
+        args.extend_from_slice(&batch);
+        let t = Instant::now();
+        for k in 0..lbfgs_steps {
+            let mut out = step.call(&args)?;
+            let value = out.pop().expect("the step returns its loss");
+            if k == 0 || (k + 1) % 100 == 0 || k + 1 == lbfgs_steps {
+                last = value.item::<f32>()? as f64;
+                let rate = (k + 1) as f64 / t.elapsed().as_secs_f64();
+                println!("lbfgs {:>5}  loss {last:.6e}  {rate:.1} steps/s", k + 1);
+            }
+            out.extend_from_slice(&batch);
+            args = out;
+        }
+        p = args[..np].to_vec();
+    }
     // Relative L2 error on a 101 x 101 grid.
     let g: Vec<f32> = (0..101 * 101)
         .flat_map(|i| [(i / 101) as f32 / 100.0, (i % 101) as f32 / 100.0])

@@ -26,7 +26,7 @@ __all__ = [
     "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
     "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
     "cosine_decay_schedule", "warmup_cosine_decay_schedule", "piecewise_constant_schedule",
-    "Schedule",
+    "Schedule", "lbfgs",
 ]
 
 Schedule = _quabla.Schedule
@@ -116,3 +116,47 @@ exponential_decay = _quabla.exponential_decay
 cosine_decay_schedule = _quabla.cosine_decay_schedule
 warmup_cosine_decay_schedule = _quabla.warmup_cosine_decay_schedule
 piecewise_constant_schedule = _quabla.piecewise_constant_schedule
+
+
+class lbfgs:
+    """L-BFGS with a strong Wolfe line search (the rules in ``quabla::optim::Lbfgs``), with
+    optax's calling convention::
+
+        opt = optim.lbfgs()
+        state = opt.init(params)
+        value, grads = quabla.value_and_grad(loss)(params)
+        updates, state = opt.update(grads, state, params, value=value, grad=grads,
+                                    value_fn=loss)
+        params = optim.apply_updates(params, updates)
+
+    ``step(value_fn, params, state) -> (params, state, value)`` does the same without the
+    updates. The line search evaluates ``value_fn`` (traced: it runs inside ``jit`` too); the
+    gradients passed to ``update`` are recomputed inside the step.
+    """
+
+    def __init__(self, memory_size: int = 10, max_linesearch_steps: int = 20,
+                 c1: float = 1e-4, c2: float = 0.9):
+        self._core = _quabla.Lbfgs(memory_size, max_linesearch_steps, c1, c2)
+
+    def init(self, params: Any) -> OptState:
+        leaves, _ = tree_flatten(params)
+        return OptState([Array(r) for r in self._core.init([to_raw(x) for x in leaves])])
+
+    def step(self, value_fn, params: Any, state: OptState):
+        leaves, tree = tree_flatten(params)
+
+        def flat(raws):
+            out = value_fn(tree_unflatten(tree, [Array(r) for r in raws]))
+            return [to_raw(out)]
+
+        p, s, value, _ = self._core.step(flat, [to_raw(x) for x in leaves],
+                                         [to_raw(x) for x in state.leaves])
+        return (tree_unflatten(tree, [Array(r) for r in p]), OptState([Array(r) for r in s]),
+                Array(value))
+
+    def update(self, grads: Any, state: OptState, params: Any = None, *, value=None,
+               grad=None, value_fn=None):
+        if params is None or value_fn is None:
+            raise TypeError("lbfgs.update needs params and value_fn (as optax.lbfgs)")
+        new, state, _ = self.step(value_fn, params, state)
+        return tree_map(lambda a, b: a - b, new, params), state
