@@ -96,3 +96,28 @@ def test_lbfgs_minimises_rosenbrock_like_scipy():
     for _ in range(60):
         params, state = step(params, state)
     np.testing.assert_allclose(np.asarray(params["x"]), [1.0, 1.0], rtol=0, atol=1e-8)
+
+
+def test_trainer_trains_and_reports_progress():
+    import io
+
+    def loss(p, x, y):
+        return qnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 3))
+    w_true = np.array([1.5, -2.0, 0.5])
+    y = x @ w_true + 0.3
+    t = optim.Trainer(loss, {"w": qnp.zeros(3, np.float64), "b": qnp.zeros((), np.float64)},
+                      optim.adam(0.05))
+    with pytest.raises(ValueError, match="no step"):
+        t.loss()
+    out = io.StringIO()
+    t.run(400, qnp.asarray(x), qnp.asarray(y), file=out, every=0.0)
+    text = out.getvalue()
+    assert "step 400/400" in text and "steps/s" in text
+    assert t.steps == 400 and t.loss() < 1e-4
+    np.testing.assert_allclose(np.asarray(t.params()["w"]), w_true, atol=1e-2)
+    quiet = io.StringIO()
+    t.run(5, qnp.asarray(x), qnp.asarray(y), progress=False, file=quiet)
+    assert quiet.getvalue() == ""

@@ -2,13 +2,15 @@
 //! [0, 1]^2 with u = 0 on the boundary, solved by an MLP 2 -> 64 -> 64 -> 64 -> 1 (tanh)
 //! trained with Adam (lr 1e-3) in f32. The Laplacian is forward-over-reverse AD per
 //! collocation point (`vmap` of `hessian`). Prints progress, the final loss and the
-//! relative L2 error against sin(pi x) sin(pi y) on a 101 x 101 grid.
+//! relative L2 error against sin(pi x) sin(pi y) on a 101 x 101 grid, and writes
+//! `out/pinn_poisson.png`: the prediction (left) and the pointwise error (right) as heat maps.
 //!
 //! `--lbfgs K` refines with K L-BFGS steps after Adam (strong Wolfe line search).
 //!
 //! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]
 //! [--lbfgs 0]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
+use plotters::prelude::*;
 use quabla::ad::hessian;
 use quabla::optim::{adam, Lbfgs, Trainer};
 use quabla::{default_device, jit, vmap, Array, Axes, DType, Result};
@@ -74,7 +76,60 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn main() -> Result<()> {
+/// A blue-white-red colour for `t` in [0, 1].
+fn colour(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0);
+    let (lo, mid, hi) = (
+        (59.0, 76.0, 192.0),
+        (240.0, 240.0, 240.0),
+        (180.0, 4.0, 38.0),
+    );
+    let (a, b, u) = if t < 0.5 {
+        (lo, mid, t * 2.0)
+    } else {
+        (mid, hi, t * 2.0 - 1.0)
+    };
+    let mix = |x: f64, y: f64| (x + (y - x) * u) as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Two heat maps side by side: `left` scaled to its range, `right` (the error) from 0 to its
+/// largest magnitude.
+fn write_png(
+    path: &str,
+    side: usize,
+    left: &[f64],
+    right: &[f64],
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    const CELL: usize = 3;
+    let w = side * CELL;
+    let root = BitMapBackend::new(path, ((2 * w + 10) as u32, w as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (a, b) = root.split_horizontally((w + 10) as u32);
+    for (area, values, symmetric) in [(a, left, false), (b, right, true)] {
+        let lo = values.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let m = lo.abs().max(hi.abs()).max(1e-30);
+        for (k, v) in values.iter().enumerate() {
+            let t = if symmetric {
+                0.5 + 0.5 * v / m
+            } else {
+                (v - lo) / (hi - lo).max(1e-30)
+            };
+            // Grid index k = i * side + j with x = i / (side - 1), y = j / (side - 1); y up.
+            let (i, j) = (k / side, k % side);
+            let (x0, y0) = ((i * CELL) as i32, ((side - 1 - j) * CELL) as i32);
+            area.draw(&Rectangle::new(
+                [(x0, y0), (x0 + CELL as i32, y0 + CELL as i32)],
+                colour(t).filled(),
+            ))?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let (steps, n, lbfgs_steps) = (arg("--steps", 2000), arg("--n", 1024), arg("--lbfgs", 0));
     let dev = default_device()?;
     println!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32)", dev.platform());
@@ -165,16 +220,22 @@ fn main() -> Result<()> {
         .collect();
     let pred = mlp(&p, &Array::from_slice(&g, &[101 * 101, 2])?)?.to_vec::<f32>()?;
     let (mut num, mut den) = (0.0f64, 0.0f64);
+    let mut err = Vec::with_capacity(pred.len());
     for (i, u) in pred.iter().enumerate() {
         let (x, y) = (g[2 * i] as f64, g[2 * i + 1] as f64);
         let exact = (PI * x).sin() * (PI * y).sin();
         num += (*u as f64 - exact).powi(2);
         den += exact * exact;
+        err.push(*u as f64 - exact);
     }
+    std::fs::create_dir_all("out")?;
+    let u: Vec<f64> = pred.iter().map(|&v| v as f64).collect();
+    write_png("out/pinn_poisson.png", 101, &u, &err)?;
     println!(
         "final loss {last:.6e}; relative L2 error {:.3e}; {:.1} s",
         (num / den).sqrt(),
         start.elapsed().as_secs_f64()
     );
+    println!("wrote out/pinn_poisson.png (prediction | error)");
     Ok(())
 }

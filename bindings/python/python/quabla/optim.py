@@ -26,7 +26,7 @@ __all__ = [
     "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
     "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
     "cosine_decay_schedule", "warmup_cosine_decay_schedule", "piecewise_constant_schedule",
-    "Schedule", "lbfgs",
+    "Schedule", "lbfgs", "Trainer",
 ]
 
 Schedule = _quabla.Schedule
@@ -160,3 +160,72 @@ class lbfgs:
             raise TypeError("lbfgs.update needs params and value_fn (as optax.lbfgs)")
         new, state, _ = self.step(value_fn, params, state)
         return tree_map(lambda a, b: a - b, new, params), state
+
+
+class Trainer:
+    """One compiled step (loss, gradient, update) with the parameters and optimizer state kept
+    on the device between steps (donated to each step); the loss is read back only when asked
+    or shown. ``run`` shows a progress line (step, loss, steps/s) unless ``progress=False``.
+    The arrays of ``params`` are donated to the first step: keep using ``trainer.params()``.
+
+    >>> import quabla.numpy as qnp
+    >>> t = Trainer(lambda p, x: qnp.sum((p["w"] * x - 1.0) ** 2), {"w": qnp.zeros(3)},
+    ...             adam(0.1))
+    >>> t.run(100, qnp.ones(3), progress=False)
+    >>> t.loss() < 1e-2
+    True
+    """
+
+    def __init__(self, loss_fn, params: Any, optimizer: GradientTransformation, device=None):
+        from ._src.api import jit, value_and_grad
+
+        self._params = params
+        self._state = optimizer.init(params)
+        self._steps = 0
+        self._last = None
+
+        def step(params, state, *batch):
+            value, grads = value_and_grad(loss_fn)(params, *batch)
+            updates, state = optimizer.update(grads, state, params)
+            return apply_updates(params, updates), state, value
+
+        self._step = jit(step, donate_argnums=(0, 1), device=device)
+
+    def step(self, *batch) -> None:
+        """One optimisation step on ``batch`` (the loss function's arguments after params)."""
+        self._params, self._state, self._last = self._step(self._params, self._state, *batch)
+        self._steps += 1
+
+    def run(self, steps: int, *batch, progress: bool = True, every: float = 0.25,
+            file=None) -> None:
+        """``steps`` steps on the same batch; a progress line refreshed every ``every`` s."""
+        import sys
+        import time
+
+        out = file if file is not None else sys.stderr
+        start = last_shown = time.perf_counter()
+        for k in range(steps):
+            self.step(*batch)
+            now = time.perf_counter()
+            if progress and (now - last_shown >= every or k + 1 == steps):
+                last_shown = now
+                rate = (k + 1) / max(now - start, 1e-9)
+                out.write(f"\rstep {k + 1}/{steps} | loss {self.loss():.6e} | "
+                          f"{rate:.1f} steps/s")
+                out.flush()
+        if progress and steps:
+            out.write("\n")
+
+    def loss(self) -> float:
+        """The loss of the last step (one read back from the device)."""
+        if self._last is None:
+            raise ValueError("Trainer.loss: no step has run yet")
+        return float(self._last)
+
+    def params(self) -> Any:
+        """The current parameters."""
+        return self._params
+
+    @property
+    def steps(self) -> int:
+        return self._steps
