@@ -314,6 +314,41 @@ fn main() -> Result<()> {
         "adamw_clip_schedule_quadratic",
         passes::lower(&make_program(trajectory(adamw_clip), &adam_args)?, &dev)?,
     ));
+    // Adam on a small MLP regression (2 -> 8 tanh -> 1, 16 points): 100 steps as one scan
+    // whose ys are the loss before each step.
+    let mlp_adam = |a: &[Array]| -> Result<Vec<Array>> {
+        let (x, y) = (&a[4], &a[5]);
+        let loss = |q: &[Array]| {
+            let h = (&x.matmul(&q[0])? + &q[1])?.tanh()?;
+            let r = (&(&h.matmul(&q[2])? + &q[3])? - y)?;
+            Ok(vec![(&r * &r)?.mean(Axes::All, false)?])
+        };
+        let opt = quabla::optim::adam(1e-2.into());
+        let state = (opt.init)(&a[..4])?;
+        let ns = state.len();
+        let step = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+            let vg = quabla::ad::value_and_grad(loss, &[0, 1, 2, 3], false)(&c[..4])?;
+            let (u, s) = (opt.update)(&vg[1..], &c[4..4 + ns], &c[..4])?;
+            let mut carry = quabla::optim::apply_updates(&c[..4], &u)?;
+            carry.extend(s);
+            Ok((carry, vec![vg[0].clone()]))
+        };
+        let mut init = a[..4].to_vec();
+        init.extend(state);
+        Ok(scan(&step, &init, &[], Some(100), false, 1)?.1)
+    };
+    let mlp_args = [
+        f32v(&[2, 8]),
+        f32v(&[8]),
+        f32v(&[8, 1]),
+        f32v(&[1]),
+        f32v(&[16, 2]),
+        f32v(&[16, 1]),
+    ];
+    programs.push((
+        "adam_mlp_regression",
+        passes::lower(&make_program(mlp_adam, &mlp_args)?, &dev)?,
+    ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
             .map_err(|e| quabla::Error::Type(e.to_string()))?;
