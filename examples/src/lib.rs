@@ -1,2 +1,4 @@
 //! Runnable examples; each lives in `src/bin/`. Run them with the CPU plugin on the search
 //! path, e.g. `cargo xtask main`.
+
+pub mod pinn;

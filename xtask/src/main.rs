@@ -11,6 +11,10 @@
 //!   `--filter 'ops/unary/*'` are passed on).
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
+//! - `bench [--compare-jax] [--quick]`: the benchmark suite (`examples/src/bin/bench_suite.rs`)
+//!   in f32 and f64 on one thread (pinned with `taskset`) and on all; with `--compare-jax` the
+//!   same workloads in JAX (`benches/jax_suite.py`, in a venv under `target/` with jax and
+//!   optax from PyPI) in the same run, and a table of ratios in `target/bench/report.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -173,15 +177,168 @@ fn goldens() {
     );
 }
 
+/// Runs `cmd` (pinned to CPU 0 when `one_thread`) and returns its stdout lines that are JSON
+/// objects.
+fn bench_rows(what: &str, mut cmd: Command, one_thread: bool) -> Vec<String> {
+    let mut c = if one_thread && Command::new("taskset").arg("-V").output().is_ok() {
+        let mut t = Command::new("taskset");
+        t.args(["-c", "0"])
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => t.env(k, v),
+                None => t.env_remove(k),
+            };
+        }
+        t
+    } else {
+        std::mem::replace(&mut cmd, Command::new("true"))
+    };
+    eprintln!("xtask: {what}");
+    let out = c.current_dir(root()).output().unwrap_or_else(|e| {
+        eprintln!("xtask: cannot start {what}: {e}");
+        exit(2)
+    });
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("xtask: {what} failed ({})", out.status);
+        exit(out.status.code().unwrap_or(1));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(String::from)
+        .collect()
+}
+
+/// A field of one of the suites' flat JSON lines.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let start = line.find(&format!("\"{key}\": "))? + key.len() + 4;
+    let rest = &line[start..];
+    let end = rest.find([',', '}'])?;
+    Some(rest[..end].trim().trim_matches('"'))
+}
+
+fn bench(extra: &[String]) {
+    let compare = extra.iter().any(|a| a == "--compare-jax");
+    let quick = extra.iter().any(|a| a == "--quick");
+    build_plugins(true);
+    let mut b = cargo();
+    b.args([
+        "build",
+        "--release",
+        "-p",
+        "quabla-examples",
+        "--bin",
+        "bench_suite",
+    ]);
+    run("build the benchmark suite", &mut b);
+    let py = if compare {
+        let venv = target_dir().join("bench-venv");
+        let bin = venv.join("bin").join("python");
+        if !bin.exists() {
+            run(
+                "create the JAX benchmark venv",
+                Command::new("python3").arg("-m").arg("venv").arg(&venv),
+            );
+        }
+        run(
+            "install jax and optax for the comparison",
+            Command::new(&bin).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "jax==0.10.2",
+                "jaxlib==0.10.2",
+                "optax==0.2.8",
+                "numpy",
+            ]),
+        );
+        Some(bin)
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for one_thread in [true, false] {
+        for dtype in ["f32", "f64"] {
+            let mut q = Command::new(target_dir().join("release").join("bench_suite"));
+            q.args(["--dtype", dtype]);
+            if quick {
+                q.arg("--quick");
+            }
+            q.env("QUABLA_PLUGIN_PATH", plugin_file("release", "quabla_cpu"));
+            let t = if one_thread {
+                "1 thread"
+            } else {
+                "all threads"
+            };
+            rows.extend(bench_rows(&format!("Quabla {dtype}, {t}"), q, one_thread));
+            if let Some(py) = &py {
+                let mut j = Command::new(py);
+                j.arg(root().join("benches/jax_suite.py"))
+                    .args(["--dtype", dtype]);
+                if quick {
+                    j.arg("--quick");
+                }
+                rows.extend(bench_rows(&format!("JAX {dtype}, {t}"), j, one_thread));
+            }
+        }
+    }
+    let mut md = String::from(
+        "| workload | dtype | threads | Quabla compile ms | Quabla steady ms | JAX compile ms | JAX steady ms | steady ratio (Quabla / JAX) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows.iter().filter(|r| field(r, "system") == Some("quabla")) {
+        let (name, dtype, threads) = (field(r, "name"), field(r, "dtype"), field(r, "threads"));
+        let jax = rows.iter().find(|j| {
+            field(j, "system") == Some("jax")
+                && field(j, "name") == name
+                && field(j, "dtype") == dtype
+                && field(j, "threads") == threads
+        });
+        let num = |l: &str, k: &str| field(l, k).and_then(|v| v.parse::<f64>().ok());
+        let qs = num(r, "steady_ms").unwrap_or(f64::NAN);
+        let (jc, js) = jax.map_or((f64::NAN, f64::NAN), |j| {
+            (
+                num(j, "compile_ms").unwrap_or(f64::NAN),
+                num(j, "steady_ms").unwrap_or(f64::NAN),
+            )
+        });
+        md.push_str(&format!(
+            "| {} | {} | {} | {:.1} | {:.3} | {:.1} | {:.3} | {:.2} |\n",
+            name.unwrap_or("?"),
+            dtype.unwrap_or("?"),
+            threads.unwrap_or("?"),
+            num(r, "compile_ms").unwrap_or(f64::NAN),
+            qs,
+            jc,
+            js,
+            qs / js
+        ));
+    }
+    let dir = target_dir().join("bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let report = dir.join("report.md");
+    if let Err(e) = std::fs::write(&report, &md) {
+        eprintln!("xtask: cannot write {}: {e}", report.display());
+    }
+    println!("{md}");
+    eprintln!("xtask: wrote {}", report.display());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("bench") => bench(&args[1..]),
         Some("main") => main_job(&args[1..]),
         Some("test") => test(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
         _ => {
-            eprintln!("usage: cargo xtask <main | test | conformance [ARGS] | goldens>");
+            eprintln!(
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | bench [--compare-jax] [--quick]>"
+            );
             exit(2);
         }
     }

@@ -11,61 +11,11 @@
 //! [--lbfgs 0]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
 use plotters::prelude::*;
-use quabla::ad::hessian;
 use quabla::optim::{adam, Lbfgs, Trainer};
-use quabla::{default_device, jit, vmap, Array, Axes, DType, Result};
+use quabla::{default_device, jit, Array, DType, Result};
+use quabla_examples::pinn::{self, init, mlp, points};
 use std::f64::consts::PI;
 use std::time::Instant;
-
-const LAYERS: [(usize, usize); 4] = [(2, 64), (64, 64), (64, 64), (64, 1)];
-
-/// Glorot-uniform weights and zero biases from a fixed seed (a 64-bit LCG, not JAX's
-/// threefry: the numbers differ from JAX's, the distribution does not).
-fn init(seed: u64) -> Result<Vec<Array>> {
-    let mut s = seed;
-    let mut out = Vec::new();
-    for (fan_in, fan_out) in LAYERS {
-        let lim = (6.0 / (fan_in + fan_out) as f64).sqrt();
-        let w: Vec<f32> = (0..fan_in * fan_out)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * lim) as f32
-            })
-            .collect();
-        out.push(Array::from_slice(&w, &[fan_in, fan_out])?);
-        out.push(Array::zeros(&[fan_out], DType::F32)?);
-    }
-    Ok(out)
-}
-
-fn mlp(params: &[Array], x: &Array) -> Result<Array> {
-    let mut h = x.clone();
-    for l in 0..LAYERS.len() - 1 {
-        h = (h.matmul(&params[2 * l])? + &params[2 * l + 1])?.tanh()?;
-    }
-    h.matmul(&params[6])? + &params[7]
-}
-
-/// Collocation points from the R2 low-discrepancy sequence, and 64 points per boundary side.
-fn points(n: usize) -> (Vec<f32>, Vec<f32>) {
-    let (a1, a2) = (0.754_877_666_246_692_7, 0.569_840_290_998_053_3);
-    let inner: Vec<f32> = (0..n)
-        .flat_map(|i| {
-            [
-                ((0.5 + a1 * i as f64) % 1.0) as f32,
-                ((0.5 + a2 * i as f64) % 1.0) as f32,
-            ]
-        })
-        .collect();
-    let mut bnd = Vec::with_capacity(512);
-    for k in 0..64 {
-        let t = (k as f32 + 0.5) / 64.0;
-        bnd.extend_from_slice(&[t, 0.0, t, 1.0, 0.0, t, 1.0, t]);
-    }
-    (inner, bnd)
-}
 
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
@@ -136,31 +86,10 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let (inner, bnd) = points(n);
     let xs = Array::from_slice(&inner, &[n, 2])?;
     let xb = Array::from_slice(&bnd, &[256, 2])?;
-    let params = init(0)?;
+    let params = init(0, DType::F32)?;
     let np = params.len();
 
-    let loss = std::sync::Arc::new(move |a: &[Array]| -> Result<Vec<Array>> {
-        let (p, xs, xb) = (&a[..np], &a[np], &a[np + 1]);
-        let u = |q: &[Array]| Ok(vec![mlp(p, &q[0].reshape(&[1, 2])?)?.reshape(&[])?]);
-        let h = vmap(hessian(u, &[0]), &[Some(0)], &[])(std::slice::from_ref(xs))?.remove(0);
-        let m = xs.shape()[0];
-        let uxx = h
-            .slice(&[0, 0, 0], &[m, 1, 1], &[1, 1, 1])?
-            .reshape(&[-1])?;
-        let uyy = h
-            .slice(&[0, 1, 1], &[m, 2, 2], &[1, 1, 1])?
-            .reshape(&[-1])?;
-        let (x, y) = (
-            xs.slice(&[0, 0], &[m, 1], &[1, 1])?.reshape(&[-1])?,
-            xs.slice(&[0, 1], &[m, 2], &[1, 1])?.reshape(&[-1])?,
-        );
-        let f = ((&(x * PI)?.sin()? * &(y * PI)?.sin()?)? * (2.0 * PI * PI))?;
-        let res = (&(&uxx + &uyy)? + &f)?;
-        let ub = mlp(p, xb)?;
-        Ok(vec![
-            (&(&res * &res)?.mean(Axes::All, false)? + &(&ub * &ub)?.mean(Axes::All, false)?)?,
-        ])
-    });
+    let loss = std::sync::Arc::new(pinn::loss);
     // One compiled program per step (loss, gradient, Adam update); the parameters and the
     // optimizer state stay on the device between steps.
     let adam_loss = loss.clone();

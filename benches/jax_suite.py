@@ -1,0 +1,164 @@
+"""The workloads of examples/src/bin/bench_suite.rs in JAX (+ optax), for `cargo xtask bench
+--compare-jax`: compile time (first call of a fresh jit) and steady time (median of repeated
+calls), one JSON object per line. Nothing in the test command runs this.
+
+    python benches/jax_suite.py --dtype f32|f64 [--quick]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+import optax  # noqa: E402
+
+LAYERS = [(2, 64), (64, 64), (64, 64), (64, 1)]
+
+
+def timed(f, args, reps):
+    jf = jax.jit(f)
+    t = time.perf_counter()
+    jax.block_until_ready(jf(*args))
+    compile_ms = (time.perf_counter() - t) * 1e3
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        jax.block_until_ready(jf(*args))
+        times.append((time.perf_counter() - t) * 1e3)
+    return compile_ms, statistics.median(times)
+
+
+def data(shape, scale, dtype):
+    n = int(np.prod(shape)) if shape else 1
+    return jnp.asarray((np.sin(np.arange(n) * 0.618) * scale).reshape(shape), dtype)
+
+
+def init(seed, dtype):
+    s = seed
+    params = []
+    for fi, fo in LAYERS:
+        lim = np.sqrt(6.0 / (fi + fo))
+        w = np.empty(fi * fo, np.float32)
+        for i in range(fi * fo):
+            s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
+            w[i] = ((s >> 11) / 2.0**53 * 2.0 - 1.0) * lim
+        params += [jnp.asarray(w.reshape(fi, fo), dtype), jnp.zeros(fo, dtype)]
+    return params
+
+
+def mlp(p, x):
+    for k in range(3):
+        x = jnp.tanh(x @ p[2 * k] + p[2 * k + 1])
+    return x @ p[6] + p[7]
+
+
+def points(n):
+    a1, a2 = 0.7548776662466927, 0.5698402909980533
+    i = np.arange(n)
+    inner = np.stack([(0.5 + a1 * i) % 1.0, (0.5 + a2 * i) % 1.0], 1).astype(np.float32)
+    t = ((np.arange(64) + 0.5) / 64.0).astype(np.float32)
+    z, o = np.zeros(64, np.float32), np.ones(64, np.float32)
+    bnd = np.stack([np.stack(v, 1) for v in ((t, z), (t, o), (z, t), (o, t))], 1).reshape(-1, 2)
+    return inner, bnd
+
+
+def pinn_loss(p, xs, xb):
+    u = lambda q: mlp(p, q.reshape(1, 2)).reshape(())  # noqa: E731
+    h = jax.vmap(jax.hessian(u))(xs)
+    f = 2 * np.pi ** 2 * jnp.sin(np.pi * xs[:, 0]) * jnp.sin(np.pi * xs[:, 1])
+    res = h[:, 0, 0] + h[:, 1, 1] + f
+    ub = mlp(p, xb)
+    return jnp.mean(res ** 2) + jnp.mean(ub ** 2)
+
+
+def pinn_step(n, dtype, reps):
+    inner, bnd = points(n)
+    xs, xb = jnp.asarray(inner, dtype), jnp.asarray(bnd, dtype)
+    params = init(0, dtype)
+    opt = optax.adam(1e-3)
+    state = opt.init(params)
+
+    def step(p, s, xs, xb):
+        v, g = jax.value_and_grad(pinn_loss)(p, xs, xb)
+        u, s = opt.update(g, s, p)
+        return optax.apply_updates(p, u), s, v
+
+    return timed(step, (params, state, xs, xb), reps)
+
+
+def chain(x):
+    for i in range(50):
+        k = i % 5
+        x = jnp.sin(x) if k == 0 else x * 1.0001 if k == 1 else x + 0.5 if k == 2 else \
+            jnp.tanh(x) if k == 3 else x - 0.25
+    return x
+
+
+def rosenbrock(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtype", default="f32")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
+    reps = 3 if a.quick else 15
+    threads = len(os.sched_getaffinity(0))
+    rows = [("pinn_step_n1024",) + pinn_step(1024, dtype, reps)]
+    if not a.quick:
+        rows.append(("pinn_step_n16384",) + pinn_step(16384, dtype, 3))
+    rows.append(("elementwise_chain50_1e6",) + timed(chain, (data([10**6], 1.0, dtype),), reps))
+    rows.append(("matmul_1024",) + timed(lambda x, y: x @ y, (data([1024, 1024], 1.0, dtype),
+                                                              data([1024, 1024], 0.5, dtype)),
+                                         reps))
+    params = init(1, dtype)
+
+    def per_example(p, x, y):
+        def loss(q, xi, yi):
+            r = mlp(q, xi.reshape(1, 2)).reshape(()) - yi
+            return r * r
+        return jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(p, x, y)
+
+    rows.append(("per_example_grads_mlp_b1024",) + timed(
+        per_example, (params, data([1024, 2], 1.0, dtype), data([1024], 1.0, dtype)), reps))
+
+    def fori(c, a):
+        return jax.lax.fori_loop(0, 10_000, lambda i, v: v * 0.999 + a, c)
+
+    def rnn(w, u, h0, xs):
+        h, _ = jax.lax.scan(lambda h, x: (jnp.tanh(w @ h + u @ x), None), h0, xs)
+        return jnp.sum(h)
+
+    fargs = (data([], 1.0, dtype), data([], 0.001, dtype))
+    rargs = (data([64, 64], 0.1, dtype), data([64, 8], 0.1, dtype), data([64], 0.0, dtype),
+             data([10_000, 8], 1.0, dtype))
+    rows.append(("fori_10k_scalar",) + timed(fori, fargs, reps))
+    rows.append(("fori_10k_scalar_grad",) + timed(jax.grad(fori, argnums=(0, 1)), fargs, reps))
+    rows.append(("scan_10k_rnn64",) + timed(rnn, rargs, reps))
+    rows.append(("scan_10k_rnn64_grad",) + timed(jax.grad(rnn, argnums=(0, 1)), rargs,
+                                                 min(reps, 5)))
+    rows.append(("hessian_rosenbrock_n100",) + timed(jax.hessian(rosenbrock),
+                                                     (data([100], 1.0, dtype),), reps))
+
+    def hvp(x, v):
+        return jax.jvp(jax.grad(rosenbrock), (x,), (v,))[1]
+
+    rows.append(("hvp_rosenbrock_n1000",) + timed(hvp, (data([1000], 1.0, dtype),
+                                                        data([1000], 0.3, dtype)), reps))
+    for name, c, s in rows:
+        print(json.dumps({"system": "jax", "name": name, "dtype": a.dtype, "threads": threads,
+                          "compile_ms": round(c, 3), "steady_ms": round(s, 4)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+//! The benchmark suite behind `cargo xtask bench`: each workload's compile time (a fresh
+//! `jit`: trace, transform, compile, first run) and steady-state time (median of repeated
+//! calls), in one dtype, printed as one JSON object per line. `benches/jax_suite.py` runs the
+//! same workloads in JAX; `xtask bench --compare-jax` puts both in one table.
+//!
+//! `bench_suite --dtype f32|f64 [--quick]` (threads: whatever the process may use; xtask pins
+//! the one-thread runs with `taskset`).
+
+use quabla::ad::{grad, hessian, hvp, value_and_grad};
+use quabla::lax::{fori_loop, scan};
+use quabla::optim::{adam, apply_updates};
+use quabla::{jit, vmap, Array, Axes, DType, Result};
+use quabla_examples::pinn;
+use std::time::Instant;
+
+struct Run {
+    name: String,
+    dtype: DType,
+    compile_ms: f64,
+    steady_ms: f64,
+    /// A throughput figure where the workload has one (GB/s, GFLOP/s).
+    rate: Option<(f64, &'static str)>,
+}
+
+/// Times `f` on `args`: the first call of a fresh jit, then the median of `reps` calls.
+fn time<F>(f: F, args: &[Array], reps: usize) -> Result<(f64, f64)>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let j = jit(f);
+    let t = Instant::now();
+    let out = j.call(args)?;
+    block(&out)?;
+    let compile = t.elapsed().as_secs_f64() * 1e3;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        let out = j.call(args)?;
+        block(&out)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((compile, times[times.len() / 2]))
+}
+
+/// Waits for the results (downloads one element's worth: the CPU backend is synchronous, so
+/// this is the point where the work is done).
+fn block(out: &[Array]) -> Result<()> {
+    if let Some(a) = out.first() {
+        a.to_host()?;
+    }
+    Ok(())
+}
+
+fn data(shape: &[usize], scale: f64, dtype: DType) -> Result<Array> {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.618).sin() * scale).collect();
+    Array::from_slice(&v, shape)?.astype(dtype)
+}
+
+fn pinn_step(n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let (inner, bnd) = pinn::points(n);
+    let xs = Array::from_slice(&inner, &[n, 2])?.astype(dtype)?;
+    let xb = Array::from_slice(&bnd, &[256, 2])?.astype(dtype)?;
+    let params = pinn::init(0, dtype)?;
+    let opt = adam(1e-3.into());
+    let state = (opt.init)(&params)?;
+    let (np, ns) = (params.len(), state.len());
+    let step = move |a: &[Array]| -> Result<Vec<Array>> {
+        let (p, s, pts) = (&a[..np], &a[np..np + ns], &a[np + ns..]);
+        let vg = value_and_grad(pinn::loss, &(0..np).collect::<Vec<_>>(), false);
+        let mut args = p.to_vec();
+        args.extend_from_slice(pts);
+        let r = vg(&args)?;
+        let (u, s) = (opt.update)(&r[1..], s, p)?;
+        let mut out = apply_updates(p, &u)?;
+        out.extend(s);
+        out.push(r[0].clone());
+        Ok(out)
+    };
+    let mut args = params;
+    args.extend(state);
+    args.push(xs);
+    args.push(xb);
+    let (c, s) = time(step, &args, reps)?;
+    Ok(Run {
+        name: format!("pinn_step_n{n}"),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
+fn elementwise_chain(dtype: DType, reps: usize) -> Result<Run> {
+    let n = 1_000_000;
+    let chain = |a: &[Array]| -> Result<Vec<Array>> {
+        let mut y = a[0].clone();
+        for i in 0..50 {
+            y = match i % 5 {
+                0 => y.sin()?,
+                1 => (&y * 1.0001)?,
+                2 => (&y + 0.5)?,
+                3 => y.tanh()?,
+                _ => (&y - 0.25)?,
+            };
+        }
+        Ok(vec![y])
+    };
+    let (c, s) = time(chain, &[data(&[n], 1.0, dtype)?], reps)?;
+    let bytes = 2.0 * n as f64 * if dtype == DType::F32 { 4.0 } else { 8.0 };
+    Ok(Run {
+        name: "elementwise_chain50_1e6".into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: Some((bytes / (s * 1e-3) / 1e9, "GB/s")),
+    })
+}
+
+fn matmul(dtype: DType, reps: usize) -> Result<Run> {
+    let n = 1024;
+    let mm = |a: &[Array]| Ok(vec![a[0].matmul(&a[1])?]);
+    let args = [data(&[n, n], 1.0, dtype)?, data(&[n, n], 0.5, dtype)?];
+    let (c, s) = time(mm, &args, reps)?;
+    Ok(Run {
+        name: "matmul_1024".into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: Some((2.0 * (n as f64).powi(3) / (s * 1e-3) / 1e9, "GFLOP/s")),
+    })
+}
+
+/// Per-example gradients of a 2-64-64-64-1 MLP's squared error over a batch of 1024.
+fn per_example_grads(dtype: DType, reps: usize) -> Result<Run> {
+    let b = 1024;
+    let np = pinn::NUM_PARAMS;
+    let f = move |a: &[Array]| -> Result<Vec<Array>> {
+        let (p, x, y) = (&a[..np], &a[np], &a[np + 1]);
+        let idx: Vec<usize> = (0..np).collect();
+        // The gradient w.r.t. the (shared) parameters for one example.
+        let g = |e: &[Array]| -> Result<Vec<Array>> {
+            let loss = |q: &[Array]| -> Result<Vec<Array>> {
+                let r = (&pinn::mlp(q, &e[0].reshape(&[1, 2])?)?.reshape(&[])? - &e[1])?;
+                Ok(vec![(&r * &r)?])
+            };
+            grad(loss, &idx)(p)
+        };
+        let batched = vmap(g, &[Some(0), Some(0)], &[]);
+        // Bound first: a temporary in the tail expression would outlive `g`'s captures.
+        #[allow(clippy::let_and_return)]
+        let out = batched(&[x.clone(), y.clone()]);
+        out
+    };
+    let mut args = pinn::init(1, dtype)?;
+    args.push(data(&[b, 2], 1.0, dtype)?);
+    args.push(data(&[b], 1.0, dtype)?);
+    let (c, s) = time(f, &args, reps)?;
+    Ok(Run {
+        name: "per_example_grads_mlp_b1024".into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
+fn loops(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let fori = |a: &[Array]| -> Result<Vec<Array>> {
+        let body = |_: &Array, c: &[Array]| Ok(vec![(&(&c[0] * 0.999)? + &a[1])?]);
+        fori_loop(0, 10_000, &body, &a[..1])
+    };
+    let rnn = |a: &[Array]| -> Result<Vec<Array>> {
+        let (w, u) = (&a[0], &a[1]);
+        let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+            let h = (w.matmul(&c[0])? + &u.matmul(&x[0])?)?.tanh()?;
+            Ok((vec![h], vec![]))
+        };
+        let (h, _) = scan(&step, &a[2..3], &a[3..4], None, false, 1)?;
+        Ok(vec![h[0].sum(Axes::All, false)?])
+    };
+    let fargs = [data(&[], 1.0, dtype)?, data(&[], 0.001, dtype)?];
+    let rargs = [
+        data(&[64, 64], 0.1, dtype)?,
+        data(&[64, 8], 0.1, dtype)?,
+        data(&[64], 0.0, dtype)?,
+        data(&[10_000, 8], 1.0, dtype)?,
+    ];
+    let mut out = Vec::new();
+    for (name, (c, s)) in [
+        ("fori_10k_scalar", time(fori, &fargs, reps)?),
+        (
+            "fori_10k_scalar_grad",
+            time(grad(fori, &[0, 1]), &fargs, reps)?,
+        ),
+        ("scan_10k_rnn64", time(rnn, &rargs, reps)?),
+        (
+            "scan_10k_rnn64_grad",
+            time(grad(rnn, &[0, 1]), &rargs, reps.min(5))?,
+        ),
+    ] {
+        out.push(Run {
+            name: name.into(),
+            dtype,
+            compile_ms: c,
+            steady_ms: s,
+            rate: None,
+        });
+    }
+    Ok(out)
+}
+
+fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
+    let n = a[0].shape()[0];
+    let x = a[0].slice(&[0], &[n - 1], &[1])?;
+    let y = a[0].slice(&[1], &[n], &[1])?;
+    let t = (&y - &(&x * &x)?)?;
+    let u = (&x - 1.0)?;
+    Ok(vec![
+        (&(&(&t * &t)? * 100.0)? + &(&u * &u)?)?.sum(Axes::All, false)?
+    ])
+}
+
+fn second_order(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let h = hessian(rosenbrock, &[0]);
+    let (c1, s1) = time(h, &[data(&[100], 1.0, dtype)?], reps)?;
+    let hv = |a: &[Array]| hvp(rosenbrock, &a[..1], &a[1..]);
+    let (c2, s2) = time(
+        hv,
+        &[data(&[1000], 1.0, dtype)?, data(&[1000], 0.3, dtype)?],
+        reps,
+    )?;
+    Ok(vec![
+        Run {
+            name: "hessian_rosenbrock_n100".into(),
+            dtype,
+            compile_ms: c1,
+            steady_ms: s1,
+            rate: None,
+        },
+        Run {
+            name: "hvp_rosenbrock_n1000".into(),
+            dtype,
+            compile_ms: c2,
+            steady_ms: s2,
+            rate: None,
+        },
+    ])
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let dtype = match args
+        .iter()
+        .position(|a| a == "--dtype")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(d) if d == "f64" => DType::F64,
+        _ => DType::F32,
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let reps = if quick { 3 } else { 15 };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut runs = vec![pinn_step(1024, dtype, reps)?];
+    if !quick {
+        runs.push(pinn_step(16384, dtype, 3)?);
+    }
+    runs.push(elementwise_chain(dtype, reps)?);
+    runs.push(matmul(dtype, reps)?);
+    runs.push(per_example_grads(dtype, reps)?);
+    runs.extend(loops(dtype, reps)?);
+    runs.extend(second_order(dtype, reps)?);
+    for r in runs {
+        let rate = r
+            .rate
+            .map(|(v, u)| format!(", \"rate\": {v:.3}, \"rate_unit\": \"{u}\""))
+            .unwrap_or_default();
+        println!(
+            "{{\"system\": \"quabla\", \"name\": \"{}\", \"dtype\": \"{}\", \"threads\": {threads}, \"compile_ms\": {:.3}, \"steady_ms\": {:.4}{rate}}}",
+            r.name,
+            r.dtype.name(),
+            r.compile_ms,
+            r.steady_ms
+        );
+    }
+    Ok(())
+}
