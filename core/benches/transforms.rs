@@ -8,24 +8,13 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use quabla::ad::{grad, hessian, hvp};
+use quabla::test_util::rosenbrock;
 use quabla::{jit, vmap, Array, Axes, Result};
 use std::sync::Arc;
 
 fn cpu() -> Arc<quabla::Device> {
     quabla::runtime::register_static("cpu", quabla_cpu::backend_module);
     quabla::device("cpu").expect("the CPU backend loads")
-}
-
-fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
-    let x = &a[0];
-    let n = x.shape()[0];
-    let head = x.slice(&[0], &[n - 1], &[1])?;
-    let tail = x.slice(&[1], &[n], &[1])?;
-    let t1 = (&tail - &(&head * &head)?)?;
-    let t2 = (head.neg()? + 1.0)?;
-    Ok(vec![
-        ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?
-    ])
 }
 
 fn mlp_loss(a: &[Array]) -> Result<Vec<Array>> {

@@ -1,10 +1,12 @@
 //! `check_grads`, as JAX's `jax.test_util.check_grads`: JVPs against central finite
 //! differences in random directions, and VJPs against JVPs through
-//! `<jvp(t), u> = <t, vjp(u)>`, recursively up to the given order.
+//! `<jvp(t), u> = <t, vjp(u)>`, recursively up to the given order; and `rosenbrock`, the
+//! test function the tests, benchmarks and examples share.
 
 use crate::ad::{jvp, vjp};
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::Axes;
 use quabla_abi::DType;
 
 /// Tolerances of a check: `|a - b| <= atol + rtol * |b|` elementwise, with finite-difference
@@ -175,4 +177,24 @@ pub fn check_grads(
         check_grads(&vjp_fn, args, order - 1, Some(tol))?;
     }
     Ok(())
+}
+
+/// The n-dimensional Rosenbrock function `sum 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2` of a
+/// vector (minimum 0 at all ones), as a one-output function for the transformations.
+///
+/// ```no_run
+/// # use quabla::{test_util::rosenbrock, Array};
+/// let x = Array::from_slice(&[1.0f64, 1.0, 1.0], &[3]).unwrap();
+/// assert_eq!(rosenbrock(&[x]).unwrap()[0].item::<f64>().unwrap(), 0.0);
+/// ```
+pub fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
+    let x = &a[0];
+    let n = x.shape()[0];
+    let head = x.slice(&[0], &[n - 1], &[1])?;
+    let tail = x.slice(&[1], &[n], &[1])?;
+    let t1 = (&tail - &(&head * &head)?)?;
+    let t2 = (head.neg()? + 1.0)?;
+    Ok(vec![
+        ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?
+    ])
 }

@@ -7,6 +7,7 @@ mod common;
 use common::cpu;
 use quabla::ad::{grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, value_and_grad, vjp};
 use quabla::test_util::check_grads;
+use quabla::test_util::rosenbrock;
 use quabla::{Array, Axes, DType, Error, Result};
 
 fn f64s(v: &[f64], shape: &[usize]) -> Array {
@@ -381,18 +382,6 @@ fn nested_derivatives_compose() {
     let (g, dg) = jvp(pull, std::slice::from_ref(&x), &[f64s(&[1.0], &[])]).unwrap();
     assert!((vals(&g[0])[0] - 3.0 * 0.49).abs() < 1e-15);
     assert!((vals(&dg[0])[0] - 6.0 * 0.7).abs() < 1e-14);
-}
-
-fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
-    let x = &a[0];
-    let n = x.shape()[0];
-    let head = x.slice(&[0], &[n - 1], &[1])?;
-    let tail = x.slice(&[1], &[n], &[1])?;
-    let t1 = (&tail - &(&head * &head)?)?;
-    let t2 = (head.neg()? + 1.0)?;
-    Ok(vec![
-        ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?
-    ])
 }
 
 /// The analytic Hessian of the Rosenbrock function.

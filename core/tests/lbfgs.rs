@@ -17,14 +17,9 @@ fn vals(a: &Array) -> Vec<f64> {
     a.to_vec::<f64>().unwrap()
 }
 
-/// Rosenbrock in n dims: sum 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2, minimum at all ones.
+/// Rosenbrock in n dims (minimum at all ones), as a scalar loss.
 fn rosenbrock(p: &[Array]) -> Result<Array> {
-    let n = p[0].shape()[0];
-    let a = p[0].slice(&[0], &[n - 1], &[1])?;
-    let b = p[0].slice(&[1], &[n], &[1])?;
-    let t = (&b - &(&a * &a)?)?;
-    let u = (&a - 1.0)?;
-    (&(&(&t * &t)? * 100.0)? + &(&u * &u)?)?.sum(Axes::All, false)
+    Ok(quabla::test_util::rosenbrock(p)?.remove(0))
 }
 
 fn value_grad(f: fn(&[Array]) -> Result<Array>, x: &[f64]) -> (f64, Vec<f64>) {

@@ -9,6 +9,7 @@
 use quabla::ad::{grad, hessian, hvp, value_and_grad};
 use quabla::lax::{fori_loop, scan};
 use quabla::optim::{adam, apply_updates};
+use quabla::test_util::rosenbrock;
 use quabla::{jit, vmap, Array, Axes, DType, Result};
 use quabla_examples::pinn;
 use std::time::Instant;
@@ -209,17 +210,6 @@ fn loops(dtype: DType, reps: usize) -> Result<Vec<Run>> {
         });
     }
     Ok(out)
-}
-
-fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
-    let n = a[0].shape()[0];
-    let x = a[0].slice(&[0], &[n - 1], &[1])?;
-    let y = a[0].slice(&[1], &[n], &[1])?;
-    let t = (&y - &(&x * &x)?)?;
-    let u = (&x - 1.0)?;
-    Ok(vec![
-        (&(&(&t * &t)? * 100.0)? + &(&u * &u)?)?.sum(Axes::All, false)?
-    ])
 }
 
 fn second_order(dtype: DType, reps: usize) -> Result<Vec<Run>> {

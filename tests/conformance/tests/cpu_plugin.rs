@@ -5,8 +5,8 @@ use quabla_abi::host::Plugin;
 use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
 use std::path::Path;
 
-#[test]
-fn cpu_plugin_passes_every_case() {
+/// The CPU plugin's shared library from this build's target folder.
+fn cpu_plugin() -> Plugin {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap();
     let lib = dir.join(format!(
@@ -19,7 +19,12 @@ fn cpu_plugin_passes_every_case() {
         "{} is missing: build it first (`cargo xtask test` does)",
         lib.display()
     );
-    let plugin = Plugin::load(&lib).unwrap();
+    Plugin::load(&lib).unwrap()
+}
+
+#[test]
+fn cpu_plugin_passes_every_case() {
+    let plugin = cpu_plugin();
     let cases = load_cases(&default_cases_dir()).unwrap();
     assert!(cases.len() >= 300, "only {} cases", cases.len());
     let report = run_suite(&plugin, &cases, None);
@@ -62,14 +67,7 @@ fn the_filter_selects_cases_by_glob() {
 #[test]
 fn cpu_plugin_reproduces_its_recorded_adam_bits() {
     use quabla_abi::qir::Program;
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let lib = dir.join(format!(
-        "{}quabla_cpu{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    let plugin = Plugin::load(&lib).unwrap();
+    let plugin = cpu_plugin();
     let cases = load_cases(&default_cases_dir()).unwrap();
     let mut lines = Vec::new();
     for case in cases

@@ -52,7 +52,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     mode use ``fori_loop`` with static bounds or ``scan``."""
     raws, tree = flatten_to_raw(init_val)
     sc, sb = OutStore(), OutStore()
-    body = flat_function(lambda c: body_fun(c), tree, sb, call=lambda f, a: f(a))
+    body = flat_function(body_fun, tree, sb, call=lambda f, a: f(a))
 
     def checked_body(r):
         out = body(r)
@@ -62,7 +62,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         _same_types("while_loop: body_fun", r, out)
         return out
 
-    cond_flat = flat_function(lambda c: cond_fun(c), tree, sc, call=lambda f, a: f(a))
+    cond_flat = flat_function(cond_fun, tree, sc, call=lambda f, a: f(a))
     outs = _quabla.while_loop(cond_flat, checked_body, raws)
     return tree_unflatten(tree, [Array(r) for r in outs])
 

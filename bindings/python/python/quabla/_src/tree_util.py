@@ -176,18 +176,18 @@ _NONE_DEF = PyTreeDef(type(None), None, ())
 leaf_types: set = {float, int, bool, complex, str}
 
 
-def _walk(x: Any, leaves: list) -> "PyTreeDef":
+def _walk(x: Any, leaves: list, is_leaf) -> "PyTreeDef":
     t = type(x)
-    if t in leaf_types:
+    if t in leaf_types or (is_leaf is not None and is_leaf(x)):
         leaves.append(x)
         return _LEAF_DEF
     if t is tuple:
-        return PyTreeDef(tuple, None, tuple([_walk(c, leaves) for c in x]))
+        return PyTreeDef(tuple, None, tuple([_walk(c, leaves, is_leaf) for c in x]))
     if t is list:
-        return PyTreeDef(list, None, tuple([_walk(c, leaves) for c in x]))
+        return PyTreeDef(list, None, tuple([_walk(c, leaves, is_leaf) for c in x]))
     if t is dict:
         keys = sorted(x)
-        return PyTreeDef(dict, tuple(keys), tuple([_walk(x[k], leaves) for k in keys]))
+        return PyTreeDef(dict, tuple(keys), tuple([_walk(x[k], leaves, is_leaf) for k in keys]))
     if x is None:
         return _NONE_DEF
     node = _node_of(x)
@@ -195,7 +195,7 @@ def _walk(x: Any, leaves: list) -> "PyTreeDef":
         leaves.append(x)
         return _LEAF_DEF
     kind, aux, children = node
-    return PyTreeDef(kind, aux, tuple([_walk(c, leaves) for c in children]))
+    return PyTreeDef(kind, aux, tuple([_walk(c, leaves, is_leaf) for c in children]))
 
 
 def tree_flatten(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
@@ -205,21 +205,7 @@ def tree_flatten(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
     ([2, 1], PyTreeDef({'a': (*, None), 'b': *}))
     """
     leaves: list = []
-    if is_leaf is None:
-        return leaves, _walk(tree, leaves)
-
-    def walk(x) -> PyTreeDef:
-        if is_leaf(x):
-            leaves.append(x)
-            return _LEAF_DEF
-        node = _node_of(x)
-        if node is None:
-            leaves.append(x)
-            return _LEAF_DEF
-        kind, aux, children = node
-        return PyTreeDef(kind, aux, tuple(walk(c) for c in children))
-
-    return leaves, walk(tree)
+    return leaves, _walk(tree, leaves, is_leaf)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:

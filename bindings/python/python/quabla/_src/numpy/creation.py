@@ -148,7 +148,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """``num`` evenly spaced values from ``start`` to ``stop`` (computed in float64)."""
     if isinstance(start, Array) or isinstance(stop, Array):
         s, e = asarray(start), asarray(stop)
-        d = _dt.canonicalize(dtype) if dtype is not None else _dt.result_type(s.dtype, s.dtype)
+        d = _dt.canonicalize(dtype) if dtype is not None else _dt.result_type(s.dtype, e.dtype)
         if d.kind != "f":
             d = np.dtype(np.float32)
         div = (num - 1) if endpoint else num
