@@ -24,6 +24,7 @@ mod error;
 mod eval;
 mod jit;
 mod ops;
+pub mod linalg;
 pub mod optim;
 pub mod passes;
 mod promotion;

@@ -197,6 +197,19 @@ pub enum Op {
     Checkpoint {
         call: Box<Program>,
     },
+    /// `x = A⁻¹ b` for the linear operator `matvec`, computed by the `solve` region and
+    /// differentiated by the implicit function theorem (never through the solver's
+    /// iterations), as `jax.lax.custom_linear_solve`. Operands `(consts..., b...)`; every
+    /// region takes `(consts..., vector...)`: `matvec` returns `A v`, `solve` returns
+    /// `(A⁻¹ v..., info)` and `transpose_solve` `(A⁻ᵀ v..., info)`, `info` an i32 scalar.
+    /// Results: `(x..., info)`. With `symmetric`, the transpose reuses `matvec` and `solve`.
+    LinearSolve {
+        matvec: Box<Program>,
+        solve: Box<Program>,
+        transpose_solve: Box<Program>,
+        num_consts: usize,
+        symmetric: bool,
+    },
     /// A loop over the leading axis of `xs`: operands `(consts, init carry, xs)`, body
     /// `(consts, carry, x slices) -> (carry, y slices)`, results `(final carry, stacked ys)`.
     Scan {
@@ -244,6 +257,7 @@ impl Op {
             Op::CustomVjpLinear { .. } => "custom_vjp_linear",
             Op::Checkpoint { .. } => "checkpoint",
             Op::Scan { .. } => "scan",
+            Op::LinearSolve { .. } => "linear_solve",
         }
     }
 
@@ -257,6 +271,7 @@ impl Op {
                 | Op::CustomVjpLinear { .. }
                 | Op::Checkpoint { .. }
                 | Op::Scan { .. }
+                | Op::LinearSolve { .. }
         )
     }
 
@@ -270,6 +285,7 @@ impl Op {
             Op::CustomVjpLinear { .. } => vec!["bwd"],
             Op::Checkpoint { .. } => vec!["call"],
             Op::Scan { .. } => vec!["body"],
+            Op::LinearSolve { .. } => vec!["matvec", "solve", "transpose_solve"],
             _ => vec![],
         }
     }
@@ -292,6 +308,12 @@ impl Op {
             Op::CustomVjpLinear { bwd } => vec![bwd],
             Op::Checkpoint { call } => vec![call],
             Op::Scan { body, .. } => vec![body],
+            Op::LinearSolve {
+                matvec,
+                solve,
+                transpose_solve,
+                ..
+            } => vec![matvec, solve, transpose_solve],
             _ => vec![],
         }
     }
@@ -333,6 +355,17 @@ impl Op {
                 num_consts: *num_consts,
                 num_carry: *num_carry,
                 unroll: *unroll,
+            },
+            Op::LinearSolve {
+                num_consts,
+                symmetric,
+                ..
+            } => Op::LinearSolve {
+                matvec: next(),
+                solve: next(),
+                transpose_solve: next(),
+                num_consts: *num_consts,
+                symmetric: *symmetric,
             },
             op => op.clone(),
         }

@@ -472,6 +472,35 @@ fn custom_rule(
             check("the call's inputs", &regions[0].inputs, &args)?;
             Ok(regions_out[0].clone())
         }
+        Op::LinearSolve { num_consts, .. } => {
+            if *num_consts > args.len() {
+                return Err(format!(
+                    "linear_solve: num_consts {num_consts} exceeds the {} operands",
+                    args.len()
+                ));
+            }
+            let vector = &args[*num_consts..];
+            if vector.iter().any(|t| !t.dtype.is_float()) {
+                return Err("linear_solve: the right-hand side must be floating point".into());
+            }
+            check("matvec's inputs", &regions[0].inputs, &args)?;
+            check("matvec's outputs", &regions_out[0], vector)?;
+            // `info` is an i32 scalar, with a batch axis in front under vmap.
+            let solved = &regions_out[1];
+            let info_ok = solved.len() == vector.len() + 1
+                && solved.last().is_some_and(|t| t.dtype == DType::I32);
+            if !info_ok || solved[..vector.len()] != *vector {
+                return Err(format!(
+                    "linear_solve: solve must return arrays shaped like b, then an i32 info, got ({})",
+                    solved.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            for (i, name) in [(1, "solve"), (2, "transpose_solve")] {
+                check(&format!("{name}'s inputs"), &regions[i].inputs, &args)?;
+                check(&format!("{name}'s outputs"), &regions_out[i], solved)?;
+            }
+            Ok(solved.clone())
+        }
         Op::CustomJvp { .. } => {
             check("the call's inputs", &regions[0].inputs, &args)?;
             let outs = &regions_out[0];
@@ -799,6 +828,7 @@ pub fn infer_result_types(
         Op::CustomJvp { .. }
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
-        | Op::Checkpoint { .. } => custom_rule(op, operands, declared, regions_out),
+        | Op::Checkpoint { .. }
+        | Op::LinearSolve { .. } => custom_rule(op, operands, declared, regions_out),
     }
 }

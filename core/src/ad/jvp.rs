@@ -33,6 +33,9 @@ pub(crate) fn jvp_walk(
                 crate::ops::Family::ControlFlow => {
                     crate::ops::control_flow::jvp(node, &ins, &in_t)?
                 }
+                crate::ops::Family::LinearSolve => {
+                    crate::ops::linear_solve::jvp(node, &ins, &in_t)?
+                }
                 _ => crate::ops::custom::jvp(node, &ins, &in_t)?,
             }
         } else {

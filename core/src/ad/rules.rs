@@ -76,7 +76,7 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
         Family::Indexing => ops::indexing::jvp(a),
         // stop_gradient: zero; the other custom ops and regions carry regions.
         Family::Custom if matches!(a.node.op, Op::StopGradient) => Ok(vec![None]),
-        Family::ControlFlow | Family::Custom => unreachable!(
+        Family::ControlFlow | Family::Custom | Family::LinearSolve => unreachable!(
             "`{}` has regions: jvp_walk differentiates it",
             a.node.op.name()
         ),
@@ -93,6 +93,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         Family::Indexing => ops::indexing::transpose(a),
         Family::ControlFlow => ops::control_flow::transpose(a),
         Family::Custom => ops::custom::transpose(a),
+        Family::LinearSolve => ops::linear_solve::transpose(a),
         Family::Creation => no_rule("transpose", &a.node.op),
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod creation;
 pub(crate) mod custom;
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
+pub(crate) mod linear_solve;
 pub(crate) mod reduction;
 pub(crate) mod shape;
 
@@ -182,6 +183,7 @@ pub(crate) enum Family {
     Indexing,
     ControlFlow,
     Custom,
+    LinearSolve,
 }
 
 pub(crate) fn family(op: &Op) -> Family {
@@ -208,5 +210,6 @@ pub(crate) fn family(op: &Op) -> Family {
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. } => Family::Custom,
+        Op::LinearSolve { .. } => Family::LinearSolve,
     }
 }

@@ -32,11 +32,13 @@ pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
             Op::Checkpoint { .. }
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }
+            | Op::LinearSolve { .. }
             | Op::Scan { .. } => {
                 let call = match &node.op {
                     Op::Checkpoint { call }
                     | Op::CustomJvp { call, .. }
-                    | Op::CustomVjp { call, .. } => lower(call, device)?,
+                    | Op::CustomVjp { call, .. }
+                    | Op::LinearSolve { solve: call, .. } => lower(call, device)?,
                     _ => {
                         let types: Vec<_> = node
                             .operands

@@ -486,6 +486,14 @@ impl Parser {
         }
     }
 
+    fn boolean(&self, attrs: &mut HashMap<String, Attr>, key: &str, op: &str) -> R<bool> {
+        match self.word(attrs, key, op)?.as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => self.error(format!("`{key}` must be true or false")),
+        }
+    }
+
     fn word(&self, attrs: &mut HashMap<String, Attr>, key: &str, op: &str) -> R<String> {
         match self.take(attrs, key, op)? {
             Attr::Ident(s) => Ok(s),
@@ -638,6 +646,13 @@ impl Parser {
             },
             "checkpoint" => Op::Checkpoint {
                 call: Box::default(),
+            },
+            "linear_solve" => Op::LinearSolve {
+                matvec: Box::default(),
+                solve: Box::default(),
+                transpose_solve: Box::default(),
+                num_consts: self.int(attrs, "num_consts", name)?,
+                symmetric: self.boolean(attrs, "symmetric", name)?,
             },
             "scan" => {
                 let length = self.int(attrs, "length", name)?;

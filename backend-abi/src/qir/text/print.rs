@@ -156,6 +156,14 @@ fn attributes(op: &Op) -> Vec<String> {
             format!("num_carry={num_carry}"),
             format!("unroll={unroll}"),
         ],
+        Op::LinearSolve {
+            num_consts,
+            symmetric,
+            ..
+        } => vec![
+            format!("num_consts={num_consts}"),
+            format!("symmetric={symmetric}"),
+        ],
         _ => vec![],
     }
 }
