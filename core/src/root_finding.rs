@@ -1,0 +1,237 @@
+//! Newton's method with implicit derivatives (a `custom_root`).
+//!
+//! The root `x*(θ)` of `f(x, θ) = 0` is found by Newton-Krylov iterations (each step solves
+//! `J dx = -f` by GMRES with `J v` from forward mode, so no Jacobian is ever formed), and
+//! differentiated by the implicit function theorem: `dx* = -J⁻¹ (∂f/∂θ · dθ)`, one linear
+//! solve, never through the iterations. The tangent solve is a `linear_solve` whose operator
+//! depends on `x*` and `θ`, so derivatives of any order, reverse mode, `vmap` and use inside
+//! loops all follow from the primitives' rules.
+
+use crate::ad::jvp;
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::linalg::{gmres, SolveOptions};
+use crate::ops::control_flow::while_loop;
+use crate::ops::custom::custom_jvp;
+use crate::ops::Axes;
+use crate::trace::trace_function_capturing;
+use quabla_abi::qir::Program;
+use quabla_abi::{DType, TensorType};
+use std::sync::Arc;
+
+/// Stopping rule of [`newton`].
+#[derive(Clone, Debug, Default)]
+pub struct NewtonOptions {
+    /// Stop when the Newton step satisfies `‖dx‖∞ <= tol·(1 + ‖x‖∞)`. Default: the square
+    /// root of the dtype's machine epsilon (1.5e-8 in f64, 3.5e-4 in f32); since Newton's
+    /// method converges quadratically, the error after such a step is near rounding level.
+    pub tol: Option<f64>,
+    /// Iteration limit (default 50).
+    pub maxiter: Option<usize>,
+}
+
+/// Solves `f(x, args) = 0` for `x` by Newton's method from `x0`, as a `custom_root`.
+///
+/// `f` maps `x` (a list of arrays) and `args` to residuals shaped like `x`; it may close over
+/// traced values, which are differentiated like `args`. Returns `(x, info)` with `info` an
+/// i32 scalar: 0 when converged, else the iterations run. Derivatives with respect to `args`
+/// (and captured values) come from the implicit function theorem, forward and reverse, to
+/// any order; `x0` gets none. Under `vmap` each element stops on its own.
+///
+/// ```no_run
+/// # use quabla::{newton, root_finding::NewtonOptions, Array};
+/// // x³ = a, so x = a^(1/3).
+/// let a = Array::from_slice(&[8.0f64], &[])?;
+/// let x0 = Array::from_slice(&[1.0f64], &[])?;
+/// let cube = |x: &[Array], a: &[Array]| Ok(vec![(&(&(&x[0] * &x[0])? * &x[0])? - &a[0])?]);
+/// let (x, info) = newton(&cube, &[x0], &[a], &NewtonOptions::default())?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
+pub fn newton(
+    f: &dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>>,
+    x0: &[Array],
+    args: &[Array],
+    opts: &NewtonOptions,
+) -> Result<(Vec<Array>, Array)> {
+    let first = x0
+        .first()
+        .ok_or_else(|| Error::Type("newton needs an initial guess".into()))?;
+    if let Some(bad) = x0.iter().find(|x| !x.dtype().is_float()) {
+        return Err(Error::Type(format!(
+            "newton: x0 must be floating point, got {}",
+            bad.tensor_type()
+        )));
+    }
+    let nx = x0.len();
+    let mut types: Vec<TensorType> = x0.iter().map(|a| a.tensor_type().clone()).collect();
+    types.extend(args.iter().map(|a| a.tensor_type().clone()));
+    let (fp, caps) = trace_function_capturing(first.device(), &types, |a: &[Array]| {
+        f(&a[..nx], &a[nx..])
+    })?;
+    if fp.output_types()[..] != types[..nx] {
+        return Err(Error::Type(format!(
+            "newton: f must return residuals shaped like x ({}), got ({})",
+            show(&types[..nx]),
+            show(&fp.output_types())
+        )));
+    }
+    let root = RootFn {
+        f: Arc::new(fp),
+        nx,
+        opts: opts.clone(),
+    };
+    let operands: Vec<Array> = x0.iter().chain(args).chain(&caps).cloned().collect();
+    let mut out = root.call(0)(&operands)?;
+    let info = out
+        .pop()
+        .ok_or_else(|| Error::Type("newton lost its info".into()))?;
+    Ok((out, info))
+}
+
+fn show(ts: &[TensorType]) -> String {
+    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// `f` as a program over `(x..., params...)`, with everything a root call needs.
+#[derive(Clone)]
+struct RootFn {
+    f: Arc<Program>,
+    nx: usize,
+    opts: NewtonOptions,
+}
+
+/// Derivative orders with exact implicit rules (a fifth would differentiate the iterations).
+const RULE_DEPTH: usize = 4;
+
+type Call = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
+impl RootFn {
+    fn residual(&self, x: &[Array], params: &[Array]) -> Result<Vec<Array>> {
+        crate::eval::eval_program(&self.f, &[x, params].concat())
+    }
+
+    /// `J v` at `x`, with `J = ∂f/∂x`.
+    fn jacobian_times(&self, x: &[Array], params: &[Array], v: &[Array]) -> Result<Vec<Array>> {
+        Ok(jvp(|a: &[Array]| self.residual(a, params), x, v)?.1)
+    }
+
+    /// The custom_jvp function `(x0..., params...) -> (x*..., info)`. Its rule finds the
+    /// root through the same function one level deeper, so that differentiating the rule
+    /// applies the rule again; rules are traced when the function is, so the nesting stops
+    /// at [`RULE_DEPTH`], below which the iterations themselves would be differentiated.
+    fn call(&self, depth: usize) -> Call {
+        let primal = self.clone();
+        let iterate = move |a: &[Array]| primal.iterate(&a[..primal.nx], &a[primal.nx..]);
+        if depth >= RULE_DEPTH {
+            return Box::new(iterate);
+        }
+        let rule = self.clone();
+        Box::new(custom_jvp(iterate, move |p: &[Array], t: &[Array]| {
+            rule.tangent(p, t, depth)
+        }))
+    }
+
+    /// Newton-Krylov iterations from `x0`.
+    fn iterate(&self, x0: &[Array], params: &[Array]) -> Result<Vec<Array>> {
+        let nx = self.nx;
+        let dtype = x0[0].dtype();
+        let eps = if dtype == DType::F32 {
+            f32::EPSILON as f64
+        } else {
+            f64::EPSILON
+        };
+        let tol = self.opts.tol.unwrap_or(eps.sqrt());
+        if !(tol >= 0.0) {
+            return Err(Error::Type(format!(
+                "newton: tol must be a non-negative number, got {tol}"
+            )));
+        }
+        let maxiter = self.opts.maxiter.unwrap_or(50) as i32;
+        let size: usize = x0.iter().map(Array::size).sum();
+        let inner = SolveOptions {
+            tol: 100.0 * eps,
+            restart: size.max(1),
+            maxiter: Some(3),
+            ..Default::default()
+        };
+        let k0 = x0[0].filled_beside(&[], 0, DType::I32)?;
+        let not_done = x0[0].filled_beside(&[], true, DType::Bool)?;
+        let init = [x0.to_vec(), vec![k0, not_done]].concat();
+        let keep_going = |c: &[Array]| Ok(vec![c[nx + 1].bitwise_and(&c[nx].lt(maxiter)?)?]);
+        let step = |c: &[Array]| {
+            let x = &c[..nx];
+            let fx = self.residual(x, params)?;
+            let rhs: Vec<Array> = fx.iter().map(Array::neg).collect::<Result<_>>()?;
+            let jv = |v: &[Array]| self.jacobian_times(x, params, v);
+            let (dx, _) = gmres(&jv, &rhs, None, None, &inner)?;
+            let next: Vec<Array> = x.iter().zip(&dx).map(|(a, d)| a + d).collect::<Result<_>>()?;
+            let step_size = inf_norm(&dx)?;
+            let scale = (&inf_norm(&next)? + 1.0)?;
+            let still = step_size.gt(&(&scale * tol)?)?.bitwise_and(&step_size.is_finite()?)?;
+            Ok([next, vec![(&c[nx] + 1)?, still]].concat())
+        };
+        let out = while_loop(&keep_going, &step, &init)?;
+        let converged = out[nx + 1].logical_not()?.bitwise_and(&inf_norm(&out[..nx])?.is_finite()?)?;
+        let info = converged.select(&out[nx].zeros_like()?, &out[nx])?;
+        Ok([out[..nx].to_vec(), vec![info]].concat())
+    }
+
+    /// `dx* = -J⁻¹ (∂f/∂params · dparams)`: one GMRES solve on the implicit system.
+    fn tangent(
+        &self,
+        primals: &[Array],
+        tangents: &[Array],
+        depth: usize,
+    ) -> Result<(Vec<Array>, Vec<Array>)> {
+        let nx = self.nx;
+        let outs = self.call(depth + 1)(primals)?;
+        let xs = &outs[..nx];
+        let params = &primals[nx..];
+        // Tangents come one per float primal: x0's first (ignored), then the params'.
+        let float_params: Vec<usize> = (0..params.len())
+            .filter(|&i| params[i].dtype().is_float())
+            .collect();
+        let dparams = &tangents[nx..];
+        let g = |p: &[Array]| {
+            let mut full = params.to_vec();
+            for (k, &i) in float_params.iter().enumerate() {
+                full[i] = p[k].clone();
+            }
+            self.residual(xs, &full)
+        };
+        let fp: Vec<Array> = float_params.iter().map(|&i| params[i].clone()).collect();
+        let df = if fp.is_empty() {
+            xs.iter().map(Array::zeros_like).collect::<Result<Vec<_>>>()?
+        } else {
+            jvp(g, &fp, dparams)?.1
+        };
+        let rhs: Vec<Array> = df.iter().map(Array::neg).collect::<Result<_>>()?;
+        let size: usize = xs.iter().map(Array::size).sum();
+        let eps = if xs[0].dtype() == DType::F32 {
+            f32::EPSILON as f64
+        } else {
+            f64::EPSILON
+        };
+        let opts = SolveOptions {
+            tol: 100.0 * eps,
+            restart: size.max(1),
+            maxiter: Some(3),
+            ..Default::default()
+        };
+        let jv = |v: &[Array]| self.jacobian_times(xs, params, v);
+        let (dx, _) = gmres(&jv, &rhs, None, None, &opts)?;
+        Ok((outs, dx))
+    }
+}
+
+fn inf_norm(v: &[Array]) -> Result<Array> {
+    let mut m: Option<Array> = None;
+    for x in v {
+        let a = x.abs()?.max(Axes::All, false)?;
+        m = Some(match m {
+            Some(p) => p.maximum(&a)?,
+            None => a,
+        });
+    }
+    m.ok_or_else(|| Error::Type("newton: empty x".into()))
+}
