@@ -30,6 +30,9 @@ pub struct NewtonOptions {
     pub maxiter: Option<usize>,
 }
 
+/// A residual function `(x, args) -> f(x, args)`.
+pub type Residual<'a> = &'a dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>>;
+
 /// Solves `f(x, args) = 0` for `x` by Newton's method from `x0`, as a `custom_root`.
 ///
 /// `f` maps `x` (a list of arrays) and `args` to residuals shaped like `x`; it may close over
@@ -48,7 +51,7 @@ pub struct NewtonOptions {
 /// # Ok::<(), quabla::Error>(())
 /// ```
 pub fn newton(
-    f: &dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>>,
+    f: Residual,
     x0: &[Array],
     args: &[Array],
     opts: &NewtonOptions,
@@ -65,9 +68,8 @@ pub fn newton(
     let nx = x0.len();
     let mut types: Vec<TensorType> = x0.iter().map(|a| a.tensor_type().clone()).collect();
     types.extend(args.iter().map(|a| a.tensor_type().clone()));
-    let (fp, caps) = trace_function_capturing(first.device(), &types, |a: &[Array]| {
-        f(&a[..nx], &a[nx..])
-    })?;
+    let (fp, caps) =
+        trace_function_capturing(first.device(), &types, |a: &[Array]| f(&a[..nx], &a[nx..]))?;
     if fp.output_types()[..] != types[..nx] {
         return Err(Error::Type(format!(
             "newton: f must return residuals shaped like x ({}), got ({})",
@@ -89,7 +91,10 @@ pub fn newton(
 }
 
 fn show(ts: &[TensorType]) -> String {
-    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `f` as a program over `(x..., params...)`, with everything a root call needs.
@@ -141,7 +146,7 @@ impl RootFn {
             f64::EPSILON
         };
         let tol = self.opts.tol.unwrap_or(eps.sqrt());
-        if !(tol >= 0.0) {
+        if tol.is_nan() || tol < 0.0 {
             return Err(Error::Type(format!(
                 "newton: tol must be a non-negative number, got {tol}"
             )));
@@ -164,14 +169,22 @@ impl RootFn {
             let rhs: Vec<Array> = fx.iter().map(Array::neg).collect::<Result<_>>()?;
             let jv = |v: &[Array]| self.jacobian_times(x, params, v);
             let (dx, _) = gmres(&jv, &rhs, None, None, &inner)?;
-            let next: Vec<Array> = x.iter().zip(&dx).map(|(a, d)| a + d).collect::<Result<_>>()?;
+            let next: Vec<Array> = x
+                .iter()
+                .zip(&dx)
+                .map(|(a, d)| a + d)
+                .collect::<Result<_>>()?;
             let step_size = inf_norm(&dx)?;
             let scale = (&inf_norm(&next)? + 1.0)?;
-            let still = step_size.gt(&(&scale * tol)?)?.bitwise_and(&step_size.is_finite()?)?;
+            let still = step_size
+                .gt(&(&scale * tol)?)?
+                .bitwise_and(&step_size.is_finite()?)?;
             Ok([next, vec![(&c[nx] + 1)?, still]].concat())
         };
         let out = while_loop(&keep_going, &step, &init)?;
-        let converged = out[nx + 1].logical_not()?.bitwise_and(&inf_norm(&out[..nx])?.is_finite()?)?;
+        let converged = out[nx + 1]
+            .logical_not()?
+            .bitwise_and(&inf_norm(&out[..nx])?.is_finite()?)?;
         let info = converged.select(&out[nx].zeros_like()?, &out[nx])?;
         Ok([out[..nx].to_vec(), vec![info]].concat())
     }
@@ -201,7 +214,9 @@ impl RootFn {
         };
         let fp: Vec<Array> = float_params.iter().map(|&i| params[i].clone()).collect();
         let df = if fp.is_empty() {
-            xs.iter().map(Array::zeros_like).collect::<Result<Vec<_>>>()?
+            xs.iter()
+                .map(Array::zeros_like)
+                .collect::<Result<Vec<_>>>()?
         } else {
             jvp(g, &fp, dparams)?.1
         };

@@ -24,7 +24,13 @@ fn host_solve(a: &[f64], b: &[f64], transpose: bool) -> Vec<f64> {
     let mut m: Vec<Vec<f64>> = (0..n)
         .map(|i| {
             let mut row: Vec<f64> = (0..n)
-                .map(|j| if transpose { a[j * n + i] } else { a[i * n + j] })
+                .map(|j| {
+                    if transpose {
+                        a[j * n + i]
+                    } else {
+                        a[i * n + j]
+                    }
+                })
                 .collect();
             row.push(b[i]);
             row
@@ -35,10 +41,11 @@ fn host_solve(a: &[f64], b: &[f64], transpose: bool) -> Vec<f64> {
             .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
             .unwrap();
         m.swap(c, p);
-        for r in c + 1..n {
-            let f = m[r][c] / m[c][c];
-            for k in c..=n {
-                m[r][k] -= f * m[c][k];
+        let pivot = m[c].clone();
+        for row in m.iter_mut().skip(c + 1) {
+            let f = row[c] / pivot[c];
+            for (x, p) in row.iter_mut().zip(&pivot).skip(c) {
+                *x -= f * p;
             }
         }
     }
@@ -89,7 +96,10 @@ fn solvers() -> Vec<(&'static str, Solver, &'static [f64; 16])> {
 
 fn close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}[{i}]: {g} vs {w}");
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}[{i}]: {g} vs {w}"
+        );
     }
 }
 
@@ -97,7 +107,8 @@ fn close(got: &[f64], want: &[f64], tol: f64, what: &str) {
 fn solutions_match_gaussian_elimination() {
     for (name, solve, a) in solvers() {
         let am = f64s(a, &[4, 4]);
-        let (x, info) = solve(&linalg::dense(&am), &[f64s(&B, &[4])], None, None, &tight()).unwrap();
+        let (x, info) =
+            solve(&linalg::dense(&am), &[f64s(&B, &[4])], None, None, &tight()).unwrap();
         assert_eq!(info.item::<i32>().unwrap(), 0, "{name} converged");
         close(&vals(&x[0]), &host_solve(a, &B, false), 1e-10, name);
     }
@@ -109,7 +120,13 @@ fn gradients_follow_the_adjoint_formulas() {
     for (name, solve, a) in solvers() {
         let loss = move |args: &[Array]| -> Result<Vec<Array>> {
             let (am, b) = (&args[0], &args[1]);
-            let (x, _) = solve(&linalg::dense(am), &[b.clone()], None, None, &tight())?;
+            let (x, _) = solve(
+                &linalg::dense(am),
+                std::slice::from_ref(b),
+                None,
+                None,
+                &tight(),
+            )?;
             Ok(vec![(&x[0] * &f64s(&C, &[4]))?.sum(Axes::All, false)?])
         };
         let g = grad(loss, &[0, 1])(&[f64s(a, &[4, 4]), f64s(&B, &[4])]).unwrap();
@@ -130,7 +147,7 @@ fn derivatives_match_finite_differences_to_second_order() {
             let d = f64s(&[1.0, 2.0, 3.0, 4.0], &[4]);
             let am = f64s(a, &[4, 4]);
             let mv = |v: &[Array]| Ok(vec![(&am.matmul(&v[0])? + &(&(&d * s)? * &v[0])?)?]);
-            let (x, _) = solve(&mv, &[b.clone()], None, None, &tight())?;
+            let (x, _) = solve(&mv, std::slice::from_ref(b), None, None, &tight())?;
             Ok(vec![x[0].tanh()?])
         };
         let args = [f64s(&[0.3], &[]), f64s(&B, &[4])];
@@ -146,11 +163,23 @@ fn forward_mode_and_hessian_agree_with_the_closed_form() {
     for (name, solve, a) in solvers() {
         let am = f64s(a, &[4, 4]);
         let x_of = |args: &[Array]| -> Result<Vec<Array>> {
-            Ok(solve(&linalg::dense(&am), &[args[0].clone()], None, None, &tight())?.0)
+            Ok(solve(
+                &linalg::dense(&am),
+                &[args[0].clone()],
+                None,
+                None,
+                &tight(),
+            )?
+            .0)
         };
         let db = [0.5, 0.1, -0.3, 0.2];
         let (_, t) = jvp(x_of, &[f64s(&B, &[4])], &[f64s(&db, &[4])]).unwrap();
-        close(&vals(&t[0]), &host_solve(a, &db, false), 1e-9, &format!("{name} jvp"));
+        close(
+            &vals(&t[0]),
+            &host_solve(a, &db, false),
+            1e-9,
+            &format!("{name} jvp"),
+        );
         let half_sq = |args: &[Array]| -> Result<Vec<Array>> {
             let x = x_of(args)?.remove(0);
             Ok(vec![((&x * &x)?.sum(Axes::All, false)? * 0.5)?])
@@ -171,7 +200,13 @@ fn vmap_stops_each_element_at_its_own_tolerance() {
     for (name, solve, a) in solvers() {
         let am = f64s(a, &[4, 4]);
         let f = |args: &[Array]| -> Result<Vec<Array>> {
-            let (x, info) = solve(&linalg::dense(&am), &[args[0].clone()], None, None, &tight())?;
+            let (x, info) = solve(
+                &linalg::dense(&am),
+                &[args[0].clone()],
+                None,
+                None,
+                &tight(),
+            )?;
             Ok(vec![x[0].clone(), info])
         };
         // A zero right-hand side converges before the first iteration; an iteration on it
@@ -179,9 +214,18 @@ fn vmap_stops_each_element_at_its_own_tolerance() {
         let rows = [B.to_vec(), vec![0.0; 4], C.to_vec()].concat();
         let out = vmap(f, &[Some(0)], &[Some(0), Some(0)])(&[f64s(&rows, &[3, 4])]).unwrap();
         let xs = vals(&out[0]);
-        assert_eq!(out[1].to_vec::<i32>().unwrap(), vec![0, 0, 0], "{name} info");
+        assert_eq!(
+            out[1].to_vec::<i32>().unwrap(),
+            vec![0, 0, 0],
+            "{name} info"
+        );
         for (k, b) in [&B[..], &[0.0; 4], &C[..]].iter().enumerate() {
-            close(&xs[k * 4..k * 4 + 4], &host_solve(a, b, false), 1e-10, &format!("{name} row {k}"));
+            close(
+                &xs[k * 4..k * 4 + 4],
+                &host_solve(a, b, false),
+                1e-10,
+                &format!("{name} row {k}"),
+            );
         }
     }
 }
@@ -190,7 +234,13 @@ fn vmap_stops_each_element_at_its_own_tolerance() {
 fn vmap_of_grad_matches_per_element_gradients() {
     let loss = |args: &[Array]| -> Result<Vec<Array>> {
         let am = f64s(&NONSYM, &[4, 4]);
-        let (x, _) = linalg::gmres(&linalg::dense(&am), &[args[0].clone()], None, None, &tight())?;
+        let (x, _) = linalg::gmres(
+            &linalg::dense(&am),
+            &[args[0].clone()],
+            None,
+            None,
+            &tight(),
+        )?;
         Ok(vec![(&x[0] * &x[0])?.sum(Axes::All, false)?])
     };
     let rows = [B.to_vec(), C.to_vec()].concat();
@@ -199,7 +249,10 @@ fn vmap_of_grad_matches_per_element_gradients() {
     for (k, b) in [&B, &C].iter().enumerate() {
         // d‖x‖²/db = 2 A⁻ᵀ x.
         let x = host_solve(&NONSYM, &b[..], false);
-        let want: Vec<f64> = host_solve(&NONSYM, &x, true).iter().map(|v| 2.0 * v).collect();
+        let want: Vec<f64> = host_solve(&NONSYM, &x, true)
+            .iter()
+            .map(|v| 2.0 * v)
+            .collect();
         close(&g[k * 4..k * 4 + 4], &want, 1e-9, &format!("row {k}"));
     }
 }
@@ -216,9 +269,14 @@ fn matrix_free_laplacian_with_a_preconditioner_and_jit() {
         Ok(vec![(&(u * 4.0)? - &nb)?])
     };
     let jacobi = |r: &[Array]| Ok(vec![(&r[0] * 0.25)?]);
-    let b: Vec<f64> = (0..n * n).map(|k| ((k * 7 % 11) as f64 - 5.0) / 5.0).collect();
+    let b: Vec<f64> = (0..n * n)
+        .map(|k| ((k * 7 % 11) as f64 - 5.0) / 5.0)
+        .collect();
     let solve = jit(move |a: &[Array]| {
-        let opts = SolveOptions { tol: 1e-12, ..Default::default() };
+        let opts = SolveOptions {
+            tol: 1e-12,
+            ..Default::default()
+        };
         let (x, info) = linalg::cg(&lap, &[a[0].clone()], None, Some(&jacobi), &opts)?;
         Ok(vec![x[0].clone(), info])
     });
@@ -246,12 +304,22 @@ fn matrix_free_laplacian_with_a_preconditioner_and_jit() {
 #[test]
 fn iteration_limits_report_info_and_bad_input_is_refused() {
     let am = f64s(&SPD, &[4, 4]);
-    let opts = SolveOptions { tol: 1e-14, maxiter: Some(1), ..Default::default() };
+    let opts = SolveOptions {
+        tol: 1e-14,
+        maxiter: Some(1),
+        ..Default::default()
+    };
     let (_, info) = linalg::cg(&linalg::dense(&am), &[f64s(&B, &[4])], None, None, &opts).unwrap();
     assert_eq!(info.item::<i32>().unwrap(), 1);
-    let opts = SolveOptions { tol: 1e-14, maxiter: Some(1), restart: 2, ..Default::default() };
+    let opts = SolveOptions {
+        tol: 1e-14,
+        maxiter: Some(1),
+        restart: 2,
+        ..Default::default()
+    };
     let nm = f64s(&NONSYM, &[4, 4]);
-    let (_, info) = linalg::gmres(&linalg::dense(&nm), &[f64s(&B, &[4])], None, None, &opts).unwrap();
+    let (_, info) =
+        linalg::gmres(&linalg::dense(&nm), &[f64s(&B, &[4])], None, None, &opts).unwrap();
     assert_eq!(info.item::<i32>().unwrap(), 1);
     // A non-square operator, an integer right-hand side, a negative tolerance.
     let wide = |v: &[Array]| Ok(vec![v[0].slice(&[0], &[2], &[1])?]);
@@ -260,7 +328,10 @@ fn iteration_limits_report_info_and_bad_input_is_refused() {
     let ib = Array::from_slice_on(&cpu(), &[1i32, 2, 3, 4], &[4]).unwrap();
     let e = linalg::cg(&linalg::dense(&am), &[ib], None, None, &tight()).unwrap_err();
     assert!(e.to_string().contains("floating point"), "{e}");
-    let bad = SolveOptions { tol: -1.0, ..Default::default() };
+    let bad = SolveOptions {
+        tol: -1.0,
+        ..Default::default()
+    };
     let e = linalg::cg(&linalg::dense(&am), &[f64s(&B, &[4])], None, None, &bad).unwrap_err();
     assert!(e.to_string().contains("non-negative"), "{e}");
     let _ = DType::F64;

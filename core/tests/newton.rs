@@ -28,10 +28,14 @@ fn cube_root_and_its_derivatives_to_third_order() {
     let x = cube_root(&f64s(&[a], &[])).unwrap().item::<f64>().unwrap();
     assert!((x - a.cbrt()).abs() < 1e-14, "{x}");
     let f = |p: &[Array]| Ok(vec![cube_root(&p[0])?]);
-    let d1 = grad(f, &[0])(&[f64s(&[a], &[])]).unwrap()[0].item::<f64>().unwrap();
+    let d1 = grad(f, &[0])(&[f64s(&[a], &[])]).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
     assert!((d1 - a.powf(-2.0 / 3.0) / 3.0).abs() < 1e-13, "{d1}");
     let g = grad(f, &[0]);
-    let d2 = grad(&g, &[0])(&[f64s(&[a], &[])]).unwrap()[0].item::<f64>().unwrap();
+    let d2 = grad(&g, &[0])(&[f64s(&[a], &[])]).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
     assert!((d2 + 2.0 / 9.0 * a.powf(-5.0 / 3.0)).abs() < 1e-13, "{d2}");
     // Forward over reverse over reverse.
     let gg = grad(&g, &[0]);
@@ -43,7 +47,9 @@ fn cube_root_and_its_derivatives_to_third_order() {
 /// f(x, θ) = M x + 0.3 tanh(x) - θ, a coupled nonlinear system.
 fn coupled(x: &[Array], p: &[Array]) -> Result<Vec<Array>> {
     let m = f64s(&[2.0, 0.5, 0.0, -0.4, 3.0, 0.2, 0.1, 0.3, 1.5], &[3, 3]);
-    Ok(vec![(&(&m.matmul(&x[0])? + &(&x[0].tanh()? * 0.3)?)? - &p[0])?])
+    Ok(vec![
+        (&(&m.matmul(&x[0])? + &(&x[0].tanh()? * 0.3)?)? - &p[0])?,
+    ])
 }
 
 #[test]
@@ -55,7 +61,9 @@ fn coupled_system_root_and_derivatives_match_finite_differences() {
     };
     let theta = f64s(&[1.0, -0.5, 2.0], &[3]);
     let x = solve(&[theta.clone()]).unwrap();
-    let r = coupled(&x, &[theta.clone()]).unwrap()[0].to_vec::<f64>().unwrap();
+    let r = coupled(&x, &[theta.clone()]).unwrap()[0]
+        .to_vec::<f64>()
+        .unwrap();
     assert!(r.iter().all(|v| v.abs() < 1e-13), "{r:?}");
     if let Err(e) = check_grads(&solve, &[theta], 2, None) {
         panic!("{e}");
@@ -68,7 +76,12 @@ fn captured_parameters_get_gradients_and_vmap_stops_per_element() {
     let loss = |p: &[Array]| -> Result<Vec<Array>> {
         let (c, theta) = (&p[0], &p[1]);
         let f = |x: &[Array], a: &[Array]| Ok(vec![(&(&x[0] * &x[0])? - &(c * &a[0])?)?]);
-        let (x, _) = newton(&f, &[theta.full_like(1.0)?], &[theta.clone()], &Default::default())?;
+        let (x, _) = newton(
+            &f,
+            &[theta.full_like(1.0)?],
+            &[theta.clone()],
+            &Default::default(),
+        )?;
         Ok(vec![x[0].sum(Axes::All, false)?])
     };
     let (c, th) = (2.0, [1.0, 4.0, 9.0]);
@@ -82,7 +95,12 @@ fn captured_parameters_get_gradients_and_vmap_stops_per_element() {
     // vmap: the first element starts at its root (x0 = 1 = sqrt(1·1)).
     let per = |p: &[Array]| -> Result<Vec<Array>> {
         let f = |x: &[Array], a: &[Array]| Ok(vec![(&(&x[0] * &x[0])? - &a[0])?]);
-        let (x, info) = newton(&f, &[p[0].full_like(1.0)?], &[p[0].clone()], &Default::default())?;
+        let (x, info) = newton(
+            &f,
+            &[p[0].full_like(1.0)?],
+            &[p[0].clone()],
+            &Default::default(),
+        )?;
         Ok(vec![x[0].clone(), info])
     };
     let out = vmap(per, &[Some(0)], &[Some(0), Some(0)])(&[f64s(&th, &[3])]).unwrap();
@@ -97,7 +115,9 @@ fn implicit_euler_steps_inside_a_loop_differentiate_in_reverse() {
     let integrate = move |p: &[Array]| -> Result<Vec<Array>> {
         let step = |_: &Array, c: &[Array]| -> Result<Vec<Array>> {
             let f = |z: &[Array], y: &[Array]| {
-                Ok(vec![(&(&z[0] + &(&(&(&z[0] * &z[0])? * &z[0])? * h)?)? - &y[0])?])
+                Ok(vec![
+                    (&(&z[0] + &(&(&(&z[0] * &z[0])? * &z[0])? * h)?)? - &y[0])?,
+                ])
             };
             Ok(newton(&f, &[c[0].clone()], &[c[0].clone()], &Default::default())?.0)
         };
@@ -117,7 +137,9 @@ fn implicit_euler_steps_inside_a_loop_differentiate_in_reverse() {
     }
     let got = integrate(&[y0.clone()]).unwrap()[0].item::<f64>().unwrap();
     assert!((got - y).abs() < 1e-14);
-    let g = grad(integrate, &[0])(&[y0.clone()]).unwrap()[0].item::<f64>().unwrap();
+    let g = grad(integrate, &[0])(&[y0.clone()]).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
     assert!((g - dy).abs() < 1e-12, "{g} vs {dy}");
     if let Err(e) = check_grads(&integrate, &[y0], 2, None) {
         panic!("{e}");
@@ -136,7 +158,10 @@ fn bad_input_is_refused_with_a_message() {
     assert!(e.to_string().contains("floating point"), "{e}");
     // No root: info reports the iterations run.
     let none = |x: &[Array], _: &[Array]| Ok(vec![(&(&x[0] * &x[0])? + 1.0)?]);
-    let opts = NewtonOptions { maxiter: Some(7), ..Default::default() };
+    let opts = NewtonOptions {
+        maxiter: Some(7),
+        ..Default::default()
+    };
     let (_, info) = newton(&none, &[x0], &[], &opts).unwrap();
     assert_eq!(info.item::<i32>().unwrap(), 7);
 }

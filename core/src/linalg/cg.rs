@@ -56,7 +56,9 @@ pub fn cg(
         let init = [x0, r0, z0, vec![gamma0, k0]].concat();
         let keep_going = |c: &[Array]| {
             let rs = vdot(&c[n..2 * n], &c[n..2 * n])?;
-            Ok(vec![rs.gt(&atol2)?.bitwise_and(&c[3 * n + 1].lt(maxiter)?)?])
+            Ok(vec![rs
+                .gt(&atol2)?
+                .bitwise_and(&c[3 * n + 1].lt(maxiter)?)?])
         };
         let step = |c: &[Array]| {
             let (x, r, p) = (&c[..n], &c[n..2 * n], &c[2 * n..3 * n]);

@@ -34,7 +34,8 @@ pub fn gmres(
     m: Option<LinearFn>,
     opts: &SolveOptions,
 ) -> Result<(Vec<Array>, Array)> {
-    let solve = |a: LinearFn, b: &[Array], guess: Option<&[Array]>| -> Result<(Vec<Array>, Array)> {
+    let solve =
+        |a: LinearFn, b: &[Array], guess: Option<&[Array]>| -> Result<(Vec<Array>, Array)> {
             let x0 = match guess {
                 Some(x) => flatten(&super::check_guess(x, b)?)?,
                 None => flatten(b)?.zeros_like()?,
@@ -46,7 +47,7 @@ pub fn gmres(
             };
             let (x, info) = cycles(&flat_a, &flat_m, &flatten(b)?, &x0, opts)?;
             Ok((unflatten(&x, b)?, info))
-    };
+        };
     linear_solve(
         a,
         b,
@@ -80,11 +81,10 @@ fn cycles(
     let keep_going = |c: &[Array]| Ok(vec![c[1].gt(&atol)?.bitwise_and(&c[2].lt(maxiter)?)?]);
     let step = |c: &[Array]| {
         let x = cycle(a, m, b, &c[0], restart, &atol)?;
-        Ok(vec![residual(&x)?, (&c[2] + 1)?])
-            .map(|mut v: Vec<Array>| {
-                v.insert(0, x);
-                v
-            })
+        Ok(vec![residual(&x)?, (&c[2] + 1)?]).map(|mut v: Vec<Array>| {
+            v.insert(0, x);
+            v
+        })
     };
     let out = while_loop(&keep_going, &step, &init)?;
     let info = info_from(&out[1].le(&atol)?, &out[2])?;
@@ -102,7 +102,14 @@ fn set(v: &Array, i: &Array, value: &Array) -> Result<Array> {
 }
 
 /// One GMRES cycle of at most `restart` Arnoldi steps from `x`; returns the new `x`.
-fn cycle(a: FlatFn, m: FlatFn, b: &Array, x: &Array, restart: usize, atol: &Array) -> Result<Array> {
+fn cycle(
+    a: FlatFn,
+    m: FlatFn,
+    b: &Array,
+    x: &Array,
+    restart: usize,
+    atol: &Array,
+) -> Result<Array> {
     let n = b.size();
     let dtype = b.dtype();
     let r = m(&(b - &a(x)?)?)?;
@@ -110,10 +117,13 @@ fn cycle(a: FlatFn, m: FlatFn, b: &Array, x: &Array, restart: usize, atol: &Arra
     let safe = |d: &Array| -> Result<Array> { d.eq(0.0)?.select(&d.full_like(1.0)?, d) };
     let basis = b
         .filled_beside(&[restart + 1, n], 0, dtype)?
-        .dynamic_update_slice(&(&r / &safe(&beta)?)?.reshape(&[1, n as isize])?, &[
-            &b.filled_beside(&[], 0, DType::I32)?,
-            &b.filled_beside(&[], 0, DType::I32)?,
-        ])?;
+        .dynamic_update_slice(
+            &(&r / &safe(&beta)?)?.reshape(&[1, n as isize])?,
+            &[
+                &b.filled_beside(&[], 0, DType::I32)?,
+                &b.filled_beside(&[], 0, DType::I32)?,
+            ],
+        )?;
     let zero_i = b.filled_beside(&[], 0, DType::I32)?;
     // carry: j, V [restart+1, n], R [restart+1, restart], cs [restart], sn [restart], g [restart+1]
     let g0 = set(&b.filled_beside(&[restart + 1], 0, dtype)?, &zero_i, &beta)?;
@@ -132,7 +142,9 @@ fn cycle(a: FlatFn, m: FlatFn, b: &Array, x: &Array, restart: usize, atol: &Arra
     };
     let arnoldi = |c: &[Array]| {
         let (j, v, rmat, cs, sn, g) = (&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]);
-        let vj = v.dynamic_slice(&[j, &zero_i], &[1, n])?.reshape(&[n as isize])?;
+        let vj = v
+            .dynamic_slice(&[j, &zero_i], &[1, n])?
+            .reshape(&[n as isize])?;
         let mut w = m(&a(&vj)?)?;
         // Rows of V past j are zero, so V w projects on the basis built so far.
         let mut h = b.filled_beside(&[restart + 1], 0, dtype)?;
@@ -166,7 +178,8 @@ fn cycle(a: FlatFn, m: FlatFn, b: &Array, x: &Array, restart: usize, atol: &Arra
         let col = set(&set(&col, j, &rho)?, &next, &rho.zeros_like()?)?;
         let gj = at(g, j)?;
         let g = set(&set(g, j, &(&c * &gj)?)?, &next, &(&s * &gj)?.neg()?)?;
-        let rmat = rmat.dynamic_update_slice(&col.reshape(&[(restart + 1) as isize, 1])?, &[&zero_i, j])?;
+        let rmat =
+            rmat.dynamic_update_slice(&col.reshape(&[(restart + 1) as isize, 1])?, &[&zero_i, j])?;
         Ok(vec![next, v, rmat, set(cs, j, &c)?, set(sn, j, &s)?, g])
     };
     let out = while_loop(&keep_going, &arnoldi, &init)?;
@@ -179,12 +192,21 @@ fn cycle(a: FlatFn, m: FlatFn, b: &Array, x: &Array, restart: usize, atol: &Arra
         .iota_beside(DType::I32, &[restart, restart], 0)?
         .eq(&b.iota_beside(DType::I32, &[restart, restart], 1)?)?;
     let square = rmat.slice(&[0, 0], &[restart, restart], &[1, 1])?;
-    let unused_diag = eye.bitwise_and(&used.logical_not()?.broadcast_in_dim(&[restart, restart], &[0])?)?;
+    let unused_diag = eye.bitwise_and(
+        &used
+            .logical_not()?
+            .broadcast_in_dim(&[restart, restart], &[0])?,
+    )?;
     let square = unused_diag.select(&square.full_like(1.0)?, &square)?;
-    let rhs = used.select(&g.slice(&[0], &[restart], &[1])?, &rows.astype(dtype)?.zeros_like()?)?;
+    let rhs = used.select(
+        &g.slice(&[0], &[restart], &[1])?,
+        &rows.astype(dtype)?.zeros_like()?,
+    )?;
     let back = |k: &Array, c: &[Array]| -> Result<Vec<Array>> {
         let i = (&(-k)? + (restart as i32 - 1))?;
-        let row = square.dynamic_slice(&[&i, &zero_i], &[1, restart])?.reshape(&[restart as isize])?;
+        let row = square
+            .dynamic_slice(&[&i, &zero_i], &[1, restart])?
+            .reshape(&[restart as isize])?;
         let yi = (&(&at(&rhs, &i)? - &(&row * &c[0])?.sum(Axes::All, false)?)? / &at(&row, &i)?)?;
         Ok(vec![set(&c[0], &i, &yi)?])
     };

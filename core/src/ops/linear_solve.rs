@@ -96,7 +96,8 @@ pub fn linear_solve(
     let (nm, ns, nt) = (mv_caps.len(), s_caps.len(), t_caps.len());
     let consts: Vec<Array> = [mv_caps, s_caps, t_caps].concat();
     let k = nm + ns + nt;
-    let mut region_types: Vec<TensorType> = consts.iter().map(|c| c.tensor_type().clone()).collect();
+    let mut region_types: Vec<TensorType> =
+        consts.iter().map(|c| c.tensor_type().clone()).collect();
     region_types.extend(types.iter().cloned());
     // Every region takes (all consts..., vector...) and picks its own: the operator's
     // captures, then the solver's.
@@ -130,12 +131,17 @@ pub fn linear_solve(
         &refs,
         out_types,
     )?;
-    let info = outs.pop().ok_or_else(|| Error::Type("linear_solve lost its info".into()))?;
+    let info = outs
+        .pop()
+        .ok_or_else(|| Error::Type("linear_solve lost its info".into()))?;
     Ok((outs, info))
 }
 
 fn show(ts: &[TensorType]) -> String {
-    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn check_solution(x: &[Array], info: &Array, types: &[TensorType]) -> Result<()> {
@@ -249,11 +255,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         };
         let known: Vec<bool> = (0..k + nb).map(|i| i < k).collect();
         Op::LinearSolve {
-            matvec: Box::new(crate::ad::transpose_region(
-                like.device(),
-                matvec,
-                &known,
-            )?),
+            matvec: Box::new(crate::ad::transpose_region(like.device(), matvec, &known)?),
             solve: transpose_solve,
             transpose_solve: solve,
             num_consts: k,
@@ -264,11 +266,13 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let mut cts = apply(op, &refs, a.node.results.clone())?;
     cts.pop();
     let mut out: Vec<Option<Array>> = vec![None; k];
-    out.extend(
-        cts.into_iter()
-            .zip(&a.operands[k..])
-            .map(|(c, o)| if o.is_linear() { Some(c) } else { None }),
-    );
+    out.extend(cts.into_iter().zip(&a.operands[k..]).map(|(c, o)| {
+        if o.is_linear() {
+            Some(c)
+        } else {
+            None
+        }
+    }));
     Ok(out)
 }
 

@@ -1,0 +1,349 @@
+//! The integration loop: adaptive (or fixed) steps interleaved with dense-output
+//! evaluations at the requested times, as one flat loop whose iteration either takes a step
+//! or fills the next output. The same iteration runs as a `while_loop` (exact trip count;
+//! forward mode) or as a `scan` of `max_steps + len(t)` iterations whose finished ones are
+//! skipped by a `cond` (reverse mode through the solver, with scan's checkpointed tape).
+
+use super::stepper::{self, Step};
+use super::tableau::{DOPRI5, RK4, TSIT5};
+use super::{Field, Method};
+use crate::array::Array;
+use crate::error::Result;
+use crate::ops::control_flow::{cond, scan, while_loop};
+use crate::ops::Axes;
+use quabla_abi::DType;
+
+/// How the loop is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Looping {
+    While,
+    Scan,
+}
+
+/// What the loop needs besides the state.
+pub(crate) struct Settings {
+    pub method: Method,
+    pub rtol: f64,
+    pub atol: f64,
+    pub max_steps: usize,
+    pub dt0: Option<f64>,
+}
+
+const SAFETY: f64 = 0.9;
+const FAC_MIN: f64 = 0.2;
+const FAC_MAX: f64 = 10.0;
+/// The PI controller's weight on the previous error (Hairer's DOPRI5 uses 0.04).
+const BETA: f64 = 0.04;
+
+/// The loop state (flattened into the carry in this order).
+struct Carry {
+    y: Vec<Array>,
+    f: Vec<Array>,
+    /// The last step's start and dense output: `y_prev + θp1 + θ²p2 + θ³p3 + θ⁴p4`.
+    y_prev: Vec<Array>,
+    poly: [Vec<Array>; 4],
+    ys: Vec<Array>,
+    t: Array,
+    t_prev: Array,
+    dt: Array,
+    err_prev: Array,
+    i: Array,
+    steps: Array,
+    accepted: Array,
+    rejected: Array,
+}
+
+impl Carry {
+    fn flat(self) -> Vec<Array> {
+        let [p1, p2, p3, p4] = self.poly;
+        let mut v = [self.y, self.f, self.y_prev, p1, p2, p3, p4, self.ys].concat();
+        v.extend([
+            self.t,
+            self.t_prev,
+            self.dt,
+            self.err_prev,
+            self.i,
+            self.steps,
+            self.accepted,
+            self.rejected,
+        ]);
+        v
+    }
+
+    fn from(c: &[Array], ny: usize) -> Carry {
+        let part = |k: usize| c[k * ny..(k + 1) * ny].to_vec();
+        let s = &c[8 * ny..];
+        Carry {
+            y: part(0),
+            f: part(1),
+            y_prev: part(2),
+            poly: [part(3), part(4), part(5), part(6)],
+            ys: part(7),
+            t: s[0].clone(),
+            t_prev: s[1].clone(),
+            dt: s[2].clone(),
+            err_prev: s[3].clone(),
+            i: s[4].clone(),
+            steps: s[5].clone(),
+            accepted: s[6].clone(),
+            rejected: s[7].clone(),
+        }
+    }
+}
+
+/// Root mean square over every element of every leaf.
+fn rms(v: &[Array]) -> Result<Array> {
+    let n: usize = v.iter().map(Array::size).sum();
+    let mut total: Option<Array> = None;
+    for x in v {
+        let s = (x * x)?.sum(Axes::All, false)?;
+        total = Some(match total {
+            Some(t) => (&t + &s)?,
+            None => s,
+        });
+    }
+    match total {
+        Some(t) => (t / n.max(1) as f64)?.sqrt(),
+        None => Err(crate::Error::Type("odeint needs a non-empty state".into())),
+    }
+}
+
+/// Entry `i` of the 1-D times.
+fn time_at(t: &Array, i: &Array) -> Result<Array> {
+    t.dynamic_slice(&[i], &[1])?.reshape(&[])
+}
+
+/// The scaled error `rms(err / (atol + rtol·max(|y|, |y_new|)))`.
+fn error_ratio(err: &[Array], y: &[Array], y_new: &[Array], s: &Settings) -> Result<Array> {
+    let scaled: Vec<Array> = err
+        .iter()
+        .zip(y.iter().zip(y_new))
+        .map(|(e, (a, b))| {
+            let tol = (&(a.abs()?.maximum(&b.abs()?)? * s.rtol)? + s.atol)?;
+            e / &tol
+        })
+        .collect::<Result<_>>()?;
+    rms(&scaled)
+}
+
+/// Hairer's starting step size (as `jax.experimental.ode` and scipy).
+fn initial_step(
+    field: Field,
+    y0: &[Array],
+    f0: &[Array],
+    t0: &Array,
+    s: &Settings,
+    order: f64,
+) -> Result<Array> {
+    let scale: Vec<Array> = y0
+        .iter()
+        .map(|y| &(y.abs()? * s.rtol)? + s.atol)
+        .collect::<Result<_>>()?;
+    let div =
+        |v: &[Array]| -> Result<Vec<Array>> { v.iter().zip(&scale).map(|(a, b)| a / b).collect() };
+    let d0 = rms(&div(y0)?)?;
+    let d1 = rms(&div(f0)?)?;
+    let tiny = d0.lt(1e-5)?.bitwise_or(&d1.lt(1e-5)?)?;
+    let h0 = tiny.select(&d0.full_like(1e-6)?, &(&(&d0 / &d1)? * 0.01)?)?;
+    let y1: Vec<Array> = y0
+        .iter()
+        .zip(f0)
+        .map(|(y, f)| y + &(f * &h0)?)
+        .collect::<Result<_>>()?;
+    let f1 = field(&y1, &(t0 + &h0)?)?;
+    let df: Vec<Array> = f1
+        .iter()
+        .zip(f0)
+        .map(|(a, b)| a - b)
+        .collect::<Result<_>>()?;
+    let d2 = (&rms(&div(&df)?)? / &h0)?;
+    let dm = d1.maximum(&d2)?;
+    let h1 = dm.le(1e-15)?.select(
+        &(&h0 * 1e-3)?.maximum(1e-6)?,
+        &(&dm.full_like(0.01)? / &dm)?.pow(&dm.full_like(1.0 / (order + 1.0))?)?,
+    )?;
+    (&h0 * 100.0)?.minimum(&h1)
+}
+
+/// The last step's dense output at `to` (the step's start while no step has been taken).
+fn interpolate(c: &Carry, to: &Array) -> Result<Vec<Array>> {
+    let h = (&c.t - &c.t_prev)?;
+    let zero_h = h.eq(0.0)?;
+    let safe_h = zero_h.select(&h.full_like(1.0)?, &h)?;
+    let th = zero_h.select(&h.zeros_like()?, &(&(to - &c.t_prev)? / &safe_h)?)?;
+    (0..c.y.len())
+        .map(|k| {
+            let mut acc = (&c.poly[3][k] * &th)?;
+            for q in (0..3).rev() {
+                acc = (&(&acc + &c.poly[q][k])? * &th)?;
+            }
+            &c.y_prev[k] + &acc
+        })
+        .collect()
+}
+
+/// Integrates `y' = field(y, t)` from `t[0]`, returning the states at every `t` (each leaf
+/// stacked along a new leading axis; NaN where `max_steps` ran out first) and the counts
+/// `(steps, accepted, rejected)`.
+pub(crate) fn integrate(
+    field: Field,
+    y0: &[Array],
+    t: &Array,
+    s: &Settings,
+    looping: Looping,
+) -> Result<(Vec<Array>, [Array; 3])> {
+    let ny = y0.len();
+    let n_out = t.shape()[0];
+    let t0 = t.slice(&[0], &[1], &[1])?.reshape(&[])?;
+    let t_end = t.slice(&[n_out - 1], &[n_out], &[1])?.reshape(&[])?;
+    let f0 = field(y0, &t0)?;
+    let adaptive = s.method.is_adaptive();
+    let order = s.method.error_order() as f64;
+    let dt = match (s.dt0, adaptive) {
+        (Some(d), _) => t0.full_like(d)?,
+        (None, true) => initial_step(field, y0, &f0, &t0, s, order)?,
+        (None, false) => t0.full_like(f64::INFINITY)?,
+    };
+    let zero_i = t0.filled_beside(&[], 0, DType::I32)?;
+    let ys: Vec<Array> = y0
+        .iter()
+        .map(|y| {
+            let mut shape = vec![n_out];
+            shape.extend_from_slice(y.shape());
+            let mut starts = vec![zero_i.clone(); shape.len()];
+            starts.truncate(shape.len());
+            let refs: Vec<&Array> = starts.iter().collect();
+            let mut one = vec![1isize];
+            one.extend(y.shape().iter().map(|&d| d as isize));
+            y.filled_beside(&shape, f64::NAN, y.dtype())?
+                .dynamic_update_slice(&y.reshape(&one)?, &refs)
+        })
+        .collect::<Result<_>>()?;
+    let zeros: Vec<Array> = y0.iter().map(Array::zeros_like).collect::<Result<_>>()?;
+    let init = Carry {
+        y: y0.to_vec(),
+        poly: [zeros.clone(), zeros.clone(), zeros.clone(), zeros],
+        f: f0,
+        y_prev: y0.to_vec(),
+        ys,
+        t: t0.clone(),
+        t_prev: t0.clone(),
+        dt,
+        err_prev: t0.full_like(1.0)?,
+        i: (&zero_i + 1)?,
+        steps: zero_i.clone(),
+        accepted: zero_i.clone(),
+        rejected: zero_i.clone(),
+    }
+    .flat();
+    let keep_going = |c: &[Array]| -> Result<Vec<Array>> {
+        let c = Carry::from(c, ny);
+        Ok(vec![c
+            .i
+            .lt(n_out as i32)?
+            .bitwise_and(&c.steps.lt(s.max_steps as i32)?)?])
+    };
+    let emit = |c: &[Array]| -> Result<Vec<Array>> {
+        let mut c = Carry::from(c, ny);
+        let to = time_at(t, &c.i)?;
+        let values = interpolate(&c, &to)?;
+        for (buf, v) in c.ys.iter_mut().zip(values) {
+            let mut one = vec![1isize];
+            one.extend(v.shape().iter().map(|&d| d as isize));
+            let mut starts = vec![c.i.clone()];
+            starts.extend(vec![zero_i.clone(); v.ndim()]);
+            let refs: Vec<&Array> = starts.iter().collect();
+            *buf = buf.dynamic_update_slice(&v.reshape(&one)?, &refs)?;
+        }
+        c.i = (&c.i + 1)?;
+        Ok(c.flat())
+    };
+    let step = |c: &[Array]| -> Result<Vec<Array>> {
+        let mut c = Carry::from(c, ny);
+        // Adaptive steps stop at the last time (dense output covers the others); fixed
+        // steps land on every requested time.
+        let target = if adaptive {
+            t_end.clone()
+        } else {
+            time_at(t, &c.i)?
+        };
+        let room = (&target - &c.t)?;
+        let clipped = c.dt.ge(&room)?;
+        let h = clipped.select(&room, &c.dt)?;
+        let Step { y, f, err, poly } = match s.method {
+            Method::Rosenbrock23 => stepper::rosenbrock23(field, &c.y, &c.f, &c.t, &h)?,
+            Method::Dopri5 => stepper::explicit(&DOPRI5, field, &c.y, &c.f, &c.t, &h)?,
+            Method::Tsit5 => stepper::explicit(&TSIT5, field, &c.y, &c.f, &c.t, &h)?,
+            Method::Rk4 => stepper::explicit(&RK4, field, &c.y, &c.f, &c.t, &h)?,
+        };
+        let t_new = clipped.select(&target, &(&c.t + &h)?)?;
+        let (accept, dt_next, err_next) = match err {
+            None => (
+                h.full_like(true)?.astype(DType::Bool)?,
+                c.dt.clone(),
+                c.err_prev.clone(),
+            ),
+            Some(err) => {
+                let ratio = error_ratio(&err, &c.y, &y, s)?;
+                let accept = ratio.le(1.0)?;
+                let expo = 1.0 / (order + 1.0);
+                let safe_ratio = ratio.maximum(1e-10)?;
+                // PI control on acceptance; after a rejection only shrink.
+                let pi = (&(&safe_ratio.pow(&ratio.full_like(-(expo - 0.75 * BETA))?)?
+                    * &c.err_prev.pow(&ratio.full_like(BETA)?)?)?
+                    * SAFETY)?;
+                let shrink = (&safe_ratio.pow(&ratio.full_like(-expo)?)? * SAFETY)?;
+                let fac = accept.select(&pi.minimum(FAC_MAX)?, &shrink.minimum(1.0)?)?;
+                let fac = fac.maximum(FAC_MIN)?;
+                let fac = ratio.is_finite()?.select(&fac, &fac.full_like(FAC_MIN)?)?;
+                let err_next = accept.select(&ratio.maximum(1e-4)?, &c.err_prev)?;
+                (accept, (&h * &fac)?, err_next)
+            }
+        };
+        let pick =
+            |new: &Array, old: &Array| accept.broadcast_in_dim(new.shape(), &[])?.select(new, old);
+        let picks = |new: &[Array], old: &[Array]| -> Result<Vec<Array>> {
+            new.iter().zip(old).map(|(a, b)| pick(a, b)).collect()
+        };
+        c.y_prev = picks(&c.y, &c.y_prev)?;
+        let [p1, p2, p3, p4] = poly;
+        let [o1, o2, o3, o4] = std::mem::take(&mut c.poly);
+        c.poly = [
+            picks(&p1, &o1)?,
+            picks(&p2, &o2)?,
+            picks(&p3, &o3)?,
+            picks(&p4, &o4)?,
+        ];
+        c.t_prev = pick(&c.t, &c.t_prev)?;
+        c.y = picks(&y, &c.y)?;
+        c.f = picks(&f, &c.f)?;
+        c.t = pick(&t_new, &c.t)?;
+        c.dt = dt_next;
+        c.err_prev = err_next;
+        let one = accept.astype(DType::I32)?;
+        c.steps = (&c.steps + 1)?;
+        c.accepted = (&c.accepted + &one)?;
+        c.rejected = (&c.rejected + &(&one.neg()? + 1)?)?;
+        Ok(c.flat())
+    };
+    let iteration = |c: &[Array]| -> Result<Vec<Array>> {
+        let cc = Carry::from(c, ny);
+        let due = time_at(t, &cc.i)?.le(&cc.t)?;
+        cond(&due, &emit, &step, c)
+    };
+    let out = match looping {
+        Looping::While => while_loop(&keep_going, &iteration, &init)?,
+        Looping::Scan => {
+            let body = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+                let go = keep_going(c)?.remove(0);
+                Ok((
+                    cond(&go, &iteration, &|c: &[Array]| Ok(c.to_vec()), c)?,
+                    vec![],
+                ))
+            };
+            scan(&body, &init, &[], Some(s.max_steps + n_out), false, 1)?.0
+        }
+    };
+    let c = Carry::from(&out, ny);
+    Ok((c.ys, [c.steps, c.accepted, c.rejected]))
+}

@@ -1,0 +1,221 @@
+//! One step of each method: the explicit Runge-Kutta pairs and the Rosenbrock method.
+
+use super::tableau::{tsit5_dense, Dense, Tableau, DOPRI5_DENSE};
+use super::Field;
+use crate::ad::jvp;
+use crate::array::Array;
+use crate::error::Result;
+use crate::linalg::{gmres, SolveOptions};
+
+/// A step's result: the new state, `f` there, the error estimate (`None` for fixed-step
+/// methods) and the dense output's coefficients `[p1, p2, p3, p4]` (see [`Dense`]).
+pub(crate) struct Step {
+    pub y: Vec<Array>,
+    pub f: Vec<Array>,
+    pub err: Option<Vec<Array>>,
+    pub poly: [Vec<Array>; 4],
+}
+
+type Leaves = Vec<Array>;
+
+fn lin(terms: &[(f64, &[Array])]) -> Result<Leaves> {
+    let n = terms[0].1.len();
+    (0..n)
+        .map(|i| {
+            let mut acc = (&terms[0].1[i] * terms[0].0)?;
+            for (c, v) in &terms[1..] {
+                acc = (&acc + &(&v[i] * *c)?)?;
+            }
+            Ok(acc)
+        })
+        .collect()
+}
+
+/// Cubic Hermite coefficients from `Δ = y1 - y0` and the end slopes scaled by `h`.
+fn hermite(delta: &[Array], hf0: &[Array], hf1: &[Array]) -> Result<[Leaves; 4]> {
+    let zeros: Leaves = delta.iter().map(Array::zeros_like).collect::<Result<_>>()?;
+    Ok([
+        hf0.to_vec(),
+        lin(&[(3.0, delta), (-2.0, hf0), (-1.0, hf1)])?,
+        lin(&[(-2.0, delta), (1.0, hf0), (1.0, hf1)])?,
+        zeros,
+    ])
+}
+
+fn scaled(v: &[Array], h: &Array) -> Result<Leaves> {
+    v.iter().map(|x| x * h).collect()
+}
+
+/// `y + Σ w_j k_j` leaf by leaf, skipping zero weights (`w` already scaled by `h`).
+fn combine(y: &[Array], ks: &[Vec<Array>], w: &[Array], coef: &[f64]) -> Result<Vec<Array>> {
+    let mut out = y.to_vec();
+    for (j, &cj) in coef.iter().enumerate() {
+        if cj == 0.0 {
+            continue;
+        }
+        for (o, k) in out.iter_mut().zip(&ks[j]) {
+            *o = (&*o + &(k * &w[j])?)?;
+        }
+    }
+    Ok(out)
+}
+
+/// An explicit Runge-Kutta step of size `h` from `(t, y)` with `f0 = f(t, y)`.
+pub(crate) fn explicit(
+    tab: &Tableau,
+    field: Field,
+    y: &[Array],
+    f0: &[Array],
+    t: &Array,
+    h: &Array,
+) -> Result<Step> {
+    let stages = tab.c.len();
+    let mut ks: Vec<Vec<Array>> = vec![f0.to_vec()];
+    for i in 1..stages {
+        if tab.fsal && i == stages - 1 {
+            break;
+        }
+        let w: Vec<Array> = tab.a[i].iter().map(|a| h * *a).collect::<Result<_>>()?;
+        let yi = combine(y, &ks, &w, tab.a[i])?;
+        ks.push(field(&yi, &(t + &(h * tab.c[i])?)?)?);
+    }
+    let wb: Vec<Array> = tab.b.iter().map(|b| h * *b).collect::<Result<_>>()?;
+    let y_new = combine(y, &ks, &wb, &tab.b[..ks.len()])?;
+    let t_new = (t + h)?;
+    let f_new = field(&y_new, &t_new)?;
+    if tab.fsal {
+        ks.push(f_new.clone());
+    }
+    let delta: Leaves = y_new
+        .iter()
+        .zip(y)
+        .map(|(a, b)| a - b)
+        .collect::<Result<_>>()?;
+    let hk: Vec<Leaves> = ks.iter().map(|k| scaled(k, h)).collect::<Result<_>>()?;
+    let hf1 = scaled(&f_new, h)?;
+    let poly = match tab.dense {
+        Dense::Hermite => hermite(&delta, &hk[0], &hf1)?,
+        Dense::Dopri5 => {
+            // Hairer's form y0 + θ(Δ + (1-θ)(A + θ(B + (1-θ)C))), expanded in θ.
+            let a = lin(&[(1.0, &hk[0]), (-1.0, &delta)])?;
+            let b = lin(&[(1.0, &delta), (-1.0, &hf1), (-1.0, &a)])?;
+            let terms: Vec<(f64, &[Array])> = DOPRI5_DENSE
+                .iter()
+                .zip(&hk)
+                .filter(|(d, _)| **d != 0.0)
+                .map(|(d, k)| (*d, &k[..]))
+                .collect();
+            let c = lin(&terms)?;
+            [
+                hk[0].clone(),
+                lin(&[(1.0, &b), (1.0, &c), (-1.0, &a)])?,
+                lin(&[(-1.0, &b), (-2.0, &c)])?,
+                c,
+            ]
+        }
+        Dense::Tsit5 => {
+            let w = tsit5_dense();
+            let coef = |q: usize| -> Result<Leaves> {
+                let terms: Vec<(f64, &[Array])> = (0..hk.len())
+                    .filter(|&i| w[i][q] != 0.0)
+                    .map(|i| (w[i][q], &hk[i][..]))
+                    .collect();
+                lin(&terms)
+            };
+            [coef(0)?, coef(1)?, coef(2)?, coef(3)?]
+        }
+    };
+    let err = if tab.e.is_empty() {
+        None
+    } else {
+        let zeros: Vec<Array> = y.iter().map(Array::zeros_like).collect::<Result<_>>()?;
+        let we: Vec<Array> = tab.e.iter().map(|e| h * *e).collect::<Result<_>>()?;
+        Some(combine(&zeros, &ks, &we, tab.e)?)
+    };
+    Ok(Step {
+        y: y_new,
+        f: f_new,
+        err,
+        poly,
+    })
+}
+
+/// Shampine & Reichelt's ROS2 (MATLAB's ode23s): L-stable, order 2 with an order-3 error
+/// estimate. `W = I - h·d·J` is applied matrix-free (`J v` by forward mode) and solved by
+/// GMRES with a full Krylov space, which is exact up to rounding for the systems this
+/// method is meant for.
+pub(crate) fn rosenbrock23(
+    field: Field,
+    y: &[Array],
+    f0: &[Array],
+    t: &Array,
+    h: &Array,
+) -> Result<Step> {
+    let d = 1.0 / (2.0 + std::f64::consts::SQRT_2);
+    let e32 = 6.0 + std::f64::consts::SQRT_2;
+    let hd = (h * d)?;
+    let size: usize = y.iter().map(Array::size).sum();
+    let eps = if t.dtype() == quabla_abi::DType::F32 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let opts = SolveOptions {
+        tol: 10.0 * eps,
+        restart: size.max(1),
+        maxiter: Some(4),
+        ..Default::default()
+    };
+    let w = |v: &[Array]| -> Result<Vec<Array>> {
+        let jv = jvp(|a: &[Array]| field(a, t), y, v)?.1;
+        v.iter()
+            .zip(&jv)
+            .map(|(vi, ji)| vi - &(ji * &hd)?)
+            .collect()
+    };
+    let solve =
+        |rhs: Vec<Array>| -> Result<Vec<Array>> { Ok(gmres(&w, &rhs, None, None, &opts)?.0) };
+    // ∂f/∂t, for non-autonomous fields.
+    let ft = jvp(
+        |a: &[Array]| field(y, &a[0]),
+        std::slice::from_ref(t),
+        &[t.ones_like()?],
+    )?
+    .1;
+    let hdft: Vec<Array> = ft.iter().map(|v| v * &hd).collect::<Result<_>>()?;
+    let add = |a: &[Array], b: &[Array]| -> Result<Vec<Array>> {
+        a.iter().zip(b).map(|(x, y)| x + y).collect()
+    };
+    let sub = |a: &[Array], b: &[Array]| -> Result<Vec<Array>> {
+        a.iter().zip(b).map(|(x, y)| x - y).collect()
+    };
+    let scale =
+        |a: &[Array], s: &Array| -> Result<Vec<Array>> { a.iter().map(|x| x * s).collect() };
+    let k1 = solve(add(f0, &hdft)?)?;
+    let half = (h * 0.5)?;
+    let f1 = field(&add(y, &scale(&k1, &half)?)?, &(t + &half)?)?;
+    let k2 = add(&solve(sub(&f1, &k1)?)?, &k1)?;
+    let y_new = add(y, &scale(&k2, h)?)?;
+    let f2 = field(&y_new, &(t + h)?)?;
+    let e = scale(&sub(&k2, &f1)?, &h.full_like(e32)?)?;
+    let two = scale(&sub(&k1, f0)?, &h.full_like(2.0)?)?;
+    let k3 = solve(add(&sub(&sub(&f2, &e)?, &two)?, &hdft)?)?;
+    let comb = add(&sub(&k1, &scale(&k2, &h.full_like(2.0)?)?)?, &k3)?;
+    let err = scale(&comb, &(h / 6.0)?)?;
+    // The method's own interpolant y0 + h(θ(1-θ)k1 + θ(θ-2d)k2)/(1-2d).
+    let (hk1, hk2) = (scaled(&k1, h)?, scaled(&k2, h)?);
+    let r = 1.0 / (1.0 - 2.0 * d);
+    let zeros: Leaves = y.iter().map(Array::zeros_like).collect::<Result<_>>()?;
+    let poly = [
+        lin(&[(r, &hk1), (-2.0 * d * r, &hk2)])?,
+        lin(&[(r, &hk2), (-r, &hk1)])?,
+        zeros.clone(),
+        zeros,
+    ];
+    Ok(Step {
+        y: y_new,
+        f: f2,
+        err: Some(err),
+        poly,
+    })
+}
