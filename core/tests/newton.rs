@@ -18,7 +18,12 @@ fn f64s(v: &[f64], shape: &[usize]) -> Array {
 fn cube_root(a: &Array) -> Result<Array> {
     let cube = |x: &[Array], p: &[Array]| Ok(vec![(&(&(&x[0] * &x[0])? * &x[0])? - &p[0])?]);
     let x0 = a.full_like(1.0)?;
-    let (x, _) = newton(&cube, &[x0], &[a.clone()], &NewtonOptions::default())?;
+    let (x, _) = newton(
+        &cube,
+        &[x0],
+        std::slice::from_ref(a),
+        &NewtonOptions::default(),
+    )?;
     Ok(x[0].clone())
 }
 
@@ -60,8 +65,8 @@ fn coupled_system_root_and_derivatives_match_finite_differences() {
         Ok(vec![x[0].clone()])
     };
     let theta = f64s(&[1.0, -0.5, 2.0], &[3]);
-    let x = solve(&[theta.clone()]).unwrap();
-    let r = coupled(&x, &[theta.clone()]).unwrap()[0]
+    let x = solve(std::slice::from_ref(&theta)).unwrap();
+    let r = coupled(&x, std::slice::from_ref(&theta)).unwrap()[0]
         .to_vec::<f64>()
         .unwrap();
     assert!(r.iter().all(|v| v.abs() < 1e-13), "{r:?}");
@@ -79,7 +84,7 @@ fn captured_parameters_get_gradients_and_vmap_stops_per_element() {
         let (x, _) = newton(
             &f,
             &[theta.full_like(1.0)?],
-            &[theta.clone()],
+            std::slice::from_ref(theta),
             &Default::default(),
         )?;
         Ok(vec![x[0].sum(Axes::All, false)?])
@@ -135,9 +140,11 @@ fn implicit_euler_steps_inside_a_loop_differentiate_in_reverse() {
         dy /= 1.0 + 3.0 * h * z * z;
         y = z;
     }
-    let got = integrate(&[y0.clone()]).unwrap()[0].item::<f64>().unwrap();
+    let got = integrate(std::slice::from_ref(&y0)).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
     assert!((got - y).abs() < 1e-14);
-    let g = grad(integrate, &[0])(&[y0.clone()]).unwrap()[0]
+    let g = grad(integrate, &[0])(std::slice::from_ref(&y0)).unwrap()[0]
         .item::<f64>()
         .unwrap();
     assert!((g - dy).abs() < 1e-12, "{g} vs {dy}");
@@ -150,7 +157,7 @@ fn implicit_euler_steps_inside_a_loop_differentiate_in_reverse() {
 fn bad_input_is_refused_with_a_message() {
     let x0 = f64s(&[1.0, 2.0], &[2]);
     let wrong = |x: &[Array], _: &[Array]| Ok(vec![x[0].sum(Axes::All, false)?]);
-    let e = newton(&wrong, &[x0.clone()], &[], &Default::default()).unwrap_err();
+    let e = newton(&wrong, std::slice::from_ref(&x0), &[], &Default::default()).unwrap_err();
     assert!(e.to_string().contains("shaped like x"), "{e}");
     let ix = Array::from_slice_on(&cpu(), &[1i32], &[1]).unwrap();
     let id = |x: &[Array], _: &[Array]| Ok(vec![x[0].clone()]);

@@ -242,7 +242,14 @@ fn stiff_van_der_pol_converges_with_rosenbrock23() {
             gradient: Gradient::ForwardOnly,
             ..Default::default()
         };
-        odeint(&van_der_pol, &[y0.clone()], &t, &[mu.clone()], &o).unwrap()
+        odeint(
+            &van_der_pol,
+            std::slice::from_ref(&y0),
+            &t,
+            std::slice::from_ref(&mu),
+            &o,
+        )
+        .unwrap()
     };
     let coarse = solve(1e-6);
     let fine = solve(1e-7);
@@ -398,17 +405,31 @@ fn bad_input_is_refused_with_a_message() {
     let y0 = f64s(&[1.0], &[1]);
     let k = [f64s(&[1.0], &[])];
     let o = OdeOptions::default();
-    let e = odeint(&decay, &[y0.clone()], &f64s(&[0.0, 1.0, 1.0], &[3]), &k, &o)
-        .err()
-        .unwrap();
+    let e = odeint(
+        &decay,
+        std::slice::from_ref(&y0),
+        &f64s(&[0.0, 1.0, 1.0], &[3]),
+        &k,
+        &o,
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("strictly increasing"), "{e}");
     let t32 = Array::from_slice_on(&cpu(), &[0.0f32, 1.0], &[2]).unwrap();
-    let e = odeint(&decay, &[y0.clone()], &t32, &k, &o).err().unwrap();
-    assert!(e.to_string().contains("dtype"), "{e}");
-    let wrong = |y: &[Array], _: &Array, _: &[Array]| Ok(vec![y[0].sum(Axes::All, false)?]);
-    let e = odeint(&wrong, &[y0.clone()], &f64s(&[0.0, 1.0], &[2]), &[], &o)
+    let e = odeint(&decay, std::slice::from_ref(&y0), &t32, &k, &o)
         .err()
         .unwrap();
+    assert!(e.to_string().contains("dtype"), "{e}");
+    let wrong = |y: &[Array], _: &Array, _: &[Array]| Ok(vec![y[0].sum(Axes::All, false)?]);
+    let e = odeint(
+        &wrong,
+        std::slice::from_ref(&y0),
+        &f64s(&[0.0, 1.0], &[2]),
+        &[],
+        &o,
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("shaped like y"), "{e}");
     let bad = OdeOptions {
         rtol: 0.0,
