@@ -378,7 +378,10 @@ fn vmap_over_initial_states_and_parameters_and_jit() {
     let out = vmap(solve, &[Some(0), Some(0)], &[Some(0), Some(0)])(&[y0s, ks]).unwrap();
     let ys = vals(&out[0]);
     let acc = out[1].to_vec::<i32>().unwrap();
-    for (i, (y0, k)) in [(1.0, 0.1), (2.0, 1.0), (3.0, 10.0)].iter().enumerate() {
+    for (i, (y0, k)) in [(1.0f64, 0.1f64), (2.0, 1.0), (3.0, 10.0)]
+        .iter()
+        .enumerate()
+    {
         assert!((ys[2 * i + 1] - y0 * (-k).exp()).abs() < 1e-8);
         let single = odeint(&decay, &[f64s(&[*y0], &[1])], &t, &[f64s(&[*k], &[])], &o).unwrap();
         assert_eq!(
