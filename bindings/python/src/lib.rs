@@ -9,6 +9,7 @@ mod array;
 mod checkpoint_io;
 mod control_flow;
 mod errors;
+mod numerics;
 mod optim;
 mod runtime;
 mod transforms;
@@ -26,5 +27,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     control_flow::register(m)?;
     checkpoint_io::register(m)?;
     optim::register(m)?;
+    numerics::register(m)?;
     Ok(())
 }

@@ -128,10 +128,33 @@ def convention_goldens():
     return out
 
 
+def ode_goldens():
+    """Lotka-Volterra by jax.experimental.ode.odeint (dopri5, tight tolerances) and the
+    gradient of a trajectory loss by its continuous adjoint."""
+    from jax.experimental.ode import odeint
+
+    def lv(y, t, p):
+        a, b, c, d = p[0], p[1], p[2], p[3]
+        return jnp.stack([a * y[0] - b * y[0] * y[1], d * y[0] * y[1] - c * y[1]])
+
+    y0 = jnp.array([1.2, 0.8])
+    p = jnp.array([1.5, 1.0, 3.0, 1.0])
+    t = jnp.linspace(0.0, 4.0, 9)
+
+    def loss(y0, p):
+        ys = odeint(lv, y0, t, p, rtol=1e-11, atol=1e-11)
+        return jnp.sum(ys[:, 0] ** 2 + jnp.sin(ys[:, 1]))
+
+    ys = odeint(lv, y0, t, p, rtol=1e-11, atol=1e-11)
+    g_y0, g_p = jax.grad(loss, argnums=(0, 1))(y0, p)
+    return {"jax": jax.__version__, "y0": enc(y0), "p": enc(p), "t": enc(t), "ys": enc(ys),
+            "grad_y0": enc(g_y0), "grad_p": enc(g_p)}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
-                       ("jax_conventions", convention_goldens)]:
+                       ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

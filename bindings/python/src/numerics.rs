@@ -1,0 +1,127 @@
+//! The solvers over flat lists of arrays: `cg`/`gmres`, `newton` and `odeint`. The Python
+//! side (`quabla/_src/numerics.py`) flattens pytrees and turns matrices into operators.
+
+use crate::array::RawArray;
+use crate::errors::IntoPyResult;
+use crate::transforms::{call_flat, inners, raws};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use quabla::linalg::{self, SolveOptions};
+use quabla::ode::{self, Gradient, Method, OdeOptions};
+use quabla::root_finding::NewtonOptions;
+use quabla::Array;
+
+/// `(x, info)` of `A x = b` by `method` ("cg" or "gmres"); `a` and `m` are flat operators.
+#[pyfunction]
+#[pyo3(signature = (method, a, b, x0, m, tol, atol, maxiter, restart))]
+#[allow(clippy::too_many_arguments)] // one flat entry point mirroring the Python keywords
+fn linear_solve(
+    method: &str,
+    a: Py<PyAny>,
+    b: Vec<RawArray>,
+    x0: Option<Vec<RawArray>>,
+    m: Option<Py<PyAny>>,
+    tol: f64,
+    atol: f64,
+    maxiter: Option<usize>,
+    restart: usize,
+) -> PyResult<(Vec<RawArray>, RawArray)> {
+    let op = |v: &[Array]| call_flat(&a, v);
+    let pre = m.map(|m| move |v: &[Array]| call_flat(&m, v));
+    let pre_ref: Option<linalg::LinearFn> = pre.as_ref().map(|p| p as linalg::LinearFn);
+    let guess = x0.map(|x| inners(&x));
+    let opts = SolveOptions {
+        tol,
+        atol,
+        maxiter,
+        restart,
+    };
+    let b = inners(&b);
+    let solve = match method {
+        "cg" => linalg::cg,
+        "gmres" => linalg::gmres,
+        other => return Err(PyValueError::new_err(format!("unknown solver {other:?}"))),
+    };
+    let (x, info) = solve(&op, &b, guess.as_deref(), pre_ref, &opts).py()?;
+    Ok((raws(x), info.into()))
+}
+
+/// `(x, info)` with `f(x..., args...)` zero; `f` takes one flat list.
+#[pyfunction]
+#[pyo3(signature = (f, x0, args, tol, maxiter))]
+fn newton(
+    f: Py<PyAny>,
+    x0: Vec<RawArray>,
+    args: Vec<RawArray>,
+    tol: Option<f64>,
+    maxiter: Option<usize>,
+) -> PyResult<(Vec<RawArray>, RawArray)> {
+    let residual = |x: &[Array], a: &[Array]| call_flat(&f, &[x, a].concat());
+    let opts = NewtonOptions { tol, maxiter };
+    let (x, info) = quabla::newton(&residual, &inners(&x0), &inners(&args), &opts).py()?;
+    Ok((raws(x), info.into()))
+}
+
+/// `(ys, steps, accepted, rejected)`; `func` takes the flat list `(y..., t, args...)`.
+#[pyfunction]
+#[pyo3(signature = (func, y0, t, args, method, rtol, atol, max_steps, dt0, gradient))]
+#[allow(clippy::too_many_arguments)] // one flat entry point mirroring the Python keywords
+fn odeint(
+    func: Py<PyAny>,
+    y0: Vec<RawArray>,
+    t: &RawArray,
+    args: Vec<RawArray>,
+    method: &str,
+    rtol: f64,
+    atol: f64,
+    max_steps: usize,
+    dt0: Option<f64>,
+    gradient: &str,
+) -> PyResult<(Vec<RawArray>, RawArray, RawArray, RawArray)> {
+    let method = match method {
+        "dopri5" => Method::Dopri5,
+        "tsit5" => Method::Tsit5,
+        "rk4" => Method::Rk4,
+        "rosenbrock23" => Method::Rosenbrock23,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown method {other:?}; use 'dopri5', 'tsit5', 'rk4' or 'rosenbrock23'"
+            )))
+        }
+    };
+    let gradient = match gradient {
+        "direct" => Gradient::Direct,
+        "adjoint" => Gradient::Adjoint,
+        "forward" => Gradient::ForwardOnly,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown gradient mode {other:?}; use 'direct', 'adjoint' or 'forward'"
+            )))
+        }
+    };
+    let field = |y: &[Array], tt: &Array, a: &[Array]| {
+        call_flat(&func, &[y, std::slice::from_ref(tt), a].concat())
+    };
+    let opts = OdeOptions {
+        method,
+        rtol,
+        atol,
+        max_steps,
+        dt0,
+        gradient,
+    };
+    let sol = ode::odeint(&field, &inners(&y0), &t.inner, &inners(&args), &opts).py()?;
+    Ok((
+        raws(sol.ys),
+        sol.stats.steps.into(),
+        sol.stats.accepted.into(),
+        sol.stats.rejected.into(),
+    ))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(linear_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(newton, m)?)?;
+    m.add_function(wrap_pyfunction!(odeint, m)?)?;
+    Ok(())
+}
