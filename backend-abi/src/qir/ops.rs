@@ -77,6 +77,58 @@ pub struct DotDims {
     pub rhs_contract: Vec<usize>,
 }
 
+/// Dense linear algebra on the last two axes of float arrays, batched over the leading
+/// axes (as `jax.lax.linalg`). A backend may decline these through its capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LinalgOp {
+    /// The lower Cholesky factor of a symmetric positive definite matrix, read from its
+    /// lower triangle (upper triangle of the result zero); NaN everywhere when the matrix is
+    /// not numerically positive definite, as JAX.
+    Cholesky,
+    /// LU with partial pivoting of square matrices: results `(lu, pivots, permutation)`:
+    /// `lu` holds unit-lower `L` below the diagonal and `U` on and above it; `pivots`
+    /// (i32) are row swaps applied in order (row `i` with row `pivots[i]`); `permutation`
+    /// (i32) is their effect, `a[permutation] = L U`.
+    Lu,
+    /// `op(a) x = b` (`left_side`) or `x op(a) = b`, with `a` triangular (`lower` or upper;
+    /// the other triangle is ignored), `op` the transpose when `transpose_a`, and ones
+    /// assumed on the diagonal with `unit_diagonal`. Operands `(a, b)`.
+    TriangularSolve {
+        left_side: bool,
+        lower: bool,
+        transpose_a: bool,
+        unit_diagonal: bool,
+    },
+    /// Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix read from
+    /// its lower triangle: results `(w, v)` with `a v = v diag(w)`.
+    Eigh,
+    /// Householder QR: results `(q, r)`, reduced (`q` m×k, `r` k×n, k = min(m, n)) or
+    /// complete (`q` m×m, `r` m×n).
+    Qr { full_matrices: bool },
+    /// Singular values (descending) and, with `compute_uv`, vectors: results `(u, s, vt)`
+    /// with `a = u diag(s) vt`, reduced or full; just `(s)` otherwise.
+    Svd {
+        full_matrices: bool,
+        compute_uv: bool,
+    },
+}
+
+impl LinalgOp {
+    pub const NAMES: [&'static str; 6] =
+        ["cholesky", "lu", "triangular_solve", "eigh", "qr", "svd"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            LinalgOp::Cholesky => "cholesky",
+            LinalgOp::Lu => "lu",
+            LinalgOp::TriangularSolve { .. } => "triangular_solve",
+            LinalgOp::Eigh => "eigh",
+            LinalgOp::Qr { .. } => "qr",
+            LinalgOp::Svd { .. } => "svd",
+        }
+    }
+}
+
 /// XLA gather dimension numbers. The index vector is always the last dim of the indices;
 /// start indices are clamped so each slice lies inside the operand.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -221,6 +273,8 @@ pub enum Op {
         /// Steps per iteration of the lowered loop (results are identical for any value).
         unroll: usize,
     },
+    /// Dense linear algebra (see [`LinalgOp`]).
+    Linalg(LinalgOp),
 }
 
 impl Op {
@@ -258,6 +312,7 @@ impl Op {
             Op::Checkpoint { .. } => "checkpoint",
             Op::Scan { .. } => "scan",
             Op::LinearSolve { .. } => "linear_solve",
+            Op::Linalg(l) => l.name(),
         }
     }
 
@@ -400,5 +455,6 @@ pub fn all_op_names() -> Vec<&'static str> {
         "cond",
         "while",
     ]);
+    v.extend(LinalgOp::NAMES);
     v
 }

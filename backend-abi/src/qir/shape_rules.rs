@@ -438,6 +438,92 @@ fn floats(ts: &[TensorType]) -> Vec<TensorType> {
     ts.iter().filter(|t| t.dtype.is_float()).cloned().collect()
 }
 
+/// Result types of the dense linear algebra ops (matrices in the last two axes).
+fn linalg_rule(op: &LinalgOp, operands: &[&TensorType]) -> Rule {
+    let name = op.name();
+    let want = if matches!(op, LinalgOp::TriangularSolve { .. }) {
+        2
+    } else {
+        1
+    };
+    if operands.len() != want {
+        return Err(format!(
+            "{name} takes {want} operand(s), got {}",
+            operands.len()
+        ));
+    }
+    let a = operands[0];
+    if !a.dtype.is_float() || a.shape.len() < 2 {
+        return Err(format!("{name} needs a float matrix (rank >= 2), got {a}"));
+    }
+    let r = a.shape.len();
+    let (m, n) = (a.shape[r - 2], a.shape[r - 1]);
+    let batch = &a.shape[..r - 2];
+    let ty = |dims: &[usize], dtype: DType| {
+        let mut s = batch.to_vec();
+        s.extend_from_slice(dims);
+        TensorType::new(dtype, s)
+    };
+    let square = || {
+        if m != n {
+            Err(format!("{name} needs square matrices, got {a}"))
+        } else {
+            Ok(())
+        }
+    };
+    let k = m.min(n);
+    let f = a.dtype;
+    match op {
+        LinalgOp::Cholesky => {
+            square()?;
+            Ok(vec![a.clone()])
+        }
+        LinalgOp::Lu => {
+            square()?;
+            Ok(vec![a.clone(), ty(&[n], DType::I32), ty(&[n], DType::I32)])
+        }
+        LinalgOp::Eigh => {
+            square()?;
+            Ok(vec![ty(&[n], f), a.clone()])
+        }
+        LinalgOp::Qr { full_matrices } => Ok(if *full_matrices {
+            vec![ty(&[m, m], f), ty(&[m, n], f)]
+        } else {
+            vec![ty(&[m, k], f), ty(&[k, n], f)]
+        }),
+        LinalgOp::Svd {
+            full_matrices,
+            compute_uv,
+        } => Ok(match (compute_uv, full_matrices) {
+            (false, _) => vec![ty(&[k], f)],
+            (true, true) => vec![ty(&[m, m], f), ty(&[k], f), ty(&[n, n], f)],
+            (true, false) => vec![ty(&[m, k], f), ty(&[k], f), ty(&[k, n], f)],
+        }),
+        LinalgOp::TriangularSolve { left_side, .. } => {
+            square()?;
+            let b = operands[1];
+            let rb = b.shape.len();
+            if b.dtype != f || rb != r || b.shape[..rb - 2] != *batch {
+                return Err(format!(
+                    "triangular_solve: b {b} must have a's dtype and batch dimensions ({a})"
+                ));
+            }
+            let solved = if *left_side {
+                b.shape[rb - 2]
+            } else {
+                b.shape[rb - 1]
+            };
+            if solved != n {
+                return Err(format!(
+                    "triangular_solve: a {a} does not match b {b} on the {} side",
+                    if *left_side { "left" } else { "right" }
+                ));
+            }
+            Ok(vec![b.clone()])
+        }
+    }
+}
+
 /// Region signatures of the core-level ops (see their docs in `ops.rs`).
 fn custom_rule(
     op: &Op,
@@ -821,6 +907,7 @@ pub fn infer_result_types(
             }
             scan_rule(op, operands, *length, *num_consts, *num_carry, regions_out)
         }
+        Op::Linalg(l) => linalg_rule(l, operands),
         Op::StopGradient => {
             expect_arity(op, operands, 1)?;
             Ok(vec![operands[0].clone()])

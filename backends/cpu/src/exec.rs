@@ -229,6 +229,7 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
                 carry = run(body, carry);
             }
         }
+        Op::Linalg(l) => crate::linalg::eval(l, a, &node.results),
         // The plugin kit refuses core-level ops at compile time: they are in no capability list.
         op => unreachable!("core-level op `{}` reached the CPU backend", op.name()),
     }

@@ -12,6 +12,7 @@
 mod dot;
 mod elementwise;
 mod exec;
+mod linalg;
 mod movement;
 mod plan;
 mod pool;

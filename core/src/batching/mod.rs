@@ -60,6 +60,7 @@ fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         ops::Family::ControlFlow => ops::control_flow::batch(a),
         ops::Family::Custom => ops::custom::batch(a),
         ops::Family::LinearSolve => ops::linear_solve::batch(a),
+        ops::Family::Linalg => ops::linalg::batch(a),
         ops::Family::Creation => unreachable!("nullary ops are never batched"),
     }
 }

@@ -1,9 +1,20 @@
-//! Linear algebra built on the IR: iterative solvers with implicit derivatives
-//! (`cg`, `gmres`, and the `linear_solve` primitive they rest on).
+//! Linear algebra: the dense primitives (`cholesky_lower`, `lu`, `triangular_solve`,
+//! `eigh_lower`, `qr`, `svd`; rules in `ops/linalg.rs`), numpy/scipy compositions over them
+//! (`dense.rs`), and iterative solvers with implicit derivatives (`cg`, `gmres`, and the
+//! `linear_solve` primitive they rest on).
 
 mod cg;
+mod dense;
 mod gmres;
 mod vector;
+
+pub use crate::ops::linalg::{
+    cholesky_lower, eigh_lower, lu, qr, singular_values, svd, triangular_solve, Svd, Triangular,
+};
+pub use dense::{
+    cho_solve, cholesky, cholesky_checked, cond, det, eigh, inv, lstsq, matrix_power, norm, pinv,
+    slogdet, solve, solve_triangular, Lstsq, NormOrd,
+};
 
 pub use crate::ops::linear_solve::{linear_solve, LinearFn, SolverFn};
 pub use cg::cg;

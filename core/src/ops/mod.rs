@@ -10,6 +10,7 @@ pub(crate) mod creation;
 pub(crate) mod custom;
 pub(crate) mod elementwise;
 pub(crate) mod indexing;
+pub(crate) mod linalg;
 pub(crate) mod linear_solve;
 pub(crate) mod reduction;
 pub(crate) mod shape;
@@ -184,6 +185,7 @@ pub(crate) enum Family {
     ControlFlow,
     Custom,
     LinearSolve,
+    Linalg,
 }
 
 pub(crate) fn family(op: &Op) -> Family {
@@ -211,5 +213,6 @@ pub(crate) fn family(op: &Op) -> Family {
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. } => Family::Custom,
         Op::LinearSolve { .. } => Family::LinearSolve,
+        Op::Linalg(_) => Family::Linalg,
     }
 }

@@ -647,6 +647,22 @@ impl Parser {
             "checkpoint" => Op::Checkpoint {
                 call: Box::default(),
             },
+            "cholesky" => Op::Linalg(LinalgOp::Cholesky),
+            "lu" => Op::Linalg(LinalgOp::Lu),
+            "eigh" => Op::Linalg(LinalgOp::Eigh),
+            "triangular_solve" => Op::Linalg(LinalgOp::TriangularSolve {
+                left_side: self.boolean(attrs, "left_side", name)?,
+                lower: self.boolean(attrs, "lower", name)?,
+                transpose_a: self.boolean(attrs, "transpose_a", name)?,
+                unit_diagonal: self.boolean(attrs, "unit_diagonal", name)?,
+            }),
+            "qr" => Op::Linalg(LinalgOp::Qr {
+                full_matrices: self.boolean(attrs, "full_matrices", name)?,
+            }),
+            "svd" => Op::Linalg(LinalgOp::Svd {
+                full_matrices: self.boolean(attrs, "full_matrices", name)?,
+                compute_uv: self.boolean(attrs, "compute_uv", name)?,
+            }),
             "linear_solve" => Op::LinearSolve {
                 matvec: Box::default(),
                 solve: Box::default(),

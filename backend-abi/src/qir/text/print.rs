@@ -1,6 +1,6 @@
 //! Printing QIR as text, in the canonical form the parser reads back exactly.
 
-use crate::qir::{Node, Op, Program};
+use crate::qir::{LinalgOp, Node, Op, Program};
 use crate::{DType, HostArray};
 use std::fmt::Write;
 
@@ -155,6 +155,27 @@ fn attributes(op: &Op) -> Vec<String> {
             format!("num_consts={num_consts}"),
             format!("num_carry={num_carry}"),
             format!("unroll={unroll}"),
+        ],
+        Op::Linalg(LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a,
+            unit_diagonal,
+        }) => vec![
+            format!("left_side={left_side}"),
+            format!("lower={lower}"),
+            format!("transpose_a={transpose_a}"),
+            format!("unit_diagonal={unit_diagonal}"),
+        ],
+        Op::Linalg(LinalgOp::Qr { full_matrices }) => {
+            vec![format!("full_matrices={full_matrices}")]
+        }
+        Op::Linalg(LinalgOp::Svd {
+            full_matrices,
+            compute_uv,
+        }) => vec![
+            format!("full_matrices={full_matrices}"),
+            format!("compute_uv={compute_uv}"),
         ],
         Op::LinearSolve {
             num_consts,
