@@ -28,6 +28,7 @@ def ensure_venv():
 def main():
     ensure_venv()
     sys.path.insert(0, HERE)
+    import cases_linalg
     import cases_ops
     import cases_regions
     import cases_transforms
@@ -36,6 +37,7 @@ def main():
     out = os.path.join(os.path.dirname(HERE), "cases")
     groups = {}
     groups.update(cases_ops.build())
+    groups.update(cases_linalg.build())
     groups.update(cases_regions.build())
     groups.update(cases_transforms.build())
     n = write_groups(out, groups)
