@@ -28,6 +28,10 @@ pub enum Error {
     /// QIR text that does not parse.
     #[error(transparent)]
     Parse(#[from] quabla_abi::qir::ParseError),
+    /// A linear-algebra computation failed on the values given (a matrix that is not
+    /// positive definite for a checked Cholesky factorization).
+    #[error("{0}")]
+    LinAlg(String),
     /// Arrays from different traces or devices were mixed.
     #[error("{0}")]
     Mismatch(String),

@@ -23,6 +23,12 @@ create_exception!(
 );
 create_exception!(
     _quabla,
+    LinAlgError,
+    PyValueError,
+    "A linear-algebra computation failed on the given values (as numpy.linalg.LinAlgError)."
+);
+create_exception!(
+    _quabla,
     QuablaError,
     PyException,
     "Base of Quabla's own errors."
@@ -36,6 +42,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("BackendError", py.get_type::<BackendError>())?;
     m.add("QuablaError", py.get_type::<QuablaError>())?;
+    m.add("LinAlgError", py.get_type::<LinAlgError>())?;
     Ok(())
 }
 
@@ -49,6 +56,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Type(m) | Error::Mismatch(m) => PyTypeError::new_err(m),
         Error::TracedValue => ConcretizationTypeError::new_err(Error::TracedValue.to_string()),
         Error::Parse(p) => PyValueError::new_err(p.to_string()),
+        Error::LinAlg(m) => LinAlgError::new_err(m),
         e @ (Error::Backend { .. } | Error::Load(_) | Error::NoBackend(_)) => {
             BackendError::new_err(e.to_string())
         }

@@ -9,6 +9,7 @@ mod array;
 mod checkpoint_io;
 mod control_flow;
 mod errors;
+mod linalg;
 mod numerics;
 mod optim;
 mod runtime;
@@ -28,5 +29,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkpoint_io::register(m)?;
     optim::register(m)?;
     numerics::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -56,7 +56,7 @@ pub fn cholesky_checked(a: &Array) -> Result<Array> {
     }
     let bad = l.is_finite()?.logical_not()?.any(Axes::All, false)?;
     if bad.item::<bool>()? {
-        return Err(Error::Type(
+        return Err(Error::LinAlg(
             "cholesky: the matrix is not (numerically) symmetric positive definite".into(),
         ));
     }

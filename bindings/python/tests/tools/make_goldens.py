@@ -151,10 +151,49 @@ def ode_goldens():
             "grad_y0": enc(g_y0), "grad_p": enc(g_p)}
 
 
+def linalg_goldens():
+    """Gradients of scalar functions of the jnp.linalg factorizations (JAX's conventions:
+    symmetrized cholesky/eigh input, sign-invariant uses of singular/eigen vectors)."""
+    rng = np.random.default_rng(5)
+    g = rng.uniform(-1, 1, (4, 4)) + 3 * np.eye(4)
+    m = rng.uniform(-1, 1, (4, 4))
+    spd = m @ m.T + 4 * np.eye(4)
+    tall = rng.uniform(-1, 1, (5, 3))
+    b = rng.uniform(-1, 1, (4, 2))
+    w1 = rng.uniform(-1, 1, 64)
+
+    def wsum(x, k=0):
+        x = x.reshape(-1)
+        return jnp.sum(x * w1[k:k + x.size])
+
+    fns = {
+        "det": (lambda a: jnp.linalg.det(a), g),
+        "slogdet": (lambda a: jnp.linalg.slogdet(a)[1], g),
+        "inv": (lambda a: wsum(jnp.linalg.inv(a)), g),
+        "solve": (lambda a: wsum(jnp.linalg.solve(a, b)), g),
+        "cholesky": (lambda a: wsum(jnp.linalg.cholesky(a)), spd),
+        "eigh": (lambda a: wsum(jnp.linalg.eigh(a)[0]) + wsum(jnp.linalg.eigh(a)[1] ** 2, 4), spd),
+        "svd": (lambda a: wsum(jnp.linalg.svd(a, full_matrices=False)[1])
+                + wsum(jnp.linalg.svd(a, full_matrices=False)[0] ** 2, 3)
+                + wsum(jnp.linalg.svd(a, full_matrices=False)[2] ** 2, 20), tall),
+        "qr": (lambda a: wsum(jnp.linalg.qr(a)[0]) + wsum(jnp.linalg.qr(a)[1], 15), tall),
+        "pinv": (lambda a: wsum(jnp.linalg.pinv(a)), tall),
+        "norm_nuc": (lambda a: jnp.linalg.norm(a, "nuc"), tall),
+        "norm_2": (lambda a: jnp.linalg.norm(a, 2), tall),
+        "matrix_power_3": (lambda a: wsum(jnp.linalg.matrix_power(a, 3)), g),
+    }
+    out = {"jax": jax.__version__, "w": enc(w1), "b": enc(b), "cases": {}}
+    for name, (f, x) in fns.items():
+        out["cases"][name] = {"x": enc(x), "value": enc(f(jnp.array(x))),
+                              "grad": enc(jax.grad(f)(jnp.array(x)))}
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
-                       ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens)]:
+                       ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
+                       ("jax_linalg", linalg_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

@@ -41,6 +41,8 @@ from .._src.numpy.shape import (
 )
 import numpy as _np
 
+from . import linalg  # noqa: E402
+
 ndarray = Array
 pi = float(_np.pi)
 e = float(_np.e)

@@ -1,0 +1,13 @@
+"""``quabla.numpy.linalg``: ``numpy.linalg`` / ``jax.numpy.linalg`` on Quabla arrays."""
+
+from .._quabla import LinAlgError
+from .._src.linalg import (
+    EighResult, QRResult, SlogdetResult, SVDResult, cholesky, cond, det, eigh, eigvalsh, inv,
+    lstsq, matrix_power, matrix_rank, norm, pinv, qr, slogdet, solve, svd, svdvals,
+)
+
+__all__ = [
+    "LinAlgError", "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power", "matrix_rank",
+    "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "EighResult", "QRResult",
+    "SlogdetResult", "SVDResult",
+]
