@@ -123,18 +123,33 @@ fn permute_rows(perm: &Array, b: &Array) -> Result<Array> {
 /// ```
 pub fn solve(a: &Array, b: &Array) -> Result<Array> {
     square(a, "solve")?;
-    let (bm, vector) = as_matrix(a, b)?;
     let (f, _, perm) = lu(a)?;
+    lu_solve(&f, &perm, b)
+}
+
+/// Solves `a x = b` from `lu(a)`'s factors (`lu` and `permutation`), as
+/// `scipy.linalg.lu_solve`: factor once, solve many times.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[3.0f64, 1.0, 1.0, 2.0], &[2, 2])?;
+/// let (f, _, perm) = linalg::lu(&a)?;
+/// let x = linalg::lu_solve(&f, &perm, &Array::from_slice(&[9.0f64, 8.0], &[2])?)?; // [2, 3]
+/// # Ok::<(), quabla::Error>(())
+/// ```
+pub fn lu_solve(lu: &Array, permutation: &Array, b: &Array) -> Result<Array> {
+    square(lu, "lu_solve")?;
+    let (bm, vector) = as_matrix(lu, b)?;
     let unit_lower = Triangular {
         unit_diagonal: true,
         ..Default::default()
     };
-    let y = triangular_solve(&f, &permute_rows(&perm, &bm)?, unit_lower)?;
+    let y = triangular_solve(lu, &permute_rows(permutation, &bm)?, unit_lower)?;
     let upper = Triangular {
         lower: false,
         ..Default::default()
     };
-    restore(triangular_solve(&f, &y, upper)?, vector)
+    restore(triangular_solve(lu, &y, upper)?, vector)
 }
 
 /// Solves `a x = b` given the Cholesky factor `c` of `a` (`lower` as made by [`cholesky`]),

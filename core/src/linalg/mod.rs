@@ -6,13 +6,13 @@
 mod cg;
 mod dense;
 mod gmres;
-mod vector;
+pub(crate) mod vector;
 
 pub use crate::ops::linalg::{
     cholesky_lower, eigh_lower, lu, qr, singular_values, svd, triangular_solve, Svd, Triangular,
 };
 pub use dense::{
-    cho_solve, cholesky, cholesky_checked, cond, det, eigh, inv, lstsq, matrix_power, norm, pinv,
+    cho_solve, cholesky, cholesky_checked, cond, det, eigh, inv, lstsq, lu_solve, matrix_power, norm, pinv,
     slogdet, solve, solve_triangular, Lstsq, NormOrd,
 };
 

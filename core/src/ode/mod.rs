@@ -34,8 +34,8 @@ pub enum Method {
     /// Classical fourth-order Runge-Kutta with a fixed step `dt0` (default: one step per
     /// interval between requested times); steps land on every requested time.
     Rk4,
-    /// Shampine's L-stable Rosenbrock 2(3) for stiff problems; `W = I - h·d·J` uses
-    /// Jacobian-vector products from forward-mode AD.
+    /// Shampine's L-stable Rosenbrock 2(3) for stiff problems: a dense Jacobian from
+    /// forward-mode AD and one LU factorization of `W = I - h·d·J` per step (O(n³)).
     Rosenbrock23,
 }
 
