@@ -45,9 +45,16 @@ fn grid(seed: f64) -> Array {
 /// MLP 8->64->64->8 tanh parameters in a fixed pseudo-random draw.
 fn mlp_params() -> Vec<Array> {
     let layer = |i: usize, o: usize, s: f64| {
-        let w: Vec<f64> = (0..i * o).map(|k| ((k as f64 + s) * 0.7371).sin() / (i as f64).sqrt()).collect();
-        let b: Vec<f64> = (0..o).map(|k| ((k as f64 + s) * 1.31).cos() * 0.1).collect();
-        vec![Array::from_slice(&w, &[i, o]).unwrap(), Array::from_slice(&b, &[o]).unwrap()]
+        let w: Vec<f64> = (0..i * o)
+            .map(|k| ((k as f64 + s) * 0.7371).sin() / (i as f64).sqrt())
+            .collect();
+        let b: Vec<f64> = (0..o)
+            .map(|k| ((k as f64 + s) * 1.31).cos() * 0.1)
+            .collect();
+        vec![
+            Array::from_slice(&w, &[i, o]).unwrap(),
+            Array::from_slice(&b, &[o]).unwrap(),
+        ]
     };
     [layer(8, 64, 1.0), layer(64, 64, 2.0), layer(64, 8, 3.0)].concat()
 }
@@ -61,7 +68,11 @@ fn mlp_field(y: &[Array], _t: &Array, p: &[Array]) -> Result<Vec<Array>> {
 fn neural_ode(a: &[Array], gradient: Gradient) -> Result<Array> {
     let t: Vec<f64> = (0..11).map(|i| i as f64 * 0.5).collect();
     let t = Array::from_slice_on(a[0].device(), &t, &[11])?;
-    let y0 = Array::from_slice_on(a[0].device(), &[0.5f64, -0.25, 0.15, 0.4, -0.5, 0.1, 0.0, 0.3], &[8])?;
+    let y0 = Array::from_slice_on(
+        a[0].device(),
+        &[0.5f64, -0.25, 0.15, 0.4, -0.5, 0.1, 0.0, 0.3],
+        &[8],
+    )?;
     let opts = OdeOptions {
         rtol: 1e-6,
         atol: 1e-6,
@@ -95,26 +106,55 @@ fn bench(c: &mut Criterion) {
     let out = solve.call(&[b.clone()]).expect("cg runs");
     let lap = laplacian(&[out[0].clone()]).unwrap().remove(0);
     let r = (&lap - &b).unwrap();
-    let rel = ((&r * &r).unwrap().sum(Axes::All, false).unwrap().item::<f64>().unwrap()
-        / (&b * &b).unwrap().sum(Axes::All, false).unwrap().item::<f64>().unwrap())
+    let rel = ((&r * &r)
+        .unwrap()
+        .sum(Axes::All, false)
+        .unwrap()
+        .item::<f64>()
+        .unwrap()
+        / (&b * &b)
+            .unwrap()
+            .sum(Axes::All, false)
+            .unwrap()
+            .item::<f64>()
+            .unwrap())
     .sqrt();
-    eprintln!("cg_laplacian_256: info {} relative residual {rel:.2e}", out[1].item::<i32>().unwrap());
-    g.bench_function("cg_laplacian_256/solve", |bch| bch.iter(|| solve.call(&[b.clone()]).unwrap()));
+    eprintln!(
+        "cg_laplacian_256: info {} relative residual {rel:.2e}",
+        out[1].item::<i32>().unwrap()
+    );
+    g.bench_function("cg_laplacian_256/solve", |bch| {
+        bch.iter(|| solve.call(&[b.clone()]).unwrap())
+    });
     let loss = |a: &[Array]| -> Result<Vec<Array>> {
         let (x, _) = cg_solve(&a[0])?;
         Ok(vec![(&x * &a[1])?.sum(Axes::All, false)?])
     };
     let dloss = jit(grad(loss, &[0]));
-    g.bench_function("cg_laplacian_256/grad_b", |bch| bch.iter(|| dloss.call(&[b.clone(), w.clone()]).unwrap()));
+    g.bench_function("cg_laplacian_256/grad_b", |bch| {
+        bch.iter(|| dloss.call(&[b.clone(), w.clone()]).unwrap())
+    });
 
     let params = mlp_params();
     let forward = jit(|a: &[Array]| Ok(vec![neural_ode(a, Gradient::ForwardOnly)?]));
-    g.bench_function("neural_ode/forward", |bch| bch.iter(|| forward.call(&params).unwrap()));
+    g.bench_function("neural_ode/forward", |bch| {
+        bch.iter(|| forward.call(&params).unwrap())
+    });
     let all: Vec<usize> = (0..params.len()).collect();
-    let adjoint = jit(grad(|a: &[Array]| Ok(vec![neural_ode(a, Gradient::Adjoint)?]), &all));
-    g.bench_function("neural_ode/grad_adjoint", |bch| bch.iter(|| adjoint.call(&params).unwrap()));
-    let direct = jit(grad(|a: &[Array]| Ok(vec![neural_ode(a, Gradient::Direct)?]), &all));
-    g.bench_function("neural_ode/grad_direct", |bch| bch.iter(|| direct.call(&params).unwrap()));
+    let adjoint = jit(grad(
+        |a: &[Array]| Ok(vec![neural_ode(a, Gradient::Adjoint)?]),
+        &all,
+    ));
+    g.bench_function("neural_ode/grad_adjoint", |bch| {
+        bch.iter(|| adjoint.call(&params).unwrap())
+    });
+    let direct = jit(grad(
+        |a: &[Array]| Ok(vec![neural_ode(a, Gradient::Direct)?]),
+        &all,
+    ));
+    g.bench_function("neural_ode/grad_direct", |bch| {
+        bch.iter(|| direct.call(&params).unwrap())
+    });
 
     let stiff = jit(|a: &[Array]| {
         let opts = OdeOptions {
@@ -130,8 +170,14 @@ fn bench(c: &mut Criterion) {
     let y0 = Array::from_slice(&[1.0f64, 0.0, 0.0], &[3]).unwrap();
     let ts = Array::from_slice(&[0.0f64, 1000.0], &[2]).unwrap();
     let o = stiff.call(&[y0.clone(), ts.clone()]).unwrap();
-    eprintln!("robertson: {} steps, y(1000) = {:?}", o[1].item::<i32>().unwrap(), o[0].to_vec::<f64>().unwrap());
-    g.bench_function("robertson_rosenbrock23", |bch| bch.iter(|| stiff.call(&[y0.clone(), ts.clone()]).unwrap()));
+    eprintln!(
+        "robertson: {} steps, y(1000) = {:?}",
+        o[1].item::<i32>().unwrap(),
+        o[0].to_vec::<f64>().unwrap()
+    );
+    g.bench_function("robertson_rosenbrock23", |bch| {
+        bch.iter(|| stiff.call(&[y0.clone(), ts.clone()]).unwrap())
+    });
     g.finish();
 }
 

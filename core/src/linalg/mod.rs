@@ -12,8 +12,8 @@ pub use crate::ops::linalg::{
     cholesky_lower, eigh_lower, lu, qr, singular_values, svd, triangular_solve, Svd, Triangular,
 };
 pub use dense::{
-    cho_solve, cholesky, cholesky_checked, cond, det, eigh, inv, lstsq, lu_solve, matrix_power, norm, pinv,
-    slogdet, solve, solve_triangular, Lstsq, NormOrd,
+    cho_solve, cholesky, cholesky_checked, cond, det, eigh, inv, lstsq, lu_solve, matrix_power,
+    norm, pinv, slogdet, solve, solve_triangular, Lstsq, NormOrd,
 };
 
 pub use crate::ops::linear_solve::{linear_solve, LinearFn, SolverFn};

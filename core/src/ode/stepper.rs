@@ -2,10 +2,10 @@
 
 use super::tableau::{tsit5_dense, Dense, Tableau, DOPRI5_DENSE};
 use super::Field;
+use crate::ad::jacfwd;
 use crate::ad::jvp;
 use crate::array::Array;
 use crate::error::Result;
-use crate::ad::jacfwd;
 use crate::linalg::vector::{flatten, unflatten};
 use crate::linalg::{lu, lu_solve};
 use quabla_abi::DType;
