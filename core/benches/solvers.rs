@@ -103,7 +103,7 @@ fn bench(c: &mut Criterion) {
         let (x, info) = cg_solve(&a[0])?;
         Ok(vec![x, info])
     });
-    let out = solve.call(&[b.clone()]).expect("cg runs");
+    let out = solve.call(std::slice::from_ref(&b)).expect("cg runs");
     let lap = laplacian(&[out[0].clone()]).unwrap().remove(0);
     let r = (&lap - &b).unwrap();
     let rel = ((&r * &r)
@@ -124,7 +124,7 @@ fn bench(c: &mut Criterion) {
         out[1].item::<i32>().unwrap()
     );
     g.bench_function("cg_laplacian_256/solve", |bch| {
-        bch.iter(|| solve.call(&[b.clone()]).unwrap())
+        bch.iter(|| solve.call(std::slice::from_ref(&b)).unwrap())
     });
     let loss = |a: &[Array]| -> Result<Vec<Array>> {
         let (x, _) = cg_solve(&a[0])?;
