@@ -155,6 +155,52 @@ def main():
 
     rows.append(("hvp_rosenbrock_n1000",) + timed(hvp, (data([1000], 1.0, dtype),
                                                         data([1000], 0.3, dtype)), reps))
+    # CG on the 256x256 Laplacian and a neural ODE (examples/src/solver_problems.rs).
+    grid = 256
+
+    def laplacian(u):
+        p = jnp.pad(u, 1)
+        return 4 * u - p[:-2, 1:-1] - p[2:, 1:-1] - p[1:-1, :-2] - p[1:-1, 2:]
+
+    def grid_values(seed):
+        return jnp.asarray(np.sin(np.arange(grid * grid) * seed).reshape(grid, grid), dtype)
+
+    tol = 1e-5 if a.dtype == "f32" else 1e-8
+
+    def cg_solve(b):
+        return jax.scipy.sparse.linalg.cg(laplacian, b, tol=tol, maxiter=10_000)[0]
+
+    def cg_loss(b, w):
+        return jnp.sum(cg_solve(b) * w)
+
+    b, w = grid_values(0.0137), grid_values(0.071)
+    rows.append(("cg_laplacian256",) + timed(cg_solve, (b,), min(reps, 3)))
+    rows.append(("cg_laplacian256_grad_b",) + timed(jax.grad(cg_loss), (b, w), min(reps, 3)))
+
+    def layer(i, o, s):
+        k = np.arange(i * o)
+        wl = (np.sin((k + s) * 0.7371) / np.sqrt(i)).reshape(i, o)
+        bl = np.cos((np.arange(o) + s) * 1.31) * 0.1
+        return [jnp.asarray(wl, dtype), jnp.asarray(bl, dtype)]
+
+    mlp_params = layer(8, 64, 1.0) + layer(64, 64, 2.0) + layer(64, 8, 3.0)
+    from jax.experimental.ode import odeint
+
+    def field(y, t, *p):
+        h = jnp.tanh(y @ p[0] + p[1])
+        h = jnp.tanh(h @ p[2] + p[3])
+        return h @ p[4] + p[5]
+
+    y0 = jnp.asarray([0.5, -0.25, 0.15, 0.4, -0.5, 0.1, 0.0, 0.3], dtype)
+    ts = jnp.asarray(np.arange(11) * 0.5, dtype)
+
+    def neural_ode(*p):
+        ys = odeint(field, y0, ts, *p, rtol=1e-6, atol=1e-6)
+        return jnp.sum(ys * ys)
+
+    rows.append(("neural_ode_mlp64",) + timed(neural_ode, mlp_params, reps))
+    rows.append(("neural_ode_mlp64_grad_adjoint",) + timed(
+        jax.grad(neural_ode, argnums=tuple(range(len(mlp_params)))), mlp_params, reps))
     for name, c, s in rows:
         print(json.dumps({"system": "jax", "name": name, "dtype": a.dtype, "threads": threads,
                           "compile_ms": round(c, 3), "steady_ms": round(s, 4)}))

@@ -4,3 +4,4 @@
 pub mod inverse_diffusion;
 pub mod neural_ode;
 pub mod pinn;
+pub mod solver_problems;

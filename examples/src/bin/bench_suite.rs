@@ -8,10 +8,12 @@
 
 use quabla::ad::{grad, hessian, hvp, value_and_grad};
 use quabla::lax::{fori_loop, scan};
+use quabla::ode::Gradient;
 use quabla::optim::{adam, apply_updates};
 use quabla::test_util::rosenbrock;
 use quabla::{jit, vmap, Array, Axes, DType, Result};
 use quabla_examples::pinn;
+use quabla_examples::solver_problems::{cg_loss, cg_solve, grid_values, mlp_params, neural_ode};
 use std::time::Instant;
 
 struct Run {
@@ -239,6 +241,46 @@ fn second_order(dtype: DType, reps: usize) -> Result<Vec<Run>> {
     ])
 }
 
+/// CG on the 256x256 Laplacian (and the gradient in `b`), the neural ODE forward and its
+/// adjoint gradient (`quabla_examples::solver_problems`).
+fn solvers(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let (b, w) = (grid_values(0.0137, dtype)?, grid_values(0.071, dtype)?);
+    let solve = |a: &[Array]| Ok(vec![cg_solve(&a[0])?.0]);
+    let r = reps.min(3);
+    let (c1, s1) = time(solve, std::slice::from_ref(&b), r)?;
+    let (c2, s2) = time(grad(cg_loss, &[0]), &[b, w], r)?;
+    let params = mlp_params(dtype)?;
+    let all: Vec<usize> = (0..params.len()).collect();
+    let (c3, s3) = time(
+        |a: &[Array]| Ok(vec![neural_ode(a, Gradient::ForwardOnly)?]),
+        &params,
+        reps,
+    )?;
+    let (c4, s4) = time(
+        grad(
+            |a: &[Array]| Ok(vec![neural_ode(a, Gradient::Adjoint)?]),
+            &all,
+        ),
+        &params,
+        reps,
+    )?;
+    Ok([
+        ("cg_laplacian256", c1, s1),
+        ("cg_laplacian256_grad_b", c2, s2),
+        ("neural_ode_mlp64", c3, s3),
+        ("neural_ode_mlp64_grad_adjoint", c4, s4),
+    ]
+    .into_iter()
+    .map(|(name, c, s)| Run {
+        name: name.into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+    .collect())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let dtype = match args
@@ -261,6 +303,7 @@ fn main() -> Result<()> {
     runs.push(per_example_grads(dtype, reps)?);
     runs.extend(loops(dtype, reps)?);
     runs.extend(second_order(dtype, reps)?);
+    runs.extend(solvers(dtype, reps)?);
     for r in runs {
         let rate = r
             .rate
