@@ -349,6 +349,56 @@ fn main() -> Result<()> {
         "adam_mlp_regression",
         passes::lower(&make_program(mlp_adam, &mlp_args)?, &dev)?,
     ));
+    // The solvers as every backend sees them (while loops, dynamic slices, conds): CG on a
+    // 4x4 SPD system with the gradient of c·x in b (one transposed solve), and dopri5 on
+    // y' = -k y through the solver (a scan) with dy(1)/dk.
+    let cg_grad = |a: &[Array]| -> Result<Vec<Array>> {
+        let opts = quabla::linalg::SolveOptions {
+            tol: 1e-13,
+            ..Default::default()
+        };
+        let solve = |q: &[Array]| -> Result<Array> {
+            let op = quabla::linalg::dense(&q[0]);
+            Ok(quabla::linalg::cg(&op, &q[1..2], None, None, &opts)?
+                .0
+                .remove(0))
+        };
+        let loss = |q: &[Array]| Ok(vec![(&solve(q)? * &q[2])?.sum(Axes::All, false)?]);
+        let g = grad(loss, &[1])(a)?;
+        Ok(vec![solve(a)?, g[0].clone()])
+    };
+    let f64v = |s: &[usize]| zeros(s, DType::F64);
+    programs.push((
+        "solver_cg_grad",
+        passes::lower(
+            &make_program(cg_grad, &[f64v(&[4, 4]), f64v(&[4]), f64v(&[4])])?,
+            &dev,
+        )?,
+    ));
+    let decay = |y: &[Array], _t: &Array, k: &[Array]| Ok(vec![(&y[0] * &k[0])?.neg()?]);
+    let ode = move |a: &[Array]| -> Result<Vec<Array>> {
+        let opts = quabla::ode::OdeOptions {
+            rtol: 1e-10,
+            atol: 1e-10,
+            max_steps: 200,
+            ..Default::default()
+        };
+        let t = Array::from_slice_on(a[0].device(), &[0.0f64, 0.5, 1.0], &[3])?;
+        let ys = |q: &[Array]| -> Result<Vec<Array>> {
+            Ok(quabla::ode::odeint(&decay, &q[..1], &t, &q[1..2], &opts)?.ys)
+        };
+        let last = |q: &[Array]| {
+            Ok(vec![ys(q)?[0]
+                .slice(&[2, 0], &[3, 1], &[1, 1])?
+                .sum(Axes::All, false)?])
+        };
+        let g = grad(last, &[1])(a)?;
+        Ok(vec![ys(a)?.remove(0), g[0].clone()])
+    };
+    programs.push((
+        "solver_odeint_decay_grad",
+        passes::lower(&make_program(ode, &[f64v(&[1]), f64v(&[])])?, &dev)?,
+    ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
             .map_err(|e| quabla::Error::Type(e.to_string()))?;

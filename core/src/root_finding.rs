@@ -56,12 +56,73 @@ pub fn newton(
     args: &[Array],
     opts: &NewtonOptions,
 ) -> Result<(Vec<Array>, Array)> {
+    let mut out = root_call(f, x0, args, Primal::Newton(opts.clone()), "newton")?;
+    let info = out
+        .pop()
+        .ok_or_else(|| Error::Type("newton lost its info".into()))?;
+    Ok((out, info))
+}
+
+/// A root of `f(x, args) = 0` found by `solve`, with implicit derivatives, as
+/// `jax.lax.custom_root`: `solve(g, x0)` gets the residual `g(x) = f(x, args)` and the
+/// initial guess and returns the root (by any method: bisection, fixed-point iteration, a
+/// library call); it is never differentiated. Derivatives with respect to `args` (and
+/// values `f` captures) solve `J dx = -∂f/∂args · dargs` by GMRES with `J v` from forward
+/// mode, to fourth order, as [`newton`]'s.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use quabla::{root_finding::custom_root, Array};
+/// // x = cos(a x) by fixed-point iteration.
+/// let f = |x: &[Array], a: &[Array]| Ok(vec![(&x[0] - &(&x[0] * &a[0])?.cos()?)?]);
+/// let solve = Arc::new(|g: &dyn Fn(&[Array]) -> quabla::Result<Vec<Array>>, x0: &[Array]| {
+///     let mut x = x0.to_vec();
+///     for _ in 0..100 {
+///         let r = g(&x)?;
+///         x = vec![(&x[0] - &r[0])?];
+///     }
+///     Ok(x)
+/// });
+/// let a = Array::from_slice(&[0.5f64], &[])?;
+/// let x = custom_root(&f, &[Array::from_slice(&[0.0f64], &[])?], &[a], solve)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
+pub fn custom_root(
+    f: Residual,
+    x0: &[Array],
+    args: &[Array],
+    solve: RootSolver,
+) -> Result<Vec<Array>> {
+    root_call(f, x0, args, Primal::Custom(solve), "custom_root")
+}
+
+fn check_root(x: &[Array], x0: &[Array]) -> Result<()> {
+    let same = x.len() == x0.len()
+        && x.iter()
+            .zip(x0)
+            .all(|(a, b)| a.tensor_type() == b.tensor_type());
+    if !same {
+        return Err(Error::Type(
+            "custom_root: solve must return a root shaped like x0".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Traces `f` (turning its captures into parameters) and calls the root function.
+fn root_call(
+    f: Residual,
+    x0: &[Array],
+    args: &[Array],
+    primal: Primal,
+    what: &str,
+) -> Result<Vec<Array>> {
     let first = x0
         .first()
-        .ok_or_else(|| Error::Type("newton needs an initial guess".into()))?;
+        .ok_or_else(|| Error::Type(format!("{what} needs an initial guess")))?;
     if let Some(bad) = x0.iter().find(|x| !x.dtype().is_float()) {
         return Err(Error::Type(format!(
-            "newton: x0 must be floating point, got {}",
+            "{what}: x0 must be floating point, got {}",
             bad.tensor_type()
         )));
     }
@@ -72,7 +133,7 @@ pub fn newton(
         trace_function_capturing(first.device(), &types, |a: &[Array]| f(&a[..nx], &a[nx..]))?;
     if fp.output_types()[..] != types[..nx] {
         return Err(Error::Type(format!(
-            "newton: f must return residuals shaped like x ({}), got ({})",
+            "{what}: f must return residuals shaped like x ({}), got ({})",
             show(&types[..nx]),
             show(&fp.output_types())
         )));
@@ -80,14 +141,10 @@ pub fn newton(
     let root = RootFn {
         f: Arc::new(fp),
         nx,
-        opts: opts.clone(),
+        primal,
     };
     let operands: Vec<Array> = x0.iter().chain(args).chain(&caps).cloned().collect();
-    let mut out = root.call(0)(&operands)?;
-    let info = out
-        .pop()
-        .ok_or_else(|| Error::Type("newton lost its info".into()))?;
-    Ok((out, info))
+    root.call(0)(&operands)
 }
 
 fn show(ts: &[TensorType]) -> String {
@@ -97,12 +154,23 @@ fn show(ts: &[TensorType]) -> String {
         .join(", ")
 }
 
+/// Finds a root of `g` (the residual with the parameters fixed) from `x0`.
+pub type RootSolver =
+    Arc<dyn Fn(&dyn Fn(&[Array]) -> Result<Vec<Array>>, &[Array]) -> Result<Vec<Array>>>;
+
+/// How the primal root is found: Newton-Krylov (returning `info` too) or a user solver.
+#[derive(Clone)]
+enum Primal {
+    Newton(NewtonOptions),
+    Custom(RootSolver),
+}
+
 /// `f` as a program over `(x..., params...)`, with everything a root call needs.
 #[derive(Clone)]
 struct RootFn {
     f: Arc<Program>,
     nx: usize,
-    opts: NewtonOptions,
+    primal: Primal,
 }
 
 /// Derivative orders with exact implicit rules (a fifth would differentiate the iterations).
@@ -126,7 +194,17 @@ impl RootFn {
     /// at [`RULE_DEPTH`], below which the iterations themselves would be differentiated.
     fn call(&self, depth: usize) -> Call {
         let primal = self.clone();
-        let iterate = move |a: &[Array]| primal.iterate(&a[..primal.nx], &a[primal.nx..]);
+        let iterate = move |a: &[Array]| {
+            let (x0, params) = (&a[..primal.nx], &a[primal.nx..]);
+            match &primal.primal {
+                Primal::Newton(opts) => primal.iterate(x0, params, opts),
+                Primal::Custom(solve) => {
+                    let x = solve(&|x: &[Array]| primal.residual(x, params), x0)?;
+                    check_root(&x, x0)?;
+                    Ok(x)
+                }
+            }
+        };
         if depth >= RULE_DEPTH {
             return Box::new(iterate);
         }
@@ -137,7 +215,7 @@ impl RootFn {
     }
 
     /// Newton-Krylov iterations from `x0`.
-    fn iterate(&self, x0: &[Array], params: &[Array]) -> Result<Vec<Array>> {
+    fn iterate(&self, x0: &[Array], params: &[Array], opts: &NewtonOptions) -> Result<Vec<Array>> {
         let nx = self.nx;
         let dtype = x0[0].dtype();
         let eps = if dtype == DType::F32 {
@@ -145,13 +223,13 @@ impl RootFn {
         } else {
             f64::EPSILON
         };
-        let tol = self.opts.tol.unwrap_or(eps.sqrt());
+        let tol = opts.tol.unwrap_or(eps.sqrt());
         if tol.is_nan() || tol < 0.0 {
             return Err(Error::Type(format!(
                 "newton: tol must be a non-negative number, got {tol}"
             )));
         }
-        let maxiter = self.opts.maxiter.unwrap_or(50) as i32;
+        let maxiter = opts.maxiter.unwrap_or(50) as i32;
         let size: usize = x0.iter().map(Array::size).sum();
         let inner = SolveOptions {
             tol: 100.0 * eps,

@@ -198,3 +198,23 @@ pub fn rosenbrock(a: &[Array]) -> Result<Vec<Array>> {
         ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)?
     ])
 }
+
+/// Robertson's stiff chemical kinetics as an `odeint` vector field over a 3-vector:
+/// `y1' = -0.04 y1 + 1e4 y2 y3`, `y3' = 3e7 y2²`, `y2' = -(y1' + y3')`. Shared by the ODE
+/// tests and the solver benchmarks.
+///
+/// ```no_run
+/// # use quabla::{ode::{odeint, Method, OdeOptions}, test_util::robertson, Array};
+/// let y0 = Array::from_slice(&[1.0f64, 0.0, 0.0], &[3]).unwrap();
+/// let t = Array::from_slice(&[0.0f64, 40.0], &[2]).unwrap();
+/// let opts = OdeOptions { method: Method::Rosenbrock23, ..Default::default() };
+/// let sol = odeint(&robertson, &[y0], &t, &[], &opts).unwrap();
+/// ```
+pub fn robertson(y: &[Array], _t: &Array, _args: &[Array]) -> Result<Vec<Array>> {
+    let p = |i: usize| y[0].slice(&[i], &[i + 1], &[1]);
+    let (y1, y2, y3) = (p(0)?, p(1)?, p(2)?);
+    let a = (&(&y1 * -0.04)? + &(&(&y2 * &y3)? * 1e4)?)?;
+    let c = (&(&y2 * &y2)? * 3e7)?;
+    let b = (&a.neg()? - &c)?;
+    Ok(vec![Array::concatenate(&[&a, &b, &c], 0)?])
+}

@@ -556,3 +556,31 @@ fn float32_factorizations_and_bad_input() {
     .unwrap_err();
     assert!(e.to_string().contains("does not match"), "{e}");
 }
+
+#[test]
+fn non_finite_input_gives_non_finite_output() {
+    // As numpy/LAPACK: NaN or inf in the matrix propagates (no error, no hang).
+    let bad = f64s(&[1.0, f64::NAN, 0.5, 2.0], &[2, 2]);
+    let inf = f64s(&[f64::INFINITY, 1.0, 1.0, 2.0], &[2, 2]);
+    for (name, m) in [("nan", &bad), ("inf", &inf)] {
+        let all_bad = |a: &Array, what: &str| {
+            assert!(
+                vals(a).iter().any(|v| !v.is_finite()),
+                "{name} {what}: {:?}",
+                vals(a)
+            );
+        };
+        all_bad(&linalg::det(m).unwrap(), "det");
+        if name == "nan" {
+            // (With an infinite pivot, LAPACK's arithmetic gives the finite limit [0, 0.5].)
+            all_bad(
+                &linalg::solve(m, &f64s(&[1.0, 1.0], &[2])).unwrap(),
+                "solve",
+            );
+        }
+        all_bad(&linalg::cholesky(m).unwrap(), "cholesky");
+        all_bad(&linalg::eigh(m).unwrap().0, "eigh");
+        all_bad(&linalg::singular_values(m).unwrap(), "svd");
+        all_bad(&linalg::qr(m, false).unwrap().1, "qr");
+    }
+}

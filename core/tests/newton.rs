@@ -172,3 +172,41 @@ fn bad_input_is_refused_with_a_message() {
     let (_, info) = newton(&none, &[x0], &[], &opts).unwrap();
     assert_eq!(info.item::<i32>().unwrap(), 7);
 }
+
+#[test]
+fn custom_root_differentiates_a_fixed_point_iteration_implicitly() {
+    use quabla::root_finding::{custom_root, RootSolver};
+    use std::sync::Arc;
+    // x = cos(a x), found by 200 fixed-point iterations the derivative never sees.
+    let solve: RootSolver = Arc::new(|g: &dyn Fn(&[Array]) -> Result<Vec<Array>>, x0: &[Array]| {
+        let body =
+            |_: &Array, c: &[Array]| -> Result<Vec<Array>> { Ok(vec![(&c[0] - &g(c)?[0])?]) };
+        fori_loop(0, 200, &body, x0)
+    });
+    let root = move |p: &[Array]| -> Result<Vec<Array>> {
+        let f = |x: &[Array], a: &[Array]| Ok(vec![(&x[0] - &(&x[0] * &a[0])?.cos()?)?]);
+        custom_root(
+            &f,
+            &[p[0].zeros_like()?],
+            std::slice::from_ref(&p[0]),
+            solve.clone(),
+        )
+    };
+    let a = 0.7f64;
+    let x = root(&[f64s(&[a], &[])]).unwrap()[0].item::<f64>().unwrap();
+    assert!((x - (a * x).cos()).abs() < 1e-14);
+    let g = grad(&root, &[0])(&[f64s(&[a], &[])]).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
+    let s = (a * x).sin();
+    assert!((g + x * s / (1.0 + a * s)).abs() < 1e-12, "{g}");
+    if let Err(e) = check_grads(&root, &[f64s(&[a], &[])], 2, None) {
+        panic!("{e}");
+    }
+    // A solver returning the wrong shape is refused.
+    let bad: RootSolver =
+        Arc::new(|_: &dyn Fn(&[Array]) -> Result<Vec<Array>>, _: &[Array]| Ok(vec![]));
+    let f = |x: &[Array], _: &[Array]| Ok(vec![x[0].clone()]);
+    let e = custom_root(&f, &[f64s(&[1.0], &[])], &[], bad).unwrap_err();
+    assert!(e.to_string().contains("shaped like x0"), "{e}");
+}

@@ -8,7 +8,7 @@ mod common;
 use common::cpu;
 use quabla::ad::{grad, jvp};
 use quabla::ode::{odeint, Gradient, Method, OdeOptions};
-use quabla::test_util::check_grads;
+use quabla::test_util::{check_grads, robertson};
 use quabla::{jit, vmap, Array, Axes, Result};
 
 fn f64s(v: &[f64], shape: &[usize]) -> Array {
@@ -170,15 +170,6 @@ fn lotka_volterra_converges_under_tightening_tolerances() {
         );
         last_err = err;
     }
-}
-
-fn robertson(y: &[Array], _t: &Array, _a: &[Array]) -> Result<Vec<Array>> {
-    let p = |i: usize| y[0].slice(&[i], &[i + 1], &[1]);
-    let (y1, y2, y3) = (p(0)?, p(1)?, p(2)?);
-    let a = (&(&y1 * -0.04)? + &(&(&y2 * &y3)? * 1e4)?)?;
-    let c = (&(&y2 * &y2)? * 3e7)?;
-    let b = (&a.neg()? - &c)?;
-    Ok(vec![Array::concatenate(&[&a, &b, &c], 0)?])
 }
 
 #[test]

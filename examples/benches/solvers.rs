@@ -15,19 +15,11 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use quabla::ad::grad;
 use quabla::ode::{odeint, Gradient, Method, OdeOptions};
-use quabla::{jit, Array, Axes, DType, Result};
+use quabla::test_util::robertson;
+use quabla::{jit, Array, Axes, DType};
 use quabla_examples::solver_problems::{
     cg_loss, cg_solve, grid_values, laplacian, mlp_params, neural_ode,
 };
-
-fn robertson(y: &[Array], _t: &Array, _a: &[Array]) -> Result<Vec<Array>> {
-    let p = |i: usize| y[0].slice(&[i], &[i + 1], &[1]);
-    let (y1, y2, y3) = (p(0)?, p(1)?, p(2)?);
-    let a = (&(&y1 * -0.04)? + &(&(&y2 * &y3)? * 1e4)?)?;
-    let c = (&(&y2 * &y2)? * 3e7)?;
-    let b = (&a.neg()? - &c)?;
-    Ok(vec![Array::concatenate(&[&a, &b, &c], 0)?])
-}
 
 fn bench(c: &mut Criterion) {
     quabla::runtime::register_static("cpu", quabla_cpu::backend_module);

@@ -7,13 +7,7 @@
 use quabla_examples::inverse_diffusion::{recover, TRUE_D};
 
 fn main() -> quabla::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let d0 = args
-        .iter()
-        .position(|a| a == "--d0")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.5);
+    let d0: f64 = quabla_examples::arg("--d0", 0.5);
     let r = recover(d0, 30, &mut |k, d, l| {
         println!("lbfgs {k:>3}  D = {d:.8}  loss {l:.3e}")
     })?;

@@ -3,20 +3,12 @@
 //! `cargo run --release -p quabla-examples --bin neural_ode -- [--steps 600] [--lr 0.02]`
 //! (with the CPU plugin on QUABLA_PLUGIN_PATH).
 
+use quabla_examples::arg;
 use quabla_examples::neural_ode::fit;
 use std::time::Instant;
 
-fn arg(name: &str, default: f64) -> f64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> quabla::Result<()> {
-    let (steps, lr) = (arg("--steps", 600.0) as usize, arg("--lr", 0.02));
+    let (steps, lr) = (arg("--steps", 600usize), arg("--lr", 0.02f64));
     let start = Instant::now();
     let r = fit(steps, lr, 25, &mut |k, l| {
         let rate = k as f64 / start.elapsed().as_secs_f64();

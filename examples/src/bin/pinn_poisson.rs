@@ -13,18 +13,10 @@
 use plotters::prelude::*;
 use quabla::optim::{adam, Lbfgs, Trainer};
 use quabla::{default_device, jit, Array, DType, Result};
+use quabla_examples::arg;
 use quabla_examples::pinn::{self, init, mlp, points};
 use std::f64::consts::PI;
 use std::time::Instant;
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// A blue-white-red colour for `t` in [0, 1].
 fn colour(t: f64) -> RGBColor {
@@ -80,7 +72,11 @@ fn write_png(
 }
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let (steps, n, lbfgs_steps) = (arg("--steps", 2000), arg("--n", 1024), arg("--lbfgs", 0));
+    let (steps, n, lbfgs_steps) = (
+        arg("--steps", 2000usize),
+        arg("--n", 1024usize),
+        arg("--lbfgs", 0usize),
+    );
     let dev = default_device()?;
     println!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32)", dev.platform());
     let (inner, bnd) = points(n);

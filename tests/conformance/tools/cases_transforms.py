@@ -12,6 +12,8 @@ from golden import case, tol_close
 HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(7)
 TOL = tol_close(1e-13, 1e-13)
+# The solvers stop at their tolerances: CG at 1e-13 relative, dopri5 at rtol = atol = 1e-10.
+SOLVER_TOL = {"solver_cg_grad": tol_close(1e-11, 1e-12), "solver_odeint_decay_grad": tol_close(1e-8, 1e-9)}
 
 
 class Loaded:
@@ -90,6 +92,15 @@ def references():
     x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, 5.0, 4.0, 5.0]])
     g = (x == x.max(axis=1, keepdims=True)).astype(float)
     r["grad_max_ties"] = ([x], [g / g.sum(axis=1, keepdims=True)])
+    solver_rng = np.random.default_rng(77)  # its own stream: the other cases keep their data
+    m = solver_rng.uniform(-1, 1, (4, 4))
+    spd = m @ m.T + 4 * np.eye(4)
+    b, c = solver_rng.normal(size=4), solver_rng.normal(size=4)
+    r["solver_cg_grad"] = ([spd, b, c], [np.linalg.solve(spd, b), np.linalg.solve(spd, c)])
+    y0, k = np.array([1.5]), np.float64(0.8)
+    ts = np.array([0.0, 0.5, 1.0])
+    r["solver_odeint_decay_grad"] = ([y0, k], [y0[None, :] * np.exp(-k * ts)[:, None],
+                                              -1.0 * y0[0] * np.exp(-k)])
     x = RNG.normal(size=6)
     g = np.zeros(6)
     for i in [3, 0, 3, 9, -2]:
@@ -223,7 +234,8 @@ def build():
         inputs, expected = refs[name]
         ins = [(d, np.asarray(a)) for (d, _), a in zip(prog.inputs, inputs)]
         outs = [("f64", np.asarray(e, dtype=np.float64)) for e in expected]
-        c = case(name.replace("/", "_"), prog, ins, outs, TOL, note="QIR emitted by Quabla's transformations")
+        tol = SOLVER_TOL.get(name, TOL)
+        c = case(name.replace("/", "_"), prog, ins, outs, tol, note="QIR emitted by Quabla's transformations")
         # What cond/while/scan/fori and their JVP/VJP lower to is the regions group.
         region = any(k in name for k in ("cond", "while", "scan", "fori"))
         (regions if region else cases).append(c)
