@@ -33,12 +33,17 @@ pub type SolverFn<'a> = &'a dyn Fn(LinearFn, &[Array]) -> Result<(Vec<Array>, Ar
 /// the transposed operator); leave it `None` when `A` is symmetric.
 ///
 /// ```no_run
-/// # use quabla::{linalg, Array};
-/// let d = Array::from_slice(&[2.0f64, 4.0], &[2])?;
+/// # use quabla::{linalg, Array, Result};
+/// // A = diag(2, 4): the operator multiplies, the (exact) solver divides.
+/// fn diag(v: &[Array]) -> Result<Vec<Array>> {
+///     Ok(vec![(&v[0] * &Array::from_slice(&[2.0f64, 4.0], &[2])?)?])
+/// }
+/// fn exact(_: linalg::LinearFn, b: &[Array]) -> Result<(Vec<Array>, Array)> {
+///     let x = (&b[0] / &Array::from_slice(&[2.0f64, 4.0], &[2])?)?;
+///     Ok((vec![x], Array::scalar(0i32)?))
+/// }
 /// let b = Array::from_slice(&[1.0f64, 1.0], &[2])?;
-/// let mv = |v: &[Array]| Ok(vec![(&v[0] * &d)?]);
-/// let diag_solve = |_: linalg::LinearFn, b: &[Array]| Ok((vec![(&b[0] / &d)?], b[0].zeros_like()?.astype(quabla::DType::I32)?.sum(quabla::Axes::All, false)?));
-/// let (x, _info) = linalg::linear_solve(&mv, &b, &diag_solve, None)?;
+/// let (x, _info) = linalg::linear_solve(&diag, &[b], &exact, None)?;
 /// # Ok::<(), quabla::Error>(())
 /// ```
 pub fn linear_solve(
