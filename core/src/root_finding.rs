@@ -39,7 +39,7 @@ pub type Residual<'a> = &'a dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>>;
 /// traced values, which are differentiated like `args`. Returns `(x, info)` with `info` an
 /// i32 scalar: 0 when converged, else the iterations run. Derivatives with respect to `args`
 /// (and captured values) come from the implicit function theorem, forward and reverse, to
-/// any order; `x0` gets none. Under `vmap` each element stops on its own.
+/// fourth order; `x0` gets none. Under `vmap` each element stops on its own.
 ///
 /// ```no_run
 /// # use quabla::{newton, root_finding::NewtonOptions, Array};
