@@ -1,11 +1,12 @@
-//! Newton's method with implicit derivatives (a `custom_root`).
+//! Root finding with implicit derivatives: `newton` and `custom_root`.
 //!
 //! The root `x*(θ)` of `f(x, θ) = 0` is found by Newton-Krylov iterations (each step solves
-//! `J dx = -f` by GMRES with `J v` from forward mode, so no Jacobian is ever formed), and
-//! differentiated by the implicit function theorem: `dx* = -J⁻¹ (∂f/∂θ · dθ)`, one linear
-//! solve, never through the iterations. The tangent solve is a `linear_solve` whose operator
-//! depends on `x*` and `θ`, so derivatives of any order, reverse mode, `vmap` and use inside
-//! loops all follow from the primitives' rules.
+//! `J dx = -f` by GMRES with `J v` from forward mode, so no Jacobian is ever formed) or by a
+//! user solver, and differentiated by the implicit function theorem:
+//! `dx* = -J⁻¹ (∂f/∂θ · dθ)`, one linear solve, never through the iterations. The tangent
+//! solve is a `linear_solve` whose operator depends on `x*` and `θ`, so reverse mode, `vmap`
+//! and use inside loops follow from the primitives' rules; higher derivatives apply the rule
+//! again, to fourth order (`RULE_DEPTH`).
 
 use crate::ad::jvp;
 use crate::array::Array;
