@@ -134,9 +134,9 @@ fn root_call(
         trace_function_capturing(first.device(), &types, |a: &[Array]| f(&a[..nx], &a[nx..]))?;
     if fp.output_types()[..] != types[..nx] {
         return Err(Error::Type(format!(
-            "{what}: f must return residuals shaped like x ({}), got ({})",
-            show(&types[..nx]),
-            show(&fp.output_types())
+            "{what}: f must return residuals shaped like x {}, got {}",
+            crate::ops::show_types(&types[..nx]),
+            crate::ops::show_types(&fp.output_types())
         )));
     }
     let root = RootFn {
@@ -146,13 +146,6 @@ fn root_call(
     };
     let operands: Vec<Array> = x0.iter().chain(args).chain(&caps).cloned().collect();
     root.call(0)(&operands)
-}
-
-fn show(ts: &[TensorType]) -> String {
-    ts.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Finds a root of `g` (the residual with the parameters fixed) from `x0`.
@@ -218,12 +211,7 @@ impl RootFn {
     /// Newton-Krylov iterations from `x0`.
     fn iterate(&self, x0: &[Array], params: &[Array], opts: &NewtonOptions) -> Result<Vec<Array>> {
         let nx = self.nx;
-        let dtype = x0[0].dtype();
-        let eps = if dtype == DType::F32 {
-            f32::EPSILON as f64
-        } else {
-            f64::EPSILON
-        };
+        let eps = crate::ops::machine_eps(x0[0].dtype());
         let tol = opts.tol.unwrap_or(eps.sqrt());
         if tol.is_nan() || tol < 0.0 {
             return Err(Error::Type(format!(
@@ -231,13 +219,7 @@ impl RootFn {
             )));
         }
         let maxiter = opts.maxiter.unwrap_or(50) as i32;
-        let size: usize = x0.iter().map(Array::size).sum();
-        let inner = SolveOptions {
-            tol: 100.0 * eps,
-            restart: size.max(1),
-            maxiter: Some(3),
-            ..Default::default()
-        };
+        let inner = jacobian_solve_options(x0);
         let k0 = x0[0].filled_beside(&[], 0, DType::I32)?;
         let not_done = x0[0].filled_beside(&[], true, DType::Bool)?;
         let init = [x0.to_vec(), vec![k0, not_done]].concat();
@@ -300,21 +282,21 @@ impl RootFn {
             jvp(g, &fp, dparams)?.1
         };
         let rhs: Vec<Array> = df.iter().map(Array::neg).collect::<Result<_>>()?;
-        let size: usize = xs.iter().map(Array::size).sum();
-        let eps = if xs[0].dtype() == DType::F32 {
-            f32::EPSILON as f64
-        } else {
-            f64::EPSILON
-        };
-        let opts = SolveOptions {
-            tol: 100.0 * eps,
-            restart: size.max(1),
-            maxiter: Some(3),
-            ..Default::default()
-        };
         let jv = |v: &[Array]| self.jacobian_times(xs, params, v);
-        let (dx, _) = gmres(&jv, &rhs, None, None, &opts)?;
+        let (dx, _) = gmres(&jv, &rhs, None, None, &jacobian_solve_options(xs))?;
         Ok((outs, dx))
+    }
+}
+
+/// GMRES settings for systems with the Jacobian in `x`'s space: a full Krylov space, so the
+/// solve is exact up to rounding, and a tolerance near the dtype's epsilon.
+fn jacobian_solve_options(x: &[Array]) -> SolveOptions {
+    let size: usize = x.iter().map(Array::size).sum();
+    SolveOptions {
+        tol: 100.0 * crate::ops::machine_eps(x[0].dtype()),
+        restart: size.max(1),
+        maxiter: Some(3),
+        ..Default::default()
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::ops::linalg::{
-    cholesky_lower, diag_matrix, diagonal, eigh_lower, lu, mt, singular_values, svd,
+    cholesky_lower, diag_matrix, diagonal, eigh_lower, lu, mt, permute_rows, singular_values, svd,
     triangular_solve, Svd, Triangular,
 };
 use crate::ops::Axes;
@@ -94,21 +94,6 @@ fn restore(x: Array, was_vector: bool) -> Result<Array> {
     } else {
         Ok(x)
     }
-}
-
-/// Rows of `b` reordered as `perm` says (`b[perm]`), via a one-hot product so it batches
-/// and differentiates like any matrix product.
-fn permute_rows(perm: &Array, b: &Array) -> Result<Array> {
-    let n = perm.shape()[perm.ndim() - 1];
-    let r = perm.ndim();
-    let mut shape = perm.shape().to_vec();
-    shape.push(n);
-    let cols = perm.iota_beside(DType::I32, &shape, r)?;
-    let p = perm
-        .broadcast_in_dim(&shape, &(0..r).collect::<Vec<_>>())?
-        .eq(&cols)?
-        .astype(b.dtype())?;
-    p.matmul(b)
 }
 
 /// Solves `a x = b` by LU with partial pivoting, as `numpy.linalg.solve` (`b` a vector or
@@ -239,12 +224,7 @@ pub fn inv(a: &Array) -> Result<Array> {
 fn default_rcond(a: &Array) -> f64 {
     let r = a.ndim();
     let mn = a.shape()[r - 1].max(a.shape()[r - 2]) as f64;
-    let eps = if a.dtype() == DType::F32 {
-        f32::EPSILON as f64
-    } else {
-        f64::EPSILON
-    };
-    10.0 * mn * eps
+    10.0 * mn * crate::ops::machine_eps(a.dtype())
 }
 
 /// Singular values below `rcond·max(s)` count as zero.

@@ -81,10 +81,8 @@ fn cycles(
     let keep_going = |c: &[Array]| Ok(vec![c[1].gt(&atol)?.bitwise_and(&c[2].lt(maxiter)?)?]);
     let step = |c: &[Array]| {
         let x = cycle(a, m, b, &c[0], restart, &atol)?;
-        Ok(vec![residual(&x)?, (&c[2] + 1)?]).map(|mut v: Vec<Array>| {
-            v.insert(0, x);
-            v
-        })
+        let r = residual(&x)?;
+        Ok(vec![x, r, (&c[2] + 1)?])
     };
     let out = while_loop(&keep_going, &step, &init)?;
     let info = info_from(&out[1].le(&atol)?, &out[2])?;

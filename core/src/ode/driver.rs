@@ -210,8 +210,7 @@ pub(crate) fn integrate(
         .map(|y| {
             let mut shape = vec![n_out];
             shape.extend_from_slice(y.shape());
-            let mut starts = vec![zero_i.clone(); shape.len()];
-            starts.truncate(shape.len());
+            let starts = vec![zero_i.clone(); shape.len()];
             let refs: Vec<&Array> = starts.iter().collect();
             let mut one = vec![1isize];
             one.extend(y.shape().iter().map(|&d| d as isize));

@@ -149,9 +149,9 @@ pub fn odeint(
     let y_types = &types[..ny];
     if fp.output_types()[..] != *y_types {
         return Err(Error::Type(format!(
-            "odeint: func must return derivatives shaped like y ({}), got ({})",
-            show(y_types),
-            show(&fp.output_types())
+            "odeint: func must return derivatives shaped like y {}, got {}",
+            crate::ops::show_types(y_types),
+            crate::ops::show_types(&fp.output_types())
         )));
     }
     let params: Vec<Array> = args.iter().chain(&caps).cloned().collect();
@@ -184,13 +184,6 @@ pub fn odeint(
             rejected,
         },
     })
-}
-
-fn show(ts: &[TensorType]) -> String {
-    ts.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {

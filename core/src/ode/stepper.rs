@@ -8,7 +8,6 @@ use crate::array::Array;
 use crate::error::Result;
 use crate::linalg::vector::{flatten, unflatten};
 use crate::linalg::{lu, lu_solve};
-use quabla_abi::DType;
 
 /// A step's result: the new state, `f` there, the error estimate (`None` for fixed-step
 /// methods) and the dense output's coefficients `[p1, p2, p3, p4]` (see [`Dense`]).
@@ -161,11 +160,8 @@ pub(crate) fn rosenbrock23(
         Ok(vec![flatten(&field(&unflatten(&v[0], y)?, t)?)?])
     };
     let jac = jacfwd(flat_field, &[0])(&[flatten(y)?])?.remove(0);
-    let n = jac.shape()[0];
-    let eye = jac
-        .iota_beside(DType::I32, &[n, n], 0)?
-        .eq(&jac.iota_beside(DType::I32, &[n, n], 1)?)?;
-    let w = (&eye.astype(jac.dtype())? - &(&jac * &hd)?)?;
+    let eye = crate::ops::linalg::eye_mask(&jac)?.astype(jac.dtype())?;
+    let w = (&eye - &(&jac * &hd)?)?;
     let (factors, _, perm) = lu(&w)?;
     let solve = |rhs: Vec<Array>| -> Result<Vec<Array>> {
         unflatten(&lu_solve(&factors, &perm, &flatten(&rhs)?)?, y)

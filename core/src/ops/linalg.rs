@@ -199,6 +199,21 @@ pub(crate) fn triu(x: &Array, k: i32) -> Result<Array> {
     below(x, k - 1)?.select(&x.zeros_like()?, x)
 }
 
+/// Rows of `b` reordered as `perm` says (`b[perm]`), via a one-hot permutation matrix so
+/// it batches and differentiates like any matrix product.
+pub(crate) fn permute_rows(perm: &Array, b: &Array) -> Result<Array> {
+    let n = perm.shape()[perm.ndim() - 1];
+    let r = perm.ndim();
+    let mut shape = perm.shape().to_vec();
+    shape.push(n);
+    let cols = perm.iota_beside(DType::I32, &shape, r)?;
+    let p = perm
+        .broadcast_in_dim(&shape, &(0..r).collect::<Vec<_>>())?
+        .eq(&cols)?
+        .astype(b.dtype())?;
+    p.matmul(b)
+}
+
 /// True on the diagonal of the last two axes.
 pub(crate) fn eye_mask(x: &Array) -> Result<Array> {
     let r = x.ndim();
@@ -266,17 +281,7 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
         }
         LinalgOp::Lu => {
             let (lu, perm) = (&a.outs[0], &a.outs[2]);
-            let n = lu.shape()[lu.ndim() - 1];
-            // Rows of dA in the factor's order, as a one-hot permutation matrix product.
-            let mut pshape = perm.shape().to_vec();
-            pshape.push(n);
-            let r = perm.ndim();
-            let cols = perm.iota_beside(DType::I32, &pshape, r)?;
-            let p = perm
-                .broadcast_in_dim(&pshape, &(0..r).collect::<Vec<_>>())?
-                .eq(&cols)?
-                .astype(lu.dtype())?;
-            let pda = p.matmul(&dx()?)?;
+            let pda = permute_rows(perm, &dx()?)?;
             let l = (&tril(lu, -1)? + &eye_mask(lu)?.astype(lu.dtype())?)?;
             let u = triu(lu, 0)?;
             let la = triangular_solve(

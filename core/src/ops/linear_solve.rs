@@ -67,9 +67,9 @@ pub fn linear_solve(
     let (mv, mv_caps) = trace_function_capturing(&device, &types, matvec)?;
     if mv.output_types() != types {
         return Err(Error::Type(format!(
-            "linear_solve: matvec must return arrays shaped like b ({}), got ({}); the operator must be square",
-            show(&types),
-            show(&mv.output_types())
+            "linear_solve: matvec must return arrays shaped like b {}, got {}; the operator must be square",
+            crate::ops::show_types(&types),
+            crate::ops::show_types(&mv.output_types())
         )));
     }
     // Inside a solver region the operator is `mv` on the region's copy of its captures.
@@ -142,20 +142,13 @@ pub fn linear_solve(
     Ok((outs, info))
 }
 
-fn show(ts: &[TensorType]) -> String {
-    ts.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn check_solution(x: &[Array], info: &Array, types: &[TensorType]) -> Result<()> {
     let got: Vec<TensorType> = x.iter().map(|v| v.tensor_type().clone()).collect();
     if got != types {
         return Err(Error::Type(format!(
-            "linear_solve: the solver returned ({}), it must return arrays shaped like b ({})",
-            show(&got),
-            show(types)
+            "linear_solve: the solver returned {}, it must return arrays shaped like b {}",
+            crate::ops::show_types(&got),
+            crate::ops::show_types(types)
         )));
     }
     if info.tensor_type() != &TensorType::scalar(DType::I32) {

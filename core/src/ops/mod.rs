@@ -172,6 +172,21 @@ pub(crate) fn zeros_typed(like: &Array, ty: &TensorType) -> Result<Array> {
     z.broadcast_in_dim(&ty.shape, &[])
 }
 
+/// `(t1, t2, ...)`: types listed in error messages.
+pub(crate) fn show_types(ts: &[TensorType]) -> String {
+    let parts: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+    format!("({})", parts.join(", "))
+}
+
+/// The machine epsilon of a float dtype (f32's for f32, f64's otherwise).
+pub(crate) fn machine_eps(d: quabla_abi::DType) -> f64 {
+    if d == quabla_abi::DType::F32 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    }
+}
+
 /// The op family whose file holds a primitive's rules (JVP, transpose, batching): the one
 /// place that maps ops to families, so the rule dispatchers cannot drift apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -287,16 +287,6 @@ pub type LoopBody<'a> = &'a dyn Fn(&Array, &[Array]) -> Result<Vec<Array>>;
 /// A `scan` step: `(carry, x slices) -> (carry, y slices)`.
 pub type ScanStep<'a> = &'a dyn Fn(&[Array], &[Array]) -> Result<(Vec<Array>, Vec<Array>)>;
 
-fn show(ts: &[TensorType]) -> String {
-    format!(
-        "({})",
-        ts.iter()
-            .map(|t| t.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
-
 fn device_for(args: &[&Array]) -> Result<std::sync::Arc<crate::runtime::Device>> {
     match args.first() {
         Some(a) => Ok(a.device().clone()),
@@ -321,8 +311,8 @@ fn branch_programs(
         if out != out0 {
             return Err(Error::Type(format!(
                 "cond/switch branches must return the same structure, shapes and dtypes: branch {i} returns {} but branch 0 returns {}",
-                show(&out),
-                show(&out0)
+                crate::ops::show_types(&out),
+                crate::ops::show_types(&out0)
             )));
         }
     }
@@ -422,15 +412,15 @@ pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Resul
     if cprog.output_types() != vec![TensorType::scalar(quabla_abi::DType::Bool)] {
         return Err(Error::Type(format!(
             "while_loop's cond_fn must return one bool scalar, got {}",
-            show(&cprog.output_types())
+            crate::ops::show_types(&cprog.output_types())
         )));
     }
     let (bprog, bcaps) = trace_function_capturing(&device, &types, body_fn)?;
     if bprog.output_types() != types {
         return Err(Error::Type(format!(
             "while_loop's body_fn must return the carry's structure, shapes and dtypes {}, got {}",
-            show(&types),
-            show(&bprog.output_types())
+            crate::ops::show_types(&types),
+            crate::ops::show_types(&bprog.output_types())
         )));
     }
     let (n, nc) = (init.len(), ccaps.len());

@@ -62,8 +62,8 @@ pub fn scan(
     if out[..ncar] != carry_types[..] {
         return Err(Error::Type(format!(
             "scan: f must return the carry {} first, got {}",
-            show(&carry_types),
-            show(&out[..ncar.min(out.len())])
+            crate::ops::show_types(&carry_types),
+            crate::ops::show_types(&out[..ncar.min(out.len())])
         )));
     }
     // Body layout (consts, carry, x): the captures become consts.
