@@ -12,9 +12,11 @@
 
 mod case;
 mod compare;
+mod precision;
 
 pub use case::{load_cases, ArrayRecord, Case, Requires, Tolerance};
 pub use compare::{compare, Errors};
+pub use precision::{FunctionTolerance, Precision};
 
 use quabla_abi::host::Plugin;
 use quabla_abi::qir::Program;
@@ -101,18 +103,23 @@ fn missing_capability(plugin: &Plugin, case: &Case) -> Option<String> {
     None
 }
 
-/// Runs one case.
+/// Runs one case against its own tolerances.
 pub fn run_case(plugin: &Plugin, case: &Case) -> Outcome {
+    run_case_with(plugin, case, &Precision::exact())
+}
+
+/// Runs one case, its float tolerances widened by `precision`.
+pub fn run_case_with(plugin: &Plugin, case: &Case, precision: &Precision) -> Outcome {
     if let Some(why) = missing_capability(plugin, case) {
         return Outcome::NotApplicable(why);
     }
-    match run_case_inner(plugin, case) {
+    match run_case_inner(plugin, case, precision) {
         Ok(e) => Outcome::Passed(e),
         Err(m) => Outcome::Failed(m),
     }
 }
 
-fn run_case_inner(plugin: &Plugin, case: &Case) -> Result<Errors, String> {
+fn run_case_inner(plugin: &Plugin, case: &Case, precision: &Precision) -> Result<Errors, String> {
     let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
     program.validate().map_err(|e| e.to_string())?;
     let exe = plugin
@@ -141,7 +148,7 @@ fn run_case_inner(plugin: &Plugin, case: &Case) -> Result<Errors, String> {
     let mut worst = Errors::default();
     for (k, (b, want)) in outs.iter().zip(&case.expected).enumerate() {
         let got = b.to_host().map_err(|e| format!("download: {e}"))?;
-        let tol = want.tol.clone().unwrap_or(Tolerance::Ulp { ulp: 0 });
+        let tol = precision.widen(case, want.tol.clone().unwrap_or(Tolerance::Ulp { ulp: 0 }));
         let e = compare(&got, &want.to_host()?, &tol).map_err(|m| format!("output {k}: {m}"))?;
         worst.max_ulp = worst.max_ulp.max(e.max_ulp);
         worst.max_rel = worst.max_rel.max(e.max_rel);
@@ -151,12 +158,22 @@ fn run_case_inner(plugin: &Plugin, case: &Case) -> Result<Errors, String> {
 
 /// Runs every case whose name matches `filter` (a glob such as `ops/unary/exp*`).
 pub fn run_suite(plugin: &Plugin, cases: &[Case], filter: Option<&glob::Pattern>) -> Report {
+    run_suite_with(plugin, cases, filter, &Precision::exact())
+}
+
+/// [`run_suite`] with the accuracy profile a backend states (see [`Precision`]).
+pub fn run_suite_with(
+    plugin: &Plugin,
+    cases: &[Case],
+    filter: Option<&glob::Pattern>,
+    precision: &Precision,
+) -> Report {
     let results = cases
         .iter()
         .filter(|c| filter.is_none_or(|f| f.matches(&c.name)))
         .map(|c| CaseResult {
             name: c.name.clone(),
-            outcome: run_case(plugin, c),
+            outcome: run_case_with(plugin, c, precision),
         })
         .collect();
     Report { results }

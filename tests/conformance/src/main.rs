@@ -1,25 +1,38 @@
-//! `quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]`
+//! `quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl] [--quiet]`
 //!
 //! Loads a backend plugin through the ABI, runs the suite, prints one line per case (with the
 //! max ulp / relative error seen) and a final `N passed, M failed` line; exits 1 on failure.
+//! `--precision wgsl` checks float results against the per-function bounds of
+//! `Precision::wgsl` instead of the goldens' own tolerances.
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome, Pattern};
+use quabla_conformance::{
+    default_cases_dir, load_cases, run_suite_with, Outcome, Pattern, Precision,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--quiet]";
+    "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl] [--quiet]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut plugin, mut filter, mut cases, mut quiet) = (None, None, default_cases_dir(), false);
+    let mut precision = Precision::exact();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--plugin" => plugin = args.next().map(PathBuf::from),
             "--filter" => filter = args.next(),
             "--cases" => cases = args.next().map(PathBuf::from).unwrap_or(cases),
             "--quiet" => quiet = true,
+            "--precision" => match args.next().as_deref() {
+                Some("exact") => precision = Precision::exact(),
+                Some("wgsl") => precision = Precision::wgsl(),
+                other => {
+                    eprintln!("--precision takes `exact` or `wgsl`, not {other:?}\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -61,7 +74,7 @@ fn main() -> ExitCode {
         plugin.info().version,
         path.display()
     );
-    let report = run_suite(&plugin, &cases, pattern.as_ref());
+    let report = run_suite_with(&plugin, &cases, pattern.as_ref(), &precision);
     for r in &report.results {
         match &r.outcome {
             Outcome::Passed(e) if !quiet => println!(

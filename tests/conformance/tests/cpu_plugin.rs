@@ -3,22 +3,13 @@
 
 use quabla_abi::host::Plugin;
 use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
+mod common;
+
 use std::path::Path;
 
 /// The CPU plugin's shared library from this build's target folder.
 fn cpu_plugin() -> Plugin {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let lib = dir.join(format!(
-        "{}quabla_cpu{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        lib.is_file(),
-        "{} is missing: build it first (`cargo xtask test` does)",
-        lib.display()
-    );
+    let lib = common::plugin_library("quabla_cpu");
     Plugin::load(&lib).unwrap()
 }
 
