@@ -18,7 +18,6 @@ pub struct Gpu {
     pub description: String,
     /// How many storage buffers one kernel may bind.
     pub max_bindings: u32,
-    pub memory_bytes: u64,
     pipelines: Mutex<HashMap<String, Arc<wgpu::ComputePipeline>>>,
 }
 
@@ -55,7 +54,6 @@ impl Gpu {
             queue,
             description: format!("{} ({:?})", info.name, info.backend),
             max_bindings: limits.max_storage_buffers_per_shader_stage,
-            memory_bytes: limits.max_buffer_size,
             pipelines: Mutex::new(HashMap::new()),
         })
     }

@@ -95,7 +95,8 @@ impl Executable for WgpuExecutable {
 impl Backend for WgpuBackend {
     fn info(&self) -> PluginInfo {
         let devices = match self.gpu() {
-            Ok(g) => vec![("gpu".into(), g.description.clone(), g.memory_bytes)],
+            // wgpu does not report device memory (0 means unknown in the ABI).
+            Ok(g) => vec![("gpu".into(), g.description.clone(), 0)],
             Err(_) => vec![],
         };
         PluginInfo {

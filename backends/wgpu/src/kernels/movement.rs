@@ -28,6 +28,18 @@ fn index_map(
     }
 }
 
+/// `out[i] = x[sum of terms]`: a pure copy whose source offset is linear in `o0, o1, ...`.
+fn copy_from(
+    x: usize,
+    xt: &TensorType,
+    terms: &[(String, usize)],
+    out: usize,
+    ot: &TensorType,
+) -> KernelSource {
+    let src = format!("in0[{}]", linear(terms));
+    index_map(vec![x], &[xt.dtype], out, ot, "", &src)
+}
+
 pub fn broadcast_in_dim(
     x: usize,
     xt: &TensorType,
@@ -42,14 +54,7 @@ pub fn broadcast_in_dim(
         .filter(|(k, _)| xt.shape[*k] != 1)
         .map(|(k, &d)| (format!("o{d}"), s[k]))
         .collect();
-    index_map(
-        vec![x],
-        &[xt.dtype],
-        out,
-        ot,
-        "",
-        &format!("in0[{}]", linear(&terms)),
-    )
+    copy_from(x, xt, &terms, out, ot)
 }
 
 pub fn transpose(
@@ -65,14 +70,7 @@ pub fn transpose(
         .enumerate()
         .map(|(d, &p)| (format!("o{d}"), s[p]))
         .collect();
-    index_map(
-        vec![x],
-        &[xt.dtype],
-        out,
-        ot,
-        "",
-        &format!("in0[{}]", linear(&terms)),
-    )
+    copy_from(x, xt, &terms, out, ot)
 }
 
 pub fn slice(
@@ -87,14 +85,7 @@ pub fn slice(
     let terms: Vec<(String, usize)> = (0..xt.rank())
         .map(|d| (format!("{}u + o{d} * {}u", start[d], steps[d]), s[d]))
         .collect();
-    index_map(
-        vec![x],
-        &[xt.dtype],
-        out,
-        ot,
-        "",
-        &format!("in0[{}]", linear(&terms)),
-    )
+    copy_from(x, xt, &terms, out, ot)
 }
 
 pub fn reverse(x: usize, xt: &TensorType, dims: &[usize], out: usize) -> KernelSource {
@@ -108,14 +99,7 @@ pub fn reverse(x: usize, xt: &TensorType, dims: &[usize], out: usize) -> KernelS
             }
         })
         .collect();
-    index_map(
-        vec![x],
-        &[xt.dtype],
-        out,
-        xt,
-        "",
-        &format!("in0[{}]", linear(&terms)),
-    )
+    copy_from(x, xt, &terms, out, xt)
 }
 
 /// `pad(x, value)`: output positions that fall between or outside the operand's elements
