@@ -127,6 +127,26 @@ impl Array {
         }
     }
 
+    /// Starts copying the data to the host without waiting for it: the event is ready once
+    /// the bytes have arrived ([`quabla_abi::host::Event::is_ready`] polls, `wait` takes them).
+    /// The only way to read a WebGPU array in the browser, where nothing may block.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// let event = x.start_download().unwrap();
+    /// while !event.is_ready().unwrap() {}
+    /// assert_eq!(event.wait().unwrap().to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    /// ```
+    pub fn start_download(&self) -> Result<quabla_abi::host::Event> {
+        match &self.repr {
+            Repr::Concrete { device, buffer } => {
+                buffer.download().map_err(|e| device.backend_err(e))
+            }
+            Repr::Traced { .. } => Err(Error::TracedValue),
+        }
+    }
+
     /// Copies the data to a `Vec<T>`; `T` must be the array's dtype.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {

@@ -11,10 +11,23 @@
 //!   `--filter 'ops/unary/*'` are passed on).
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
+//! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
+//!   build-std for wasm32, then wasm-bindgen (installed once into `~/.cache/quabla/tools`) into
+//!   `bindings/wasm/www/pkg` (web) and `target/wasm/pkg-node` (Node). Installs the toolchain
+//!   and Chromium from Debian's packages when missing.
+//! - `wasm-test`: `wasm`, then the Node tests of the JS API and of the PINN gradients against
+//!   the native build, the conformance suite and API tests in headless Chromium
+//!   (wasm-bindgen-test, CPU and WebGPU), and the demo page test (screenshots in
+//!   `target/wasm/artifacts`). `test` ends with it.
+//! - `wasm-bench`: the browser-anchor workloads in Node against jax-js and TensorFlow.js
+//!   (installed from npm into `target/wasm/bench`); a table in `target/wasm/bench/report.md`.
 //! - `bench [--compare-jax] [--quick]`: the benchmark suite (`examples/src/bin/bench_suite.rs`)
 //!   in f32 and f64 on one thread (pinned with `taskset`) and on all; with `--compare-jax` the
 //!   same workloads in JAX (`benches/jax_suite.py`, in a venv under `target/` with jax and
 //!   optax from PyPI) in the same run, and a table of ratios in `target/bench/report.md`.
+
+mod apt;
+mod wasm;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -124,33 +137,10 @@ fn ensure_vulkan_driver() -> bool {
     if has_driver() {
         return true;
     }
-    if Command::new("apt-get").arg("--version").output().is_err() {
-        eprintln!("xtask: no apt-get: install a Vulkan driver by hand for the wgpu tests");
-        return false;
-    }
-    eprintln!("xtask: installing Mesa's lavapipe Vulkan driver for the wgpu plugin's tests");
-    let install = || {
-        Command::new("apt-get")
-            .args([
-                "install",
-                "-y",
-                "-q",
-                "-o",
-                "DPkg::Lock::Timeout=900",
-                "--no-install-recommends",
-                "mesa-vulkan-drivers",
-                "libvulkan1",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !install() {
-        let _ = Command::new("apt-get")
-            .args(["update", "-q", "-o", "DPkg::Lock::Timeout=900"])
-            .status();
-        install();
-    }
+    apt::install(
+        "Mesa's lavapipe Vulkan driver, for the wgpu plugin's tests",
+        &["mesa-vulkan-drivers", "libvulkan1"],
+    );
     has_driver()
 }
 
@@ -169,6 +159,7 @@ fn test() {
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
     python_tests();
+    wasm::test();
 }
 
 /// The venv the Python package is installed into for its tests (reused between runs).
@@ -387,9 +378,15 @@ fn main() {
         Some("test") => test(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
+        Some("wasm") => wasm::build(),
+        Some("wasm-test") => {
+            build_plugins(false);
+            wasm::test()
+        }
+        Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | bench [--compare-jax] [--quick]>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

@@ -1,6 +1,8 @@
 //! Opening a plugin library: version check first, then abi_stable's layout check.
 
-use crate::abi::{accepts, BackendModRef, ABI_MAJOR, ABI_MINOR, ABI_MINOR_MIN, VERSION_SYMBOL};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::abi::{accepts, VERSION_SYMBOL};
+use crate::abi::{BackendModRef, ABI_MAJOR, ABI_MINOR, ABI_MINOR_MIN};
 use std::path::{Path, PathBuf};
 
 /// Why a plugin library could not be loaded. Every variant names the file.
@@ -54,6 +56,7 @@ impl LoadError {
 }
 
 /// Keeps only abi_stable's `Error:` lines (its full report dumps thousands of layout lines).
+#[cfg(not(target_arch = "wasm32"))]
 fn summarize_layout_error(full: &str) -> String {
     let lines: Vec<&str> = full
         .lines()
@@ -70,8 +73,20 @@ fn summarize_layout_error(full: &str) -> String {
     }
 }
 
+/// Loading at run time: not on wasm32.
+#[cfg(target_arch = "wasm32")]
+pub fn load_module(path: &Path) -> Result<BackendModRef, LoadError> {
+    Err(LoadError::NotALibrary {
+        path: path.to_path_buf(),
+        reason: "wasm32 cannot load libraries at run time; link the backend statically and \
+                 register it (`quabla::runtime::register_static`)"
+            .into(),
+    })
+}
+
 /// Loads the root module of the plugin at `path`. The library stays loaded for the life of
 /// the process (plugins are never unloaded).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn load_module(path: &Path) -> Result<BackendModRef, LoadError> {
     let path_buf = path.to_path_buf();
     if !path.is_file() {

@@ -16,6 +16,10 @@ pub struct GpuBuffer {
     pub ty: TensorType,
     pub buffer: wgpu::Buffer,
     pub gpu: Arc<Gpu>,
+    /// In the browser, the bytes an uploaded buffer was made from: reading it back needs no
+    /// wait, so an array made in JS can still be captured as a constant while tracing
+    /// (which reads it synchronously). Natively reads can wait, and memory is not doubled.
+    host: Option<Arc<Vec<u8>>>,
 }
 
 impl GpuBuffer {
@@ -39,6 +43,17 @@ impl GpuBuffer {
             ty: array.ty.clone(),
             buffer,
             gpu: gpu.clone(),
+            host: cfg!(target_arch = "wasm32").then(|| Arc::new(array.bytes.clone())),
+        }
+    }
+
+    /// A buffer the plugin wrote on the device.
+    pub fn computed(ty: TensorType, buffer: wgpu::Buffer, gpu: Arc<Gpu>) -> GpuBuffer {
+        GpuBuffer {
+            ty,
+            buffer,
+            gpu,
+            host: None,
         }
     }
 
@@ -48,6 +63,7 @@ impl GpuBuffer {
             ty,
             buffer: self.buffer.clone(),
             gpu: self.gpu.clone(),
+            host: self.host.clone(),
         }
     }
 }
@@ -58,11 +74,31 @@ impl DeviceBuffer for GpuBuffer {
     }
 
     fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        if let Some(bytes) = &self.host {
+            return Ok(Box::new(HostCopy(bytes.to_vec())));
+        }
         Ok(Box::new(Readback::start(self)))
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// A download of bytes already on the host: ready at once.
+struct HostCopy(Vec<u8>);
+
+impl DownloadEvent for HostCopy {
+    fn is_ready(&self) -> bool {
+        true
+    }
+
+    fn wait(self: Box<Self>) -> Result<Vec<u8>, AbiError> {
+        Ok(self.0)
+    }
+
+    fn on_ready(&mut self, f: Box<dyn FnOnce() + Send>) {
+        f()
     }
 }
 
@@ -154,11 +190,23 @@ impl DownloadEvent for Readback {
     }
 
     fn wait(self: Box<Self>) -> Result<Vec<u8>, AbiError> {
+        #[cfg(not(target_arch = "wasm32"))]
         while !self.done() {
             self.gpu
                 .device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| AbiError::internal(format!("waiting for the GPU: {e}")))?;
+        }
+        // The browser maps the buffer on its event loop, which cannot run while this call
+        // blocks: waiting would never end.
+        #[cfg(target_arch = "wasm32")]
+        if !self.done() {
+            return Err(AbiError::new(
+                quabla_abi::abi::ErrorCode::FailedPrecondition,
+                "a WebGPU buffer cannot be read synchronously in the browser: read arrays \
+                 with `await x.data()`, and pass arrays to jitted functions as arguments \
+                 instead of capturing them",
+            ));
         }
         let result = self
             .state
@@ -183,8 +231,12 @@ impl DownloadEvent for Readback {
         };
         match run_now {
             Some(f) => f(),
+            // In the browser the map callback runs on the event loop by itself.
+            #[cfg(target_arch = "wasm32")]
+            None => {}
             // Natively nothing polls on its own: a helper thread drives the device until
             // the map callback (which runs the waiters) has fired.
+            #[cfg(not(target_arch = "wasm32"))]
             None => {
                 let gpu = self.gpu.clone();
                 let state = self.state.clone();

@@ -23,36 +23,59 @@ pub struct Gpu {
 
 impl Gpu {
     /// Finds an adapter (`WGPU_BACKEND` / `WGPU_ADAPTER_NAME` choose one, as in wgpu's own
-    /// tools) and opens a device with the adapter's own limits.
+    /// tools) and opens a device with the adapter's own limits, blocking until it is open.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn open() -> Result<Gpu, String> {
+        pollster::block_on(Self::open_async())
+    }
+
+    /// [`Gpu::open`] as a future: the only way in the browser, where WebGPU's adapter and
+    /// device requests are promises that resolve on the event loop.
+    pub async fn open_async() -> Result<Gpu, String> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-            ..Default::default()
-        }))
-        .map_err(|e| {
-            format!(
-                "no GPU adapter found ({e}); install a Vulkan driver (on Debian: \
-                 `apt-get install mesa-vulkan-drivers libvulkan1` gives the lavapipe CPU \
-                 driver) or use the CPU backend"
-            )
-        })?;
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                if cfg!(target_arch = "wasm32") {
+                    format!(
+                        "no WebGPU adapter ({e}); this browser has no WebGPU (Chromium: \
+                         `--enable-unsafe-webgpu` on Linux), use the CPU backend"
+                    )
+                } else {
+                    format!(
+                        "no GPU adapter found ({e}); install a Vulkan driver (on Debian: \
+                         `apt-get install mesa-vulkan-drivers libvulkan1` gives the lavapipe \
+                         CPU driver) or use the CPU backend"
+                    )
+                }
+            })?;
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("quabla-wgpu"),
-            required_features: wgpu::Features::empty(),
-            required_limits: limits.clone(),
-            ..Default::default()
-        }))
-        .map_err(|e| format!("the GPU adapter `{}` refused a device: {e}", info.name))?;
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("quabla-wgpu"),
+                required_features: wgpu::Features::empty(),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("the GPU adapter `{}` refused a device: {e}", info.name))?;
+        let name = if info.name.is_empty() {
+            "WebGPU adapter"
+        } else {
+            info.name.as_str()
+        };
         Ok(Gpu {
             device,
             queue,
-            description: format!("{} ({:?})", info.name, info.backend),
+            description: format!("{name} ({:?})", info.backend),
             max_bindings: limits.max_storage_buffers_per_shader_stage,
             pipelines: Mutex::new(HashMap::new()),
         })
@@ -86,7 +109,7 @@ impl Gpu {
                 compilation_options: Default::default(),
                 cache: None,
             });
-        if let Some(err) = pollster::block_on(scope.pop()) {
+        if let Some(err) = pop_now(scope) {
             // wgpu's Display is a bare "Validation Error"; naga's report is its source.
             let why = std::error::Error::source(&err)
                 .map(|e| e.to_string())
@@ -125,4 +148,25 @@ impl Gpu {
             (MAX_GROUPS_PER_DIM, y as u32)
         }
     }
+}
+
+/// The error a scope caught, waiting for it natively. In the browser the answer arrives on the
+/// event loop, after this synchronous call has returned: it goes to the console there (the
+/// kernels are the same WGSL the native build validates with naga in the tests).
+#[cfg(not(target_arch = "wasm32"))]
+fn pop_now(scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+    pollster::block_on(scope.pop())
+}
+
+#[cfg(target_arch = "wasm32")]
+fn pop_now(scope: wgpu::ErrorScopeGuard) -> Option<wgpu::Error> {
+    let pending = scope.pop();
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Some(err) = pending.await {
+            web_sys::console::error_1(
+                &format!("quabla-wgpu: the browser rejected a generated kernel (a bug; please report it): {err}").into(),
+            );
+        }
+    });
+    None
 }

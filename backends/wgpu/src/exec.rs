@@ -73,11 +73,7 @@ pub fn run(
                     if values[w].is_none() {
                         let ty = plan.types[w].clone();
                         let buffer = gpu.storage(ty.num_elements());
-                        values[w] = Some(Arc::new(GpuBuffer {
-                            ty,
-                            buffer,
-                            gpu: gpu.clone(),
-                        }));
+                        values[w] = Some(Arc::new(GpuBuffer::computed(ty, buffer, gpu.clone())));
                     }
                 }
                 if plan.types[writes[0]].num_elements() == 0 {

@@ -35,33 +35,72 @@ use quabla_abi::qir::{all_op_names, LinalgOp, Program, QIR_VERSION, QIR_VERSION_
 use quabla_abi::{DType, HostArray};
 use std::sync::{Arc, OnceLock};
 
-/// The wgpu backend. The device is opened on first use.
+/// The wgpu backend. Natively the device is opened on first use; in the browser it must be
+/// opened first with [`init_webgpu`] (WebGPU's requests are asynchronous).
 pub struct WgpuBackend {
+    #[cfg(not(target_arch = "wasm32"))]
     gpu: OnceLock<Result<Arc<Gpu>, String>>,
 }
 
 impl Default for WgpuBackend {
     fn default() -> Self {
         WgpuBackend {
+            #[cfg(not(target_arch = "wasm32"))]
             gpu: OnceLock::new(),
         }
     }
 }
 
+#[cfg(target_arch = "wasm32")]
+static WEB_GPU: OnceLock<Arc<Gpu>> = OnceLock::new();
+
+/// Opens the browser's WebGPU device for this plugin, once; returns the adapter's
+/// description. Register the plugin (`quabla::runtime::register_static`) after this has
+/// resolved, so that its device list names the adapter.
+#[cfg(target_arch = "wasm32")]
+pub async fn init_webgpu() -> Result<String, String> {
+    if let Some(g) = WEB_GPU.get() {
+        return Ok(g.description.clone());
+    }
+    let g = Arc::new(Gpu::open_async().await?);
+    let g = WEB_GPU.get_or_init(|| g);
+    Ok(g.description.clone())
+}
+
 impl WgpuBackend {
-    fn gpu(&self) -> Result<&Arc<Gpu>, AbiError> {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn gpu(&self) -> Result<Arc<Gpu>, AbiError> {
         self.gpu
             .get_or_init(|| Gpu::open().map(Arc::new))
-            .as_ref()
-            .map_err(|e| AbiError::new(quabla_abi::abi::ErrorCode::FailedPrecondition, e.clone()))
+            .clone()
+            .map_err(|e| AbiError::new(quabla_abi::abi::ErrorCode::FailedPrecondition, e))
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn gpu(&self) -> Result<Arc<Gpu>, AbiError> {
+        WEB_GPU.get().cloned().ok_or_else(|| {
+            AbiError::new(
+                quabla_abi::abi::ErrorCode::FailedPrecondition,
+                "the WebGPU device is not open: await `init_webgpu()` (in JavaScript: \
+                 `await quabla.init({ backend: \"webgpu\" })`) before using the wgpu backend",
+            )
+        })
     }
 }
 
-/// The ops this backend implements: every op but the dense factorizations.
+/// Region ops this build runs. `cond` and `while` decide on the host from a value read back
+/// from the device, which the browser cannot do synchronously, so the wasm build leaves
+/// them out of its capabilities (such programs are refused by name, and run on the CPU
+/// backend).
+const HOST_DRIVEN_REGIONS: &[&str] = &["cond", "while"];
+
+/// The ops this backend implements: every op but the dense factorizations (and, in the
+/// browser, the host-driven regions).
 pub fn supported_ops() -> Vec<String> {
     all_op_names()
         .into_iter()
         .filter(|n| !LinalgOp::NAMES.contains(n))
+        .filter(|n| !(cfg!(target_arch = "wasm32") && HOST_DRIVEN_REGIONS.contains(n)))
         .map(String::from)
         .collect()
 }
@@ -107,14 +146,18 @@ impl Backend for WgpuBackend {
             devices,
             ops: supported_ops(),
             dtypes: vec![DType::Bool, DType::I32, DType::U32, DType::F32],
-            region_kinds: vec!["cond".into(), "while".into()],
+            region_kinds: if cfg!(target_arch = "wasm32") {
+                vec![]
+            } else {
+                HOST_DRIVEN_REGIONS.iter().map(|r| r.to_string()).collect()
+            },
             synchronous_readback: false,
             extensions: vec![],
         }
     }
 
     fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
-        let gpu = self.gpu()?.clone();
+        let gpu = self.gpu()?;
         Ok(Arc::new(WgpuExecutable {
             plan: plan::Plan::new(&gpu, &program)?,
             gpu,
@@ -123,7 +166,7 @@ impl Backend for WgpuBackend {
 
     fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
         let gpu = self.gpu()?;
-        Ok(Arc::new(GpuBuffer::upload(gpu, &array)))
+        Ok(Arc::new(GpuBuffer::upload(&gpu, &array)))
     }
 }
 
@@ -188,7 +231,7 @@ mod tests {
 ",
         )
         .unwrap();
-        let plan = plan::Plan::new(b.gpu().unwrap(), &p).unwrap();
+        let plan = plan::Plan::new(&b.gpu().unwrap(), &p).unwrap();
         assert_eq!(plan.steps.len(), 1);
         let plan::Step::Kernel { writes, .. } = &plan.steps[0] else {
             panic!("not a kernel")

@@ -260,8 +260,10 @@ pub fn helpers_for(code: &str) -> String {
 /// the rest are built from those with formulas that avoid cancellation. Only `sqrt`,
 /// division, `floor`/`ceil`/`round`, `frexp` and `ldexp` are the device's own.
 const HELPERS: &[(&str, &str)] = &[
-    ("q_bits_nan", "fn q_bits_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }"),
-    ("q_bits_inf", "fn q_bits_inf() -> f32 { return bitcast<f32>(0x7f800000u); }"),
+    // Through a `var`: a constant expression may not be inf or NaN (Tint, the browser's
+    // compiler, rejects the bitcast outright; naga accepts it).
+    ("q_bits_nan", "fn q_bits_nan() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }"),
+    ("q_bits_inf", "fn q_bits_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }"),
     ("q_isnan", "fn q_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }"),
     ("q_isinf", "fn q_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }"),
     ("q_isfinite", "fn q_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }"),

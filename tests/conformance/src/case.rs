@@ -75,14 +75,33 @@ pub fn load_cases(dir: &Path) -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let parsed: CaseFile =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
         let group = f.strip_prefix(dir).unwrap_or(&f).with_extension("");
         let group = group.to_string_lossy().replace('\\', "/");
-        for mut c in parsed.cases {
+        out.extend(parse_cases(&group, &text).map_err(|e| format!("{}: {e}", f.display()))?);
+    }
+    Ok(out)
+}
+
+/// The cases of one case file's text, named `<group>/<name>`.
+pub fn parse_cases(group: &str, json: &str) -> Result<Vec<Case>, String> {
+    let parsed: CaseFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(parsed
+        .cases
+        .into_iter()
+        .map(|mut c| {
             c.name = format!("{group}/{}", c.name);
-            out.push(c);
-        }
+            c
+        })
+        .collect())
+}
+
+/// Every case, from the files compiled into this build (for targets with no file system,
+/// such as wasm32 in a browser), in the order [`load_cases`] gives.
+pub fn embedded_cases() -> Result<Vec<Case>, String> {
+    const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/case_files.rs"));
+    let mut out = Vec::new();
+    for (group, text) in FILES {
+        out.extend(parse_cases(group, text).map_err(|e| format!("{group}: {e}"))?);
     }
     Ok(out)
 }
@@ -97,4 +116,16 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_compiled_in_cases_are_the_files() {
+        let files = super::load_cases(&crate::default_cases_dir()).unwrap();
+        let built = super::embedded_cases().unwrap();
+        assert!(files.len() > 500);
+        let names = |v: &[super::Case]| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&files), names(&built));
+    }
 }

@@ -14,12 +14,13 @@ mod case;
 mod compare;
 mod precision;
 
-pub use case::{load_cases, ArrayRecord, Case, Requires, Tolerance};
+pub use case::{embedded_cases, load_cases, parse_cases, ArrayRecord, Case, Requires, Tolerance};
 pub use compare::{compare, Errors};
 pub use precision::{FunctionTolerance, Precision};
 
-use quabla_abi::host::Plugin;
+use quabla_abi::host::{Event, Plugin};
 use quabla_abi::qir::Program;
+use quabla_abi::{DType, HostArray};
 use std::path::PathBuf;
 
 /// The cases shipped with this crate.
@@ -110,16 +111,40 @@ pub fn run_case(plugin: &Plugin, case: &Case) -> Outcome {
 
 /// Runs one case, its float tolerances widened by `precision`.
 pub fn run_case_with(plugin: &Plugin, case: &Case, precision: &Precision) -> Outcome {
-    if let Some(why) = missing_capability(plugin, case) {
-        return Outcome::NotApplicable(why);
-    }
-    match run_case_inner(plugin, case, precision) {
-        Ok(e) => Outcome::Passed(e),
-        Err(m) => Outcome::Failed(m),
+    match start_case_with(plugin, case, precision) {
+        Ok(pending) => pending.finish(),
+        Err(outcome) => outcome,
     }
 }
 
-fn run_case_inner(plugin: &Plugin, case: &Case, precision: &Precision) -> Result<Errors, String> {
+/// A case whose program has been submitted, its outputs being read back. Where a backend's
+/// reads cannot block (WebGPU in a browser), poll [`PendingCase::is_ready`] between turns of
+/// the event loop before [`PendingCase::finish`].
+pub struct PendingCase<'a> {
+    case: &'a Case,
+    precision: &'a Precision,
+    downloads: Vec<Event>,
+}
+
+/// Compiles and runs `case` and starts reading its outputs back; an `Err` is the case's
+/// outcome already (not applicable, or a failure before any output).
+pub fn start_case_with<'a>(
+    plugin: &Plugin,
+    case: &'a Case,
+    precision: &'a Precision,
+) -> Result<PendingCase<'a>, Outcome> {
+    if let Some(why) = missing_capability(plugin, case) {
+        return Err(Outcome::NotApplicable(why));
+    }
+    let downloads = submit(plugin, case).map_err(Outcome::Failed)?;
+    Ok(PendingCase {
+        case,
+        precision,
+        downloads,
+    })
+}
+
+fn submit(plugin: &Plugin, case: &Case) -> Result<Vec<Event>, String> {
     let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
     program.validate().map_err(|e| e.to_string())?;
     let exe = plugin
@@ -145,15 +170,83 @@ fn run_case_inner(plugin: &Plugin, case: &Case, precision: &Precision) -> Result
             case.expected.len()
         ));
     }
-    let mut worst = Errors::default();
-    for (k, (b, want)) in outs.iter().zip(&case.expected).enumerate() {
-        let got = b.to_host().map_err(|e| format!("download: {e}"))?;
-        let tol = precision.widen(case, want.tol.clone().unwrap_or(Tolerance::Ulp { ulp: 0 }));
-        let e = compare(&got, &want.to_host()?, &tol).map_err(|m| format!("output {k}: {m}"))?;
-        worst.max_ulp = worst.max_ulp.max(e.max_ulp);
-        worst.max_rel = worst.max_rel.max(e.max_rel);
+    outs.iter()
+        .map(|b| b.download().map_err(|e| format!("download: {e}")))
+        .collect()
+}
+
+impl PendingCase<'_> {
+    /// Whether every output has arrived (polls the backend once).
+    pub fn is_ready(&self) -> bool {
+        self.downloads.iter().all(|e| e.is_ready().unwrap_or(true))
     }
-    Ok(worst)
+
+    /// Waits for the outputs (at once when ready) and compares them with the goldens.
+    pub fn finish(self) -> Outcome {
+        match self.compare() {
+            Ok(e) => Outcome::Passed(e),
+            Err(m) => Outcome::Failed(m),
+        }
+    }
+
+    fn compare(self) -> Result<Errors, String> {
+        let mut worst = Errors::default();
+        for (k, (ev, want)) in self
+            .downloads
+            .into_iter()
+            .zip(&self.case.expected)
+            .enumerate()
+        {
+            let mut got = ev.wait().map_err(|e| format!("download: {e}"))?;
+            let want_host = want.to_host()?;
+            if self.precision.flush_subnormals {
+                let inputs = self
+                    .case
+                    .inputs
+                    .iter()
+                    .map(|r| r.to_host())
+                    .collect::<Result<Vec<_>, _>>()?;
+                excuse_flushed(&mut got, &want_host, &inputs);
+            }
+            let tol = self.precision.widen(
+                self.case,
+                want.tol.clone().unwrap_or(Tolerance::Ulp { ulp: 0 }),
+            );
+            let e = compare(&got, &want_host, &tol).map_err(|m| format!("output {k}: {m}"))?;
+            worst.max_ulp = worst.max_ulp.max(e.max_ulp);
+            worst.max_rel = worst.max_rel.max(e.max_rel);
+        }
+        Ok(worst)
+    }
+}
+
+fn is_subnormal_f32(bytes: &[u8], i: usize) -> bool {
+    let b = u32::from_le_bytes([
+        bytes[4 * i],
+        bytes[4 * i + 1],
+        bytes[4 * i + 2],
+        bytes[4 * i + 3],
+    ]);
+    b & 0x7f80_0000 == 0 && b & 0x007f_ffff != 0
+}
+
+/// Sets `got` to `want` at every f32 element a subnormal-flushing device may get wrong (see
+/// [`Precision::flush_subnormals`]).
+fn excuse_flushed(got: &mut HostArray, want: &HostArray, inputs: &[HostArray]) {
+    if want.dtype() != DType::F32 || got.ty != want.ty {
+        return;
+    }
+    let n = want.ty.num_elements();
+    let aligned: Vec<&HostArray> = inputs
+        .iter()
+        .filter(|a| a.dtype() == DType::F32 && a.ty.num_elements() == n)
+        .collect();
+    for i in 0..n {
+        if is_subnormal_f32(&want.bytes, i) || aligned.iter().any(|a| is_subnormal_f32(&a.bytes, i))
+        {
+            got.bytes[4 * i..4 * i + 4].copy_from_slice(&want.bytes[4 * i..4 * i + 4]);
+        }
+    }
 }
 
 /// Runs every case whose name matches `filter` (a glob such as `ops/unary/exp*`).

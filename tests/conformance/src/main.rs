@@ -1,4 +1,4 @@
-//! `quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl] [--quiet]`
+//! `quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl|webgpu] [--quiet]`
 //!
 //! Loads a backend plugin through the ABI, runs the suite, prints one line per case (with the
 //! max ulp / relative error seen) and a final `N passed, M failed` line; exits 1 on failure.
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl] [--quiet]";
+    "usage: quabla-conformance --plugin PATH [--filter GLOB] [--cases DIR] [--precision exact|wgsl|webgpu] [--quiet]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,8 +28,11 @@ fn main() -> ExitCode {
             "--precision" => match args.next().as_deref() {
                 Some("exact") => precision = Precision::exact(),
                 Some("wgsl") => precision = Precision::wgsl(),
+                Some("webgpu") => precision = Precision::webgpu(),
                 other => {
-                    eprintln!("--precision takes `exact` or `wgsl`, not {other:?}\n{USAGE}");
+                    eprintln!(
+                        "--precision takes `exact`, `wgsl` or `webgpu`, not {other:?}\n{USAGE}"
+                    );
                     return ExitCode::from(2);
                 }
             },

@@ -26,6 +26,10 @@ pub struct FunctionTolerance {
 pub struct Precision {
     pub name: &'static str,
     pub functions: Vec<FunctionTolerance>,
+    /// The device may flush f32 subnormals to zero, as WGSL allows (SwiftShader's WebGPU
+    /// does): an element whose expected value, or whose same-shaped input at that index, is
+    /// subnormal is not checked.
+    pub flush_subnormals: bool,
 }
 
 impl Precision {
@@ -34,6 +38,7 @@ impl Precision {
         Precision {
             name: "exact",
             functions: Vec::new(),
+            flush_subnormals: false,
         }
     }
 
@@ -44,6 +49,7 @@ impl Precision {
         let f = |op, ulp, rtol| FunctionTolerance { op, ulp, rtol };
         Precision {
             name: "wgsl",
+            flush_subnormals: false,
             functions: vec![
                 f("div", 2, 2e-6),
                 f("sqrt", 2, 2e-6),
@@ -76,6 +82,15 @@ impl Precision {
     }
 
     /// The tolerance for an output of `case` whose golden states `tol`.
+    /// [`Precision::wgsl`] on a device that flushes subnormals (WebGPU in a browser).
+    pub fn webgpu() -> Precision {
+        Precision {
+            name: "webgpu",
+            flush_subnormals: true,
+            ..Precision::wgsl()
+        }
+    }
+
     pub fn widen(&self, case: &Case, tol: Tolerance) -> Tolerance {
         let used: Vec<&FunctionTolerance> = self
             .functions

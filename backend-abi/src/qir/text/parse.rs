@@ -173,7 +173,7 @@ impl Parser {
             }
         }
         let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if n.is_none_or(|n| n > (1 << 40)) {
+        if n.is_none_or(|n| n as u64 > 1 << 40) {
             return self.error("shape has too many elements");
         }
         Ok(TensorType::new(dtype, shape))
