@@ -84,13 +84,14 @@ async function jaxjs() {
   const out = {};
   const a = np.array(A).reshape([512, 512]), b = np.array(B).reshape([512, 512]);
   const mm = jit((a, b) => np.matmul(a, b));
-  out.matmul = await time(async () => { const r = mm(a.ref, b.ref); await r.data(); r.dispose(); });
+  // jax-js: data() consumes its array (move semantics), so nothing is disposed after it.
+  out.matmul = await time(async () => { await mm(a.ref, b.ref).data(); });
   const chain = jit((x) => {
     for (const op of CHAIN) x = op === "mul" ? x.mul(0.9) : op === "add" ? x.add(0.1) : op === "sub" ? x.sub(0.05) : np[op](x);
     return x;
   });
   const x = np.array(X);
-  out.chain = await time(async () => { const r = chain(x.ref); await r.data(); r.dispose(); });
+  out.chain = await time(async () => { await chain(x.ref).data(); });
   const mlp = (p, x) => {
     let h = x;
     for (let l = 0; l < 3; l++) h = np.tanh(np.matmul(h, p[2 * l].ref).add(p[2 * l + 1].ref));
@@ -112,7 +113,6 @@ async function jaxjs() {
     const [next, l] = step(p, mx.ref, my.ref);
     p = next;
     await l.data();
-    l.dispose();
   });
   return out;
 }
