@@ -44,6 +44,33 @@ impl DType {
         }
     }
 
+    /// numpy's name (`float32`, `int32`, `uint32`, `float64`, `bool`), used by the Python and
+    /// JavaScript APIs.
+    ///
+    /// ```
+    /// use quabla_abi::DType;
+    /// assert_eq!(DType::F32.numpy_name(), "float32");
+    /// assert_eq!(DType::from_numpy_name("int32"), Some(DType::I32));
+    /// assert_eq!(DType::from_numpy_name("f64"), Some(DType::F64));
+    /// ```
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I32 => "int32",
+            DType::U32 => "uint32",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+
+    /// The dtype of a numpy name or a short name (`bool_` too, numpy's scalar type).
+    pub fn from_numpy_name(name: &str) -> Option<DType> {
+        DType::ALL
+            .into_iter()
+            .find(|d| d.numpy_name() == name || d.name() == name)
+            .or((name == "bool_").then_some(DType::Bool))
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }

@@ -5,7 +5,7 @@
 
 use crate::context::Gpu;
 use quabla_abi::abi::AbiError;
-use quabla_abi::plugin::{DeviceBuffer, DownloadEvent};
+use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
 use quabla_abi::{DType, HostArray, TensorType};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -75,30 +75,13 @@ impl DeviceBuffer for GpuBuffer {
 
     fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
         if let Some(bytes) = &self.host {
-            return Ok(Box::new(HostCopy(bytes.to_vec())));
+            return Ok(Box::new(ReadyEvent(bytes.to_vec())));
         }
         Ok(Box::new(Readback::start(self)))
     }
 
     fn as_any(&self) -> &dyn Any {
         self
-    }
-}
-
-/// A download of bytes already on the host: ready at once.
-struct HostCopy(Vec<u8>);
-
-impl DownloadEvent for HostCopy {
-    fn is_ready(&self) -> bool {
-        true
-    }
-
-    fn wait(self: Box<Self>) -> Result<Vec<u8>, AbiError> {
-        Ok(self.0)
-    }
-
-    fn on_ready(&mut self, f: Box<dyn FnOnce() + Send>) {
-        f()
     }
 }
 

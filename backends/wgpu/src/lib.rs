@@ -90,8 +90,8 @@ impl WgpuBackend {
 
 /// Region ops this build runs. `cond` and `while` decide on the host from a value read back
 /// from the device, which the browser cannot do synchronously, so the wasm build leaves
-/// them out of its capabilities (such programs are refused by name, and run on the CPU
-/// backend).
+/// them out of its capabilities (such programs are refused by name; the CPU backend runs
+/// them).
 const HOST_DRIVEN_REGIONS: &[&str] = &["cond", "while"];
 
 /// The ops this backend implements: every op but the dense factorizations (and, in the

@@ -23,29 +23,11 @@ impl From<Array> for RawArray {
 
 /// A dtype from its numpy-style name.
 pub fn dtype_from_name(name: &str) -> PyResult<DType> {
-    Ok(match name {
-        "float32" | "f32" => DType::F32,
-        "float64" | "f64" => DType::F64,
-        "int32" | "i32" => DType::I32,
-        "uint32" | "u32" => DType::U32,
-        "bool" | "bool_" => DType::Bool,
-        other => {
-            return Err(PyTypeError::new_err(format!(
-                "dtype `{other}` is not supported; use float32, float64, int32, uint32 or bool"
-            )))
-        }
+    DType::from_numpy_name(name).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "dtype `{name}` is not supported; use float32, float64, int32, uint32 or bool"
+        ))
     })
-}
-
-/// The numpy name of a dtype.
-pub fn dtype_name(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-        DType::I32 => "int32",
-        DType::U32 => "uint32",
-        DType::Bool => "bool",
-    }
 }
 
 /// The other operand of a binary op: an array or a weakly typed Python scalar.
@@ -132,7 +114,7 @@ impl RawArray {
 
     #[getter]
     fn dtype(&self) -> &'static str {
-        dtype_name(self.inner.dtype())
+        self.inner.dtype().numpy_name()
     }
 
     #[getter]

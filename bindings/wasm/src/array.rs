@@ -95,29 +95,11 @@ pub fn expect_array(v: &JsValue, what: &str) -> Result<Array, JsError> {
 
 /// Parses a dtype name: numpy's (`float32`, `int32`, `uint32`, `bool`) or QIR's (`f32`...).
 pub fn parse_dtype(name: &str) -> Result<DType, JsError> {
-    let short = match name {
-        "float32" => "f32",
-        "float64" => "f64",
-        "int32" => "i32",
-        "uint32" => "u32",
-        other => other,
-    };
-    short.parse().map_err(|_| {
+    DType::from_numpy_name(name).ok_or_else(|| {
         JsError::new(&format!(
             "unknown dtype `{name}`: use float32, int32, uint32 or bool"
         ))
     })
-}
-
-/// numpy's name of a dtype.
-pub fn dtype_name(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-        DType::I32 => "int32",
-        DType::U32 => "uint32",
-        DType::Bool => "bool",
-    }
 }
 
 /// A host array as the matching typed array (bool as `Uint8Array` of 0/1).
@@ -154,7 +136,7 @@ impl NDArray {
     /// `float32`, `int32`, `uint32` or `bool`.
     #[wasm_bindgen(getter)]
     pub fn dtype(&self) -> Result<String, JsError> {
-        Ok(dtype_name(self.array()?.dtype()).into())
+        Ok(self.array()?.dtype().numpy_name().into())
     }
 
     /// The number of elements.

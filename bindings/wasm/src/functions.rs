@@ -50,18 +50,48 @@ fn axes_of(v: &JsValue) -> R<Option<Vec<isize>>> {
     one(v.clone()).map(|a| Some(vec![a]))
 }
 
-fn with_axes(
-    x: &Array,
-    axis: &JsValue,
-    f: impl FnOnce(&Array, Axes<'_>) -> quabla::Result<Array>,
-) -> R<NDArray> {
-    let list = axes_of(axis)?;
-    let axes = match &list {
-        None => Axes::All,
-        Some(l) => Axes::Some(l),
+/// Reductions over `axis` (all axes when omitted), as methods and free functions.
+macro_rules! reductions {
+    ($($name:ident: $doc:literal),* $(,)?) => {
+        fn reduce_with(
+            x: &Array,
+            axis: &JsValue,
+            keepdims: Option<bool>,
+            f: impl FnOnce(&Array, Axes<'_>, bool) -> quabla::Result<Array>,
+        ) -> R<NDArray> {
+            let list = axes_of(axis)?;
+            let axes = match &list {
+                None => Axes::All,
+                Some(l) => Axes::Some(l),
+            };
+            wrap(f(x, axes, keepdims.unwrap_or(false)))
+        }
+
+        #[wasm_bindgen]
+        impl NDArray {
+            $(
+                #[doc = concat!($doc, " over `axis` (all axes when omitted).")]
+                pub fn $name(&self, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
+                    reduce_with(&self.array()?, &axis, keepdims, |a, ax, k| a.$name(ax, k))
+                }
+            )*
+        }
+
+        pub mod reduction_functions {
+            use super::*;
+            $(
+                #[doc = concat!($doc, " of an array over `axis` (all axes when omitted).")]
+                #[wasm_bindgen]
+                pub fn $name(x: &JsValue, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
+                    let a = expect_array(x, stringify!($name))?;
+                    reduce_with(&a, &axis, keepdims, |a, ax, k| a.$name(ax, k))
+                }
+            )*
+        }
     };
-    wrap(f(x, axes))
 }
+
+reductions!(sum: "Sum", mean: "Mean", max: "Maximum", min: "Minimum");
 
 macro_rules! unary {
     ($($name:ident $(as $js:literal)?),* $(,)?) => {
@@ -131,34 +161,6 @@ impl NDArray {
     pub fn square(&self) -> R<NDArray> {
         let a = self.array()?;
         wrap(a.mul(&a))
-    }
-
-    /// Sum over `axis` (all axes when omitted).
-    pub fn sum(&self, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-        with_axes(&self.array()?, &axis, |a, ax| {
-            a.sum(ax, keepdims.unwrap_or(false))
-        })
-    }
-
-    /// Mean over `axis` (all axes when omitted).
-    pub fn mean(&self, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-        with_axes(&self.array()?, &axis, |a, ax| {
-            a.mean(ax, keepdims.unwrap_or(false))
-        })
-    }
-
-    /// Maximum over `axis` (all axes when omitted).
-    pub fn max(&self, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-        with_axes(&self.array()?, &axis, |a, ax| {
-            a.max(ax, keepdims.unwrap_or(false))
-        })
-    }
-
-    /// Minimum over `axis` (all axes when omitted).
-    pub fn min(&self, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-        with_axes(&self.array()?, &axis, |a, ax| {
-            a.min(ax, keepdims.unwrap_or(false))
-        })
     }
 
     /// Matrix product with numpy's `@` rules.
@@ -354,22 +356,6 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> R<NDArray> {
 pub fn arange(n: usize) -> R<NDArray> {
     ensure_backend();
     wrap(Array::arange(n))
-}
-
-/// Sum over `axis` (all when omitted).
-#[wasm_bindgen]
-pub fn sum(x: &JsValue, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-    with_axes(&expect_array(x, "sum")?, &axis, |a, ax| {
-        a.sum(ax, keepdims.unwrap_or(false))
-    })
-}
-
-/// Mean over `axis` (all when omitted).
-#[wasm_bindgen]
-pub fn mean(x: &JsValue, axis: JsValue, keepdims: Option<bool>) -> R<NDArray> {
-    with_axes(&expect_array(x, "mean")?, &axis, |a, ax| {
-        a.mean(ax, keepdims.unwrap_or(false))
-    })
 }
 
 /// `x * x`.

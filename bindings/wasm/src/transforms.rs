@@ -148,18 +148,26 @@ fn gradients_js(trees: &[Tree], argnums: &ArgNums, flat: Vec<Array>) -> JsValue 
     out.into()
 }
 
+/// `f`'s value and its gradients (in the structure of the `argnums` arguments) at `args`.
+fn value_and_gradients(
+    f: &Function,
+    argnums: &ArgNums,
+    args: &js_sys::Array,
+) -> R<(Array, JsValue)> {
+    let (trees, leaves) = flatten_args(args).map_err(|e| JsError::new(&e))?;
+    let idx = leaf_indices(&trees, &argnums.list)?;
+    let g = flat_fn(f.clone(), trees.clone(), OutTree::default());
+    let mut r = quabla::ad::value_and_grad(g, &idx, false)(&leaves).map_err(js_err)?;
+    let grads = r.split_off(1);
+    Ok((r.remove(0), gradients_js(&trees, argnums, grads)))
+}
+
 /// The gradient of a scalar-valued `f` with respect to argument `argnums` (default 0; a list
 /// gives a list of gradients), as `jax.grad`.
 #[wasm_bindgen(unchecked_return_type = "(...args: any[]) => any")]
 pub fn grad(f: Function, argnums: JsValue) -> R<Function> {
     let argnums = argnums_of(&argnums)?;
-    as_function(move |args| {
-        let (trees, leaves) = flatten_args(&args).map_err(|e| JsError::new(&e))?;
-        let idx = leaf_indices(&trees, &argnums.list)?;
-        let g = flat_fn(f.clone(), trees.clone(), OutTree::default());
-        let grads = quabla::ad::grad(g, &idx)(&leaves).map_err(js_err)?;
-        Ok(gradients_js(&trees, &argnums, grads))
-    })
+    as_function(move |args| Ok(value_and_gradients(&f, &argnums, &args)?.1))
 }
 
 /// `[f(x), grad f(x)]` in one pass, as `jax.value_and_grad`.
@@ -167,14 +175,10 @@ pub fn grad(f: Function, argnums: JsValue) -> R<Function> {
 pub fn value_and_grad(f: Function, argnums: JsValue) -> R<Function> {
     let argnums = argnums_of(&argnums)?;
     as_function(move |args| {
-        let (trees, leaves) = flatten_args(&args).map_err(|e| JsError::new(&e))?;
-        let idx = leaf_indices(&trees, &argnums.list)?;
-        let g = flat_fn(f.clone(), trees.clone(), OutTree::default());
-        let mut r = quabla::ad::value_and_grad(g, &idx, false)(&leaves).map_err(js_err)?;
-        let grads = r.split_off(1);
+        let (value, grads) = value_and_gradients(&f, &argnums, &args)?;
         let out = js_sys::Array::new();
-        out.push(&NDArray::from(r.remove(0)).into());
-        out.push(&gradients_js(&trees, &argnums, grads));
+        out.push(&NDArray::from(value).into());
+        out.push(&grads);
         Ok(out.into())
     })
 }

@@ -34,6 +34,7 @@ pub fn flatten(v: &JsValue, out: &mut Vec<Array>) -> Result<Tree, String> {
         return Ok(Tree::Leaf);
     }
     if let Some(x) = v.as_f64() {
+        crate::runtime::ensure_backend();
         out.push(Array::scalar(x as f32).map_err(|e| e.to_string())?);
         return Ok(Tree::Leaf);
     }
