@@ -19,8 +19,9 @@
 //!   the native build, the conformance suite and API tests in headless Chromium
 //!   (wasm-bindgen-test, CPU and WebGPU), and the demo page test (screenshots in
 //!   `target/wasm/artifacts`). `test` ends with it.
-//! - `wasm-bench`: the browser-anchor workloads in Node against jax-js and TensorFlow.js
-//!   (installed from npm into `target/wasm/bench`); a table in `target/wasm/bench/report.md`.
+//! - `wasm-bench`: the browser-anchor workloads against jax-js and TensorFlow.js (installed
+//!   from npm into `target/wasm/bench`) in Node and in headless Chromium; tables in
+//!   `target/wasm/bench/report-node.md` and `report-chromium.md`.
 //! - `bench [--compare-jax] [--quick]`: the benchmark suite (`examples/src/bin/bench_suite.rs`)
 //!   in f32 and f64 on one thread (pinned with `taskset`) and on all; with `--compare-jax` the
 //!   same workloads in JAX (`benches/jax_suite.py`, in a venv under `target/` with jax and

@@ -114,6 +114,12 @@ fn wasm_cargo(args: &[&str]) -> Command {
         .env("RUSTDOC", "/usr/bin/rustdoc")
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", WASM_LINKER)
+        // 128-bit SIMD (Chrome 91+, Firefox 89+, Safari 16.4+, Node 16.4+): gemm's micro-kernels
+        // and the vectorised elementwise loops need it.
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+            "-C target-feature=+simd128",
+        )
         // rustup's cargo sets these for the xtask; Debian's toolchain must not inherit them
         .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("CARGO");
@@ -223,7 +229,8 @@ pub fn test() {
     run("run the demo page test in headless Chromium", &mut page);
 }
 
-/// The benchmark table against jax-js and TensorFlow.js (npm), in Node.
+/// The benchmark tables against jax-js and TensorFlow.js (npm), in Node and in headless
+/// Chromium (`target/wasm/bench/report-{node,chromium}.md`).
 pub fn bench(extra: &[String]) {
     build();
     let dir = wasm_dir().join("bench");
@@ -248,5 +255,11 @@ pub fn bench(extra: &[String]) {
             "QUABLA_WASM_NODE_PKG",
             wasm_dir().join("pkg-node/quabla_wasm.js"),
         );
-    run("run the benchmarks", &mut node);
+    run("run the benchmarks in Node", &mut node);
+    let mut chromium = Command::new("node");
+    chromium
+        .arg("bindings/wasm/bench/chromium.mjs")
+        .env("QUABLA_BENCH_DIR", &dir)
+        .env("CHROMEDRIVER", "/usr/bin/chromedriver");
+    run("run the benchmarks in headless Chromium", &mut chromium);
 }

@@ -13,17 +13,52 @@ use std::sync::Arc;
 /// same kernel call shape whatever the thread count (bitwise reproducible).
 const ROW_CHUNK: usize = 64;
 
-fn to_layout(x: &Tensor, first: &[usize], second: &[usize], third: &[usize]) -> Arc<Storage> {
-    let perm: Vec<usize> = first.iter().chain(second).chain(third).copied().collect();
-    if perm.iter().enumerate().all(|(i, p)| i == *p) {
-        return x.data.clone();
+/// An operand as a batch of matrices: element (b, i, j) at
+/// `b * rows * cols + i * row_stride + j * col_stride`.
+struct MatrixView {
+    data: Arc<Storage>,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// The operand with `batch` dims first, then `rows`, then `cols`. gemm takes any strides, so
+/// an operand stored as (batch, cols, rows), which is what the transposes of reverse mode
+/// produce, is read in place; only other orders are copied.
+fn matrix_view(x: &Tensor, batch: &[usize], rows: &[usize], cols: &[usize]) -> MatrixView {
+    let is_identity = |order: &[&[usize]]| {
+        order
+            .iter()
+            .flat_map(|dims| dims.iter())
+            .enumerate()
+            .all(|(i, p)| i == *p)
+    };
+    let extent = |dims: &[usize]| dims.iter().map(|&i| x.shape()[i]).product::<usize>();
+    let (n_rows, n_cols) = (extent(rows), extent(cols));
+    if is_identity(&[batch, rows, cols]) {
+        return MatrixView {
+            data: x.data.clone(),
+            row_stride: n_cols,
+            col_stride: 1,
+        };
     }
+    if is_identity(&[batch, cols, rows]) {
+        return MatrixView {
+            data: x.data.clone(),
+            row_stride: 1,
+            col_stride: n_rows,
+        };
+    }
+    let perm: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
     let shape = perm.iter().map(|&p| x.shape()[p]).collect();
-    Arc::new(movement::transpose(
-        x,
-        &perm,
-        &TensorType::new(x.ty.dtype, shape),
-    ))
+    MatrixView {
+        data: Arc::new(movement::transpose(
+            x,
+            &perm,
+            &TensorType::new(x.ty.dtype, shape),
+        )),
+        row_stride: n_cols,
+        col_stride: 1,
+    }
 }
 
 trait GemmScalar: crate::pool::Pooled + Copy + Send + Sync + 'static {
@@ -48,7 +83,22 @@ struct Sizes {
     n: usize,
 }
 
-fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) -> Vec<T> {
+/// Element strides (row, column) of the two operands.
+#[derive(Clone, Copy)]
+struct Strides {
+    lhs: (usize, usize),
+    rhs: (usize, usize),
+}
+
+fn gemm_batched<T: GemmScalar>(
+    l: &[T],
+    r: &[T],
+    Sizes { b, m, k, n }: Sizes,
+    Strides {
+        lhs: (lrs, lcs),
+        rhs: (rrs, rcs),
+    }: Strides,
+) -> Vec<T> {
     let mut out = crate::pool::filled(b * m * n, T::ZERO);
     if k == 0 || m == 0 || n == 0 {
         return out;
@@ -58,10 +108,11 @@ fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) ->
         let (bi, c) = (ci / chunks_per_batch, ci % chunks_per_batch);
         let row0 = c * ROW_CHUNK;
         let rows = dst.len() / n;
-        let lhs = &l[bi * m * k + row0 * k..];
+        let lhs = &l[bi * m * k + row0 * lrs..];
         let rhs = &r[bi * k * n..];
-        // SAFETY: dst holds rows x n, lhs at least rows x k, rhs k x n, all row-major and
-        // in bounds by construction of the chunking above.
+        // SAFETY: dst holds rows x n (row-major); the largest lhs offset read is
+        // (rows - 1) * lrs + (k - 1) * lcs, inside this batch's m x k block at row0 whichever
+        // of the two layouts `matrix_view` chose, and likewise for rhs's k x n block.
         unsafe {
             gemm::gemm(
                 rows,
@@ -72,11 +123,11 @@ fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], Sizes { b, m, k, n }: Sizes) ->
                 n as isize,
                 false,
                 lhs.as_ptr(),
-                1,
-                k as isize,
+                lcs as isize,
+                lrs as isize,
                 rhs.as_ptr(),
-                1,
-                n as isize,
+                rcs as isize,
+                rrs as isize,
                 T::ZERO,
                 T::ONE,
                 false,
@@ -105,6 +156,10 @@ fn int_batched<T: crate::pool::Pooled + Default>(
     l: &[T],
     r: &[T],
     Sizes { b, m, k, n }: Sizes,
+    Strides {
+        lhs: (lrs, lcs),
+        rhs: (rrs, rcs),
+    }: Strides,
     mul: fn(T, T) -> T,
     add: fn(T, T) -> T,
 ) -> Vec<T> {
@@ -112,10 +167,10 @@ fn int_batched<T: crate::pool::Pooled + Default>(
     for bi in 0..b {
         for i in 0..m {
             for p in 0..k {
-                let a = l[bi * m * k + i * k + p];
+                let a = l[bi * m * k + i * lrs + p * lcs];
                 for j in 0..n {
                     let o = &mut out[bi * m * n + i * n + j];
-                    *o = add(*o, mul(a, r[bi * k * n + p * n + j]));
+                    *o = add(*o, mul(a, r[bi * k * n + p * rrs + j * rcs]));
                 }
             }
         }
@@ -137,17 +192,170 @@ pub fn dot_general(l: &Tensor, r: &Tensor, d: &DotDims) -> Storage {
         k: size(l, &d.lhs_contract),
         n: size(r, &rfree),
     };
-    let ld = to_layout(l, &d.lhs_batch, &lfree, &d.lhs_contract);
-    let rd = to_layout(r, &d.rhs_batch, &d.rhs_contract, &rfree);
+    let lv = matrix_view(l, &d.lhs_batch, &lfree, &d.lhs_contract);
+    let rv = matrix_view(r, &d.rhs_batch, &d.rhs_contract, &rfree);
+    let strides = Strides {
+        lhs: (lv.row_stride, lv.col_stride),
+        rhs: (rv.row_stride, rv.col_stride),
+    };
+    let (ld, rd) = (lv.data, rv.data);
     match (&*ld, &*rd) {
-        (Storage::F32(x), Storage::F32(y)) => Storage::F32(gemm_batched(x, y, sz)),
-        (Storage::F64(x), Storage::F64(y)) => Storage::F64(gemm_batched(x, y, sz)),
-        (Storage::I32(x), Storage::I32(y)) => {
-            Storage::I32(int_batched(x, y, sz, i32::wrapping_mul, i32::wrapping_add))
-        }
-        (Storage::U32(x), Storage::U32(y)) => {
-            Storage::U32(int_batched(x, y, sz, u32::wrapping_mul, u32::wrapping_add))
-        }
+        (Storage::F32(x), Storage::F32(y)) => Storage::F32(gemm_batched(x, y, sz, strides)),
+        (Storage::F64(x), Storage::F64(y)) => Storage::F64(gemm_batched(x, y, sz, strides)),
+        (Storage::I32(x), Storage::I32(y)) => Storage::I32(int_batched(
+            x,
+            y,
+            sz,
+            strides,
+            i32::wrapping_mul,
+            i32::wrapping_add,
+        )),
+        (Storage::U32(x), Storage::U32(y)) => Storage::U32(int_batched(
+            x,
+            y,
+            sz,
+            strides,
+            u32::wrapping_mul,
+            u32::wrapping_add,
+        )),
         _ => unreachable!("validation: dot_general operands are numeric and of one dtype"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quabla_abi::DType;
+
+    fn tensor(shape: &[usize], dtype: DType, seed: u64) -> Tensor {
+        let n: usize = shape.iter().product();
+        let ints = (0..n as u64).map(|i| ((i * 7919 + seed * 104729) % 13) as i32 - 6);
+        let data = match dtype {
+            DType::F32 => Storage::F32(ints.map(|v| v as f32 / 4.0).collect()),
+            DType::F64 => Storage::F64(ints.map(|v| v as f64 / 4.0).collect()),
+            DType::I32 => Storage::I32(ints.collect()),
+            _ => unreachable!(),
+        };
+        Tensor::new(TensorType::new(dtype, shape.to_vec()), data)
+    }
+
+    fn as_f64(s: &Storage) -> Vec<f64> {
+        match s {
+            Storage::F32(v) => v.iter().map(|x| *x as f64).collect(),
+            Storage::F64(v) => v.clone(),
+            Storage::I32(v) => v.iter().map(|x| *x as f64).collect(),
+            _ => unreachable!(),
+        }
+    }
+
+    /// out[b, i, j] = sum_p l[..] * r[..] by index arithmetic on the original layouts.
+    fn reference(l: &Tensor, r: &Tensor, d: &DotDims, sizes: [usize; 4]) -> Vec<f64> {
+        let [b, m, k, n] = sizes;
+        let (lv, rv) = (as_f64(&l.data), as_f64(&r.data));
+        // Every group here is a single axis (or absent), which is what the cases below use.
+        let index = |t: &Tensor, axes: [(Option<&usize>, usize); 3]| {
+            let mut at = vec![0; t.ty.rank()];
+            for (axis, i) in axes {
+                if let Some(&a) = axis {
+                    at[a] = i;
+                }
+            }
+            at.iter()
+                .zip(t.shape())
+                .fold(0, |acc, (i, extent)| acc * extent + i)
+        };
+        let lfree: Vec<usize> = (0..l.ty.rank())
+            .filter(|i| !d.lhs_batch.contains(i) && !d.lhs_contract.contains(i))
+            .collect();
+        let rfree: Vec<usize> = (0..r.ty.rank())
+            .filter(|i| !d.rhs_batch.contains(i) && !d.rhs_contract.contains(i))
+            .collect();
+        let mut out = vec![0.0; b * m * n];
+        for bi in 0..b {
+            for i in 0..m {
+                for j in 0..n {
+                    out[(bi * m + i) * n + j] = (0..k)
+                        .map(|p| {
+                            let li = index(
+                                l,
+                                [
+                                    (d.lhs_batch.first(), bi),
+                                    (lfree.first(), i),
+                                    (d.lhs_contract.first(), p),
+                                ],
+                            );
+                            let ri = index(
+                                r,
+                                [
+                                    (d.rhs_batch.first(), bi),
+                                    (d.rhs_contract.first(), p),
+                                    (rfree.first(), j),
+                                ],
+                            );
+                            lv[li] * rv[ri]
+                        })
+                        .sum();
+                }
+            }
+        }
+        out
+    }
+
+    /// Every placement of the batch, free and contracted axis of both operands: the layouts
+    /// read in place (row- or column-major per batch) and the ones copied first.
+    #[test]
+    fn every_axis_order_matches_index_arithmetic() {
+        let (b, m, k, n) = (3, 70, 5, 4); // m > ROW_CHUNK, so chunks start past row 0
+        let orders: [[usize; 3]; 6] = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        for dtype in [DType::F32, DType::F64, DType::I32] {
+            for lo in orders {
+                for ro in orders {
+                    // lo[g] is the axis holding group g (batch, free, contract) of lhs.
+                    let mut lshape = [0; 3];
+                    for (g, extent) in [b, m, k].into_iter().enumerate() {
+                        lshape[lo[g]] = extent;
+                    }
+                    let mut rshape = [0; 3];
+                    for (g, extent) in [b, k, n].into_iter().enumerate() {
+                        rshape[ro[g]] = extent;
+                    }
+                    let d = DotDims {
+                        lhs_batch: vec![lo[0]],
+                        rhs_batch: vec![ro[0]],
+                        lhs_contract: vec![lo[2]],
+                        rhs_contract: vec![ro[1]],
+                    };
+                    let l = tensor(&lshape, dtype, 1);
+                    let r = tensor(&rshape, dtype, 2);
+                    let got = as_f64(&dot_general(&l, &r, &d));
+                    // Quarter-integers with small sums: exact in every dtype.
+                    assert_eq!(
+                        got,
+                        reference(&l, &r, &d, [b, m, k, n]),
+                        "{dtype:?} {lo:?} {ro:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matrix_view_reads_transposed_operands_in_place() {
+        let x = tensor(&[2, 5, 3], DType::F32, 3);
+        let row_major = matrix_view(&x, &[0], &[1], &[2]);
+        assert!(Arc::ptr_eq(&row_major.data, &x.data));
+        assert_eq!((row_major.row_stride, row_major.col_stride), (3, 1));
+        let col_major = matrix_view(&x, &[0], &[2], &[1]);
+        assert!(Arc::ptr_eq(&col_major.data, &x.data));
+        assert_eq!((col_major.row_stride, col_major.col_stride), (1, 3));
+        let copied = matrix_view(&x, &[1], &[0], &[2]);
+        assert!(!Arc::ptr_eq(&copied.data, &x.data));
     }
 }

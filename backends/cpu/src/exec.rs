@@ -102,7 +102,14 @@ fn fused_tile(
     let mut local: Vec<(ValueId, Storage)> = Vec::with_capacity(g.nodes.len());
     for &ni in &g.nodes {
         let node = &plan.program.nodes[ni];
-        let out = {
+        let whole = |o: &ValueId| match local.iter().find(|(v, _)| v == o) {
+            Some((_, s)) => s,
+            None => &*get(values, *o).data,
+        };
+        let out = if let Op::BroadcastInDim { .. } = node.op {
+            // The group planner admits only one-element broadcasts.
+            whole(&node.operands[0]).splat(end - start)
+        } else {
             let args: Vec<View> = node
                 .operands
                 .iter()

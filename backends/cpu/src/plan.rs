@@ -36,8 +36,24 @@ pub struct Plan {
     pub constants: Vec<Option<Arc<Storage>>>,
 }
 
-fn group_key(node: &Node) -> Option<usize> {
-    (node.op.is_elementwise() && node.results.len() == 1).then(|| node.results[0].num_elements())
+/// The element count of the group `node` can join: elementwise nodes, and broadcasts of a
+/// single element (the splat of a scalar constant such as `x * 0.9`), which a tile rebuilds
+/// at its own length instead of the program holding a full-size copy.
+fn group_key(node: &Node, value_sizes: &[usize]) -> Option<usize> {
+    let splat =
+        matches!(node.op, Op::BroadcastInDim { .. }) && value_sizes[node.operands[0].index()] == 1;
+    ((node.op.is_elementwise() || splat) && node.results.len() == 1)
+        .then(|| node.results[0].num_elements())
+}
+
+/// Element count of every value, inputs first.
+fn value_sizes(program: &Program) -> Vec<usize> {
+    program
+        .inputs
+        .iter()
+        .chain(program.nodes.iter().flat_map(|n| &n.results))
+        .map(|t| t.num_elements())
+        .collect()
 }
 
 impl Plan {
@@ -55,8 +71,15 @@ impl Plan {
             .collect();
         let mut steps = Vec::new();
         let mut open: Option<(usize, Vec<usize>)> = None;
+        let sizes = value_sizes(&program);
         for (i, node) in program.nodes.iter().enumerate() {
-            match (group_key(node), &mut open) {
+            if node.operands.is_empty() && group_key(node, &sizes).is_none() {
+                // A constant (or iota) depends on nothing, so it runs before the open group
+                // rather than splitting it.
+                steps.push((usize::MAX, vec![i]));
+                continue;
+            }
+            match (group_key(node, &sizes), &mut open) {
                 (Some(k), Some((gk, nodes))) if *gk == k => nodes.push(i),
                 (Some(k), _) => {
                     if let Some((len, nodes)) = open.take() {
@@ -93,10 +116,49 @@ impl Plan {
         };
         plan.steps = steps
             .into_iter()
+            .flat_map(|(len, nodes)| plan.materialize_exported_splats(len, nodes))
             .map(|(len, nodes)| plan.make_step(len, nodes))
             .collect();
         plan.free_after = plan.liveness();
         plan
+    }
+
+    /// Whether a step other than the nodes `inside` (or the program's outputs) reads `v`.
+    fn used_outside(&self, v: ValueId, inside: &HashSet<usize>) -> bool {
+        self.program.outputs.contains(&v)
+            || self
+                .program
+                .nodes
+                .iter()
+                .enumerate()
+                .any(|(j, n)| !inside.contains(&j) && n.operands.contains(&v))
+    }
+
+    /// A splat that later steps read whole (a scalar broadcast fed to a matmul, say) is
+    /// built once before the group: assembled from tiles it would cost as many buffers as
+    /// tiles, every time a loop body runs.
+    fn materialize_exported_splats(
+        &self,
+        len: usize,
+        nodes: Vec<usize>,
+    ) -> Vec<(usize, Vec<usize>)> {
+        if len == usize::MAX {
+            return vec![(len, nodes)];
+        }
+        let inside: HashSet<usize> = nodes.iter().copied().collect();
+        let defined_inside = |v: ValueId| nodes.iter().any(|&i| self.first_ids[i] == v);
+        let (before, rest): (Vec<usize>, Vec<usize>) = nodes.iter().partition(|&&i| {
+            let node = &self.program.nodes[i];
+            matches!(node.op, Op::BroadcastInDim { .. })
+                && !defined_inside(node.operands[0])
+                && self.used_outside(self.first_ids[i], &inside)
+        });
+        let mut steps: Vec<(usize, Vec<usize>)> =
+            before.into_iter().map(|i| (usize::MAX, vec![i])).collect();
+        if !rest.is_empty() {
+            steps.push((len, rest));
+        }
+        steps
     }
 
     fn make_step(&self, len: usize, nodes: Vec<usize>) -> Step {
@@ -104,19 +166,10 @@ impl Plan {
             return Step::Node(nodes[0]);
         }
         let inside: HashSet<usize> = nodes.iter().copied().collect();
-        let defined: Vec<ValueId> = nodes.iter().map(|&i| self.first_ids[i]).collect();
-        let outputs: HashSet<ValueId> = self.program.outputs.iter().copied().collect();
-        let exports = defined
-            .into_iter()
-            .filter(|v| {
-                outputs.contains(v)
-                    || self
-                        .program
-                        .nodes
-                        .iter()
-                        .enumerate()
-                        .any(|(j, n)| !inside.contains(&j) && n.operands.contains(v))
-            })
+        let exports = nodes
+            .iter()
+            .map(|&i| self.first_ids[i])
+            .filter(|v| self.used_outside(*v, &inside))
             .collect();
         Step::Fused(FusedGroup {
             nodes,

@@ -69,6 +69,11 @@ impl Storage {
         map_storage!(self, v => idx.iter().map(|&i| v[i]).collect_pooled())
     }
 
+    /// `n` copies of the first element (a one-element array broadcast to `n`).
+    pub fn splat(&self, n: usize) -> Storage {
+        map_storage!(self, v => pool::filled(n, v[0]))
+    }
+
     /// Concatenates same-dtype pieces.
     pub fn concat(dtype: DType, parts: &[Storage]) -> Storage {
         let n = parts.iter().map(|p| p.len()).sum();
