@@ -1,7 +1,7 @@
 //! Running a plan: fused tiles in parallel, other nodes one by one, regions recursively.
 
 use crate::elementwise::{self, View};
-use crate::plan::{FusedGroup, Plan, Step};
+use crate::plan::{FusedGroup, GroupOperand, Plan, Step};
 use crate::tensor::{Storage, Tensor};
 use crate::{dot, movement, reduce};
 use quabla_abi::qir::{Node, Op, ValueId};
@@ -99,38 +99,34 @@ fn fused_tile(
     start: usize,
     end: usize,
 ) -> Vec<Storage> {
-    let mut local: Vec<(ValueId, Storage)> = Vec::with_capacity(g.nodes.len());
-    for &ni in &g.nodes {
+    let mut local: Vec<Storage> = Vec::with_capacity(g.nodes.len());
+    for (&ni, operands) in g.nodes.iter().zip(&g.operands) {
         let node = &plan.program.nodes[ni];
-        let whole = |o: &ValueId| match local.iter().find(|(v, _)| v == o) {
-            Some((_, s)) => s,
-            None => &*get(values, *o).data,
-        };
         let out = if let Op::BroadcastInDim { .. } = node.op {
             // The group planner admits only one-element broadcasts.
-            whole(&node.operands[0]).splat(end - start)
+            match operands[0] {
+                GroupOperand::Local(k) => local[k].splat(end - start),
+                GroupOperand::Outer(v) => get(values, v).data.splat(end - start),
+            }
         } else {
-            let args: Vec<View> = node
-                .operands
+            let args: Vec<View> = operands
                 .iter()
-                .map(|o| match local.iter().find(|(v, _)| v == o) {
-                    Some((_, s)) => View::all(s),
-                    None => View::of(&get(values, *o).data, start, end),
+                .map(|o| match *o {
+                    GroupOperand::Local(k) => View::all(&local[k]),
+                    GroupOperand::Outer(v) => View::of(&get(values, v).data, start, end),
                 })
                 .collect();
             eval_elementwise(node, &args)
         };
-        local.push((plan.first_ids[ni], out));
+        local.push(out);
+        for &k in &g.release_after[local.len() - 1] {
+            // Dropping a storage returns its vector to this thread's pool.
+            local[k] = Storage::Bool(Vec::new());
+        }
     }
-    g.exports
+    g.export_positions
         .iter()
-        .map(|e| {
-            let pos = local
-                .iter()
-                .position(|(v, _)| v == e)
-                .expect("exports are defined in the group");
-            std::mem::replace(&mut local[pos].1, Storage::Bool(Vec::new()))
-        })
+        .map(|&k| std::mem::replace(&mut local[k], Storage::Bool(Vec::new())))
         .collect()
 }
 

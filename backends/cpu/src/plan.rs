@@ -15,6 +15,24 @@ pub struct FusedGroup {
     pub len: usize,
     /// Values defined in the group that later steps or the outputs need.
     pub exports: Vec<ValueId>,
+    /// Where each node's operands come from, in the order of `nodes`.
+    pub operands: Vec<Vec<GroupOperand>>,
+    /// Position in `nodes` of the node defining each export.
+    pub export_positions: Vec<usize>,
+    /// After the node at each position, the positions of group-local values no later node
+    /// of the group reads and the group does not export: a tile hands their buffers back at
+    /// once, so it works in a few buffers that stay in cache instead of one per node.
+    pub release_after: Vec<Vec<usize>>,
+}
+
+/// An operand of a node in a fused group, resolved when the plan is built so a tile does
+/// not search for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GroupOperand {
+    /// The result of the group's node at this position (a tile-sized piece).
+    Local(usize),
+    /// A value computed before the group (read whole or by tile).
+    Outer(ValueId),
 }
 
 pub enum Step {
@@ -166,15 +184,43 @@ impl Plan {
             return Step::Node(nodes[0]);
         }
         let inside: HashSet<usize> = nodes.iter().copied().collect();
-        let exports = nodes
-            .iter()
-            .map(|&i| self.first_ids[i])
-            .filter(|v| self.used_outside(*v, &inside))
+        let defined: Vec<ValueId> = nodes.iter().map(|&i| self.first_ids[i]).collect();
+        let position = |v: ValueId| defined.iter().position(|d| *d == v);
+        let export_positions: Vec<usize> = (0..nodes.len())
+            .filter(|&k| self.used_outside(defined[k], &inside))
             .collect();
+        let operands: Vec<Vec<GroupOperand>> = nodes
+            .iter()
+            .map(|&i| {
+                self.program.nodes[i]
+                    .operands
+                    .iter()
+                    .map(|&o| position(o).map_or(GroupOperand::Outer(o), GroupOperand::Local))
+                    .collect()
+            })
+            .collect();
+        let mut last_read: Vec<Option<usize>> = vec![None; nodes.len()];
+        for (pos, ops) in operands.iter().enumerate() {
+            for o in ops {
+                if let GroupOperand::Local(k) = o {
+                    last_read[*k] = Some(pos);
+                }
+            }
+        }
+        let mut release_after = vec![Vec::new(); nodes.len()];
+        for (k, last) in last_read.into_iter().enumerate() {
+            if !export_positions.contains(&k) {
+                // A value nothing reads is released right after it is made.
+                release_after[last.unwrap_or(k)].push(k);
+            }
+        }
         Step::Fused(FusedGroup {
+            exports: export_positions.iter().map(|&k| defined[k]).collect(),
             nodes,
             len,
-            exports,
+            operands,
+            export_positions,
+            release_after,
         })
     }
 
