@@ -198,8 +198,7 @@ pub fn dot_general(l: &Tensor, r: &Tensor, d: &DotDims) -> Storage {
         lhs: (lv.row_stride, lv.col_stride),
         rhs: (rv.row_stride, rv.col_stride),
     };
-    let (ld, rd) = (lv.data, rv.data);
-    match (&*ld, &*rd) {
+    match (&*lv.data, &*rv.data) {
         (Storage::F32(x), Storage::F32(y)) => Storage::F32(gemm_batched(x, y, sz, strides)),
         (Storage::F64(x), Storage::F64(y)) => Storage::F64(gemm_batched(x, y, sz, strides)),
         (Storage::I32(x), Storage::I32(y)) => Storage::I32(int_batched(

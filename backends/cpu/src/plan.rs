@@ -91,13 +91,14 @@ impl Plan {
         let mut open: Option<(usize, Vec<usize>)> = None;
         let sizes = value_sizes(&program);
         for (i, node) in program.nodes.iter().enumerate() {
-            if node.operands.is_empty() && group_key(node, &sizes).is_none() {
+            let key = group_key(node, &sizes);
+            if node.operands.is_empty() && key.is_none() {
                 // A constant (or iota) depends on nothing, so it runs before the open group
                 // rather than splitting it.
                 steps.push((usize::MAX, vec![i]));
                 continue;
             }
-            match (group_key(node, &sizes), &mut open) {
+            match (key, &mut open) {
                 (Some(k), Some((gk, nodes))) if *gk == k => nodes.push(i),
                 (Some(k), _) => {
                     if let Some((len, nodes)) = open.take() {
