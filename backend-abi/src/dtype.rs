@@ -136,14 +136,59 @@ impl TensorType {
         self.shape.len()
     }
 
+    /// The element count. Saturates instead of overflowing; a type that passed
+    /// [`TensorType::checked_size_bytes`] (every type of a validated program does) has an
+    /// exact count.
     pub fn num_elements(&self) -> usize {
-        self.shape.iter().product()
+        self.shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 
-    /// Bytes of the host encoding of a value of this type.
+    /// Bytes of the host encoding of a value of this type (saturating, as
+    /// [`TensorType::num_elements`]).
     pub fn size_bytes(&self) -> usize {
-        self.num_elements() * self.dtype.size_bytes()
+        self.num_elements().saturating_mul(self.dtype.size_bytes())
     }
+
+    /// The element count, or an error when it exceeds 2^63 (or this machine's `usize`).
+    ///
+    /// ```
+    /// use quabla_abi::{DType, TensorType};
+    /// let huge = TensorType::new(DType::F32, vec![1 << 32, 1 << 32]);
+    /// assert!(huge.checked_num_elements().unwrap_err().to_string().contains("2^63"));
+    /// ```
+    pub fn checked_num_elements(&self) -> Result<usize, SizeError> {
+        let too_many = || SizeError::TooManyElements(self.clone());
+        let n = self
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            .filter(|&n| n <= MAX_ELEMENTS)
+            .ok_or_else(too_many)?;
+        usize::try_from(n).map_err(|_| too_many())
+    }
+
+    /// The byte size, or an error when it does not fit one allocation (`isize::MAX` bytes).
+    pub fn checked_size_bytes(&self) -> Result<usize, SizeError> {
+        self.checked_num_elements()?
+            .checked_mul(self.dtype.size_bytes())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| SizeError::TooManyBytes(self.clone()))
+    }
+}
+
+/// The most elements a value may have (2^63), whatever the machine.
+pub const MAX_ELEMENTS: u64 = 1 << 63;
+
+/// A type too large to exist: its size arithmetic would overflow.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("shape {shape:?} of `{ty}` has more than 2^63 elements", shape = .0.shape, ty = .0)]
+    TooManyElements(TensorType),
+    #[error("`{0}` needs more bytes than one allocation can hold on this machine (isize::MAX)")]
+    TooManyBytes(TensorType),
 }
 
 impl fmt::Display for TensorType {

@@ -58,11 +58,12 @@ impl Element for bool {
 impl HostArray {
     /// Builds an array from bytes, checking that their length matches the type.
     pub fn new(ty: TensorType, bytes: Vec<u8>) -> Result<Self, String> {
-        if bytes.len() != ty.size_bytes() {
+        let size = ty.checked_size_bytes().map_err(|e| e.to_string())?;
+        if bytes.len() != size {
             return Err(format!(
                 "{} needs {} bytes but {} were given",
                 ty,
-                ty.size_bytes(),
+                size,
                 bytes.len()
             ));
         }

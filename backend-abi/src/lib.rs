@@ -14,8 +14,9 @@ pub mod host;
 mod host_array;
 pub mod plugin;
 pub mod qir;
+pub mod testing;
 
-pub use dtype::{row_major_strides, DType, TensorType};
+pub use dtype::{row_major_strides, DType, SizeError, TensorType, MAX_ELEMENTS};
 pub use host_array::{Element, HostArray};
 
 #[doc(hidden)]

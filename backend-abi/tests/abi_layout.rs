@@ -29,7 +29,8 @@ fn current() -> String {
             event_wait,
             release_buffer,
             release_executable,
-            release_event
+            release_event,
+            accuracy
         }
     );
     layout!(s, AbiVersion { major, minor });

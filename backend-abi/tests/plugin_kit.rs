@@ -52,6 +52,8 @@ impl Backend for TinyBackend {
             region_kinds: vec![],
             synchronous_readback: true,
             extensions: vec![],
+            max_buffer_bytes: 1 << 20,
+            accuracy: "exact".into(),
         }
     }
     fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
@@ -145,4 +147,37 @@ fn donation_consumes_the_buffer_and_events_report_readiness() {
     ev.on_ready(on_ready, 7).unwrap();
     assert_eq!(CALLS.load(Ordering::SeqCst), 7);
     assert_eq!(ev.wait().unwrap().to_f32().unwrap(), vec![-1.0, 2.0]);
+}
+
+/// The backend declares `max_buffer_bytes = 1 MiB`: a program or an upload with a larger
+/// value is refused (the program at compile time, before anything could allocate it), and an
+/// absurd shape is an error, not an overflow.
+#[test]
+fn values_larger_than_the_declared_maximum_are_refused() {
+    let t = tiny();
+    let big = "program(%0: f32[262145]) {\n  %1 = neg(%0) : f32[262145]\n  return %1\n}\n";
+    let e = t.compile(&Program::parse(big).unwrap()).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::ResourceExhausted, "{e}");
+    assert!(
+        e.message().contains("at most 1048576 bytes") && e.message().contains("f32[262145]"),
+        "{e}"
+    );
+    let fits = "program(%0: f32[262144]) {\n  %1 = neg(%0) : f32[262144]\n  return %1\n}\n";
+    assert!(t.compile(&Program::parse(fits).unwrap()).is_ok());
+    let e = t
+        .upload(&HostArray::from_f32(vec![262145], &vec![0.0; 262145]))
+        .err()
+        .unwrap();
+    assert_eq!(e.code(), ErrorCode::ResourceExhausted, "{e}");
+    // Through the raw table: a shape whose product wraps around 2^64 and no bytes.
+    let raw = module::<Entry>().upload();
+    let shape = [1u64 << 32, 1 << 32, 1 << 32];
+    let r = raw(
+        0,
+        DType::F32 as u8,
+        shape.as_slice().into(),
+        [].as_slice().into(),
+    );
+    let e = r.into_result().err().unwrap();
+    assert!(e.message().contains("2^63"), "{e}");
 }

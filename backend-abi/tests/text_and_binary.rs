@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use quabla_abi::qir::*;
-use quabla_abi::{DType, HostArray, TensorType};
+use quabla_abi::{DType, HostArray, SizeError, TensorType};
 
 fn dtype() -> impl Strategy<Value = DType> {
     prop::sample::select(DType::ALL.to_vec())
@@ -218,9 +218,94 @@ fn validation_rejects_bad_types_with_the_location() {
 
 #[test]
 fn decoding_checks_magic_and_version() {
-    assert!(decode(b"nope").unwrap_err().contains("magic"));
+    assert!(matches!(decode(b"nope"), Err(DecodeError::NotQir)));
     let mut b = QIR_MAGIC.to_vec();
     b.extend_from_slice(&99u32.to_le_bytes());
-    assert!(decode(&b).unwrap_err().contains("version 99"));
+    assert!(decode(&b).unwrap_err().to_string().contains("version 99"));
     assert!(encode(&Program::default(), 99).is_err());
+}
+
+#[test]
+fn nesting_is_limited_while_decoding_before_the_structure_exists() {
+    use quabla_abi::testing::nested_cond_program;
+    let p = decode(&nested_cond_program(MAX_REGION_DEPTH)).unwrap();
+    assert_eq!(p.nodes.len(), 2);
+    for levels in [MAX_REGION_DEPTH + 1, 100_000, 1_000_000] {
+        let e = decode(&nested_cond_program(levels)).unwrap_err();
+        assert_eq!(
+            e,
+            DecodeError::TooDeep {
+                limit: MAX_REGION_DEPTH
+            },
+            "{levels} levels"
+        );
+        assert!(e.to_string().contains("deeper than 64"), "{e}");
+    }
+    // The thread's depth count is reset after a refusal: a valid program decodes again.
+    assert!(decode(&nested_cond_program(MAX_REGION_DEPTH)).is_ok());
+}
+
+#[test]
+fn validation_refuses_programs_built_deeper_than_the_limit() {
+    let deep = decode(&quabla_abi::testing::nested_cond_program(MAX_REGION_DEPTH)).unwrap();
+    let mut deeper = deep.clone();
+    if let Op::Cond { branches } = &mut deeper.nodes[1].op {
+        branches[0] = deep;
+    }
+    let e = deeper.validate().unwrap_err();
+    assert!(e.message.contains("65 levels deep"), "{e}");
+    let text = "program() {\n".to_string() + &"() = cond() : () {\nbranch() {\n".repeat(70);
+    assert!(Program::parse(&text)
+        .unwrap_err()
+        .message
+        .contains("deeper than 64"));
+}
+
+#[test]
+fn sizes_are_checked_arithmetic() {
+    let huge = TensorType::new(DType::F32, vec![1 << 32, 1 << 32]);
+    assert_eq!(
+        huge.num_elements(),
+        usize::MAX,
+        "saturates, never wraps to 0"
+    );
+    assert!(huge
+        .checked_num_elements()
+        .unwrap_err()
+        .to_string()
+        .contains(
+            "[4294967296, 4294967296] of `f32[4294967296,4294967296]` has more than 2^63 elements"
+        ));
+    let bytes = TensorType::new(DType::F64, vec![1 << 31, 1 << 31]);
+    assert_eq!(bytes.checked_num_elements().unwrap(), 1 << 62);
+    assert!(matches!(
+        bytes.checked_size_bytes(),
+        Err(SizeError::TooManyBytes(_))
+    ));
+    // A wrapped product used to make a zero-byte array of an absurd shape acceptable.
+    let wraps = TensorType::new(DType::F32, vec![1 << 32, 1 << 32, 1 << 32]);
+    assert!(HostArray::new(wraps.clone(), vec![]).is_err());
+    // The text parser refuses such shapes itself; programs built in memory (or decoded)
+    // meet the validator.
+    assert!(Program::parse("program(%0: f32[4294967296,4294967296]) {\n  return %0\n}\n").is_err());
+    let p = Program {
+        inputs: vec![huge.clone()],
+        nodes: vec![],
+        outputs: vec![ValueId(0)],
+    };
+    let e = p.validate().unwrap_err();
+    assert!(
+        e.location.contains("input 0") && e.message.contains("2^63"),
+        "{e}"
+    );
+    let p = Program {
+        inputs: vec![TensorType::new(DType::F32, vec![1 << 32])],
+        nodes: vec![Node {
+            op: Op::BroadcastInDim { dims: vec![1] },
+            operands: vec![ValueId(0)],
+            results: vec![huge],
+        }],
+        outputs: vec![ValueId(1)],
+    };
+    assert!(p.validate().unwrap_err().message.contains("2^63"));
 }

@@ -65,10 +65,24 @@ impl Lcg {
     }
 }
 
+/// Elementwise agreement. Both lists must have the same length, and NaN matches nothing: a
+/// derivative that is NaN where its reference is NaN too has not been checked.
 fn close(what: &str, got: &[f64], want: &[f64], tol: Tolerance) -> Result<()> {
+    if got.len() != want.len() {
+        return Err(Error::Type(format!(
+            "{what}: {} values, expected {}",
+            got.len(),
+            want.len()
+        )));
+    }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok =
-            (g - w).abs() <= tol.atol + tol.rtol * w.abs() || (g.is_nan() && w.is_nan()) || g == w;
+        if g.is_nan() || w.is_nan() {
+            return Err(Error::Type(format!(
+                "{what}: element {i} is {g:e}, expected {w:e}: a NaN cannot be checked; pick a \
+                 point where the function and its derivatives are finite"
+            )));
+        }
+        let ok = (g - w).abs() <= tol.atol + tol.rtol * w.abs() || g == w;
         if !ok {
             return Err(Error::Type(format!(
                 "{what}: element {i} is {g:e}, expected {w:e} (tolerance {tol:?})"
@@ -91,15 +105,27 @@ fn shifted(args: &[Array], dirs: &[Array], scale: f64) -> Result<Vec<Array>> {
         .collect()
 }
 
+/// `sum <a_i, b_i>` over the float arrays; the lists must pair up one to one.
 fn dot_all(a: &[Array], b: &[Array]) -> Result<f64> {
+    if a.len() != b.len() {
+        return Err(Error::Type(format!(
+            "{} arrays paired with {}: a transformation returned the wrong number of values",
+            a.len(),
+            b.len()
+        )));
+    }
     let mut s = 0.0;
     for (x, y) in a.iter().zip(b) {
         if x.dtype().is_float() {
-            s += host(x)?
-                .iter()
-                .zip(host(y)?)
-                .map(|(p, q)| p * q)
-                .sum::<f64>();
+            let (hx, hy) = (host(x)?, host(y)?);
+            if hx.len() != hy.len() {
+                return Err(Error::Type(format!(
+                    "an array of {} elements paired with one of {}",
+                    hx.len(),
+                    hy.len()
+                )));
+            }
+            s += hx.iter().zip(hy).map(|(p, q)| p * q).sum::<f64>();
         }
     }
     Ok(s)
@@ -217,4 +243,55 @@ pub fn robertson(y: &[Array], _t: &Array, _args: &[Array]) -> Result<Vec<Array>>
     let c = (&(&y2 * &y2)? * 3e7)?;
     let b = (&a.neg()? - &c)?;
     Ok(vec![Array::concatenate(&[&a, &b, &c], 0)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOL: Tolerance = Tolerance {
+        eps: 1e-6,
+        rtol: 1e-6,
+        atol: 0.0,
+    };
+
+    #[test]
+    fn close_fails_on_length_mismatch_nan_and_distance() {
+        assert!(close("x", &[1.0, 2.0], &[1.0, 2.0], TOL).is_ok());
+        let e = close("x", &[1.0], &[1.0, 2.0], TOL)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1 values, expected 2"), "{e}");
+        let e = close("x", &[f64::NAN], &[f64::NAN], TOL)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NaN cannot be checked"), "{e}");
+        assert!(close("x", &[1.0], &[f64::NAN], TOL).is_err());
+        assert!(close("x", &[1.0], &[1.1], TOL).is_err());
+        assert!(close("x", &[f64::INFINITY], &[f64::INFINITY], TOL).is_ok());
+    }
+
+    #[test]
+    fn dot_all_fails_when_lists_or_sizes_do_not_pair_up() {
+        let a = Array::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
+        let b = Array::from_slice(&[3.0f64, 4.0, 5.0], &[3]).unwrap();
+        assert_eq!(
+            dot_all(std::slice::from_ref(&a), std::slice::from_ref(&a)).unwrap(),
+            5.0
+        );
+        assert!(dot_all(&[a.clone(), a.clone()], std::slice::from_ref(&a)).is_err());
+        assert!(dot_all(&[a], &[b]).is_err());
+    }
+
+    /// A function whose custom JVP rule is off by a factor fails the check.
+    #[test]
+    fn check_grads_fails_on_a_wrong_derivative() {
+        let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+        let good = |a: &[Array]| Ok(vec![a[0].sin()?]);
+        check_grads(&good, std::slice::from_ref(&x), 2, None).unwrap();
+        // `stop_gradient` hides half of `x * x`: the JVP and VJP see only `x * sg(x)`.
+        let wrong = |a: &[Array]| Ok(vec![(&a[0] * &a[0].stop_gradient()?)?]);
+        let e = check_grads(&wrong, &[x], 1, None).unwrap_err().to_string();
+        assert!(e.contains("finite differences"), "{e}");
+    }
 }

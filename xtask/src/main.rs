@@ -85,6 +85,8 @@ fn build_plugins(release: bool) {
         "quabla-wgpu",
         "-p",
         "quabla-fixture-abi-major-mismatch",
+        "-p",
+        "quabla-fixture-lying-plugin",
     ]);
     if release {
         c.arg("--release");

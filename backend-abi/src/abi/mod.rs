@@ -19,14 +19,14 @@ use abi_stable::{
     declare_root_module_statics,
     library::RootModule,
     sabi_types::VersionStrings,
-    std_types::{RResult, RSlice, RVec},
+    std_types::{RResult, RSlice, RString, RVec},
     StableAbi,
 };
 
 /// ABI major version: a plugin of another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// ABI minor version of this build: the count of appended, backwards-compatible additions.
-pub const ABI_MINOR: u32 = 0;
+pub const ABI_MINOR: u32 = 1;
 /// The oldest minor this host accepts.
 pub const ABI_MINOR_MIN: u32 = 0;
 /// A plain `extern "C" fn() -> u64` every plugin exports: `(major << 32) | minor`.
@@ -68,6 +68,11 @@ pub struct BackendMod {
     pub release_executable: extern "C" fn(u64) -> RResult<(), AbiError>,
     #[sabi(last_prefix_field)]
     pub release_event: extern "C" fn(u64) -> RResult<(), AbiError>,
+    /// ABI 1.1: the name of the accuracy profile the plugin's results meet (`exact`: the
+    /// goldens' own tolerances; `wgsl`, `webgpu`: GPU builtins that are not correctly
+    /// rounded, see the conformance crate's `Precision`). A 1.0 plugin lacks it, which a host
+    /// reads as `exact`.
+    pub accuracy: extern "C" fn() -> RString,
 }
 
 impl RootModule for BackendModRef {

@@ -7,6 +7,7 @@ use crate::{DType, HostArray, TensorType};
 use abi_stable::std_types::{RResult, RSlice};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 fn ok<T>(r: RResult<T, AbiError>) -> Result<T, AbiError> {
     r.into_result()
@@ -70,6 +71,27 @@ impl Plugin {
         self.inner.path.as_deref()
     }
 
+    /// The same error with the plugin's name in front (once), so every message from a plugin
+    /// says which plugin it came from.
+    pub fn named(&self, e: AbiError) -> AbiError {
+        if e.message().contains(&format!("`{}`", self.name())) {
+            return e;
+        }
+        AbiError::new(
+            e.code(),
+            format!("plugin `{}`: {}", self.name(), e.message()),
+        )
+    }
+
+    /// The accuracy profile the plugin declares (`exact` for an ABI 1.0 plugin, which cannot
+    /// declare one).
+    pub fn accuracy(&self) -> String {
+        match self.inner.module.accuracy() {
+            Some(f) => f().as_str().to_string(),
+            None => "exact".into(),
+        }
+    }
+
     /// Whether the plugin lists `op` in its capabilities.
     pub fn supports_op(&self, op: &str) -> bool {
         self.inner
@@ -130,7 +152,8 @@ impl Plugin {
             version,
             RSlice::from_slice(bytes),
             RSlice::from_slice(&[]),
-        ))?;
+        ))
+        .map_err(|e| self.named(e))?;
         Ok(Executable {
             plugin: self.clone(),
             handle: h,
@@ -147,7 +170,8 @@ impl Plugin {
             a.ty.dtype as u8,
             RSlice::from_slice(&shape),
             RSlice::from_slice(&a.bytes),
-        ))?;
+        ))
+        .map_err(|e| self.named(e))?;
         Ok(Buffer {
             plugin: self.clone(),
             handle: h,
@@ -156,18 +180,47 @@ impl Plugin {
         })
     }
 
+    /// Adopts a buffer handle the plugin returned, reading its type from the plugin.
     fn buffer_from_handle(&self, h: u64) -> Result<Buffer, AbiError> {
-        let info = ok((self.inner.module.buffer_info())(h))?;
-        let dtype = DType::from_code(info.dtype).ok_or_else(|| {
-            AbiError::internal(format!("plugin returned unknown dtype code {}", info.dtype))
+        let broken = |what: String| self.contract_broken(what);
+        let info = ok((self.inner.module.buffer_info())(h)).map_err(|e| {
+            broken(format!(
+                "returned buffer handle {h}, which it cannot describe ({e})"
+            ))
         })?;
-        let ty = TensorType::new(dtype, info.shape.iter().map(|&d| d as usize).collect());
+        let dtype = DType::from_code(info.dtype).ok_or_else(|| {
+            broken(format!(
+                "returned a buffer of unknown dtype code {}",
+                info.dtype
+            ))
+        })?;
+        let shape = info
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| broken(format!("returned a buffer of shape {:?}", info.shape)))?;
+        let ty = TensorType::new(dtype, shape);
+        ty.checked_size_bytes()
+            .map_err(|e| broken(format!("returned a buffer whose size overflows: {e}")))?;
         Ok(Buffer {
             plugin: self.clone(),
             handle: h,
             ty,
             live: true,
         })
+    }
+
+    /// The error for a plugin that broke the ABI's contract: its bug, not the user's.
+    fn contract_broken(&self, what: String) -> AbiError {
+        AbiError::internal(format!(
+            "plugin `{}` ({}) broke the ABI contract: it {what}; this is a bug in the plugin, \
+             report it to its authors",
+            self.name(),
+            self.path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "linked statically".into())
+        ))
     }
 }
 
@@ -190,7 +243,8 @@ impl Buffer {
 
     /// Starts a download; the returned event yields the bytes.
     pub fn download(&self) -> Result<Event, AbiError> {
-        let h = ok((self.plugin.inner.module.download())(self.handle))?;
+        let h = ok((self.plugin.inner.module.download())(self.handle))
+            .map_err(|e| self.plugin.named(e))?;
         Ok(Event {
             plugin: self.plugin.clone(),
             handle: h,
@@ -230,6 +284,7 @@ pub struct Event {
 impl Event {
     pub fn is_ready(&self) -> Result<bool, AbiError> {
         ok((self.plugin.inner.module.event_is_ready())(self.handle))
+            .map_err(|e| self.plugin.named(e))
     }
 
     /// Calls `callback(user_data)` when ready (from whichever thread completes the download).
@@ -245,13 +300,60 @@ impl Event {
         ))
     }
 
-    /// Blocks until ready and returns the array.
-    pub fn wait(mut self) -> Result<HostArray, AbiError> {
-        self.live = false;
-        let bytes = ok((self.plugin.inner.module.event_wait())(self.handle))?;
-        HostArray::new(self.ty.clone(), bytes.into_vec())
-            .map_err(|m| AbiError::internal(format!("plugin returned malformed bytes: {m}")))
+    /// Blocks until ready and returns the array; gives up after [`download_timeout`].
+    pub fn wait(self) -> Result<HostArray, AbiError> {
+        self.wait_timeout(download_timeout())
     }
+
+    /// Blocks until ready, at most `timeout`, and returns the array. The host polls
+    /// `event_is_ready` before it lets the plugin block in `event_wait`, so an event that
+    /// never becomes ready is an error after `timeout`, not a hung process.
+    pub fn wait_timeout(mut self, timeout: Duration) -> Result<HostArray, AbiError> {
+        let plugin = self.plugin.clone();
+        let deadline = Instant::now() + timeout;
+        let mut pause = Duration::from_micros(20);
+        loop {
+            if self.is_ready()? {
+                break;
+            }
+            if plugin.info().capabilities.synchronous_readback {
+                return Err(plugin.contract_broken(
+                    "declares synchronous readback but returned a download event that is not ready"
+                        .into(),
+                ));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(AbiError::new(
+                    ErrorCode::ResourceExhausted,
+                    format!(
+                        "plugin `{}`: a download of {} was not ready after {:.1} s; the device may \
+                         be hung (raise QUABLA_DOWNLOAD_TIMEOUT, in seconds, for longer work)",
+                        plugin.name(),
+                        self.ty,
+                        timeout.as_secs_f64()
+                    ),
+                ));
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(2));
+        }
+        self.live = false;
+        let bytes =
+            ok((plugin.inner.module.event_wait())(self.handle)).map_err(|e| plugin.named(e))?;
+        HostArray::new(self.ty.clone(), bytes.into_vec())
+            .map_err(|m| plugin.contract_broken(format!("downloaded malformed bytes: {m}")))
+    }
+}
+
+/// How long [`Event::wait`] waits for a download: `QUABLA_DOWNLOAD_TIMEOUT` seconds, or 600.
+pub fn download_timeout() -> Duration {
+    std::env::var("QUABLA_DOWNLOAD_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(600))
 }
 
 impl Drop for Event {
@@ -318,10 +420,59 @@ impl Executable {
         if r.is_ok() {
             donated.into_iter().for_each(Buffer::disarm);
         }
-        let outs = r?;
-        outs.iter()
-            .map(|&h| self.plugin.buffer_from_handle(h))
-            .collect()
+        let outs = r.map_err(|e| self.plugin.named(e))?;
+        self.adopt_outputs(&outs)
+    }
+
+    /// Wraps the handles `execute` returned (so each is released, whatever happens next) and
+    /// checks them against the program's output types: the host trusts no plugin.
+    fn adopt_outputs(&self, handles: &[u64]) -> Result<Vec<Buffer>, AbiError> {
+        let mut outs = Vec::with_capacity(handles.len());
+        for (i, &h) in handles.iter().enumerate() {
+            match self.plugin.buffer_from_handle(h) {
+                Ok(b) => outs.push(b),
+                Err(e) => {
+                    for &rest in &handles[i + 1..] {
+                        let _ = (self.plugin.inner.module.release_buffer())(rest);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let broken = |what: String| {
+            self.plugin.contract_broken(format!(
+                "ran executable {} {} and {what}",
+                self.handle,
+                self.signature()
+            ))
+        };
+        if outs.len() != self.outputs.len() {
+            return Err(broken(format!(
+                "returned {} outputs for the program's {}",
+                outs.len(),
+                self.outputs.len()
+            )));
+        }
+        for (i, (b, want)) in outs.iter().zip(&self.outputs).enumerate() {
+            if b.ty() != want {
+                return Err(broken(format!(
+                    "returned {} as output {i}, which must be {want}",
+                    b.ty()
+                )));
+            }
+        }
+        Ok(outs)
+    }
+
+    /// `(input types) -> (output types)`, for messages.
+    pub fn signature(&self) -> String {
+        let list = |ts: &[TensorType]| {
+            ts.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!("({}) -> ({})", list(&self.inputs), list(&self.outputs))
     }
 
     fn check_same_plugin(&self, b: &Buffer) -> Result<(), AbiError> {

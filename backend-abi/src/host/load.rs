@@ -12,7 +12,11 @@ pub enum LoadError {
     NotFound { path: PathBuf },
     #[error("`{path}` is not a loadable library ({reason}); point QUABLA_PLUGIN_PATH at a Quabla plugin (.so/.dylib/.dll)")]
     NotALibrary { path: PathBuf, reason: String },
-    #[error("`{path}` is a library but not a Quabla plugin: it does not export `{symbol}`")]
+    #[error(
+        "`{path}` is a library but not a Quabla plugin: it does not export `{symbol}`; if it is \
+         a backend built with `quabla_abi::export_backend!`, build it with the crate's `export` \
+         feature on (`[features] default = [\"export\"]`, or `--features export`)"
+    )]
     NotAPlugin { path: PathBuf, symbol: &'static str },
     #[error(
         "plugin `{path}` was built for Quabla ABI {plugin_major}.{plugin_minor}, but this host speaks ABI \

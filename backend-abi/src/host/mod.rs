@@ -6,5 +6,5 @@
 mod client;
 mod load;
 
-pub use client::{Arg, Buffer, Event, Executable, Plugin};
+pub use client::{download_timeout, Arg, Buffer, Event, Executable, Plugin};
 pub use load::{load_module, LoadError};

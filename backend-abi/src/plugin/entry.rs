@@ -78,6 +78,9 @@ impl PluginState {
                 )));
             }
         }
+        if let Some(t) = p.largest_value_type() {
+            self.check_size(&t)?;
+        }
         for d in p.dtypes() {
             if !self.info.dtypes.contains(&d) {
                 let hint = if d == DType::F64 {
@@ -90,6 +93,27 @@ impl PluginState {
                     self.info.name
                 )));
             }
+        }
+        Ok(())
+    }
+}
+
+impl PluginState {
+    /// Refuses a value larger than the backend's declared `max_buffer_bytes`.
+    fn check_size(&self, t: &TensorType) -> Result<(), AbiError> {
+        let bytes = t
+            .checked_size_bytes()
+            .map_err(|e| AbiError::invalid(e.to_string()))?;
+        let max = self.info.max_buffer_bytes;
+        if max != 0 && bytes as u64 > max {
+            return Err(AbiError::new(
+                ErrorCode::ResourceExhausted,
+                format!(
+                    "backend `{}` holds at most {max} bytes in one buffer but a value of type {t} \
+                     needs {bytes}; split the computation into smaller arrays",
+                    self.info.name
+                ),
+            ));
         }
         Ok(())
     }
@@ -209,9 +233,14 @@ extern "C" fn upload<E: PluginEntry>(
                 st.info.devices.len()
             )));
         }
-        let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let array = HostArray::new(TensorType::new(dtype, shape), bytes.to_vec())
-            .map_err(AbiError::invalid)?;
+        let shape = shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| AbiError::invalid(format!("shape {shape:?} does not fit this machine")))?;
+        let ty = TensorType::new(dtype, shape);
+        st.check_size(&ty)?;
+        let array = HostArray::new(ty, bytes.to_vec()).map_err(AbiError::invalid)?;
         let b = st.backend.upload(device, array)?;
         Ok(st.insert_buffer(b))
     })
@@ -358,6 +387,14 @@ extern "C" fn release_event<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
     })
 }
 
+extern "C" fn accuracy<E: PluginEntry>() -> RString {
+    // No error channel here: a plugin that cannot even describe itself has failed `info`.
+    match catch_unwind(|| E::state().info.accuracy.clone()) {
+        Ok(a) => a.as_str().into(),
+        Err(_) => "exact".into(),
+    }
+}
+
 /// Builds the ABI table for plugin `E`. Used by `export_backend!` for the exported root module
 /// and for static, in-process registration (the browser build, unit tests).
 pub fn module<E: PluginEntry>() -> BackendModRef {
@@ -375,6 +412,7 @@ pub fn module<E: PluginEntry>() -> BackendModRef {
         release_buffer: release_buffer::<E>,
         release_executable: release_executable::<E>,
         release_event: release_event::<E>,
+        accuracy: accuracy::<E>,
     }
     .leak_into_prefix()
 }
@@ -383,8 +421,10 @@ pub fn module<E: PluginEntry>() -> BackendModRef {
 ///
 /// Expands to `backend_module()` (the table, for static registration) and, when the calling
 /// crate's `export` feature is on, the two exported symbols a host loads: the version symbol
-/// and abi_stable's root module. Keep `export` off when linking several plugins statically
-/// into one binary (their symbols would clash).
+/// and abi_stable's library header (the root module). Keep `export` off when linking several
+/// plugins statically into one binary (their symbols would clash). The plugin crate needs
+/// `quabla-abi` as its only dependency, and a `[features] export = []` (on by default for a
+/// `cdylib`); without it the library builds but a host refuses it, saying so.
 ///
 /// ```ignore
 /// quabla_abi::export_backend!(MyBackend::new());
@@ -410,15 +450,49 @@ macro_rules! export_backend {
         }
 
         #[cfg(feature = "export")]
+        $crate::export_table!(backend_module);
+    };
+}
+
+/// Exports `$table: fn() -> BackendModRef` as a plugin library's entry points: the version
+/// symbol and abi_stable's library header. [`export_backend!`](crate::export_backend) uses
+/// it; a plugin that builds its table by hand (a test fixture wrapping the kit's entry points)
+/// calls it directly. Only `quabla-abi` is needed: the header is written here with paths
+/// through this crate, where abi_stable's own `#[export_root_module]` names `::abi_stable`.
+#[macro_export]
+macro_rules! export_table {
+    ($table:path) => {
         #[no_mangle]
         pub extern "C" fn quabla_plugin_abi_version() -> u64 {
             $crate::abi::packed_abi_version()
         }
 
-        #[cfg(feature = "export")]
-        #[::abi_stable::export_root_module]
-        pub fn quabla_root_module() -> $crate::abi::BackendModRef {
-            backend_module()
-        }
+        /// abi_stable's library header, as `#[export_root_module]` writes it.
+        #[export_name = "_1as_0lib_1header_0root_bmodule_bloader"]
+        pub static QUABLA_LIB_HEADER: $crate::abi_stable::library::LibHeader = {
+            extern "C" fn erased_root_module() -> $crate::abi_stable::library::RootModuleResult {
+                $crate::abi_stable::library::__call_root_module_loader($table)
+            }
+            // SAFETY: the constructor returns the table of the module type named here, as
+            // abi_stable's attribute macro guarantees for the code it writes.
+            unsafe {
+                $crate::abi_stable::library::LibHeader::from_constructor::<$crate::abi::BackendModRef>(
+                    erased_root_module,
+                    $crate::abi_stable::library::CheckTypeLayout::Yes,
+                )
+            }
+        };
     };
+}
+
+#[cfg(test)]
+mod tests {
+    /// `export_table!` spells abi_stable's symbol name out (an attribute needs a literal).
+    #[test]
+    fn the_exported_header_has_abi_stables_symbol_name() {
+        assert_eq!(
+            abi_stable::library::ROOT_MODULE_LOADER_NAME,
+            "_1as_0lib_1header_0root_bmodule_bloader"
+        );
+    }
 }

@@ -32,6 +32,15 @@ pub struct PluginInfo {
     pub region_kinds: Vec<String>,
     pub synchronous_readback: bool,
     pub extensions: Vec<String>,
+    /// The most bytes (in the host encoding) one value may have on this backend; 0 declares
+    /// no limit beyond what the machine can address. The kit refuses, at compile and upload,
+    /// any value larger than this, so an oversized program fails with a message instead of
+    /// aborting on allocation.
+    pub max_buffer_bytes: u64,
+    /// The accuracy profile the backend's results meet: `exact` (the goldens' tolerances),
+    /// `wgsl` or `webgpu` (see the conformance crate's `Precision`). The conformance runner
+    /// holds the backend to it without being told.
+    pub accuracy: String,
 }
 
 /// A backend, as a plugin author writes it. The kit has already validated every program it

@@ -14,12 +14,16 @@
 //! ```
 
 mod binary;
+mod depth;
+mod op_spec;
 mod ops;
 mod shape_rules;
 mod text;
 mod validate;
 
-pub use binary::{decode, encode, QIR_MAGIC, QIR_VERSION, QIR_VERSION_MIN};
+pub use binary::{decode, encode, DecodeError, QIR_MAGIC, QIR_VERSION, QIR_VERSION_MIN};
+pub use depth::MAX_REGION_DEPTH;
+pub use op_spec::{all_op_names, Arity, DTypeClass, Family, LinalgKind, OpKind, OpSpec};
 pub use ops::*;
 pub use shape_rules::infer_result_types;
 pub use text::ParseError;
@@ -52,8 +56,9 @@ pub struct Node {
     pub results: Vec<TensorType>,
 }
 
-/// A QIR program (also the type of nested regions).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// A QIR program (also the type of nested regions). Its `Deserialize` (in `depth.rs`)
+/// refuses nesting deeper than [`MAX_REGION_DEPTH`] while decoding.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Program {
     pub inputs: Vec<TensorType>,
     pub nodes: Vec<Node>,
@@ -105,8 +110,18 @@ impl Program {
             .collect()
     }
 
-    /// Checks ids, topological order, shapes, dtypes, attributes and region signatures.
+    /// Checks the nesting depth, ids, topological order, shapes, dtypes, sizes, attributes
+    /// and region signatures.
     pub fn validate(&self) -> Result<(), ValidationError> {
+        let levels = depth::region_levels(self);
+        if levels > MAX_REGION_DEPTH {
+            return Err(ValidationError {
+                location: "program".into(),
+                message: format!(
+                    "regions nest {levels} levels deep, more than the limit of {MAX_REGION_DEPTH}"
+                ),
+            });
+        }
         validate::validate(self, "program").map(|_| ())
     }
 
@@ -125,6 +140,23 @@ impl Program {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The type of the value with the most bytes, regions included (the first of equals);
+    /// `None` for a program without values.
+    pub fn largest_value_type(&self) -> Option<TensorType> {
+        let mut largest: Option<&TensorType> = None;
+        let mut todo = vec![self];
+        while let Some(p) = todo.pop() {
+            let results = p.nodes.iter().flat_map(|n| n.results.iter());
+            for t in p.inputs.iter().chain(results) {
+                if largest.is_none_or(|l| t.size_bytes() > l.size_bytes()) {
+                    largest = Some(t);
+                }
+            }
+            todo.extend(p.nodes.iter().flat_map(|n| n.op.regions()));
+        }
+        largest.cloned()
     }
 
     /// Every dtype used by any value, regions included (sorted, unique).

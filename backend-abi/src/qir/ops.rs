@@ -5,6 +5,7 @@
 use crate::HostArray;
 use serde::{Deserialize, Serialize};
 
+use super::op_spec::Family;
 use super::Program;
 
 macro_rules! named_enum {
@@ -111,22 +112,6 @@ pub enum LinalgOp {
         full_matrices: bool,
         compute_uv: bool,
     },
-}
-
-impl LinalgOp {
-    pub const NAMES: [&'static str; 6] =
-        ["cholesky", "lu", "triangular_solve", "eigh", "qr", "svd"];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            LinalgOp::Cholesky => "cholesky",
-            LinalgOp::Lu => "lu",
-            LinalgOp::TriangularSolve { .. } => "triangular_solve",
-            LinalgOp::Eigh => "eigh",
-            LinalgOp::Qr { .. } => "qr",
-            LinalgOp::Svd { .. } => "svd",
-        }
-    }
 }
 
 /// XLA gather dimension numbers. The index vector is always the last dim of the indices;
@@ -278,56 +263,15 @@ pub enum Op {
 }
 
 impl Op {
-    /// The text-form name, also used in capability lists and error messages.
+    /// The text-form name, also used in capability lists and error messages (from the
+    /// op-spec table).
     pub fn name(&self) -> &'static str {
-        match self {
-            Op::Constant(_) => "constant",
-            Op::Unary(u) => u.name(),
-            Op::Binary(b) => b.name(),
-            Op::Compare(_) => "compare",
-            Op::Select => "select",
-            Op::Convert => "convert",
-            Op::Bitcast => "bitcast",
-            Op::Iota { .. } => "iota",
-            Op::BroadcastInDim { .. } => "broadcast_in_dim",
-            Op::Reshape => "reshape",
-            Op::Transpose { .. } => "transpose",
-            Op::Slice { .. } => "slice",
-            Op::Pad { .. } => "pad",
-            Op::Concatenate { .. } => "concatenate",
-            Op::Reverse { .. } => "reverse",
-            Op::Reduce { .. } => "reduce",
-            Op::Cumulative { .. } => "cumulative",
-            Op::DotGeneral(_) => "dot_general",
-            Op::Gather(_) => "gather",
-            Op::ScatterAdd(_) => "scatter_add",
-            Op::DynamicSlice { .. } => "dynamic_slice",
-            Op::DynamicUpdateSlice => "dynamic_update_slice",
-            Op::Cond { .. } => "cond",
-            Op::While { .. } => "while",
-            Op::StopGradient => "stop_gradient",
-            Op::CustomJvp { .. } => "custom_jvp_call",
-            Op::CustomVjp { .. } => "custom_vjp_call",
-            Op::CustomVjpLinear { .. } => "custom_vjp_linear",
-            Op::Checkpoint { .. } => "checkpoint",
-            Op::Scan { .. } => "scan",
-            Op::LinearSolve { .. } => "linear_solve",
-            Op::Linalg(l) => l.name(),
-        }
+        self.kind().name()
     }
 
     /// True for the core-level ops that must be lowered before compilation.
     pub fn is_core_only(&self) -> bool {
-        matches!(
-            self,
-            Op::StopGradient
-                | Op::CustomJvp { .. }
-                | Op::CustomVjp { .. }
-                | Op::CustomVjpLinear { .. }
-                | Op::Checkpoint { .. }
-                | Op::Scan { .. }
-                | Op::LinearSolve { .. }
-        )
+        self.kind().spec().family == Family::CoreOnly
     }
 
     /// The names of the regions, in order, as the text form labels them.
@@ -347,10 +291,7 @@ impl Op {
 
     /// True for ops computed element by element over one shape (fusible on every backend).
     pub fn is_elementwise(&self) -> bool {
-        matches!(
-            self,
-            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast
-        )
+        self.kind().spec().family == Family::Elementwise
     }
 
     /// Nested regions, in order.
@@ -425,36 +366,4 @@ impl Op {
             op => op.clone(),
         }
     }
-}
-
-/// Names of every op a complete backend supports, as capability lists use them.
-pub fn all_op_names() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = UnaryOp::ALL.iter().map(|u| u.name()).collect();
-    v.extend(BinaryOp::ALL.iter().map(|b| b.name()));
-    v.extend([
-        "constant",
-        "compare",
-        "select",
-        "convert",
-        "bitcast",
-        "iota",
-        "broadcast_in_dim",
-        "reshape",
-        "transpose",
-        "slice",
-        "pad",
-        "concatenate",
-        "reverse",
-        "reduce",
-        "cumulative",
-        "dot_general",
-        "gather",
-        "scatter_add",
-        "dynamic_slice",
-        "dynamic_update_slice",
-        "cond",
-        "while",
-    ]);
-    v.extend(LinalgOp::NAMES);
-    v
 }

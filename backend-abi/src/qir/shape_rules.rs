@@ -811,7 +811,10 @@ pub fn infer_result_types(
                         "concatenate along {dim}: {t} does not fit with {first}"
                     ));
                 }
-                shape[*dim] += t.shape[*dim];
+                // Extents of empty arrays are unbounded by the size check, so add checked.
+                shape[*dim] = shape[*dim]
+                    .checked_add(t.shape[*dim])
+                    .ok_or_else(|| format!("concatenate along {dim}: the extents overflow"))?;
             }
             one(first.dtype, shape)
         }

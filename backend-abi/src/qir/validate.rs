@@ -12,9 +12,17 @@ fn err(location: &str, message: impl Into<String>) -> ValidationError {
 
 /// Validates `p` and returns its output types.
 pub(super) fn validate(p: &Program, location: &str) -> Result<Vec<TensorType>, ValidationError> {
+    for (i, t) in p.inputs.iter().enumerate() {
+        t.checked_size_bytes()
+            .map_err(|e| err(&format!("{location}/input {i}"), e.to_string()))?;
+    }
     let mut types: Vec<TensorType> = p.inputs.clone();
     for (i, node) in p.nodes.iter().enumerate() {
         let here = format!("{location}/node {i} ({})", node.op.name());
+        for t in &node.results {
+            t.checked_size_bytes()
+                .map_err(|e| err(&here, e.to_string()))?;
+        }
         let mut operand_types = Vec::with_capacity(node.operands.len());
         for o in &node.operands {
             let t = types.get(o.index()).ok_or_else(|| {

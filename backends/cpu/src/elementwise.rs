@@ -202,12 +202,15 @@ fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
     })
 }
 
+use quabla_abi::float_only_unary;
+
 fn int_unary_i32(op: UnaryOp, x: &[i32]) -> Vec<i32> {
     match op {
         UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect_pooled(),
         UnaryOp::Abs => x.iter().map(|v| v.wrapping_abs()).collect_pooled(),
         UnaryOp::Sign => x.iter().map(|v| v.signum()).collect_pooled(),
-        _ => x.iter().map(|v| !v).collect_pooled(),
+        UnaryOp::Not => x.iter().map(|v| !v).collect_pooled(),
+        float_only_unary!() => unreachable!("validation admits {op:?} on floats only"),
     }
 }
 
@@ -216,7 +219,17 @@ fn int_unary_u32(op: UnaryOp, x: &[u32]) -> Vec<u32> {
         UnaryOp::Neg => x.iter().map(|v| v.wrapping_neg()).collect_pooled(),
         UnaryOp::Abs => x.iter().copied().collect_pooled(),
         UnaryOp::Sign => x.iter().map(|v| (*v != 0) as u32).collect_pooled(),
-        _ => x.iter().map(|v| !v).collect_pooled(),
+        UnaryOp::Not => x.iter().map(|v| !v).collect_pooled(),
+        float_only_unary!() => unreachable!("validation admits {op:?} on floats only"),
+    }
+}
+
+fn bool_unary(op: UnaryOp, x: &[bool]) -> Vec<bool> {
+    match op {
+        UnaryOp::Not => x.iter().map(|a| !a).collect_pooled(),
+        UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | float_only_unary!() => {
+            unreachable!("validation admits only `not` on bool, not {op:?}")
+        }
     }
 }
 
@@ -233,7 +246,7 @@ pub fn unary(op: UnaryOp, x: View) -> Storage {
         View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
         View::I32(v) => Storage::I32(int_unary_i32(op, v)),
         View::U32(v) => Storage::U32(int_unary_u32(op, v)),
-        View::Bool(v) => Storage::Bool(v.iter().map(|a| !a).collect_pooled()),
+        View::Bool(v) => Storage::Bool(bool_unary(op, v)),
     }
 }
 
@@ -256,7 +269,9 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
         Min => z.map(|(x, y)| fmin(*x, *y)).collect_pooled(),
         Pow => via(f64::powf),
         Atan2 => via(f64::atan2),
-        _ => unreachable!("validation admits no bitwise op on floats"),
+        And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => {
+            unreachable!("validation admits no bitwise op on floats, not {op:?}")
+        }
     }
 }
 
@@ -389,6 +404,18 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
     a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect_pooled()
 }
 
+fn bool_binary(op: BinaryOp, a: &[bool], b: &[bool]) -> Vec<bool> {
+    use BinaryOp::*;
+    let f: fn(bool, bool) -> bool = match op {
+        And => |p, q| p && q,
+        Or => |p, q| p || q,
+        Xor => |p, q| p ^ q,
+        Add | Sub | Mul | Div | Rem | Pow | Max | Min | Atan2 | ShiftLeft | ShiftRightLogical
+        | ShiftRightArithmetic => unreachable!("validation admits only and/or/xor on bool"),
+    };
+    a.iter().zip(b).map(|(p, q)| f(*p, *q)).collect_pooled()
+}
+
 /// Applies a binary op to two views of one dtype and length.
 pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
     match (a, b) {
@@ -396,16 +423,7 @@ pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
         (View::F64(x), View::F64(y)) => Storage::F64(float_binary(op, x, y)),
         (View::I32(x), View::I32(y)) => Storage::I32(int_binary(op, x, y)),
         (View::U32(x), View::U32(y)) => Storage::U32(int_binary(op, x, y)),
-        (View::Bool(x), View::Bool(y)) => Storage::Bool(
-            x.iter()
-                .zip(y)
-                .map(|(p, q)| match op {
-                    BinaryOp::And => *p && *q,
-                    BinaryOp::Or => *p || *q,
-                    _ => *p ^ *q,
-                })
-                .collect_pooled(),
-        ),
+        (View::Bool(x), View::Bool(y)) => Storage::Bool(bool_binary(op, x, y)),
         _ => unreachable!("validation guarantees matching dtypes"),
     }
 }

@@ -87,7 +87,32 @@ fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
         Op::Select => elementwise::select(args[0], args[1], args[2]),
         Op::Convert => elementwise::convert(args[0], node.results[0].dtype),
         Op::Bitcast => elementwise::bitcast(args[0], node.results[0].dtype),
-        _ => unreachable!("only elementwise ops are fused"),
+        Op::Constant(_)
+        | Op::Iota { .. }
+        | Op::BroadcastInDim { .. }
+        | Op::Reshape
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Pad { .. }
+        | Op::Concatenate { .. }
+        | Op::Reverse { .. }
+        | Op::Reduce { .. }
+        | Op::Cumulative { .. }
+        | Op::DotGeneral(_)
+        | Op::Gather(_)
+        | Op::ScatterAdd(_)
+        | Op::DynamicSlice { .. }
+        | Op::DynamicUpdateSlice
+        | Op::Cond { .. }
+        | Op::While { .. }
+        | Op::Linalg(_)
+        | Op::StopGradient
+        | Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. }
+        | Op::Scan { .. }
+        | Op::LinearSolve { .. } => unreachable!("only elementwise ops are fused"),
     }
 }
 
@@ -174,7 +199,11 @@ fn value_type(plan: &Plan, v: ValueId) -> quabla_abi::TensorType {
 fn update_in_place(node: &Node, x: Tensor, rest: &[&Tensor]) -> Tensor {
     match &node.op {
         Op::ScatterAdd(s) => movement::scatter_add(x, rest[0], rest[1], s),
-        _ => movement::dynamic_update_slice(x, rest[0], &rest[1..]),
+        Op::DynamicUpdateSlice => movement::dynamic_update_slice(x, rest[0], &rest[1..]),
+        op => unreachable!(
+            "`{}` updates nothing in place (the plan hands over only update operands)",
+            op.name()
+        ),
     }
 }
 
@@ -234,6 +263,14 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         }
         Op::Linalg(l) => crate::linalg::eval(l, a, &node.results),
         // The plugin kit refuses core-level ops at compile time: they are in no capability list.
-        op => unreachable!("core-level op `{}` reached the CPU backend", op.name()),
+        Op::StopGradient
+        | Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. }
+        | Op::Scan { .. }
+        | Op::LinearSolve { .. } => {
+            unreachable!("core-level op `{}` reached the CPU backend", node.op.name())
+        }
     }
 }

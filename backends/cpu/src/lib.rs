@@ -21,7 +21,7 @@ mod tensor;
 
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Arg, Backend, DeviceBuffer, Executable, PluginInfo};
-use quabla_abi::qir::{all_op_names, Program, QIR_VERSION, QIR_VERSION_MIN};
+use quabla_abi::qir::{OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
 use quabla_abi::{DType, HostArray};
 use std::sync::Arc;
 use tensor::{CpuBuffer, Storage, Tensor};
@@ -62,13 +62,18 @@ impl Backend for CpuBackend {
             devices: vec![(
                 "cpu".into(),
                 format!("host CPU ({} threads)", rayon::current_num_threads()),
-                0,
+                host_memory_bytes(),
             )],
-            ops: all_op_names().into_iter().map(String::from).collect(),
+            ops: OpKind::backend_ops()
+                .filter(|k| implements(*k))
+                .map(|k| k.name().to_string())
+                .collect(),
             dtypes: DType::ALL.to_vec(),
             region_kinds: vec!["cond".into(), "while".into()],
             synchronous_readback: true,
             extensions: vec![],
+            max_buffer_bytes: host_memory_bytes(),
+            accuracy: "exact".into(),
         }
     }
 
@@ -80,6 +85,61 @@ impl Backend for CpuBackend {
         let data = Storage::from_host(&array);
         Ok(Arc::new(CpuBuffer(Tensor::new(array.ty, data))))
     }
+}
+
+/// The CPU backend's capability allow-list: one arm per kind and no wildcard, so a primitive
+/// added to QIR does not compile here until it is implemented (in `exec::eval_node`, whose
+/// match is exhaustive too) or declined. The unary, binary and factorization families are
+/// whole: their kernels (`elementwise.rs`, `linalg.rs`) match every variant exhaustively.
+fn implements(kind: OpKind) -> bool {
+    match kind {
+        OpKind::Constant
+        | OpKind::Unary(_)
+        | OpKind::Binary(_)
+        | OpKind::Compare
+        | OpKind::Select
+        | OpKind::Convert
+        | OpKind::Bitcast
+        | OpKind::Iota
+        | OpKind::BroadcastInDim
+        | OpKind::Reshape
+        | OpKind::Transpose
+        | OpKind::Slice
+        | OpKind::Pad
+        | OpKind::Concatenate
+        | OpKind::Reverse
+        | OpKind::Reduce
+        | OpKind::Cumulative
+        | OpKind::DotGeneral
+        | OpKind::Gather
+        | OpKind::ScatterAdd
+        | OpKind::DynamicSlice
+        | OpKind::DynamicUpdateSlice
+        | OpKind::Cond
+        | OpKind::While
+        | OpKind::Linalg(_) => true,
+        // Lowered away by the core before any backend sees a program.
+        OpKind::StopGradient
+        | OpKind::CustomJvp
+        | OpKind::CustomVjp
+        | OpKind::CustomVjpLinear
+        | OpKind::Checkpoint
+        | OpKind::Scan
+        | OpKind::LinearSolve => false,
+    }
+}
+
+/// The machine's physical memory (Linux: `MemTotal` of `/proc/meminfo`), or 0 when unknown.
+/// No one value can be larger, so the kit refuses such programs at compile time.
+fn host_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        })
+        .unwrap_or(0)
 }
 
 quabla_abi::export_backend!(CpuBackend);

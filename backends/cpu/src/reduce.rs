@@ -88,7 +88,9 @@ fn float_monoid<T: Real + Send + Sync>(kind: ReduceKind) -> F<T> {
         ReduceKind::Prod => F(T::one(), T::mul),
         ReduceKind::Max => F(T::from_f64(f64::NEG_INFINITY), fmax),
         ReduceKind::Min => F(T::from_f64(f64::INFINITY), fmin),
-        _ => unreachable!("validation: logical reductions are bool-only"),
+        ReduceKind::And | ReduceKind::Or => {
+            unreachable!("validation: logical reductions are bool-only")
+        }
     }
 }
 
@@ -99,7 +101,9 @@ macro_rules! int_monoid {
             ReduceKind::Prod => F(1 as $t, <$t>::wrapping_mul),
             ReduceKind::Max => F(<$t>::MIN, |a: $t, b: $t| a.max(b)),
             ReduceKind::Min => F(<$t>::MAX, |a: $t, b: $t| a.min(b)),
-            _ => unreachable!("validation: logical reductions are bool-only"),
+            ReduceKind::And | ReduceKind::Or => {
+                unreachable!("validation: logical reductions are bool-only")
+            }
         }
     };
 }
@@ -133,7 +137,10 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
         Storage::Bool(v) => {
             let m = match kind {
                 ReduceKind::And => F(true, |a: bool, b: bool| a && b),
-                _ => F(false, |a: bool, b: bool| a || b),
+                ReduceKind::Or => F(false, |a: bool, b: bool| a || b),
+                ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min => {
+                    unreachable!("validation: bool reduces with and/or only")
+                }
             };
             Storage::Bool(reduce_rows(&m, v, rows, len))
         }

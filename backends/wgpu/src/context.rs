@@ -18,6 +18,8 @@ pub struct Gpu {
     pub description: String,
     /// How many storage buffers one kernel may bind.
     pub max_bindings: u32,
+    /// The largest buffer a kernel may bind, in bytes.
+    pub max_buffer_bytes: u64,
     pipelines: Mutex<HashMap<String, Arc<wgpu::ComputePipeline>>>,
 }
 
@@ -77,6 +79,9 @@ impl Gpu {
             queue,
             description: format!("{name} ({:?})", info.backend),
             max_bindings: limits.max_storage_buffers_per_shader_stage,
+            max_buffer_bytes: limits
+                .max_buffer_size
+                .min(limits.max_storage_buffer_binding_size),
             pipelines: Mutex::new(HashMap::new()),
         })
     }

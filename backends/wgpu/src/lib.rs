@@ -31,7 +31,7 @@ use buffer::GpuBuffer;
 use context::Gpu;
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Arg, Backend, DeviceBuffer, Executable, PluginInfo};
-use quabla_abi::qir::{all_op_names, LinalgOp, Program, QIR_VERSION, QIR_VERSION_MIN};
+use quabla_abi::qir::{OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
 use quabla_abi::{DType, HostArray};
 use std::sync::{Arc, OnceLock};
 
@@ -97,12 +97,52 @@ const HOST_DRIVEN_REGIONS: &[&str] = &["cond", "while"];
 /// The ops this backend implements: every op but the dense factorizations (and, in the
 /// browser, the host-driven regions).
 pub fn supported_ops() -> Vec<String> {
-    all_op_names()
-        .into_iter()
-        .filter(|n| !LinalgOp::NAMES.contains(n))
-        .filter(|n| !(cfg!(target_arch = "wasm32") && HOST_DRIVEN_REGIONS.contains(n)))
-        .map(String::from)
+    OpKind::backend_ops()
+        .filter(|k| implements(*k))
+        .map(|k| k.name().to_string())
         .collect()
+}
+
+/// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
+/// does not compile here until it gets a kernel (`plan.rs`, whose match is exhaustive too) or
+/// is declined. Unary and binary ops are whole families: `wgsl.rs` matches every variant.
+fn implements(kind: OpKind) -> bool {
+    match kind {
+        OpKind::Constant
+        | OpKind::Unary(_)
+        | OpKind::Binary(_)
+        | OpKind::Compare
+        | OpKind::Select
+        | OpKind::Convert
+        | OpKind::Bitcast
+        | OpKind::Iota
+        | OpKind::BroadcastInDim
+        | OpKind::Reshape
+        | OpKind::Transpose
+        | OpKind::Slice
+        | OpKind::Pad
+        | OpKind::Concatenate
+        | OpKind::Reverse
+        | OpKind::Reduce
+        | OpKind::Cumulative
+        | OpKind::DotGeneral
+        | OpKind::Gather
+        | OpKind::ScatterAdd
+        | OpKind::DynamicSlice
+        | OpKind::DynamicUpdateSlice => true,
+        // Deciding a branch or another iteration reads a predicate back, which the browser
+        // cannot do without blocking.
+        OpKind::Cond | OpKind::While => !cfg!(target_arch = "wasm32"),
+        // Dense factorizations: no kernels yet; programs needing them run on the CPU.
+        OpKind::Linalg(_) => false,
+        OpKind::StopGradient
+        | OpKind::CustomJvp
+        | OpKind::CustomVjp
+        | OpKind::CustomVjpLinear
+        | OpKind::Checkpoint
+        | OpKind::Scan
+        | OpKind::LinearSolve => false,
+    }
 }
 
 struct WgpuExecutable {
@@ -133,10 +173,13 @@ impl Executable for WgpuExecutable {
 
 impl Backend for WgpuBackend {
     fn info(&self) -> PluginInfo {
-        let devices = match self.gpu() {
+        let (devices, max_buffer_bytes) = match self.gpu() {
             // wgpu does not report device memory (0 means unknown in the ABI).
-            Ok(g) => vec![("gpu".into(), g.description.clone(), 0)],
-            Err(_) => vec![],
+            Ok(g) => (
+                vec![("gpu".into(), g.description.clone(), 0)],
+                g.max_buffer_bytes,
+            ),
+            Err(_) => (vec![], 0),
         };
         PluginInfo {
             name: "wgpu".into(),
@@ -153,6 +196,14 @@ impl Backend for WgpuBackend {
             },
             synchronous_readback: false,
             extensions: vec![],
+            max_buffer_bytes,
+            // Builtins are not correctly rounded; browsers may also flush subnormals.
+            accuracy: if cfg!(target_arch = "wasm32") {
+                "webgpu"
+            } else {
+                "wgsl"
+            }
+            .into(),
         }
     }
 
@@ -176,16 +227,34 @@ quabla_abi::export_backend!(WgpuBackend::default());
 mod tests {
     use super::*;
 
-    /// The backend, or `None` (with a message) on a machine without any adapter.
+    /// The backend, or `None` (with a message) on a machine without any adapter; a failure
+    /// instead when `QUABLA_REQUIRE_WGPU` is set (as `cargo xtask test` does once it has
+    /// installed a driver), so a missing adapter cannot pass these tests unnoticed.
     fn backend() -> Option<WgpuBackend> {
         let b = WgpuBackend::default();
         match b.gpu() {
             Ok(_) => Some(b),
-            Err(e) => {
-                eprintln!("skipping: {}", e.message());
-                None
-            }
+            Err(e) => skip_unless_required(
+                e.message(),
+                std::env::var_os("QUABLA_REQUIRE_WGPU").is_some(),
+            ),
         }
+    }
+
+    fn skip_unless_required<T>(why: &str, required: bool) -> Option<T> {
+        assert!(
+            !required,
+            "no wgpu adapter ({why}), and QUABLA_REQUIRE_WGPU is set"
+        );
+        eprintln!("skipping: {why}");
+        None
+    }
+
+    #[test]
+    fn a_required_adapter_that_is_missing_fails_the_tests() {
+        assert!(skip_unless_required::<()>("none here", false).is_none());
+        let required = std::panic::catch_unwind(|| skip_unless_required::<()>("none here", true));
+        assert!(required.is_err());
     }
 
     fn run(b: &WgpuBackend, src: &str, inputs: &[HostArray]) -> Vec<Vec<u8>> {

@@ -5,6 +5,7 @@
 //! drivers assume finite math, so the helpers below test NaN and infinity on the bits and
 //! handle every special value explicitly, matching the CPU backend's reference semantics.
 
+use quabla_abi::float_only_unary;
 use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
 use quabla_abi::DType;
 
@@ -68,18 +69,25 @@ pub fn literal_from_u32(d: DType, v: u32) -> String {
 pub fn unary(op: UnaryOp, d: DType, x: &str) -> String {
     use UnaryOp::*;
     match d {
-        DType::Bool => format!("!({x})"),
+        DType::Bool => match op {
+            Not => format!("!({x})"),
+            Neg | Abs | Sign | float_only_unary!() => {
+                unreachable!("validation admits only `not` on bool, not {op:?}")
+            }
+        },
         DType::I32 => match op {
             Neg => format!("(-({x}))"),
             Abs => format!("abs({x})"),
             Sign => format!("sign({x})"),
-            _ => format!("(~({x}))"),
+            Not => format!("(~({x}))"),
+            float_only_unary!() => unreachable!("validation admits {op:?} on floats only"),
         },
         DType::U32 => match op {
             Neg => format!("(0u - ({x}))"),
             Abs => x.to_string(),
             Sign => format!("select(0u, 1u, ({x}) != 0u)"),
-            _ => format!("(~({x}))"),
+            Not => format!("(~({x}))"),
+            float_only_unary!() => unreachable!("validation admits {op:?} on floats only"),
         },
         DType::F32 | DType::F64 => {
             let f = match op {
@@ -113,7 +121,7 @@ pub fn unary(op: UnaryOp, d: DType, x: &str) -> String {
                 Erfc => "q_erfc",
                 Logistic => "q_logistic",
                 IsFinite => "q_isfinite",
-                Not => "q_not_a_float_op",
+                Not => unreachable!("validation admits no `not` on floats"),
             };
             format!("{f}({x})")
         }
@@ -127,7 +135,11 @@ pub fn binary(op: BinaryOp, d: DType, a: &str, b: &str) -> String {
         DType::Bool => match op {
             And => format!("({a} & {b})"),
             Or => format!("({a} | {b})"),
-            _ => format!("({a} != {b})"),
+            Xor => format!("({a} != {b})"),
+            Add | Sub | Mul | Div | Rem | Pow | Max | Min | Atan2 | ShiftLeft
+            | ShiftRightLogical | ShiftRightArithmetic => {
+                unreachable!("validation admits only and/or/xor on bool, not {op:?}")
+            }
         },
         DType::F32 | DType::F64 => match op {
             Add => format!("({a} + {b})"),
@@ -139,7 +151,9 @@ pub fn binary(op: BinaryOp, d: DType, a: &str, b: &str) -> String {
             Max => format!("q_max({a}, {b})"),
             Min => format!("q_min({a}, {b})"),
             Atan2 => format!("q_atan2({a}, {b})"),
-            _ => format!("q_not_a_float_op({a}, {b})"),
+            And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => {
+                unreachable!("validation admits no bitwise op on floats, not {op:?}")
+            }
         },
         DType::I32 | DType::U32 => {
             let i = d == DType::I32;
@@ -175,7 +189,7 @@ pub fn binary(op: BinaryOp, d: DType, a: &str, b: &str) -> String {
                 ShiftRightArithmetic => {
                     format!("bitcast<u32>(bitcast<i32>({a}) >> min({s}, 31u))")
                 }
-                Atan2 => format!("q_not_an_int_op({a}, {b})"),
+                Atan2 => unreachable!("validation admits atan2 on floats only"),
             }
         }
     }

@@ -4,7 +4,10 @@
 //! folders scanned for `libquabla_*.so` / `.dylib` / `quabla_*.dll`), then the `plugins`
 //! folder beside the running executable, then statically registered backends. The current
 //! directory is never searched implicitly. Nothing is loaded until a platform is asked for.
-//! `QUABLA_PLATFORMS` (comma separated, e.g. `wgpu,cpu`) selects and orders platforms for
+//! A platform is the name a plugin gives itself (`BackendInfo.name`); file names only locate
+//! plugins: `libquabla_wgpu.so` is tried first when `wgpu` is asked for, and a name no file
+//! suggests is looked for by loading the other candidates (files that do not follow the
+//! naming convention first). `QUABLA_PLATFORMS` (comma separated, e.g. `wgpu,cpu`) selects and orders platforms for
 //! [`default_device`].
 
 use super::Device;
@@ -21,12 +24,39 @@ enum Source {
     Static(fn() -> BackendModRef),
 }
 
+impl Source {
+    /// Identifies the source, so that one is loaded at most once.
+    fn key(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Static(m) => format!("static {:p}", *m as *const ()),
+        }
+    }
+
+    fn load(&self) -> std::result::Result<Plugin, quabla_abi::host::LoadError> {
+        match self {
+            Source::File(p) => Plugin::load(p),
+            Source::Static(m) => Plugin::from_module(m()),
+        }
+    }
+}
+
 /// Known plugins (found or registered) and the ones loaded so far.
 pub struct Registry {
+    /// Each source with the platform it is expected to be (from its file name, or as
+    /// registered); its real name is known once loaded.
     sources: Mutex<Vec<(String, Source)>>,
+    /// Devices by the platform name their plugin reports.
     loaded: Mutex<HashMap<String, Arc<Device>>>,
+    /// Sources already loaded (by [`Source::key`]) and the platform each turned out to be.
+    resolved: Mutex<HashMap<String, String>>,
     /// Serialises loading so two threads asking for one platform get one device.
     loading: Mutex<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every critical section is one insert or one read, so a poisoned lock is still consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn platform_of_file(p: &Path) -> Option<String> {
@@ -82,6 +112,7 @@ impl Registry {
         Registry {
             sources: Mutex::new(sources),
             loaded: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
             loading: Mutex::new(()),
         }
     }
@@ -94,17 +125,14 @@ impl Registry {
 
     /// Registers a statically linked backend under `platform` (after the discovered ones).
     pub fn register_static(&self, platform: &str, module: fn() -> BackendModRef) {
-        self.sources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((platform.to_string(), Source::Static(module)));
+        lock(&self.sources).push((platform.to_string(), Source::Static(module)));
     }
 
     /// Adds a plugin file or folder to search (as if it were on `QUABLA_PLUGIN_PATH`).
     pub fn add_search_path(&self, path: &Path) {
         let mut found = Vec::new();
         scan(path, &mut found, true);
-        let mut s = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(&self.sources);
         for f in found.into_iter().rev() {
             s.insert(0, f);
         }
@@ -115,21 +143,16 @@ impl Registry {
     pub fn add_fallback_search_path(&self, path: &Path) {
         let mut found = Vec::new();
         scan(path, &mut found, true);
-        self.sources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(found);
+        lock(&self.sources).extend(found);
     }
 
-    /// Platform names known (found or registered), in search order, without loading any.
+    /// Platform names known (found or registered), in search order, without loading any: a
+    /// loaded plugin's own name, else the name its file suggests.
     pub fn platforms(&self) -> Vec<String> {
+        let resolved = lock(&self.resolved).clone();
         let mut v: Vec<String> = Vec::new();
-        for (n, _) in self
-            .sources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-        {
+        for (hint, source) in lock(&self.sources).iter() {
+            let n = resolved.get(&source.key()).unwrap_or(hint);
             if !v.contains(n) {
                 v.push(n.clone());
             }
@@ -137,62 +160,68 @@ impl Registry {
         v
     }
 
-    /// The device of `platform`, loading its plugin on first use. Tries each source of that
-    /// name in order; the first that loads wins.
+    /// The device of `platform`, loading its plugin on first use. Tries each source whose
+    /// file name suggests that platform, in order; when none does, loads the others until
+    /// one reports that name (see the module docs).
     pub fn device(&self, platform: &str) -> Result<Arc<Device>> {
-        if let Some(d) = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(platform)
-        {
+        if let Some(d) = lock(&self.loaded).get(platform) {
             return Ok(d.clone());
         }
-        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(platform)
-        {
+        let _loading = lock(&self.loading);
+        if let Some(d) = lock(&self.loaded).get(platform) {
             return Ok(d.clone());
         }
-        let sources: Vec<Source> = self
-            .sources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .filter(|(n, _)| n == platform)
-            .map(|(_, s)| s.clone())
-            .collect();
-        if sources.is_empty() {
-            return Err(Error::NoBackend(format!(
-                "no `{platform}` backend found (known: {}); put its plugin library on QUABLA_PLUGIN_PATH \
-                 or in a `plugins` folder beside the executable",
-                self.platforms().join(", ")
-            )));
-        }
+        let sources = lock(&self.sources).clone();
+        let (named, others): (Vec<_>, Vec<_>) =
+            sources.into_iter().partition(|(n, _)| n == platform);
+        let search_others = named.is_empty();
+        let candidates = if search_others {
+            // Files outside the naming convention carry their path as the name: first.
+            let (unnamed, rest): (Vec<_>, Vec<_>) = others
+                .into_iter()
+                .partition(|(_, s)| matches!(s, Source::File(p) if platform_of_file(p).is_none()));
+            unnamed.into_iter().chain(rest).collect()
+        } else {
+            named
+        };
         let mut last_err = None;
-        for s in sources {
-            let r = match s {
-                Source::File(p) => Plugin::load(&p),
-                Source::Static(m) => Plugin::from_module(m()),
-            };
-            match r {
+        let mut turned_out = Vec::new();
+        for (_, source) in candidates {
+            let key = source.key();
+            if let Some(real) = lock(&self.resolved).get(&key) {
+                turned_out.push(format!("{key} is `{real}`"));
+                continue;
+            }
+            match source.load() {
                 Ok(plugin) => {
-                    let d = Arc::new(Device::new(plugin));
-                    self.loaded
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(platform.to_string(), d.clone());
-                    return Ok(d);
+                    let real = plugin.name().to_string();
+                    lock(&self.resolved).insert(key.clone(), real.clone());
+                    let d = lock(&self.loaded)
+                        .entry(real.clone())
+                        .or_insert_with(|| Arc::new(Device::new(plugin)))
+                        .clone();
+                    if real == platform {
+                        return Ok(d);
+                    }
+                    turned_out.push(format!("{key} is `{real}`"));
                 }
-                Err(e) => last_err = Some(e),
+                Err(e) if !search_others => last_err = Some(e),
+                Err(_) => {}
             }
         }
-        Err(last_err
-            .map(Error::from)
-            .unwrap_or_else(|| Error::NoBackend(platform.into())))
+        if let Some(e) = last_err {
+            return Err(e.into());
+        }
+        let seen = if turned_out.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", turned_out.join("; "))
+        };
+        Err(Error::NoBackend(format!(
+            "no `{platform}` backend found (known: {}){seen}; put its plugin library on \
+             QUABLA_PLUGIN_PATH or in a `plugins` folder beside the executable",
+            self.platforms().join(", ")
+        )))
     }
 
     /// The first platform of `QUABLA_PLATFORMS` that loads (an error if one named there fails

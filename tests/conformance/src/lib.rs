@@ -10,10 +10,12 @@
 //! assert_eq!(report.failed(), 0);
 //! ```
 
+mod boundary;
 mod case;
 mod compare;
 mod precision;
 
+pub use boundary::boundary_results;
 pub use case::{embedded_cases, load_cases, parse_cases, ArrayRecord, Case, Requires, Tolerance};
 pub use compare::{compare, Errors};
 pub use precision::{FunctionTolerance, Precision};
@@ -33,8 +35,9 @@ pub fn default_cases_dir() -> PathBuf {
 pub enum Outcome {
     Passed(Errors),
     Failed(String),
-    /// The plugin does not declare a capability the case needs.
-    NotApplicable(String),
+    /// The plugin does not declare capabilities the case needs (each named, `op `x`` or
+    /// `dtype d`), so the case was not run.
+    NotApplicable(Vec<String>),
 }
 
 #[derive(Debug)]
@@ -79,6 +82,39 @@ impl Report {
         m.into_iter().collect()
     }
 
+    /// How much of the suite applied, and the missing capabilities that blocked the rest,
+    /// most-blocking first (each with the number of cases it blocks):
+    /// `(applicable, total, [(capability, cases)])`.
+    pub fn coverage(&self) -> (usize, usize, Vec<(String, usize)>) {
+        let mut blocking: std::collections::BTreeMap<&str, usize> = Default::default();
+        for r in &self.results {
+            if let Outcome::NotApplicable(missing) = &r.outcome {
+                for m in missing {
+                    *blocking.entry(m).or_default() += 1;
+                }
+            }
+        }
+        let mut blocking: Vec<(String, usize)> = blocking
+            .into_iter()
+            .map(|(m, n)| (m.to_string(), n))
+            .collect();
+        blocking.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let total = self.results.len();
+        (total - self.not_applicable(), total, blocking)
+    }
+
+    /// [`Report::coverage`] as lines for a person.
+    pub fn coverage_lines(&self) -> Vec<String> {
+        let (applicable, total, blocking) = self.coverage();
+        let mut lines = vec![format!(
+            "coverage: {applicable} of {total} cases applicable"
+        )];
+        for (m, n) in blocking {
+            lines.push(format!("  missing {m}: blocks {n} cases"));
+        }
+        lines
+    }
+
     /// The closing line every runner prints.
     pub fn summary(&self) -> String {
         let mut s = format!("{} passed, {} failed", self.passed(), self.failed());
@@ -89,19 +125,21 @@ impl Report {
     }
 }
 
-fn missing_capability(plugin: &Plugin, case: &Case) -> Option<String> {
-    for op in &case.requires.ops {
-        if !plugin.supports_op(op) {
-            return Some(format!("op `{op}` not in capabilities"));
-        }
-    }
-    for d in &case.requires.dtypes {
-        match d.parse() {
-            Ok(dt) if plugin.supports_dtype(dt) => {}
-            _ => return Some(format!("dtype {d} not in capabilities")),
-        }
-    }
-    None
+/// Every capability `case` needs that `plugin` does not declare.
+fn missing_capabilities(plugin: &Plugin, case: &Case) -> Vec<String> {
+    let ops = case
+        .requires
+        .ops
+        .iter()
+        .filter(|op| !plugin.supports_op(op))
+        .map(|op| format!("op `{op}`"));
+    let dtypes = case
+        .requires
+        .dtypes
+        .iter()
+        .filter(|d| !d.parse().is_ok_and(|dt| plugin.supports_dtype(dt)))
+        .map(|d| format!("dtype {d}"));
+    ops.chain(dtypes).collect()
 }
 
 /// Runs one case against its own tolerances.
@@ -133,8 +171,9 @@ pub fn start_case_with<'a>(
     case: &'a Case,
     precision: &'a Precision,
 ) -> Result<PendingCase<'a>, Outcome> {
-    if let Some(why) = missing_capability(plugin, case) {
-        return Err(Outcome::NotApplicable(why));
+    let missing = missing_capabilities(plugin, case);
+    if !missing.is_empty() {
+        return Err(Outcome::NotApplicable(missing));
     }
     let downloads = submit(plugin, case).map_err(Outcome::Failed)?;
     Ok(PendingCase {
@@ -249,26 +288,41 @@ fn excuse_flushed(got: &mut HostArray, want: &HostArray, inputs: &[HostArray]) {
     }
 }
 
-/// Runs every case whose name matches `filter` (a glob such as `ops/unary/exp*`).
+/// Runs every case whose name matches `filter` (a glob such as `ops/unary/exp*`), and the
+/// [boundary cases](boundary_results), held to the accuracy profile the plugin declares.
 pub fn run_suite(plugin: &Plugin, cases: &[Case], filter: Option<&glob::Pattern>) -> Report {
-    run_suite_with(plugin, cases, filter, &Precision::exact())
+    match Precision::declared_by(plugin) {
+        Ok(p) => run_suite_with(plugin, cases, filter, &p),
+        Err(e) => Report {
+            results: vec![CaseResult {
+                name: "accuracy-profile".into(),
+                outcome: Outcome::Failed(e),
+            }],
+        },
+    }
 }
 
-/// [`run_suite`] with the accuracy profile a backend states (see [`Precision`]).
+/// [`run_suite`] with an accuracy profile chosen by the caller (see [`Precision`]).
 pub fn run_suite_with(
     plugin: &Plugin,
     cases: &[Case],
     filter: Option<&glob::Pattern>,
     precision: &Precision,
 ) -> Report {
-    let results = cases
+    let selected = |name: &str| filter.is_none_or(|f| f.matches(name));
+    let mut results: Vec<CaseResult> = cases
         .iter()
-        .filter(|c| filter.is_none_or(|f| f.matches(&c.name)))
+        .filter(|c| selected(&c.name))
         .map(|c| CaseResult {
             name: c.name.clone(),
             outcome: run_case_with(plugin, c, precision),
         })
         .collect();
+    results.extend(
+        boundary_results(plugin)
+            .into_iter()
+            .filter(|r| selected(&r.name)),
+    );
     Report { results }
 }
 

@@ -2,8 +2,10 @@
 //!
 //! Loads a backend plugin through the ABI, runs the suite, prints one line per case (with the
 //! max ulp / relative error seen) and a final `N passed, M failed` line; exits 1 on failure.
-//! `--precision wgsl` checks float results against the per-function bounds of
-//! `Precision::wgsl` instead of the goldens' own tolerances.
+//! Float results are held to the accuracy profile the plugin declares (`exact`: the goldens'
+//! own tolerances; `wgsl`, `webgpu`: per-function bounds); `--precision` overrides it. Before
+//! the closing line comes a coverage summary: applicable cases of the total and the missing
+//! capabilities that blocked the rest, most-blocking first.
 
 use quabla_abi::host::Plugin;
 use quabla_conformance::{
@@ -18,7 +20,7 @@ const USAGE: &str =
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut plugin, mut filter, mut cases, mut quiet) = (None, None, default_cases_dir(), false);
-    let mut precision = Precision::exact();
+    let mut precision = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--plugin" => plugin = args.next().map(PathBuf::from),
@@ -26,9 +28,9 @@ fn main() -> ExitCode {
             "--cases" => cases = args.next().map(PathBuf::from).unwrap_or(cases),
             "--quiet" => quiet = true,
             "--precision" => match args.next().as_deref() {
-                Some("exact") => precision = Precision::exact(),
-                Some("wgsl") => precision = Precision::wgsl(),
-                Some("webgpu") => precision = Precision::webgpu(),
+                Some(name @ ("exact" | "wgsl" | "webgpu")) => {
+                    precision = Precision::named(name).ok()
+                }
                 other => {
                     eprintln!(
                         "--precision takes `exact`, `wgsl` or `webgpu`, not {other:?}\n{USAGE}"
@@ -71,11 +73,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let precision = match precision
+        .map(Ok)
+        .unwrap_or_else(|| Precision::declared_by(&plugin))
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}; pass --precision exact|wgsl|webgpu");
+            return ExitCode::from(2);
+        }
+    };
     println!(
-        "plugin `{}` {} from {}",
+        "plugin `{}` {} from {} (accuracy profile `{}`)",
         plugin.name(),
         plugin.info().version,
-        path.display()
+        path.display(),
+        precision.name
     );
     let report = run_suite_with(&plugin, &cases, pattern.as_ref(), &precision);
     for r in &report.results {
@@ -86,11 +99,15 @@ fn main() -> ExitCode {
             ),
             Outcome::Passed(_) => {}
             Outcome::Failed(m) => println!("FAIL  {}: {m}", r.name),
-            Outcome::NotApplicable(m) => println!("n/a   {}: {m}", r.name),
+            Outcome::NotApplicable(m) if !quiet => println!("n/a   {}: {}", r.name, m.join(", ")),
+            Outcome::NotApplicable(_) => {}
         }
     }
     for (g, n) in report.group_counts() {
         println!("group {g}: {n} cases");
+    }
+    for line in report.coverage_lines() {
+        println!("{line}");
     }
     println!("{}", report.summary());
     if report.failed() > 0 {

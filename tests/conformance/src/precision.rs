@@ -81,7 +81,6 @@ impl Precision {
         }
     }
 
-    /// The tolerance for an output of `case` whose golden states `tol`.
     /// [`Precision::wgsl`] on a device that flushes subnormals (WebGPU in a browser).
     pub fn webgpu() -> Precision {
         Precision {
@@ -91,6 +90,31 @@ impl Precision {
         }
     }
 
+    /// The profile of this name (`exact`, `wgsl`, `webgpu`), as plugins declare it.
+    ///
+    /// ```
+    /// use quabla_conformance::Precision;
+    /// assert_eq!(Precision::named("wgsl").unwrap().name, "wgsl");
+    /// assert!(Precision::named("sloppy").is_err());
+    /// ```
+    pub fn named(name: &str) -> Result<Precision, String> {
+        match name {
+            "exact" => Ok(Precision::exact()),
+            "wgsl" => Ok(Precision::wgsl()),
+            "webgpu" => Ok(Precision::webgpu()),
+            other => Err(format!(
+                "unknown accuracy profile `{other}`; the suite knows exact, wgsl and webgpu"
+            )),
+        }
+    }
+
+    /// The profile a plugin declares in its table (`exact` for ABI 1.0 plugins).
+    pub fn declared_by(plugin: &quabla_abi::host::Plugin) -> Result<Precision, String> {
+        Precision::named(&plugin.accuracy())
+            .map_err(|e| format!("plugin `{}` declares {e}", plugin.name()))
+    }
+
+    /// The tolerance for an output of `case` whose golden states `tol`.
     pub fn widen(&self, case: &Case, tol: Tolerance) -> Tolerance {
         let used: Vec<&FunctionTolerance> = self
             .functions

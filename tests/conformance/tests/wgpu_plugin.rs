@@ -1,12 +1,13 @@
 //! The conformance suite against the wgpu plugin loaded from its shared library, on whatever
 //! adapter wgpu finds (lavapipe, Mesa's Vulkan driver on the CPU, in CI: `cargo xtask test`
-//! installs it). Float results are held to the per-function bounds of `Precision::wgsl`.
+//! installs it). Float results are held to the per-function bounds of `Precision::wgsl`, the
+//! profile the plugin declares.
 //!
 //! Without an adapter the test says so and passes, unless `QUABLA_REQUIRE_WGPU` is set (as
 //! `cargo xtask test` does once it has installed the driver).
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite_with, Outcome, Precision};
+use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
 mod common;
 
 fn wgpu_plugin() -> Option<Plugin> {
@@ -30,13 +31,21 @@ fn wgpu_plugin_passes_every_applicable_case() {
     let Some(plugin) = wgpu_plugin() else { return };
     println!("adapter: {}", plugin.info().devices[0].name);
     let cases = load_cases(&default_cases_dir()).unwrap();
-    let report = run_suite_with(&plugin, &cases, None, &Precision::wgsl());
+    assert_eq!(
+        plugin.accuracy(),
+        "wgsl",
+        "the plugin declares its accuracy profile"
+    );
+    // As a third party runs it: the declared profile, no flag.
+    let report = run_suite(&plugin, &cases, None);
     let mut failures = Vec::new();
     let mut not_applicable = Vec::new();
     for r in &report.results {
         match &r.outcome {
             Outcome::Failed(m) => failures.push(format!("{}: {m}", r.name)),
-            Outcome::NotApplicable(m) => not_applicable.push(format!("{}: {m}", r.name)),
+            Outcome::NotApplicable(m) => {
+                not_applicable.push(format!("{}: {}", r.name, m.join(", ")))
+            }
             Outcome::Passed(_) => {}
         }
     }
@@ -50,9 +59,12 @@ fn wgpu_plugin_passes_every_applicable_case() {
     for n in &not_applicable {
         assert!(
             n.contains("dtype f64")
-                || quabla_abi::qir::LinalgOp::NAMES
+                || quabla_abi::qir::LinalgKind::ALL
                     .iter()
-                    .any(|op| n.contains(&format!("op `{op}`"))),
+                    .any(|k| n.contains(&format!(
+                        "op `{}`",
+                        quabla_abi::qir::OpKind::Linalg(*k).name()
+                    ))),
             "unexpectedly not applicable: {n}"
         );
     }

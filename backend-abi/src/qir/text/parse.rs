@@ -14,9 +14,6 @@ pub struct ParseError {
     pub message: String,
 }
 
-/// Deeper nesting than this is refused, so hostile input cannot exhaust the stack.
-const MAX_REGION_DEPTH: usize = 64;
-
 /// Parses a whole program (`program(...) { ... }`).
 pub fn parse(src: &str) -> Result<Program, ParseError> {
     let toks = lex(src).map_err(|(line, col, message)| ParseError { line, col, message })?;
@@ -507,14 +504,13 @@ impl Parser {
         attrs: &mut HashMap<String, Attr>,
         results: &[TensorType],
     ) -> R<Op> {
-        if let Some(u) = UnaryOp::from_name(name) {
-            return Ok(Op::Unary(u));
-        }
-        if let Some(b) = BinaryOp::from_name(name) {
-            return Ok(Op::Binary(b));
-        }
-        Ok(match name {
-            "constant" => {
+        let Some(kind) = OpKind::from_name(name) else {
+            return self.error(format!("unknown op `{name}`"));
+        };
+        Ok(match kind {
+            OpKind::Unary(u) => Op::Unary(u),
+            OpKind::Binary(b) => Op::Binary(b),
+            OpKind::Constant => {
                 let ty = match results {
                     [t] => t.clone(),
                     _ => return self.error("constant has exactly one result"),
@@ -525,7 +521,7 @@ impl Parser {
                 };
                 Op::Constant(self.literal(ty, &items)?)
             }
-            "compare" => {
+            OpKind::Compare => {
                 let d = self.word(attrs, "dir", name)?;
                 Op::Compare(match CompareDir::from_name(&d) {
                     Some(d) => d,
@@ -536,37 +532,37 @@ impl Parser {
                     }
                 })
             }
-            "select" => Op::Select,
-            "convert" => Op::Convert,
-            "bitcast" => Op::Bitcast,
-            "reshape" => Op::Reshape,
-            "dynamic_update_slice" => Op::DynamicUpdateSlice,
-            "iota" => Op::Iota {
+            OpKind::Select => Op::Select,
+            OpKind::Convert => Op::Convert,
+            OpKind::Bitcast => Op::Bitcast,
+            OpKind::Reshape => Op::Reshape,
+            OpKind::DynamicUpdateSlice => Op::DynamicUpdateSlice,
+            OpKind::Iota => Op::Iota {
                 dim: self.int(attrs, "dim", name)?,
             },
-            "broadcast_in_dim" => Op::BroadcastInDim {
+            OpKind::BroadcastInDim => Op::BroadcastInDim {
                 dims: self.dims(attrs, "dims", name)?,
             },
-            "transpose" => Op::Transpose {
+            OpKind::Transpose => Op::Transpose {
                 perm: self.dims(attrs, "perm", name)?,
             },
-            "slice" => Op::Slice {
+            OpKind::Slice => Op::Slice {
                 start: self.dims(attrs, "start", name)?,
                 limit: self.dims(attrs, "limit", name)?,
                 strides: self.dims(attrs, "strides", name)?,
             },
-            "pad" => Op::Pad {
+            OpKind::Pad => Op::Pad {
                 low: self.ints(attrs, "low", name)?,
                 high: self.ints(attrs, "high", name)?,
                 interior: self.dims(attrs, "interior", name)?,
             },
-            "concatenate" => Op::Concatenate {
+            OpKind::Concatenate => Op::Concatenate {
                 dim: self.int(attrs, "dim", name)?,
             },
-            "reverse" => Op::Reverse {
+            OpKind::Reverse => Op::Reverse {
                 dims: self.dims(attrs, "dims", name)?,
             },
-            "reduce" => {
+            OpKind::Reduce => {
                 let k = self.word(attrs, "kind", name)?;
                 let kind = match ReduceKind::from_name(&k) {
                     Some(k) => k,
@@ -581,7 +577,7 @@ impl Parser {
                     axes: self.dims(attrs, "axes", name)?,
                 }
             }
-            "cumulative" => {
+            OpKind::Cumulative => {
                 let k = self.word(attrs, "kind", name)?;
                 let kind = match CumulativeKind::from_name(&k) {
                     Some(k) => k,
@@ -602,19 +598,19 @@ impl Parser {
                     reverse,
                 }
             }
-            "dot_general" => Op::DotGeneral(DotDims {
+            OpKind::DotGeneral => Op::DotGeneral(DotDims {
                 lhs_batch: self.dims(attrs, "lhs_batch", name)?,
                 rhs_batch: self.dims(attrs, "rhs_batch", name)?,
                 lhs_contract: self.dims(attrs, "lhs_contract", name)?,
                 rhs_contract: self.dims(attrs, "rhs_contract", name)?,
             }),
-            "gather" => Op::Gather(GatherDims {
+            OpKind::Gather => Op::Gather(GatherDims {
                 offset_dims: self.dims(attrs, "offset_dims", name)?,
                 collapsed_slice_dims: self.dims(attrs, "collapsed_slice_dims", name)?,
                 start_index_map: self.dims(attrs, "start_index_map", name)?,
                 slice_sizes: self.dims(attrs, "slice_sizes", name)?,
             }),
-            "scatter_add" => Op::ScatterAdd(ScatterDims {
+            OpKind::ScatterAdd => Op::ScatterAdd(ScatterDims {
                 update_window_dims: self.dims(attrs, "update_window_dims", name)?,
                 inserted_window_dims: self.dims(attrs, "inserted_window_dims", name)?,
                 scatter_dims_to_operand_dims: self.dims(
@@ -623,54 +619,54 @@ impl Parser {
                     name,
                 )?,
             }),
-            "dynamic_slice" => Op::DynamicSlice {
+            OpKind::DynamicSlice => Op::DynamicSlice {
                 sizes: self.dims(attrs, "sizes", name)?,
             },
-            "cond" => Op::Cond { branches: vec![] },
-            "while" => Op::While {
+            OpKind::Cond => Op::Cond { branches: vec![] },
+            OpKind::While => Op::While {
                 cond: Box::default(),
                 body: Box::default(),
             },
-            "stop_gradient" => Op::StopGradient,
-            "custom_jvp_call" => Op::CustomJvp {
+            OpKind::StopGradient => Op::StopGradient,
+            OpKind::CustomJvp => Op::CustomJvp {
                 call: Box::default(),
                 jvp: Box::default(),
             },
-            "custom_vjp_call" => Op::CustomVjp {
+            OpKind::CustomVjp => Op::CustomVjp {
                 call: Box::default(),
                 fwd: Box::default(),
                 bwd: Box::default(),
             },
-            "custom_vjp_linear" => Op::CustomVjpLinear {
+            OpKind::CustomVjpLinear => Op::CustomVjpLinear {
                 bwd: Box::default(),
             },
-            "checkpoint" => Op::Checkpoint {
+            OpKind::Checkpoint => Op::Checkpoint {
                 call: Box::default(),
             },
-            "cholesky" => Op::Linalg(LinalgOp::Cholesky),
-            "lu" => Op::Linalg(LinalgOp::Lu),
-            "eigh" => Op::Linalg(LinalgOp::Eigh),
-            "triangular_solve" => Op::Linalg(LinalgOp::TriangularSolve {
+            OpKind::Linalg(LinalgKind::Cholesky) => Op::Linalg(LinalgOp::Cholesky),
+            OpKind::Linalg(LinalgKind::Lu) => Op::Linalg(LinalgOp::Lu),
+            OpKind::Linalg(LinalgKind::Eigh) => Op::Linalg(LinalgOp::Eigh),
+            OpKind::Linalg(LinalgKind::TriangularSolve) => Op::Linalg(LinalgOp::TriangularSolve {
                 left_side: self.boolean(attrs, "left_side", name)?,
                 lower: self.boolean(attrs, "lower", name)?,
                 transpose_a: self.boolean(attrs, "transpose_a", name)?,
                 unit_diagonal: self.boolean(attrs, "unit_diagonal", name)?,
             }),
-            "qr" => Op::Linalg(LinalgOp::Qr {
+            OpKind::Linalg(LinalgKind::Qr) => Op::Linalg(LinalgOp::Qr {
                 full_matrices: self.boolean(attrs, "full_matrices", name)?,
             }),
-            "svd" => Op::Linalg(LinalgOp::Svd {
+            OpKind::Linalg(LinalgKind::Svd) => Op::Linalg(LinalgOp::Svd {
                 full_matrices: self.boolean(attrs, "full_matrices", name)?,
                 compute_uv: self.boolean(attrs, "compute_uv", name)?,
             }),
-            "linear_solve" => Op::LinearSolve {
+            OpKind::LinearSolve => Op::LinearSolve {
                 matvec: Box::default(),
                 solve: Box::default(),
                 transpose_solve: Box::default(),
                 num_consts: self.int(attrs, "num_consts", name)?,
                 symmetric: self.boolean(attrs, "symmetric", name)?,
             },
-            "scan" => {
+            OpKind::Scan => {
                 let length = self.int(attrs, "length", name)?;
                 let reverse = match self.word(attrs, "reverse", name)?.as_str() {
                     "true" => true,
@@ -689,7 +685,6 @@ impl Parser {
                     unroll,
                 }
             }
-            _ => return self.error(format!("unknown op `{name}`")),
         })
     }
 
