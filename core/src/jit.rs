@@ -3,13 +3,13 @@
 
 use crate::array::Array;
 use crate::error::Result;
+use crate::runtime::BoundedCache;
 use crate::runtime::{default_device, Device};
 use crate::trace::trace_function;
 use quabla_abi::host::Executable;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 type Signature = (String, Vec<TensorType>);
 
@@ -17,7 +17,8 @@ type Signature = (String, Vec<TensorType>);
 pub struct Jit<F> {
     f: F,
     device: Option<Arc<Device>>,
-    cache: Mutex<HashMap<Signature, (Arc<Executable>, Program)>>,
+    /// Per signature (bounded, LRU: see [`cache_capacity`](crate::runtime::cache_capacity)).
+    cache: BoundedCache<Signature, (Arc<Executable>, Program)>,
 }
 
 /// Wraps `f` so that calls trace it once per input signature (dtypes and shapes) and then
@@ -40,7 +41,7 @@ where
     Jit {
         f,
         device: None,
-        cache: Mutex::new(HashMap::new()),
+        cache: BoundedCache::new(),
     }
 }
 
@@ -108,29 +109,22 @@ where
             device.platform().to_string(),
             args.iter().map(|a| a.ty.clone()).collect(),
         );
-        let cached = self
-            .cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
+        let cached = self.cache.get(&key);
         let (exe, program) = match cached {
             Some(c) => c,
             None => {
                 let program = self.lower(args)?;
                 let exe = device.compile(&program)?;
-                self.cache
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, (exe.clone(), program.clone()));
+                self.cache.insert(key, (exe.clone(), program.clone()));
                 (exe, program)
             }
         };
         Ok((device, exe, program))
     }
 
-    /// Number of signatures compiled so far.
+    /// Number of signatures in the cache (at most
+    /// [`cache_capacity`](crate::runtime::cache_capacity)).
     pub fn cache_size(&self) -> usize {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.cache.len()
     }
 }

@@ -248,6 +248,18 @@ pub fn robertson(y: &[Array], _t: &Array, _args: &[Array]) -> Result<Vec<Array>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::Device;
+    use std::sync::Arc;
+
+    fn cpu() -> Arc<Device> {
+        static REGISTER: std::sync::Once = std::sync::Once::new();
+        REGISTER.call_once(|| crate::runtime::register_static("cpu", quabla_cpu::backend_module));
+        crate::runtime::device("cpu").unwrap()
+    }
+
+    fn f64s(v: &[f64]) -> Array {
+        Array::from_slice_on(&cpu(), v, &[v.len()]).unwrap()
+    }
 
     const TOL: Tolerance = Tolerance {
         eps: 1e-6,
@@ -273,8 +285,8 @@ mod tests {
 
     #[test]
     fn dot_all_fails_when_lists_or_sizes_do_not_pair_up() {
-        let a = Array::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
-        let b = Array::from_slice(&[3.0f64, 4.0, 5.0], &[3]).unwrap();
+        let a = f64s(&[1.0, 2.0]);
+        let b = f64s(&[3.0, 4.0, 5.0]);
         assert_eq!(
             dot_all(std::slice::from_ref(&a), std::slice::from_ref(&a)).unwrap(),
             5.0
@@ -286,7 +298,7 @@ mod tests {
     /// A function whose custom JVP rule is off by a factor fails the check.
     #[test]
     fn check_grads_fails_on_a_wrong_derivative() {
-        let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+        let x = f64s(&[0.3, -1.2]);
         let good = |a: &[Array]| Ok(vec![a[0].sin()?]);
         check_grads(&good, std::slice::from_ref(&x), 2, None).unwrap();
         // `stop_gradient` hides half of `x * x`: the JVP and VJP see only `x * sg(x)`.

@@ -119,11 +119,15 @@ fn ill_quadratic(p: &[Array]) -> Result<Array> {
 fn ill_conditioned_quadratic_converges() {
     // |g| from 3.3e6 down by 1e8. scipy's L-BFGS-B (memory 10) needs 598 iterations for the
     // same reduction (measured side by side with this test's setup); allow 1000.
-    let (x, steps) = minimize(ill_quadratic, &[0.0; 16], 3.3e-2, 1000);
+    let gtol = 3.3e-2;
+    let (x, steps) = minimize(ill_quadratic, &[0.0; 16], gtol, 1000);
     assert!(steps < 1000, "no convergence in {steps} steps");
+    // The stop |g| < gtol with g_i = 2 w_i (x_i - i) bounds each error by gtol / (2 w_i): the
+    // exact promise of convergence (a flat 1e-3 held on one machine's gemm kernels only).
     for (i, v) in x.iter().enumerate() {
+        let w = 10f64.powf(i as f64 / 3.0);
         assert!(
-            (v - i as f64).abs() < 1e-3,
+            (v - i as f64).abs() < gtol / (2.0 * w),
             "x[{i}] = {v} after {steps} steps"
         );
     }

@@ -1,7 +1,7 @@
 //! Constant folding: a node whose operands are all constants is evaluated once, on the
 //! target device, so the folded value has exactly the rounding the backend would give it.
 //! Only small results are folded (a broadcast of a scalar stays a broadcast rather than
-//! becoming a large literal).
+//! becoming a large literal). The single-node executables are not cached.
 
 use crate::runtime::Device;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
@@ -51,8 +51,9 @@ pub fn fold_constants(p: &Program, device: &Arc<Device>) -> Program {
             operands: (0..n).map(ValueId).collect(),
             results: node.results.clone(),
         });
+        // Compiled once and dropped: one executable per folded node would fill the cache.
         let value = device
-            .compile(&single)
+            .compile_once(&single)
             .ok()
             .and_then(|exe| exe.run(&[]).ok())
             .and_then(|mut outs| outs.pop()?.to_host().ok());

@@ -1,11 +1,11 @@
 //! A device of a loaded backend, with its cache of compiled executables.
 
+use super::BoundedCache;
 use crate::error::{Error, Result};
 use quabla_abi::host::{Buffer, Executable, Plugin};
 use quabla_abi::qir::{self, Program};
 use quabla_abi::HostArray;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A device of a backend plugin. Arrays hold an `Arc<Device>`.
 ///
@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 /// ```
 pub struct Device {
     plugin: Plugin,
-    cache: Mutex<HashMap<Vec<u8>, Arc<Executable>>>,
+    /// Executables by the exact encoding of their lowered program (bounded, LRU).
+    cache: BoundedCache<Vec<u8>, Arc<Executable>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -28,7 +29,7 @@ impl Device {
     pub(crate) fn new(plugin: Plugin) -> Device {
         Device {
             plugin,
-            cache: Mutex::new(HashMap::new()),
+            cache: BoundedCache::new(),
         }
     }
 
@@ -55,33 +56,46 @@ impl Device {
     }
 
     /// Compiles `program`, reusing an earlier compilation of the same program (keyed by its
-    /// exact encoding, so constants with different bits never share an executable).
+    /// exact encoding, so constants with different bits never share an executable). The
+    /// cache holds the [`cache_capacity`](super::cache_capacity) most recently used ones.
     pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
         let lowered = crate::passes::lower(program, self)?;
         crate::passes::dump("lowered", &lowered);
-        let program = &lowered;
-        let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;
-        let key = qir::encode(program, version).map_err(Error::Type)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = cache.get(&key) {
-            return Ok(e.clone());
+        let (key, version) = self.encode(&lowered)?;
+        if let Some(e) = self.cache.get(&key) {
+            return Ok(e);
         }
-        let exe = self
-            .plugin
+        let exe = Arc::new(self.compile_encoded(&lowered, &key, version)?);
+        self.cache.insert(key, exe.clone());
+        Ok(exe)
+    }
+
+    /// Compiles an already lowered program without caching it: for one-off programs (constant
+    /// folding) whose executables would only crowd the cache.
+    pub(crate) fn compile_once(&self, program: &Program) -> Result<Executable> {
+        let (bytes, version) = self.encode(program)?;
+        self.compile_encoded(program, &bytes, version)
+    }
+
+    fn encode(&self, program: &Program) -> Result<(Vec<u8>, u32)> {
+        let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;
+        Ok((qir::encode(program, version).map_err(Error::Type)?, version))
+    }
+
+    fn compile_encoded(&self, program: &Program, bytes: &[u8], version: u32) -> Result<Executable> {
+        self.plugin
             .compile_bytes(
-                &key,
+                bytes,
                 version,
                 program.inputs.clone(),
                 program.output_types(),
             )
-            .map(Arc::new)
-            .map_err(|e| self.backend_err(e))?;
-        cache.insert(key, exe.clone());
-        Ok(exe)
+            .map_err(|e| self.backend_err(e))
     }
 
-    /// Number of distinct programs compiled so far (for tests and diagnostics).
+    /// Number of programs in the executable cache (for tests and diagnostics); at most
+    /// [`cache_capacity`](super::cache_capacity).
     pub fn compiled_count(&self) -> usize {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.cache.len()
     }
 }
