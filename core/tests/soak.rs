@@ -17,7 +17,7 @@ fn resident_bytes() -> Option<u64> {
 
 /// `x + 2c` where `c = step`: traced (and `2c` folded) when `step % 10 == 0`, eager else.
 fn call(x: &Array, step: usize) -> Array {
-    if step % 10 != 0 {
+    if !step.is_multiple_of(10) {
         return (x + step as f64).unwrap();
     }
     let c = Array::from_slice_on(x.device(), &[step as f32], &[]).unwrap();
@@ -37,14 +37,14 @@ fn eager_and_traced_calls_over_many_programs_keep_memory_flat() {
     let mut peak = 0;
     for step in 0..calls {
         let y = call(&inputs[step % shapes], step);
-        if step % 9_999 == 0 {
-            let want = 1.0 + if step % 10 == 0 { 2.0 } else { 1.0 } * step as f32;
+        if step.is_multiple_of(9_999) {
+            let want = 1.0 + if step.is_multiple_of(10) { 2.0 } else { 1.0 } * step as f32;
             assert_eq!(y.to_vec::<f32>().unwrap()[0], want, "step {step}");
         }
         if step + 1 == warm_up {
             after_warm_up = resident_bytes();
         }
-        if step + 1 > warm_up && step % 1000 == 0 {
+        if step + 1 > warm_up && step.is_multiple_of(1000) {
             peak = peak.max(resident_bytes().unwrap_or(0));
         }
     }
