@@ -87,6 +87,8 @@ fn build_plugins(release: bool) {
         "quabla-fixture-abi-major-mismatch",
         "-p",
         "quabla-fixture-lying-plugin",
+        "-p",
+        "quabla-toy-backend",
     ]);
     if release {
         c.arg("--release");
