@@ -7,7 +7,7 @@ use crate::{DType, HostArray, TensorType};
 use abi_stable::std_types::{RResult, RSlice};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn ok<T>(r: RResult<T, AbiError>) -> Result<T, AbiError> {
     r.into_result()
@@ -307,29 +307,40 @@ impl Event {
 
     /// Blocks until ready, at most `timeout`, and returns the array. The host polls
     /// `event_is_ready` before it lets the plugin block in `event_wait`, so an event that
-    /// never becomes ready is an error after `timeout`, not a hung process.
+    /// never becomes ready is an error after `timeout`, not a hung process. (In the browser
+    /// nothing may block: a read that is not ready fails at once, with the plugin's message.)
     pub fn wait_timeout(mut self, timeout: Duration) -> Result<HostArray, AbiError> {
         let plugin = self.plugin.clone();
-        let deadline = Instant::now() + timeout;
-        let mut pause = Duration::from_micros(20);
-        loop {
-            if self.is_ready()? {
-                break;
-            }
+        if !self.is_ready()? {
             if plugin.info().capabilities.synchronous_readback {
                 return Err(plugin.contract_broken(
-                    "declares synchronous readback but returned a download event that is not ready"
+                    "declares synchronous readback but returned a download event that is not \
+                     ready"
                         .into(),
                 ));
             }
-            let now = Instant::now();
+            self.poll_until_ready(timeout)?;
+        }
+        self.live = false;
+        let bytes =
+            ok((plugin.inner.module.event_wait())(self.handle)).map_err(|e| plugin.named(e))?;
+        HostArray::new(self.ty.clone(), bytes.into_vec())
+            .map_err(|m| plugin.contract_broken(format!("downloaded malformed bytes: {m}")))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn poll_until_ready(&self, timeout: Duration) -> Result<(), AbiError> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut pause = Duration::from_micros(20);
+        while !self.is_ready()? {
+            let now = std::time::Instant::now();
             if now >= deadline {
                 return Err(AbiError::new(
                     ErrorCode::ResourceExhausted,
                     format!(
                         "plugin `{}`: a download of {} was not ready after {:.1} s; the device may \
                          be hung (raise QUABLA_DOWNLOAD_TIMEOUT, in seconds, for longer work)",
-                        plugin.name(),
+                        self.plugin.name(),
                         self.ty,
                         timeout.as_secs_f64()
                     ),
@@ -338,22 +349,29 @@ impl Event {
             std::thread::sleep(pause.min(deadline - now));
             pause = (pause * 2).min(Duration::from_millis(2));
         }
-        self.live = false;
-        let bytes =
-            ok((plugin.inner.module.event_wait())(self.handle)).map_err(|e| plugin.named(e))?;
-        HostArray::new(self.ty.clone(), bytes.into_vec())
-            .map_err(|m| plugin.contract_broken(format!("downloaded malformed bytes: {m}")))
+        Ok(())
+    }
+
+    /// wasm32 has no clock or sleep in std, and nothing may block there: `event_wait` says
+    /// what to do with a read that is not ready.
+    #[cfg(target_arch = "wasm32")]
+    fn poll_until_ready(&self, _timeout: Duration) -> Result<(), AbiError> {
+        Ok(())
     }
 }
 
-/// How long [`Event::wait`] waits for a download: `QUABLA_DOWNLOAD_TIMEOUT` seconds, or 600.
+/// How long [`Event::wait`] waits for a download: `QUABLA_DOWNLOAD_TIMEOUT` seconds (read
+/// once), or 600.
 pub fn download_timeout() -> Duration {
-    std::env::var("QUABLA_DOWNLOAD_TIMEOUT")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
-        .unwrap_or(Duration::from_secs(600))
+    static TIMEOUT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        std::env::var("QUABLA_DOWNLOAD_TIMEOUT")
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(Duration::from_secs(600))
+    })
 }
 
 impl Drop for Event {
