@@ -27,7 +27,8 @@ fn hostile_programs() -> Vec<Hostile> {
         })
         .collect();
     let huge = Program {
-        inputs: vec![TensorType::new(DType::F32, vec![1 << 32, 1 << 32])],
+        // More than 2^63 elements whatever the width of `usize` (the browser build is 32-bit).
+        inputs: vec![TensorType::new(DType::F32, vec![usize::MAX, usize::MAX])],
         nodes: vec![],
         outputs: vec![ValueId(0)],
     };
