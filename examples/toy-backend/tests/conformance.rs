@@ -2,28 +2,11 @@
 //! loaded and selected as any host would: by its own name.
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
-use std::path::{Path, PathBuf};
-
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let lib = dir.join(format!(
-        "{}quabla_toy_backend{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        lib.is_file(),
-        "{} is missing: `cargo build -p quabla-toy-backend`",
-        lib.display()
-    );
-    lib
-}
+use quabla_conformance::{built_plugin, default_cases_dir, load_cases, run_suite, Outcome};
 
 #[test]
 fn the_toy_plugin_passes_its_applicable_cases() {
-    let plugin = Plugin::load(&library()).unwrap();
+    let plugin = Plugin::load(&built_plugin("quabla_toy_backend")).unwrap();
     assert_eq!(plugin.name(), "toy");
     let cases = load_cases(&default_cases_dir()).unwrap();
     let report = run_suite(&plugin, &cases, None);

@@ -25,6 +25,31 @@ use quabla_abi::qir::Program;
 use quabla_abi::{DType, HostArray};
 use std::path::PathBuf;
 
+/// A plugin library built into the same target folder as the running test binary
+/// (`target/<profile>/lib<name>.so` for `target/<profile>/deps/<test>`), for a plugin's own
+/// cargo tests; `name` without prefix or suffix, e.g. `quabla_cpu`.
+///
+/// # Panics
+/// When the library is not there (build it first); meant for tests.
+pub fn built_plugin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("test binaries live in target/<profile>/deps");
+    let lib = dir.join(format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        lib.is_file(),
+        "{} is missing: build it first (`cargo xtask test` does)",
+        lib.display()
+    );
+    lib
+}
+
 /// The cases shipped with this crate.
 pub fn default_cases_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases")
