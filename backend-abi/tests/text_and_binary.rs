@@ -309,3 +309,36 @@ fn sizes_are_checked_arithmetic() {
     };
     assert!(p.validate().unwrap_err().message.contains("2^63"));
 }
+
+/// Found by the `cpu_compile` fuzz target (44 bytes): a `pad` of extent 2 with interior
+/// 2^64 - 1 overflowed in the shape rule (a panic under debug assertions, a wrapped size
+/// otherwise). It must decode to a typed error.
+#[test]
+fn a_pad_whose_size_overflows_is_refused() {
+    let crash: [u8; 44] = [
+        0x51, 0x49, 0x52, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x01, 0x02, 0x52, 0x00, 0x01, 0x00,
+        0x01, 0x0c, 0x02, 0x01, 0x02, 0x02, 0x02, 0x01, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0x01, 0x00, 0x02, 0x00, 0x01, 0x01, 0x01, 0x02, 0x03, 0x03, 0x01, 0x02,
+    ];
+    assert!(decode(&crash).is_err());
+    let text = |interior: &str, low: &str| {
+        format!(
+            "program(%0: f32[3], %1: f32[]) {{\n  %2 = pad[low=[{low}], high=[0], \
+             interior=[{interior}]](%0, %1) : f32[3]\n  return %2\n}}\n"
+        )
+    };
+    for (interior, low) in [
+        ("9223372036854775807", "0"),
+        ("9223372036854775807", "9223372036854775807"),
+    ] {
+        let e = Program::parse(&text(interior, low))
+            .map_err(|e| e.to_string())
+            .and_then(|p| p.validate().map_err(|e| e.to_string()))
+            .unwrap_err();
+        assert!(e.contains("overflows") || e.contains("does not fit"), "{e}");
+    }
+    // Ordinary pads are unchanged: 3 elements, 1 between each, 2 before.
+    let p = Program::parse(&text("1", "2").replace(": f32[3]\n  return", ": f32[7]\n  return"))
+        .unwrap();
+    p.validate().unwrap();
+}

@@ -66,7 +66,7 @@ fn main() -> Result<()> {
     quabla::runtime::register_static("cpu", quabla_cpu::backend_module);
     let out =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/tools/ad_programs");
-    std::fs::create_dir_all(&out).map_err(|e| quabla::Error::Type(e.to_string()))?;
+    std::fs::create_dir_all(&out).map_err(|e| quabla::Error::Value(e.to_string()))?;
     let f64v = |s: &[usize]| zeros(s, DType::F64);
     let mut programs: Vec<(&str, Program)> = Vec::new();
 
@@ -401,7 +401,7 @@ fn main() -> Result<()> {
     ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
-            .map_err(|e| quabla::Error::Type(e.to_string()))?;
+            .map_err(|e| quabla::Error::Value(e.to_string()))?;
     }
     println!("wrote {} programs to {}", programs.len(), out.display());
     Ok(())

@@ -1,6 +1,6 @@
 //! `Array`: an n-dimensional array on a device, or a traced value inside `jit`.
 
-use crate::error::{type_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::runtime::{default_device, Device};
 use crate::trace::Trace;
 use quabla_abi::host::Buffer;
@@ -63,7 +63,7 @@ impl Array {
         data: &[T],
         shape: &[usize],
     ) -> Result<Array> {
-        let host = HostArray::from_slice(shape.to_vec(), data).map_err(Error::Type)?;
+        let host = HostArray::from_slice(shape.to_vec(), data).map_err(Error::Shape)?;
         Self::from_host_on(device, &host)
     }
 
@@ -150,14 +150,14 @@ impl Array {
     /// Copies the data to a `Vec<T>`; `T` must be the array's dtype.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {
-            return type_err(format!(
+            return Err(crate::Error::dtype(format!(
                 "to_vec::<{}>() on a {} array; convert first with astype(DType::{:?})",
                 T::DTYPE,
                 self.dtype(),
                 T::DTYPE
-            ));
+            )));
         }
-        self.to_host()?.to_vec().map_err(Error::Type)
+        self.to_host()?.to_vec().map_err(Error::DType)
     }
 
     /// The single element of a size-1 array.
@@ -165,10 +165,10 @@ impl Array {
         let v = self.to_vec::<T>()?;
         match v.as_slice() {
             [x] => Ok(*x),
-            _ => type_err(format!(
+            _ => Err(crate::Error::shape(format!(
                 "item() needs a size-1 array, this one is {}",
                 self.ty
-            )),
+            ))),
         }
     }
 

@@ -2,7 +2,7 @@
 //! concrete, inlined node by node into the current trace when they are traced.
 
 use crate::array::{Array, Repr};
-use crate::error::{type_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::ops::apply_at;
 use crate::runtime::Device;
 use quabla_abi::host::Executable;
@@ -13,15 +13,18 @@ use std::sync::Arc;
 /// Evaluates `p` on `args` (which must match its input types).
 pub(crate) fn eval_program(p: &Program, args: &[Array]) -> Result<Vec<Array>> {
     if args.len() != p.inputs.len() {
-        return type_err(format!(
+        return Err(crate::Error::value(format!(
             "the program takes {} arguments, {} given",
             p.inputs.len(),
             args.len()
-        ));
+        )));
     }
     for (i, (a, t)) in args.iter().zip(&p.inputs).enumerate() {
         if &a.ty != t {
-            return type_err(format!("argument {i} must be {t}, got {}", a.ty));
+            return Err(crate::Error::shape(format!(
+                "argument {i} must be {t}, got {}",
+                a.ty
+            )));
         }
     }
     if args.iter().any(|a| a.is_traced()) {

@@ -31,6 +31,7 @@ pub mod passes;
 mod promotion;
 pub mod root_finding;
 pub mod runtime;
+pub mod tensor_file;
 pub mod test_util;
 mod trace;
 
@@ -72,7 +73,7 @@ where
 /// let y = call_program(&p, &[Array::from_slice(&[0.0f32, 1.0], &[2]).unwrap()]).unwrap();
 /// ```
 pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
-    p.validate().map_err(|e| Error::Type(e.to_string()))?;
+    p.validate().map_err(|e| Error::Value(e.to_string()))?;
     eval::eval_program(p, args)
 }
 

@@ -60,7 +60,7 @@ pub fn newton(
     let mut out = root_call(f, x0, args, Primal::Newton(opts.clone()), "newton")?;
     let info = out
         .pop()
-        .ok_or_else(|| Error::Type("newton lost its info".into()))?;
+        .ok_or_else(|| Error::Internal("newton lost its info".into()))?;
     Ok((out, info))
 }
 
@@ -103,7 +103,7 @@ fn check_root(x: &[Array], x0: &[Array]) -> Result<()> {
             .zip(x0)
             .all(|(a, b)| a.tensor_type() == b.tensor_type());
     if !same {
-        return Err(Error::Type(
+        return Err(Error::Shape(
             "custom_root: solve must return a root shaped like x0".into(),
         ));
     }
@@ -120,9 +120,9 @@ fn root_call(
 ) -> Result<Vec<Array>> {
     let first = x0
         .first()
-        .ok_or_else(|| Error::Type(format!("{what} needs an initial guess")))?;
+        .ok_or_else(|| Error::Value(format!("{what} needs an initial guess")))?;
     if let Some(bad) = x0.iter().find(|x| !x.dtype().is_float()) {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "{what}: x0 must be floating point, got {}",
             bad.tensor_type()
         )));
@@ -133,7 +133,7 @@ fn root_call(
     let (fp, caps) =
         trace_function_capturing(first.device(), &types, |a: &[Array]| f(&a[..nx], &a[nx..]))?;
     if fp.output_types()[..] != types[..nx] {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "{what}: f must return residuals shaped like x {}, got {}",
             crate::ops::show_types(&types[..nx]),
             crate::ops::show_types(&fp.output_types())
@@ -214,7 +214,7 @@ impl RootFn {
         let eps = crate::ops::machine_eps(x0[0].dtype());
         let tol = opts.tol.unwrap_or(eps.sqrt());
         if tol.is_nan() || tol < 0.0 {
-            return Err(Error::Type(format!(
+            return Err(Error::Value(format!(
                 "newton: tol must be a non-negative number, got {tol}"
             )));
         }
@@ -309,5 +309,5 @@ fn inf_norm(v: &[Array]) -> Result<Array> {
             None => a,
         });
     }
-    m.ok_or_else(|| Error::Type("newton: empty x".into()))
+    m.ok_or_else(|| Error::Value("newton: empty x".into()))
 }

@@ -69,7 +69,7 @@ impl Lcg {
 /// derivative that is NaN where its reference is NaN too has not been checked.
 fn close(what: &str, got: &[f64], want: &[f64], tol: Tolerance) -> Result<()> {
     if got.len() != want.len() {
-        return Err(Error::Type(format!(
+        return Err(Error::Value(format!(
             "{what}: {} values, expected {}",
             got.len(),
             want.len()
@@ -77,14 +77,14 @@ fn close(what: &str, got: &[f64], want: &[f64], tol: Tolerance) -> Result<()> {
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if g.is_nan() || w.is_nan() {
-            return Err(Error::Type(format!(
+            return Err(Error::Value(format!(
                 "{what}: element {i} is {g:e}, expected {w:e}: a NaN cannot be checked; pick a \
                  point where the function and its derivatives are finite"
             )));
         }
         let ok = (g - w).abs() <= tol.atol + tol.rtol * w.abs() || g == w;
         if !ok {
-            return Err(Error::Type(format!(
+            return Err(Error::Value(format!(
                 "{what}: element {i} is {g:e}, expected {w:e} (tolerance {tol:?})"
             )));
         }
@@ -108,7 +108,7 @@ fn shifted(args: &[Array], dirs: &[Array], scale: f64) -> Result<Vec<Array>> {
 /// `sum <a_i, b_i>` over the float arrays; the lists must pair up one to one.
 fn dot_all(a: &[Array], b: &[Array]) -> Result<f64> {
     if a.len() != b.len() {
-        return Err(Error::Type(format!(
+        return Err(Error::Value(format!(
             "{} arrays paired with {}: a transformation returned the wrong number of values",
             a.len(),
             b.len()
@@ -119,7 +119,7 @@ fn dot_all(a: &[Array], b: &[Array]) -> Result<f64> {
         if x.dtype().is_float() {
             let (hx, hy) = (host(x)?, host(y)?);
             if hx.len() != hy.len() {
-                return Err(Error::Type(format!(
+                return Err(Error::Shape(format!(
                     "an array of {} elements paired with one of {}",
                     hx.len(),
                     hy.len()

@@ -252,7 +252,7 @@ where
         device,
     ));
     program.validate().map_err(|e| {
-        Error::Type(format!(
+        Error::Internal(format!(
             "tracing produced an invalid program (a bug in quabla): {e}"
         ))
     })?;

@@ -491,13 +491,13 @@ fn integer_inputs_and_non_scalar_outputs_give_clear_errors() {
     )(&[i])
     .unwrap_err();
     assert!(
-        matches!(&e, Error::Type(m) if m.contains("requires float inputs")),
+        matches!(&e, Error::DType(m) if m.contains("requires float inputs")),
         "{e}"
     );
     let x = f64s(&[1.0, 2.0], &[2]);
     let e = grad(|a: &[Array]| Ok(vec![a[0].sin()?]), &[0])(&[x]).unwrap_err();
     assert!(
-        matches!(&e, Error::Type(m) if m.contains("float scalar output")),
+        matches!(&e, Error::DType(m) if m.contains("float scalar output")),
         "{e}"
     );
 }

@@ -500,7 +500,7 @@ fn forward_mode_goes_through_cond_and_while_and_reverse_mode_through_while_is_re
         assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");
     }
     match vjp(w, &[x2, n]) {
-        Err(quabla::Error::Type(m)) => assert!(m.contains("while") && m.contains("scan"), "{m}"),
+        Err(quabla::Error::Value(m)) => assert!(m.contains("while") && m.contains("scan"), "{m}"),
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("reverse mode through while must be refused"),
     }

@@ -51,7 +51,7 @@ fn cond_is_lazy_and_checks_branch_types() {
         &[x],
     );
     match bad {
-        Err(Error::Type(m)) => assert!(
+        Err(Error::Shape(m)) => assert!(
             m.contains("branch 1 returns") && m.contains("f64[1]"),
             "{m}"
         ),

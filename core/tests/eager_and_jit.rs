@@ -54,12 +54,12 @@ fn shape_errors_are_typed_values() {
     let a = arr(&[1.0, 2.0, 3.0], &[3]);
     let b = arr(&[1.0, 2.0], &[2]);
     match &a + &b {
-        Err(Error::Type(m)) => assert!(m.contains("do not broadcast"), "{m}"),
-        other => panic!("expected a type error, got {other:?}"),
+        Err(Error::Shape(m)) => assert!(m.contains("do not broadcast"), "{m}"),
+        other => panic!("expected a shape error, got {other:?}"),
     }
-    assert!(matches!(a.reshape(&[2, 2]), Err(Error::Type(_))));
-    assert!(matches!(a.matmul(&b), Err(Error::Type(_))));
-    assert!(matches!(a.to_vec::<i32>(), Err(Error::Type(_))));
+    assert!(matches!(a.reshape(&[2, 2]), Err(Error::Shape(_))));
+    assert!(matches!(a.matmul(&b), Err(Error::Shape(_))));
+    assert!(matches!(a.to_vec::<i32>(), Err(Error::DType(_))));
 }
 
 #[test]

@@ -2,26 +2,16 @@
 //! `lying-plugin` fixture gives a typed error naming the plugin, and the process goes on.
 //! Needs the fixture library built (`cargo xtask test` builds it first).
 
+mod common;
+
 use quabla::qir::Program;
 use quabla::{Array, HostArray};
 use quabla_abi::abi::ErrorCode;
 use quabla_abi::host::{LoadError, Plugin};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn liar_library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let p = dir.join(format!(
-        "{}quabla_fixture_lying_plugin{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        p.is_file(),
-        "{} is missing: build it first (`cargo xtask test` does)",
-        p.display()
-    );
-    p
+    common::built_library("quabla_fixture_lying_plugin")
 }
 
 fn set_lie(lie: &str) {

@@ -6,9 +6,14 @@
 //! - `test`: builds the plugins, runs every test of the workspace (the conformance suite
 //!   against the CPU plugin's shared library included), the conformance CLI, the example,
 //!   and the Python package's tests (`pip install ./bindings/python` into a venv under
-//!   `target/`, then pytest).
+//!   `target/`, then pytest), the browser build's tests (`wasm-test`) and the fuzz targets
+//!   (`fuzz`, 30 s each).
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
 //!   `--filter 'ops/unary/*'` are passed on).
+//! - `fuzz [--seconds N | --runs N] [--dev] [TARGET ...]`: the cargo-fuzz targets in `fuzz/`
+//!   (QIR text, QIR binary, the CPU plugin's compile through the ABI, safetensors loading),
+//!   seeded from the conformance programs, 30 s each by default; `test` runs them so, built
+//!   with `--dev`.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -28,6 +33,8 @@
 //!   optax from PyPI) in the same run, and a table of ratios in `target/bench/report.md`.
 
 mod apt;
+mod fuzz;
+mod tools;
 mod wasm;
 
 use std::path::{Path, PathBuf};
@@ -165,6 +172,7 @@ fn test() {
     run("run the example against the plugin library", &mut c);
     python_tests();
     wasm::test();
+    fuzz::fuzz(&["--dev".to_string()]);
 }
 
 /// The venv the Python package is installed into for its tests (reused between runs).
@@ -383,6 +391,7 @@ fn main() {
         Some("test") => test(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("wasm") => wasm::build(),
         Some("wasm-test") => {
             build_plugins(false);
@@ -391,7 +400,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [TARGET ..] | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

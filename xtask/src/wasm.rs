@@ -4,6 +4,7 @@
 //! ships the std sources (`-Z build-std`), linked by Debian's wasm-ld; wasm-bindgen-cli must
 //! match the wasm-bindgen crate exactly and is installed once into a cache folder.
 
+use super::tools::tools_dir;
 use super::{cargo, plugin_file, root, run, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -49,17 +50,6 @@ fn ensure_toolchain() {
         );
         exit(2);
     }
-}
-
-/// Where tool installs are kept between runs (`QUABLA_TOOLS_DIR`, default
-/// `~/.cache/quabla/tools`).
-fn tools_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("QUABLA_TOOLS_DIR") {
-        return PathBuf::from(d);
-    }
-    std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".cache/quabla/tools"))
-        .unwrap_or_else(|| target_dir().join("tools"))
 }
 
 /// The folder holding `wasm-bindgen` and `wasm-bindgen-test-runner` of the pinned version.

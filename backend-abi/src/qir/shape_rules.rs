@@ -148,17 +148,27 @@ fn pad_rule(x: &TensorType, v: &TensorType, low: &[i64], high: &[i64], interior:
     }
     let mut shape = Vec::with_capacity(r);
     for i in 0..r {
-        let n = x.shape[i] as i64;
+        // Checked, in i128 so that the edges (i64) and extents (usize) mix without casts
+        // that wrap: a hostile attribute is an error here, never an overflow.
+        let n = x.shape[i] as i128;
         let core = if n == 0 {
             0
         } else {
-            n + (n - 1) * interior[i] as i64
+            (n - 1)
+                .checked_mul(interior[i] as i128)
+                .and_then(|g| g.checked_add(n))
+                .ok_or_else(|| format!("pad dim {i}: the padded size overflows"))?
         };
-        let size = low[i] + core + high[i];
+        let size = (low[i] as i128)
+            .checked_add(core)
+            .and_then(|s| s.checked_add(high[i] as i128))
+            .ok_or_else(|| format!("pad dim {i}: the padded size overflows"))?;
         if size < 0 {
             return Err(format!("pad dim {i} would have negative size {size}"));
         }
-        shape.push(size as usize);
+        let size = usize::try_from(size)
+            .map_err(|_| format!("pad dim {i}: size {size} does not fit in an extent"))?;
+        shape.push(size);
     }
     one(x.dtype, shape)
 }

@@ -5,7 +5,9 @@
 //! their own exception and traceback, not a wrapper.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use quabla::Error;
 
@@ -33,6 +35,12 @@ create_exception!(
     PyException,
     "Base of Quabla's own errors."
 );
+create_exception!(
+    _quabla,
+    QuablaInternalError,
+    QuablaError,
+    "An invariant of Quabla's own broke: a bug in Quabla, not in the program; please report it."
+);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -43,17 +51,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BackendError", py.get_type::<BackendError>())?;
     m.add("QuablaError", py.get_type::<QuablaError>())?;
     m.add("LinAlgError", py.get_type::<LinAlgError>())?;
+    m.add("QuablaInternalError", py.get_type::<QuablaInternalError>())?;
     Ok(())
 }
 
-/// The Python exception for a core error.
+/// The Python exception for a core error: `Value` raises ValueError; `Shape`, `DType` and
+/// `Mismatch` TypeError; `Unsupported` NotImplementedError; `Internal` QuablaInternalError;
+/// backend and load failures BackendError.
 pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::Callback(inner) => match inner.downcast::<PyErr>() {
             Ok(original) => *original,
             Err(other) => PyRuntimeError::new_err(other.to_string()),
         },
-        Error::Type(m) | Error::Mismatch(m) => PyTypeError::new_err(m),
+        Error::Value(m) => PyValueError::new_err(m),
+        // Shape and dtype mismatches raise TypeError, as JAX's primitives do.
+        Error::Shape(m) | Error::DType(m) | Error::Mismatch(m) => PyTypeError::new_err(m),
+        e @ Error::Unsupported { .. } => PyNotImplementedError::new_err(e.to_string()),
+        e @ Error::Internal(_) => QuablaInternalError::new_err(e.to_string()),
         Error::TracedValue => ConcretizationTypeError::new_err(Error::TracedValue.to_string()),
         Error::Parse(p) => PyValueError::new_err(p.to_string()),
         Error::LinAlg(m) => LinAlgError::new_err(m),

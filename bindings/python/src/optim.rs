@@ -210,7 +210,7 @@ impl Lbfgs {
         let f = |p: &[quabla::Array]| -> quabla::Result<quabla::Array> {
             let mut out = crate::transforms::call_flat(&value_fn, p)?;
             out.pop()
-                .ok_or_else(|| quabla::Error::Type("lbfgs: value_fn returned nothing".into()))
+                .ok_or_else(|| quabla::Error::Value("lbfgs: value_fn returned nothing".into()))
         };
         let s = self.0.step(&f, &inners(&params), &inners(&state)).py()?;
         Ok((

@@ -160,7 +160,7 @@ def test_odeint_input_errors():
     decay = lambda y, t: -y  # noqa: E731
     with pytest.raises(ValueError, match="method"):
         quabla.odeint(decay, np.ones(1), np.array([0.0, 1.0]), method="euler")
-    with pytest.raises(TypeError, match="strictly increasing"):
+    with pytest.raises(ValueError, match="strictly increasing"):
         quabla.odeint(decay, np.ones(1), np.array([0.0, 1.0, 0.5]))
     with pytest.raises(TypeError, match="shaped like y"):
         quabla.odeint(lambda y, t: qnp.sum(y), np.ones(2), np.array([0.0, 1.0]))

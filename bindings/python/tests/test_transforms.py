@@ -136,7 +136,7 @@ def test_vmap_axes_and_trees():
     assert float(out["k"]) == 1.0
     with pytest.raises(ValueError, match="in_axes"):
         quabla.vmap(lambda x: x, in_axes=(0, 0))(qnp.ones(2))
-    with pytest.raises(TypeError, match="batch sizes"):
+    with pytest.raises(ValueError, match="batch sizes"):
         quabla.vmap(lambda x, y: x + y)(qnp.ones(2), qnp.ones(3))
     m = quabla.vmap(quabla.vmap(lambda u, v: u * v, (0, None)), (None, 0))(
         qnp.asarray(a[0]), qnp.asarray(b[0]))

@@ -1,5 +1,6 @@
 //! `NDArray`, the JavaScript face of `quabla::Array`, and reading arrays back.
 
+use crate::errors::{js_msg, IntoJsResult};
 use crate::runtime::{download, ensure_backend};
 use js_sys::{Float32Array, Float64Array, Int32Array, Promise, Reflect, Uint32Array, Uint8Array};
 use quabla::{Array, DType, HostArray};
@@ -42,23 +43,23 @@ impl Drop for NDArray {
 
 impl NDArray {
     /// The array behind this handle.
-    pub fn array(&self) -> Result<Array, JsError> {
+    pub fn array(&self) -> Result<Array, JsValue> {
         LIVE.with(|l| l.borrow().get(&self.id).cloned())
-            .ok_or_else(|| JsError::new("this NDArray was freed"))
+            .ok_or_else(|| js_msg("this NDArray was freed"))
     }
 }
 
 impl NDArray {
     /// A second handle to the same array (for Rust callers; JS shares objects instead).
-    pub fn clone_handle(&self) -> Result<NDArray, JsError> {
+    pub fn clone_handle(&self) -> Result<NDArray, JsValue> {
         Ok(NDArray::from(self.array()?))
     }
 
     /// A handle to the array of a JS value that is an `NDArray`.
-    pub fn from_js(v: &JsValue) -> Result<NDArray, JsError> {
-        match array_of(v).map_err(|e| JsError::new(&e))? {
+    pub fn from_js(v: &JsValue) -> Result<NDArray, JsValue> {
+        match array_of(v).map_err(|e| js_msg(&e))? {
             Some(a) => Ok(NDArray::from(a)),
-            None => Err(JsError::new("expected an NDArray")),
+            None => Err(js_msg("expected an NDArray")),
         }
     }
 }
@@ -80,31 +81,29 @@ pub fn array_of(v: &JsValue) -> Result<Option<Array>, String> {
 }
 
 /// A JS value that must be an `NDArray`, or a number (a 0-d f32 array).
-pub fn expect_array(v: &JsValue, what: &str) -> Result<Array, JsError> {
-    if let Some(a) = array_of(v).map_err(|e| JsError::new(&e))? {
+pub fn expect_array(v: &JsValue, what: &str) -> Result<Array, JsValue> {
+    if let Some(a) = array_of(v).map_err(|e| js_msg(&e))? {
         return Ok(a);
     }
     if let Some(x) = v.as_f64() {
         ensure_backend();
-        return Ok(Array::scalar(x as f32)?);
+        return Ok(Array::scalar(x as f32).js()?);
     }
-    Err(JsError::new(&format!(
-        "{what}: expected an NDArray or a number"
-    )))
+    Err(js_msg(&format!("{what}: expected an NDArray or a number")))
 }
 
 /// Parses a dtype name: numpy's (`float32`, `int32`, `uint32`, `bool`) or QIR's (`f32`...).
-pub fn parse_dtype(name: &str) -> Result<DType, JsError> {
+pub fn parse_dtype(name: &str) -> Result<DType, JsValue> {
     DType::from_numpy_name(name).ok_or_else(|| {
-        JsError::new(&format!(
+        js_msg(&format!(
             "unknown dtype `{name}`: use float32, int32, uint32 or bool"
         ))
     })
 }
 
 /// A host array as the matching typed array (bool as `Uint8Array` of 0/1).
-pub fn typed_array(h: &HostArray) -> Result<JsValue, JsError> {
-    let err = |e: String| JsError::new(&e);
+pub fn typed_array(h: &HostArray) -> Result<JsValue, JsValue> {
+    let err = |e: String| js_msg(&e);
     Ok(match h.ty.dtype {
         DType::F32 => Float32Array::from(h.to_vec::<f32>().map_err(err)?.as_slice()).into(),
         DType::F64 => Float64Array::from(h.to_vec::<f64>().map_err(err)?.as_slice()).into(),
@@ -124,7 +123,7 @@ impl NDArray {
 
     /// The shape, as a list of numbers.
     #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
-    pub fn shape(&self) -> Result<JsValue, JsError> {
+    pub fn shape(&self) -> Result<JsValue, JsValue> {
         let a = self.array()?;
         Ok(a.shape()
             .iter()
@@ -135,19 +134,19 @@ impl NDArray {
 
     /// `float32`, `int32`, `uint32` or `bool`.
     #[wasm_bindgen(getter)]
-    pub fn dtype(&self) -> Result<String, JsError> {
+    pub fn dtype(&self) -> Result<String, JsValue> {
         Ok(self.array()?.dtype().numpy_name().into())
     }
 
     /// The number of elements.
     #[wasm_bindgen(getter)]
-    pub fn size(&self) -> Result<usize, JsError> {
+    pub fn size(&self) -> Result<usize, JsValue> {
         Ok(self.array()?.size())
     }
 
     /// The number of axes.
     #[wasm_bindgen(getter)]
-    pub fn ndim(&self) -> Result<usize, JsError> {
+    pub fn ndim(&self) -> Result<usize, JsValue> {
         Ok(self.array()?.ndim())
     }
 
@@ -156,7 +155,7 @@ impl NDArray {
     #[wasm_bindgen(
         unchecked_return_type = "Promise<Float32Array | Int32Array | Uint32Array | Uint8Array>"
     )]
-    pub fn data(&self) -> Result<Promise, JsError> {
+    pub fn data(&self) -> Result<Promise, JsValue> {
         let a = self.array()?;
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let h = download(&a).await.map_err(JsValue::from)?;
@@ -166,21 +165,21 @@ impl NDArray {
 
     /// The elements at once; only where reads need not wait (the CPU backend).
     #[wasm_bindgen(js_name = dataSync)]
-    pub fn data_sync(&self) -> Result<JsValue, JsError> {
-        typed_array(&self.array()?.to_host()?)
+    pub fn data_sync(&self) -> Result<JsValue, JsValue> {
+        typed_array(&self.array()?.to_host().js()?)
     }
 
     /// The single element of a size-1 array, as a number (CPU backend; else `await data()`).
-    pub fn item(&self) -> Result<f64, JsError> {
+    pub fn item(&self) -> Result<f64, JsValue> {
         let a = self.array()?;
         if a.size() != 1 {
-            return Err(JsError::new(&format!(
+            return Err(js_msg(&format!(
                 "item() needs a size-1 array, this one has shape {:?}",
                 a.shape()
             )));
         }
-        let h = a.astype(DType::F32)?.to_host()?;
-        Ok(h.to_vec::<f32>().map_err(|e| JsError::new(&e))?[0] as f64)
+        let h = a.astype(DType::F32).js()?.to_host().js()?;
+        Ok(h.to_vec::<f32>().map_err(|e| js_msg(&e))?[0] as f64)
     }
 
     /// Like `Array(float32[3] on cpu)`.
@@ -194,30 +193,28 @@ impl NDArray {
 }
 
 /// A JS number list (or a single number) as a list of non-negative integers.
-pub fn usize_list(v: &JsValue, what: &str) -> Result<Vec<usize>, JsError> {
+pub fn usize_list(v: &JsValue, what: &str) -> Result<Vec<usize>, JsValue> {
     if let Some(x) = v.as_f64() {
         return Ok(vec![non_negative(x, what)?]);
     }
     if !js_sys::Array::is_array(v) {
-        return Err(JsError::new(&format!(
-            "{what}: expected a list of integers"
-        )));
+        return Err(js_msg(&format!("{what}: expected a list of integers")));
     }
     let list: &js_sys::Array = v.unchecked_ref();
     list.iter()
         .map(|x| {
             x.as_f64()
-                .ok_or_else(|| JsError::new(&format!("{what}: expected numbers")))
+                .ok_or_else(|| js_msg(&format!("{what}: expected numbers")))
                 .and_then(|x| non_negative(x, what))
         })
         .collect()
 }
 
-fn non_negative(x: f64, what: &str) -> Result<usize, JsError> {
+fn non_negative(x: f64, what: &str) -> Result<usize, JsValue> {
     if x >= 0.0 && x.fract() == 0.0 && x < 4294967296.0 {
         Ok(x as usize)
     } else {
-        Err(JsError::new(&format!(
+        Err(js_msg(&format!(
             "{what}: {x} is not a non-negative integer"
         )))
     }

@@ -4,15 +4,16 @@
 //! array's dtype, as in JAX).
 
 use crate::array::{expect_array, parse_dtype, usize_list, NDArray};
+use crate::errors::{js_msg, IntoJsResult};
 use crate::runtime::ensure_backend;
 use quabla::{Array, Axes, DType, HostArray, Operand, TensorType};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-type R<T> = Result<T, JsError>;
+type R<T> = Result<T, JsValue>;
 
 fn wrap(a: quabla::Result<Array>) -> R<NDArray> {
-    Ok(NDArray::from(a?))
+    Ok(NDArray::from(a.js()?))
 }
 
 /// The right-hand side of a binary operation: an array, or a number kept weak.
@@ -41,7 +42,7 @@ fn axes_of(v: &JsValue) -> R<Option<Vec<isize>>> {
         x.as_f64()
             .filter(|x| x.fract() == 0.0)
             .map(|x| x as isize)
-            .ok_or_else(|| JsError::new("axis: expected an integer or a list of integers"))
+            .ok_or_else(|| js_msg("axis: expected an integer or a list of integers"))
     };
     if js_sys::Array::is_array(v) {
         let list: &js_sys::Array = v.unchecked_ref();
@@ -170,7 +171,7 @@ impl NDArray {
 
     /// The same elements in another shape (one entry may be -1).
     pub fn reshape(&self, shape: &JsValue) -> R<NDArray> {
-        let s = axes_of(shape)?.ok_or_else(|| JsError::new("reshape: give the new shape"))?;
+        let s = axes_of(shape)?.ok_or_else(|| js_msg("reshape: give the new shape"))?;
         wrap(self.array()?.reshape(&s))
     }
 
@@ -219,7 +220,7 @@ pub fn array(data: &JsValue, shape: JsValue, dtype: Option<String>) -> R<NDArray
     };
     let n: usize = shape.iter().product();
     if n != values.len() {
-        return Err(JsError::new(&format!(
+        return Err(js_msg(&format!(
             "array: {} values do not fill shape {shape:?} ({n} elements)",
             values.len()
         )));
@@ -229,7 +230,7 @@ pub fn array(data: &JsValue, shape: JsValue, dtype: Option<String>) -> R<NDArray
         None => natural_dtype,
     };
     let host = host_array(&values, &shape, dtype)?;
-    wrap(Array::from_host_on(&quabla::default_device()?, &host))
+    wrap(Array::from_host_on(&quabla::default_device().js()?, &host))
 }
 
 fn host_array(values: &[f64], shape: &[usize], dtype: DType) -> R<HostArray> {
@@ -250,7 +251,7 @@ fn host_array(values: &[f64], shape: &[usize], dtype: DType) -> R<HostArray> {
         DType::Bool => values.iter().map(|v| u8::from(*v != 0.0)).collect(),
         DType::F64 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
     };
-    HostArray::new(ty, bytes).map_err(|e| JsError::new(&e))
+    HostArray::new(ty, bytes).map_err(|e| js_msg(&e))
 }
 
 /// The numbers of `data`, the dtype they suggest and the shape of their nesting.
@@ -283,7 +284,7 @@ fn host_values(data: &JsValue) -> R<(Vec<f64>, DType, Vec<usize>)> {
             let (v, d, s) = host_values(&x)?;
             match &inner {
                 Some((_, s0)) if *s0 != s => {
-                    return Err(JsError::new(
+                    return Err(js_msg(
                         "array: nested lists must be rectangular (rows of equal length)",
                     ))
                 }
@@ -296,7 +297,7 @@ fn host_values(data: &JsValue) -> R<(Vec<f64>, DType, Vec<usize>)> {
         shape.extend(s);
         return Ok((values, d, shape));
     }
-    Err(JsError::new(
+    Err(js_msg(
         "array: expected a number, a typed array or a (nested) list of numbers",
     ))
 }
@@ -348,7 +349,7 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> R<NDArray> {
         .collect();
     ensure_backend();
     let host = host_array(&v, &[num], DType::F32)?;
-    wrap(Array::from_host_on(&quabla::default_device()?, &host))
+    wrap(Array::from_host_on(&quabla::default_device().js()?, &host))
 }
 
 /// 0, 1, ..., n-1 as int32.
@@ -396,11 +397,7 @@ pub fn stack(arrays: &js_sys::Array, axis: Option<i32>) -> R<NDArray> {
     let axis = axis.unwrap_or(0) as isize;
     let list = arrays
         .iter()
-        .map(|v| {
-            expect_array(&v, "stack")?
-                .expand_dims(axis)
-                .map_err(JsError::from)
-        })
+        .map(|v| expect_array(&v, "stack")?.expand_dims(axis).js())
         .collect::<R<Vec<_>>>()?;
     let refs: Vec<&Array> = list.iter().collect();
     wrap(Array::concatenate(&refs, axis))
@@ -409,7 +406,7 @@ pub fn stack(arrays: &js_sys::Array, axis: Option<i32>) -> R<NDArray> {
 /// The same elements in another shape.
 #[wasm_bindgen]
 pub fn reshape(x: &JsValue, shape: &JsValue) -> R<NDArray> {
-    let s = axes_of(shape)?.ok_or_else(|| JsError::new("reshape: give the new shape"))?;
+    let s = axes_of(shape)?.ok_or_else(|| js_msg("reshape: give the new shape"))?;
     wrap(expect_array(x, "reshape")?.reshape(&s))
 }
 
@@ -421,5 +418,5 @@ pub fn eye(n: usize) -> R<NDArray> {
         .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
         .collect();
     let host = host_array(&v, &[n, n], DType::F32)?;
-    wrap(Array::from_host_on(&quabla::default_device()?, &host))
+    wrap(Array::from_host_on(&quabla::default_device().js()?, &host))
 }

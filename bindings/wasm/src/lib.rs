@@ -23,6 +23,8 @@
 #[cfg(target_arch = "wasm32")]
 mod array;
 #[cfg(target_arch = "wasm32")]
+mod errors;
+#[cfg(target_arch = "wasm32")]
 pub mod functions;
 #[cfg(target_arch = "wasm32")]
 pub mod optim;

@@ -2,16 +2,17 @@
 //! `update` are ordinary array functions, so a whole training step (loss, gradients, update)
 //! can sit under one `jit`.
 
+use crate::errors::{js_msg, IntoJsResult};
 use crate::tree::{flatten, unflatten};
 use quabla::optim::Optimizer as CoreOptimizer;
 use quabla::Array;
 use wasm_bindgen::prelude::*;
 
-type R<T> = Result<T, JsError>;
+type R<T> = Result<T, JsValue>;
 
 fn flat(v: &JsValue, what: &str) -> R<(crate::tree::Tree, Vec<Array>)> {
     let mut leaves = Vec::new();
-    let t = flatten(v, &mut leaves).map_err(|e| JsError::new(&format!("{what}: {e}")))?;
+    let t = flatten(v, &mut leaves).map_err(|e| js_msg(&format!("{what}: {e}")))?;
     Ok((t, leaves))
 }
 
@@ -35,7 +36,7 @@ impl Optimizer {
     /// The optimizer state for `params` (a list of arrays).
     pub fn init(&self, params: JsValue) -> R<js_sys::Array> {
         let (_, p) = flat(&params, "params")?;
-        Ok(list((self.inner.init)(&p)?))
+        Ok(list((self.inner.init)(&p).js()?))
     }
 
     /// `[updates, newState]` from gradients (the structure of `params`), the state and the
@@ -45,11 +46,11 @@ impl Optimizer {
         let (_, s) = flat(&state, "state")?;
         let (ptree, p) = flat(&params, "params")?;
         if ptree != tree {
-            return Err(JsError::new(
+            return Err(js_msg(
                 "update: grads and params must have the same structure",
             ));
         }
-        let (updates, new_state) = (self.inner.update)(&g, &s, &p)?;
+        let (updates, new_state) = (self.inner.update)(&g, &s, &p).js()?;
         let out = js_sys::Array::new();
         out.push(&unflatten(&tree, &mut updates.into_iter()));
         out.push(&list(new_state).into());
@@ -84,10 +85,10 @@ pub fn apply_updates(params: JsValue, updates: JsValue) -> R<JsValue> {
     let (tree, p) = flat(&params, "params")?;
     let (utree, u) = flat(&updates, "updates")?;
     if utree != tree {
-        return Err(JsError::new(
+        return Err(js_msg(
             "applyUpdates: updates must have the structure of params",
         ));
     }
-    let out = quabla::optim::apply_updates(&p, &u)?;
+    let out = quabla::optim::apply_updates(&p, &u).js()?;
     Ok(unflatten(&tree, &mut out.into_iter()))
 }

@@ -1,6 +1,7 @@
 //! Choosing a backend: `init({ backend })` registers the CPU plugin, or opens WebGPU and
 //! registers the wgpu plugin, as the one backend of this page.
 
+use crate::errors::{js_msg, IntoJsResult};
 use js_sys::{Promise, Reflect};
 use quabla::Array;
 use quabla_abi::host::Plugin;
@@ -18,7 +19,7 @@ thread_local! {
 /// before creating arrays; a second call with another backend is an error (arrays already
 /// made live on the first).
 #[wasm_bindgen(js_name = init)]
-pub async fn init_backend(options: JsValue) -> Result<String, JsError> {
+pub async fn init_backend(options: JsValue) -> Result<String, JsValue> {
     let wanted = if options.is_undefined() || options.is_null() {
         "auto".to_string()
     } else {
@@ -31,16 +32,14 @@ pub async fn init_backend(options: JsValue) -> Result<String, JsError> {
         if wanted == "auto" || platform_of(&wanted)? == prev {
             return describe(&prev);
         }
-        return Err(JsError::new(&format!(
+        return Err(js_msg(&format!(
             "quabla is already running on `{prev}`; init() chooses the backend once per page"
         )));
     }
     let platform = match wanted.as_str() {
         "cpu" => "cpu",
         "webgpu" | "wgpu" => {
-            quabla_wgpu::init_webgpu()
-                .await
-                .map_err(|e| JsError::new(&e))?;
+            quabla_wgpu::init_webgpu().await.map_err(|e| js_msg(&e))?;
             "wgpu"
         }
         "auto" => {
@@ -50,7 +49,7 @@ pub async fn init_backend(options: JsValue) -> Result<String, JsError> {
                 "cpu"
             }
         }
-        other => return Err(JsError::new(&unknown_backend(other))),
+        other => return Err(js_msg(&unknown_backend(other))),
     };
     register(platform);
     CHOSEN.with(|c| *c.borrow_mut() = Some(platform.to_string()));
@@ -61,11 +60,11 @@ fn unknown_backend(name: &str) -> String {
     format!("unknown backend `{name}`: use \"cpu\", \"webgpu\" or \"auto\"")
 }
 
-fn platform_of(name: &str) -> Result<&'static str, JsError> {
+fn platform_of(name: &str) -> Result<&'static str, JsValue> {
     match name {
         "cpu" => Ok("cpu"),
         "webgpu" | "wgpu" => Ok("wgpu"),
-        other => Err(JsError::new(&unknown_backend(other))),
+        other => Err(js_msg(&unknown_backend(other))),
     }
 }
 
@@ -76,8 +75,8 @@ fn register(platform: &str) {
     }
 }
 
-fn describe(platform: &str) -> Result<String, JsError> {
-    let d = quabla::device(platform)?;
+fn describe(platform: &str) -> Result<String, JsValue> {
+    let d = quabla::device(platform).js()?;
     let what = d
         .plugin()
         .info()
@@ -125,12 +124,12 @@ pub async fn next_tick() {
 
 /// Reads an array without blocking: starts the copy, yields to the event loop until the
 /// bytes are there.
-pub async fn download(a: &Array) -> Result<HostArray, JsError> {
-    let ev = a.start_download()?;
-    while !ev.is_ready().map_err(|e| JsError::new(&e.to_string()))? {
+pub async fn download(a: &Array) -> Result<HostArray, JsValue> {
+    let ev = a.start_download().js()?;
+    while !ev.is_ready().map_err(|e| js_msg(&e.to_string()))? {
         next_tick().await;
     }
-    ev.wait().map_err(|e| JsError::new(&e.to_string()))
+    ev.wait().map_err(|e| js_msg(&e.to_string()))
 }
 
 /// A statically linked plugin as the conformance runner sees it (`"cpu"` or `"wgpu"`; the

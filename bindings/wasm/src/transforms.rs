@@ -6,6 +6,7 @@
 //! and rebuilt on the way out (`tree.rs`).
 
 use crate::array::NDArray;
+use crate::errors::{js_msg, IntoJsResult, JsException};
 use crate::tree::{flatten, flatten_args, unflatten, unflatten_args, Tree};
 use js_sys::Function;
 use quabla::Array;
@@ -15,22 +16,10 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-type R<T> = Result<T, JsError>;
-
-/// A JavaScript exception raised inside a traced function.
-#[derive(Debug)]
-struct JsException(String);
-
-impl std::fmt::Display for JsException {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for JsException {}
+type R<T> = Result<T, JsValue>;
 
 fn callback_error(msg: String) -> quabla::Error {
-    quabla::Error::Callback(Box::new(JsException(msg)))
+    quabla::Error::Callback(Box::new(JsException::message(msg)))
 }
 
 fn exception_message(e: &JsValue) -> String {
@@ -54,18 +43,13 @@ fn flat_fn(
         let args = unflatten_args(&trees, leaves);
         let r = f
             .apply(&JsValue::NULL, &args)
-            .map_err(|e| callback_error(exception_message(&e)))?;
+            .map_err(|e| JsException::carry(exception_message(&e), e))?;
         let mut flat = Vec::new();
         let tree = flatten(&r, &mut flat)
             .map_err(|e| callback_error(format!("the function's result: {e}")))?;
         *out.borrow_mut() = Some(tree);
         Ok(flat)
     }
-}
-
-/// The JS error of a core error.
-fn js_err(e: quabla::Error) -> JsError {
-    JsError::new(&e.to_string())
 }
 
 /// A transformed function; JavaScript sees it as a plain variadic function.
@@ -88,9 +72,9 @@ fn as_function(call: impl Fn(js_sys::Array) -> R<JsValue> + 'static) -> R<Functi
     });
     let make = Function::new_with_args("t", "return (...args) => t.call(args);");
     make.call1(&JsValue::NULL, &t)
-        .map_err(|e| JsError::new(&exception_message(&e)))?
+        .map_err(|e| js_msg(&exception_message(&e)))?
         .dyn_into::<Function>()
-        .map_err(|_| JsError::new("could not make a JS function"))
+        .map_err(|_| js_msg("could not make a JS function"))
 }
 
 /// Which arguments to differentiate: a number (the result mirrors that argument) or a list
@@ -125,7 +109,7 @@ fn leaf_indices(trees: &[Tree], argnums: &[usize]) -> R<Vec<usize>> {
     let mut out = Vec::new();
     for &k in argnums {
         let t = trees.get(k).ok_or_else(|| {
-            JsError::new(&format!(
+            js_msg(&format!(
                 "argnums: argument {k} does not exist (the function got {})",
                 trees.len()
             ))
@@ -154,10 +138,10 @@ fn value_and_gradients(
     argnums: &ArgNums,
     args: &js_sys::Array,
 ) -> R<(Array, JsValue)> {
-    let (trees, leaves) = flatten_args(args).map_err(|e| JsError::new(&e))?;
+    let (trees, leaves) = flatten_args(args).map_err(|e| js_msg(&e))?;
     let idx = leaf_indices(&trees, &argnums.list)?;
     let g = flat_fn(f.clone(), trees.clone(), OutTree::default());
-    let mut r = quabla::ad::value_and_grad(g, &idx, false)(&leaves).map_err(js_err)?;
+    let mut r = quabla::ad::value_and_grad(g, &idx, false)(&leaves).js()?;
     let grads = r.split_off(1);
     Ok((r.remove(0), gradients_js(&trees, argnums, grads)))
 }
@@ -189,15 +173,15 @@ pub fn value_and_grad(f: Function, argnums: JsValue) -> R<Function> {
 pub fn hessian(f: Function, argnum: Option<usize>) -> R<Function> {
     let k = argnum.unwrap_or(0);
     as_function(move |args| {
-        let (trees, leaves) = flatten_args(&args).map_err(|e| JsError::new(&e))?;
+        let (trees, leaves) = flatten_args(&args).map_err(|e| js_msg(&e))?;
         if trees.get(k) != Some(&Tree::Leaf) {
-            return Err(JsError::new(
+            return Err(js_msg(
                 "hessian: the differentiated argument must be one NDArray",
             ));
         }
         let idx = leaf_indices(&trees, &[k])?;
         let g = flat_fn(f.clone(), trees.clone(), OutTree::default());
-        let mut h = quabla::ad::hessian(g, &idx)(&leaves).map_err(js_err)?;
+        let mut h = quabla::ad::hessian(g, &idx)(&leaves).js()?;
         h.truncate(1);
         Ok(h.pop()
             .map(|a| NDArray::from(a).into())
@@ -209,20 +193,20 @@ pub fn hessian(f: Function, argnum: Option<usize>) -> R<Function> {
 /// of the arguments and their tangents (same structures).
 #[wasm_bindgen]
 pub fn jvp(f: Function, primals: js_sys::Array, tangents: js_sys::Array) -> R<js_sys::Array> {
-    let (trees, leaves) = flatten_args(&primals).map_err(|e| JsError::new(&e))?;
-    let (ttrees, tleaves) = flatten_args(&tangents).map_err(|e| JsError::new(&e))?;
+    let (trees, leaves) = flatten_args(&primals).map_err(|e| js_msg(&e))?;
+    let (ttrees, tleaves) = flatten_args(&tangents).map_err(|e| js_msg(&e))?;
     if ttrees != trees {
-        return Err(JsError::new(
+        return Err(js_msg(
             "jvp: tangents must have the structure of the primals",
         ));
     }
     let out_tree = OutTree::default();
     let g = flat_fn(f, trees, out_tree.clone());
-    let (p, t) = quabla::ad::jvp(g, &leaves, &tleaves).map_err(js_err)?;
+    let (p, t) = quabla::ad::jvp(g, &leaves, &tleaves).js()?;
     let tree = out_tree
         .borrow()
         .clone()
-        .ok_or_else(|| JsError::new("jvp: the function returned nothing"))?;
+        .ok_or_else(|| js_msg("jvp: the function returned nothing"))?;
     let out = js_sys::Array::new();
     out.push(&unflatten(&tree, &mut p.into_iter()));
     out.push(&unflatten(&tree, &mut t.into_iter()));
@@ -238,7 +222,7 @@ fn leaf_axes(spec: &JsValue, trees: &[Tree], what: &str) -> R<Vec<Option<usize>>
         }
         match v.as_f64() {
             Some(x) if x >= 0.0 && x.fract() == 0.0 => Ok(Some(x as usize)),
-            _ => Err(JsError::new(&format!(
+            _ => Err(js_msg(&format!(
                 "{what}: expected a non-negative integer or null per argument"
             ))),
         }
@@ -248,7 +232,7 @@ fn leaf_axes(spec: &JsValue, trees: &[Tree], what: &str) -> R<Vec<Option<usize>>
     } else if js_sys::Array::is_array(spec) {
         let list: &js_sys::Array = spec.unchecked_ref();
         if list.length() as usize != trees.len() {
-            return Err(JsError::new(&format!(
+            return Err(js_msg(&format!(
                 "{what}: {} entries for {} arguments",
                 list.length(),
                 trees.len()
@@ -278,12 +262,12 @@ pub fn vmap(f: Function, in_axes: JsValue, out_axes: JsValue) -> R<Function> {
         Some(crate::array::usize_list(&out_axes, "outAxes")?[0])
     };
     as_function(move |args| {
-        let (trees, leaves) = flatten_args(&args).map_err(|e| JsError::new(&e))?;
+        let (trees, leaves) = flatten_args(&args).map_err(|e| js_msg(&e))?;
         let axes = leaf_axes(&in_axes, &trees, "inAxes")?;
         let out_tree = OutTree::default();
         let g = flat_fn(f.clone(), trees, out_tree.clone());
         let mapped = quabla::batching::vmap_with_out_axes(g, &axes, move |n| Ok(vec![out_axis; n]));
-        let outs = mapped(&leaves).map_err(js_err)?;
+        let outs = mapped(&leaves).js()?;
         let tree = out_tree.borrow().clone().unwrap_or(Tree::List(vec![]));
         Ok(unflatten(&tree, &mut outs.into_iter()))
     })
@@ -298,7 +282,7 @@ pub fn jit(f: Function) -> R<Function> {
     // One compiled function per argument structure; the core caches per shapes within it.
     let per_structure: RefCell<HashMap<String, (Rc<JitFn>, OutTree)>> = Default::default();
     as_function(move |args| {
-        let (trees, leaves) = flatten_args(&args).map_err(|e| JsError::new(&e))?;
+        let (trees, leaves) = flatten_args(&args).map_err(|e| js_msg(&e))?;
         let key = format!("{trees:?}");
         let (compiled, out_tree) = {
             let mut m = per_structure.borrow_mut();
@@ -311,11 +295,11 @@ pub fn jit(f: Function) -> R<Function> {
                 })
                 .clone()
         };
-        let outs = compiled.call(&leaves).map_err(js_err)?;
+        let outs = compiled.call(&leaves).js()?;
         let tree = out_tree
             .borrow()
             .clone()
-            .ok_or_else(|| JsError::new("jit: the function returned nothing"))?;
+            .ok_or_else(|| js_msg("jit: the function returned nothing"))?;
         Ok(unflatten(&tree, &mut outs.into_iter()))
     })
 }

@@ -146,7 +146,7 @@ pub(crate) fn partial_eval_transpose(
         .collect();
     for &ni in &linear_nodes {
         if let Op::While { .. } = &j.nodes[ni].op {
-            return Err(Error::Type(
+            return Err(Error::Value(
                 "reverse-mode differentiation through `while` is not supported: reverse mode needs a loop with \
                  static bounds (scan, or fori_loop with constant bounds)"
                     .into(),
@@ -181,7 +181,7 @@ pub(crate) fn partial_eval_transpose(
     let backward = trace_function(device, &bwd_types, |args: &[Array]| {
         let anchor = args
             .first()
-            .ok_or_else(|| Error::Type("vjp of a function without outputs".into()))?;
+            .ok_or_else(|| Error::Value("vjp of a function without outputs".into()))?;
         let mut known: HashMap<ValueId, Array> = residuals
             .iter()
             .copied()

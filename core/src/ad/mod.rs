@@ -20,7 +20,7 @@ pub(crate) use linearize::{partial_eval_transpose, transpose_region};
 pub use jacobian::{hessian, hvp, jacfwd, jacobian, jacrev};
 
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::eval::eval_program;
 use crate::runtime::{default_device, Device};
 
@@ -55,16 +55,16 @@ fn with_captures(args: &[Array], captures: &[Array]) -> Vec<Array> {
 fn check_differentiable(args: &[Array], argnums: &[usize], what: &str) -> Result<()> {
     for &i in argnums {
         let a = args.get(i).ok_or_else(|| {
-            crate::Error::Type(format!(
+            crate::Error::Value(format!(
                 "{what}: argnum {i} but only {} arguments",
                 args.len()
             ))
         })?;
         if !a.dtype().is_float() {
-            return type_err(format!(
+            return Err(crate::Error::dtype(format!(
                 "{what} requires float inputs, but argument {i} is {}; convert it with astype, or leave it out of argnums",
                 a.dtype()
-            ));
+            )));
         }
     }
     Ok(())
@@ -85,19 +85,19 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     if tangents.len() != primals.len() {
-        return type_err(format!(
+        return Err(crate::Error::value(format!(
             "jvp: {} primals but {} tangents",
             primals.len(),
             tangents.len()
-        ));
+        )));
     }
     for (i, (p, t)) in primals.iter().zip(tangents).enumerate() {
         if p.tensor_type() != t.tensor_type() {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "jvp: tangent {i} is {} but its primal is {}",
                 t.tensor_type(),
                 p.tensor_type()
-            ));
+            )));
         }
     }
     let (device, p, caps) = trace_at(&f, primals)?;
@@ -125,18 +125,18 @@ impl Pullback {
     /// Cotangents of every input (zeros for integer inputs), given one cotangent per output.
     pub fn call(&self, cotangents: &[Array]) -> Result<Vec<Array>> {
         if cotangents.len() != self.output_types.len() {
-            return type_err(format!(
+            return Err(crate::Error::value(format!(
                 "pullback: {} outputs but {} cotangents",
                 self.output_types.len(),
                 cotangents.len()
-            ));
+            )));
         }
         for (i, (c, t)) in cotangents.iter().zip(&self.output_types).enumerate() {
             if c.tensor_type() != t {
-                return type_err(format!(
+                return Err(crate::Error::shape(format!(
                     "pullback: cotangent {i} must be {t}, got {}",
                     c.tensor_type()
-                ));
+                )));
             }
         }
         let mut args = self.residuals.clone();
@@ -212,17 +212,17 @@ where
         match out_types.first() {
             Some(t) if t.rank() == 0 && t.dtype.is_float() => {}
             Some(t) => {
-                return type_err(format!(
+                return Err(crate::Error::dtype(format!(
                 "grad needs a float scalar output, got {t}; use vjp or jacrev for other outputs"
-            ))
+            )))
             }
-            None => return type_err("grad of a function without outputs"),
+            None => return Err(crate::Error::value("grad of a function without outputs")),
         }
         if !has_aux && out_types.len() > 1 {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "grad: the function returns {} outputs; pass has_aux to return the others as aux",
                 out_types.len()
-            ));
+            )));
         }
         let (outs, pb) = vjp_of_program(&device, &p, args, &caps, argnums.clone())?;
         let mut cts = vec![outs[0].ones_like()?];

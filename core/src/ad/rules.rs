@@ -43,7 +43,7 @@ impl Primal {
     pub fn known(&self, op: &str) -> Result<&Array> {
         match self {
             Primal::Known(a) => Ok(a),
-            Primal::Linear(_) => Err(Error::Type(format!(
+            Primal::Linear(_) => Err(Error::Value(format!(
                 "`{op}` is not linear in this operand, so it cannot be transposed (a JVP rule produced a nonlinear tangent computation)"
             ))),
         }
@@ -59,7 +59,7 @@ pub(crate) struct TransposeArgs<'a> {
 }
 
 pub(crate) fn no_rule<T>(kind: &str, op: &Op) -> Result<T> {
-    Err(Error::Type(format!(
+    Err(Error::Internal(format!(
         "primitive `{}` has no {kind} rule",
         op.name()
     )))

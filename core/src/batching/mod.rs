@@ -7,7 +7,7 @@
 //! every element is done, freezing the carries of finished elements.
 
 use crate::array::Array;
-use crate::error::{type_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::eval::eval_program;
 use crate::ops::{self, apply_at};
 use crate::trace::trace_function;
@@ -204,7 +204,7 @@ where
         for (i, (a, ax)) in args.iter().zip(&axes).enumerate() {
             if let Some(ax) = ax {
                 let n = *a.shape().get(*ax).ok_or_else(|| {
-                    Error::Type(format!(
+                    Error::Value(format!(
                         "vmap: in_axes[{i}] = {ax} but argument {i} has rank {}",
                         a.ndim()
                     ))
@@ -212,16 +212,18 @@ where
                 match size {
                     None => size = Some(n),
                     Some(m) if m != n => {
-                        return type_err(format!(
+                        return Err(crate::Error::value(format!(
                             "vmap: batch sizes differ ({m} and {n}, argument {i})"
-                        ))
+                        )))
                     }
                     _ => {}
                 }
             }
         }
         let Some(size) = size else {
-            return type_err("vmap needs at least one batched argument (in_axes all None)");
+            return Err(crate::Error::value(
+                "vmap needs at least one batched argument (in_axes all None)",
+            ));
         };
         let device = crate::ad::device_of(args)?;
         let full: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
@@ -261,9 +263,9 @@ where
                         |(k, (o, b))| match out_axes.get(k).copied().unwrap_or(Some(0)) {
                             Some(ax) => move_axis(&with_batch(o, b, size)?, 0, ax),
                             None if !b => Ok(o.clone()),
-                            None => type_err(format!(
+                            None => Err(crate::Error::value(format!(
                                 "vmap: output {k} depends on the batch but out_axes[{k}] is None"
-                            )),
+                            ))),
                         },
                     )
                     .collect()

@@ -16,7 +16,7 @@ use quabla_abi::DType;
 fn square(a: &Array, what: &str) -> Result<usize> {
     let r = a.ndim();
     if r < 2 || a.shape()[r - 1] != a.shape()[r - 2] || !a.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "{what} needs square float matrices in the last two axes, got {}",
             a.tensor_type()
         )));
@@ -50,7 +50,7 @@ pub fn cholesky(a: &Array) -> Result<Array> {
 pub fn cholesky_checked(a: &Array) -> Result<Array> {
     let l = cholesky(a)?;
     if l.is_traced() {
-        return Err(Error::Type(
+        return Err(Error::Value(
             "cholesky_checked needs a concrete matrix: it reads the factor to check it; inside a traced function use cholesky and test for NaN".into(),
         ));
     }
@@ -239,7 +239,7 @@ fn inverted_singular_values(s: &Array, rcond: f64) -> Result<Array> {
 /// `10·max(m, n)·eps`).
 pub fn pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
     if a.ndim() < 2 || !a.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "pinv needs float matrices, got {}",
             a.tensor_type()
         )));
@@ -264,7 +264,7 @@ pub struct Lstsq {
 /// `min ‖a x - b‖` by SVD (minimum norm when rank deficient), as `numpy.linalg.lstsq`.
 pub fn lstsq(a: &Array, b: &Array, rcond: Option<f64>) -> Result<Lstsq> {
     if a.ndim() != 2 || !a.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "lstsq needs one float matrix, got {}",
             a.tensor_type()
         )));
@@ -321,7 +321,7 @@ pub enum NormOrd {
 /// ```
 pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> Result<Array> {
     if !x.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "norm needs a float array, got {}",
             x.tensor_type()
         )));
@@ -349,7 +349,7 @@ pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> 
                     let s = abs.pow(&abs.full_like(p)?)?.sum(ax, keepdims)?;
                     s.pow(&s.full_like(1.0 / p)?)
                 }
-                NormOrd::Fro | NormOrd::Nuc => Err(Error::Type(
+                NormOrd::Fro | NormOrd::Nuc => Err(Error::Value(
                     "norm: 'fro' and 'nuc' are matrix norms; pass two axes".into(),
                 )),
             }
@@ -364,7 +364,7 @@ pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> 
                 a1 += r;
             }
             if a0 == a1 || a0 < 0 || a1 < 0 || a0 >= r || a1 >= r {
-                return Err(Error::Type(format!(
+                return Err(Error::Shape(format!(
                     "norm: bad matrix axes {norm_axes:?} for rank {r}"
                 )));
             }
@@ -398,7 +398,7 @@ pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> 
                         _ => 0.0,
                     };
                     if !(ord == NormOrd::Nuc || p == 2.0 || p == -2.0) {
-                        return Err(Error::Type(format!("norm: matrix order {p} is not supported; use 1, -1, 2, -2, inf, -inf, 'fro' or 'nuc'")));
+                        return Err(Error::Value(format!("norm: matrix order {p} is not supported; use 1, -1, 2, -2, inf, -inf, 'fro' or 'nuc'")));
                     }
                     // Move the two axes last, then reduce the singular values.
                     let mut perm: Vec<usize> = (0..r as usize)
@@ -426,7 +426,7 @@ pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> 
                 }
             }
         }
-        k => Err(Error::Type(format!(
+        k => Err(Error::Shape(format!(
             "norm: axis must name 1 or 2 axes, got {k}"
         ))),
     }
@@ -454,14 +454,14 @@ pub fn matrix_power(a: &Array, n: i64) -> Result<Array> {
             base = base.matmul(&base)?;
         }
     }
-    acc.ok_or_else(|| Error::Type("matrix_power: empty product".into()))
+    acc.ok_or_else(|| Error::Value("matrix_power: empty product".into()))
 }
 
 /// The condition number, as `numpy.linalg.cond`: `σ_max/σ_min` for the default 2-norm,
 /// else `‖a‖·‖a⁻¹‖` in the given norm.
 pub fn cond(a: &Array, ord: NormOrd) -> Result<Array> {
     if a.ndim() < 2 {
-        return Err(Error::Type("cond needs matrices".into()));
+        return Err(Error::Shape("cond needs matrices".into()));
     }
     match ord {
         NormOrd::Default => {

@@ -58,7 +58,7 @@ impl Default for SolveOptions {
 pub fn dense(a: &Array) -> impl Fn(&[Array]) -> Result<Vec<Array>> + '_ {
     move |v: &[Array]| {
         if v.len() != 1 || a.ndim() != 2 || v[0].ndim() != 1 || a.shape()[1] != v[0].shape()[0] {
-            return Err(Error::Type(format!(
+            return Err(Error::Shape(format!(
                 "dense operator: a matrix of shape {:?} applies to one vector of length {}",
                 a.shape(),
                 a.shape().get(1).copied().unwrap_or(0)
@@ -71,7 +71,7 @@ pub fn dense(a: &Array) -> impl Fn(&[Array]) -> Result<Vec<Array>> + '_ {
 /// `max(tol·‖b‖, atol)` as a scalar of b's dtype.
 fn tolerance(b: &[Array], opts: &SolveOptions) -> Result<Array> {
     if !(opts.tol >= 0.0 && opts.atol >= 0.0) {
-        return Err(Error::Type(format!(
+        return Err(Error::Value(format!(
             "solver tolerances must be non-negative numbers, got tol={} atol={}",
             opts.tol, opts.atol
         )));
@@ -87,7 +87,7 @@ fn check_guess(x0: &[Array], b: &[Array]) -> Result<Vec<Array>> {
             .zip(b)
             .all(|(x, y)| x.tensor_type() == y.tensor_type());
     if !same {
-        return Err(Error::Type(
+        return Err(Error::Shape(
             "the initial guess x0 must have the shapes and dtypes of b".into(),
         ));
     }

@@ -15,7 +15,7 @@ pub(crate) fn vdot(a: &[Array], b: &[Array]) -> Result<Array> {
             None => s,
         });
     }
-    total.ok_or_else(|| Error::Type("an empty vector has no inner product".into()))
+    total.ok_or_else(|| Error::Value("an empty vector has no inner product".into()))
 }
 
 /// `a + alpha * b`, leaf by leaf (`alpha` a scalar).
@@ -32,7 +32,7 @@ pub(crate) fn sub(a: &[Array], b: &[Array]) -> Result<Vec<Array>> {
 pub(crate) fn flatten(v: &[Array]) -> Result<Array> {
     let dtype = v[0].dtype();
     if let Some(bad) = v.iter().find(|x| x.dtype() != dtype) {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "this solver needs every part of the vector in one dtype; found {dtype} and {}",
             bad.dtype()
         )));

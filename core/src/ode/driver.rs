@@ -104,7 +104,7 @@ fn rms(v: &[Array]) -> Result<Array> {
     }
     match total {
         Some(t) => (t / n.max(1) as f64)?.sqrt(),
-        None => Err(crate::Error::Type("odeint needs a non-empty state".into())),
+        None => Err(crate::Error::Value("odeint needs a non-empty state".into())),
     }
 }
 

@@ -148,7 +148,7 @@ pub fn odeint(
     })?;
     let y_types = &types[..ny];
     if fp.output_types()[..] != *y_types {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "odeint: func must return derivatives shaped like y {}, got {}",
             crate::ops::show_types(y_types),
             crate::ops::show_types(&fp.output_types())
@@ -188,35 +188,35 @@ pub fn odeint(
 
 fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {
     if y0.is_empty() {
-        return Err(Error::Type("odeint needs an initial state y0".into()));
+        return Err(Error::Value("odeint needs an initial state y0".into()));
     }
     if t.ndim() != 1 || t.shape()[0] == 0 || !t.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "odeint: t must be a non-empty 1-D float array of times, got {}",
             t.tensor_type()
         )));
     }
     if let Some(bad) = y0.iter().find(|y| y.dtype() != t.dtype()) {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "odeint: every part of y0 must have t's dtype {}, got {}; convert with astype",
             t.dtype(),
             bad.tensor_type()
         )));
     }
     if !(opts.rtol >= 0.0 && opts.atol >= 0.0 && opts.rtol + opts.atol > 0.0) {
-        return Err(Error::Type(format!(
+        return Err(Error::Value(format!(
             "odeint: rtol and atol must be non-negative and not both zero, got {} and {}",
             opts.rtol, opts.atol
         )));
     }
     if opts.max_steps == 0 || opts.max_steps > i32::MAX as usize / 2 {
-        return Err(Error::Type(
+        return Err(Error::Value(
             "odeint: max_steps must be between 1 and 2^30".into(),
         ));
     }
     if let Some(d) = opts.dt0 {
         if !(d > 0.0 && d.is_finite()) {
-            return Err(Error::Type(format!(
+            return Err(Error::Value(format!(
                 "odeint: dt0 must be a positive finite step, got {d}"
             )));
         }
@@ -227,7 +227,7 @@ fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {
             .windows(2)
             .position(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
         {
-            return Err(Error::Type(format!(
+            return Err(Error::Value(format!(
                 "odeint: t must be strictly increasing; t[{}] = {} is followed by {}",
                 w,
                 ts[w],

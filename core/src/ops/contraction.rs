@@ -2,7 +2,7 @@
 
 use super::apply1;
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::promotion::promote_types;
 use quabla_abi::qir::{DotDims, Op};
 
@@ -27,7 +27,9 @@ impl Array {
     /// ```
     pub fn matmul(&self, rhs: &Array) -> Result<Array> {
         if self.ndim() == 0 || rhs.ndim() == 0 {
-            return type_err("matmul does not take 0-d operands; use multiplication");
+            return Err(crate::Error::shape(
+                "matmul does not take 0-d operands; use multiplication",
+            ));
         }
         let a = if self.ndim() == 1 {
             self.expand_dims(0)?
@@ -41,11 +43,11 @@ impl Array {
         };
         let (ra, rb) = (a.ndim(), b.ndim());
         if a.shape()[ra - 1] != b.shape()[rb - 2] {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "matmul: {:?} @ {:?} do not match in the contracted dim",
                 self.shape(),
                 rhs.shape()
-            ));
+            )));
         }
         let batch =
             crate::ops::elementwise::broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])?;

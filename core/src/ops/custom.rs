@@ -8,7 +8,7 @@ use crate::ad::jvp_support::{float_tangents, tangent_region};
 use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
 use crate::batching::{batch_region, BatchArgs};
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::eval::eval_program;
 use crate::trace::trace_function;
 use quabla_abi::qir::{Node, Op, Program};
@@ -68,7 +68,7 @@ where
         let jvp = trace_function(&device, &rule_types, |a: &[Array]| {
             let (outs, touts) = rule(&a[..n], &a[n..])?;
             if touts.len() != nfo {
-                return type_err(format!("custom_jvp rule returned {} tangents; it must return one per float output ({nfo})", touts.len()));
+                return Err(crate::Error::value(format!("custom_jvp rule returned {} tangents; it must return one per float output ({nfo})", touts.len())));
             }
             Ok([outs, touts].concat())
         })?;
@@ -104,10 +104,10 @@ where
         let fwd_p = trace_function(&device, &types, |a: &[Array]| {
             let (outs, res) = fwd(a)?;
             if outs.len() != k {
-                return type_err(format!(
+                return Err(crate::Error::value(format!(
                     "custom_vjp fwd returned {} outputs, the function returns {k}",
                     outs.len()
-                ));
+                )));
             }
             Ok([outs, res].concat())
         })?;
@@ -119,7 +119,7 @@ where
         let bwd_p = trace_function(&device, &bwd_types, |a: &[Array]| {
             let cts = bwd(&a[..nr], &a[nr..])?;
             if cts.len() != nfa {
-                return type_err(format!("custom_vjp bwd returned {} cotangents; it must return one per float argument ({nfa})", cts.len()));
+                return Err(crate::Error::value(format!("custom_vjp bwd returned {} cotangents; it must return one per float argument ({nfa})", cts.len())));
             }
             Ok(cts)
         })?;
@@ -201,9 +201,9 @@ pub(crate) fn jvp(
             )?;
             Ok((outs, spread(&node.results, touts)))
         }
-        Op::CustomVjpLinear { .. } => {
-            Err(crate::Error::Type(crate::passes::CUSTOM_VJP_FORWARD.into()))
-        }
+        Op::CustomVjpLinear { .. } => Err(crate::Error::Value(
+            crate::passes::CUSTOM_VJP_FORWARD.into(),
+        )),
         _ => unreachable!("dispatched for custom ops"),
     }
 }
@@ -250,7 +250,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let like = known
         .first()
         .or_else(|| a.cts.iter().flatten().next())
-        .ok_or_else(|| crate::Error::Type("transpose without values".into()))?
+        .ok_or_else(|| crate::Error::Internal("transpose without values".into()))?
         .clone();
     let mut cts = Vec::with_capacity(a.cts.len());
     for (ct, t) in a.cts.iter().zip(&a.node.results) {

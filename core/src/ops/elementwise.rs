@@ -4,7 +4,7 @@
 use super::creation::filled;
 use super::{apply1, constant_like};
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::promotion::{promote_types, Scalar};
 use quabla_abi::qir::{BinaryOp, CompareDir, Op, UnaryOp};
 use quabla_abi::{DType, TensorType};
@@ -50,9 +50,9 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
             (1, y) => y,
             (x, 1) => x,
             _ => {
-                return type_err(format!(
+                return Err(crate::Error::shape(format!(
                     "shapes {a:?} and {b:?} do not broadcast (dimension {i}: {x} vs {y})"
-                ))
+                )))
             }
         };
     }
@@ -89,7 +89,10 @@ impl Array {
         }
         let target = broadcast_shapes(self.shape(), shape)?;
         if target != shape {
-            return type_err(format!("cannot broadcast {:?} to {shape:?}", self.shape()));
+            return Err(crate::Error::shape(format!(
+                "cannot broadcast {:?} to {shape:?}",
+                self.shape()
+            )));
         }
         let offset = shape.len() - self.ndim();
         self.broadcast_in_dim(shape, &(offset..shape.len()).collect::<Vec<_>>())
@@ -141,10 +144,10 @@ impl Array {
     /// ```
     pub fn select<'a>(&self, on_true: &Array, on_false: impl Into<Operand<'a>>) -> Result<Array> {
         if self.dtype() != DType::Bool {
-            return type_err(format!(
+            return Err(crate::Error::dtype(format!(
                 "select needs a bool predicate, got {}",
                 self.dtype()
-            ));
+            )));
         }
         let (t, f) = on_true.promote_with(on_false.into())?;
         let shape = broadcast_shapes(self.shape(), t.shape())?;

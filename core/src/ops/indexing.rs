@@ -4,7 +4,7 @@
 use super::apply1;
 use super::shape::axis_index;
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use quabla_abi::qir::{GatherDims, Op, ScatterDims};
 use quabla_abi::DType;
 
@@ -68,11 +68,11 @@ impl Array {
     /// A slice of `sizes` starting at traced or concrete scalar `starts` (clamped to fit).
     pub fn dynamic_slice(&self, starts: &[&Array], sizes: &[usize]) -> Result<Array> {
         if starts.len() != self.ndim() {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "dynamic_slice needs {} start indices, got {}",
                 self.ndim(),
                 starts.len()
-            ));
+            )));
         }
         let mut args = vec![self.clone()];
         for s in starts {
@@ -91,11 +91,11 @@ impl Array {
     /// Writes `update` at `starts` (clamped to fit).
     pub fn dynamic_update_slice(&self, update: &Array, starts: &[&Array]) -> Result<Array> {
         if starts.len() != self.ndim() {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "dynamic_update_slice needs {} start indices, got {}",
                 self.ndim(),
                 starts.len()
-            ));
+            )));
         }
         let mut args = vec![self.clone(), update.astype(self.dtype())?];
         for s in starts {
@@ -119,7 +119,7 @@ fn or_zeros(t: &Option<Array>, like: &Array) -> Result<Array> {
 /// An i32 vector constant of `values` next to `like`, broadcast along the index vector dim.
 fn index_bounds(like: &Array, values: &[i64]) -> Result<Array> {
     let v: Vec<i32> = values.iter().map(|&x| x as i32).collect();
-    let host = HostArray::from_slice(vec![v.len()], &v).map_err(crate::Error::Type)?;
+    let host = HostArray::from_slice(vec![v.len()], &v).map_err(crate::Error::Internal)?;
     let c = constant_like(like, host)?;
     c.broadcast_in_dim(like.shape(), &[like.ndim() - 1])
 }

@@ -19,7 +19,7 @@ use quabla_abi::DType;
 
 fn call(op: LinalgOp, args: &[&Array]) -> Result<Vec<Array>> {
     if let Some(bad) = args.iter().find(|a| !a.dtype().is_float() || a.ndim() < 2) {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "{}: needs float matrices (the last two axes), got {}; convert with astype",
             op.name(),
             bad.tensor_type()
@@ -356,7 +356,7 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
             let sh = x.shape();
             let (m, n) = (sh[sh.len() - 2], sh[sh.len() - 1]);
             if m < n || (full_matrices && m != n) {
-                return Err(Error::Type(format!(
+                return Err(Error::Value(format!(
                     "qr: derivatives need m >= n (and m == n for the complete factorization), got {m}x{n}"
                 )));
             }
@@ -400,7 +400,7 @@ fn svd_jvp(
         svd(x, false)?
     };
     if full && m != n {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "svd: derivatives of the full factorization need a square matrix, got {m}x{n}; use full_matrices=false"
         )));
     }

@@ -54,9 +54,9 @@ pub fn linear_solve(
 ) -> Result<(Vec<Array>, Array)> {
     let first = b
         .first()
-        .ok_or_else(|| Error::Type("linear_solve needs a right-hand side".into()))?;
+        .ok_or_else(|| Error::Value("linear_solve needs a right-hand side".into()))?;
     if let Some(bad) = b.iter().find(|v| !v.dtype().is_float()) {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "linear_solve: the right-hand side must be floating point, got {}; convert it with astype",
             bad.tensor_type()
         )));
@@ -66,7 +66,7 @@ pub fn linear_solve(
     let n = types.len();
     let (mv, mv_caps) = trace_function_capturing(&device, &types, matvec)?;
     if mv.output_types() != types {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "linear_solve: matvec must return arrays shaped like b {}, got {}; the operator must be square",
             crate::ops::show_types(&types),
             crate::ops::show_types(&mv.output_types())
@@ -138,21 +138,21 @@ pub fn linear_solve(
     )?;
     let info = outs
         .pop()
-        .ok_or_else(|| Error::Type("linear_solve lost its info".into()))?;
+        .ok_or_else(|| Error::Internal("linear_solve lost its info".into()))?;
     Ok((outs, info))
 }
 
 fn check_solution(x: &[Array], info: &Array, types: &[TensorType]) -> Result<()> {
     let got: Vec<TensorType> = x.iter().map(|v| v.tensor_type().clone()).collect();
     if got != types {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "linear_solve: the solver returned {}, it must return arrays shaped like b {}",
             crate::ops::show_types(&got),
             crate::ops::show_types(types)
         )));
     }
     if info.tensor_type() != &TensorType::scalar(DType::I32) {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "linear_solve: the solver's info must be an i32 scalar, got {}",
             info.tensor_type()
         )));
@@ -219,7 +219,7 @@ pub(crate) fn jvp(
 pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let (matvec, k, symmetric) = parts(&a.node.op);
     if a.operands[..k].iter().any(|o| o.is_linear()) {
-        return Err(Error::Type(
+        return Err(Error::Value(
             "linear_solve is not linear in its operator's parameters".into(),
         ));
     }
@@ -231,7 +231,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let like = consts
         .first()
         .or_else(|| a.cts.iter().flatten().next())
-        .ok_or_else(|| Error::Type("linear_solve: transpose without values".into()))?
+        .ok_or_else(|| Error::Internal("linear_solve: transpose without values".into()))?
         .clone();
     let mut operands = consts;
     for (ct, t) in a.cts[..nb].iter().zip(&a.node.results) {

@@ -33,7 +33,7 @@ pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Res
     let in_types: Vec<&TensorType> = inputs.iter().map(|a| &a.ty).collect();
     let regions_out: Vec<Vec<TensorType>> = op.regions().iter().map(|r| r.output_types()).collect();
     let results = infer_result_types(&op, &in_types, &declared, &regions_out)
-        .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+        .map_err(|m| Error::Shape(format!("{}: {m}", op.name())))?;
     // The innermost trace (the most recent) among the inputs records the op; values of
     // enclosing traces are captured into it.
     let trace = inputs
@@ -77,7 +77,7 @@ pub(crate) fn apply_at(
     match (inputs.is_empty(), anchor) {
         (true, Some(like)) => {
             let ty = declared.first().cloned().ok_or_else(|| {
-                Error::Type(format!("{} needs a declared result type", op.name()))
+                Error::Value(format!("{} needs a declared result type", op.name()))
             })?;
             Ok(vec![apply_nullary_like(like, op, ty)?])
         }
@@ -88,7 +88,7 @@ pub(crate) fn apply_at(
 /// Like [`apply`] for ops without operands, on a chosen device.
 pub(crate) fn apply_nullary(device: &Arc<Device>, op: Op, declared: TensorType) -> Result<Array> {
     let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[])
-        .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+        .map_err(|m| Error::Shape(format!("{}: {m}", op.name())))?;
     Ok(run_eager(device, op, &[], results)?.remove(0))
 }
 
@@ -144,7 +144,7 @@ pub(crate) fn apply_nullary_like(like: &Array, op: Op, declared: TensorType) -> 
     match &like.repr {
         Repr::Traced { trace, .. } => {
             let results = infer_result_types(&op, &[], std::slice::from_ref(&declared), &[])
-                .map_err(|m| Error::Type(format!("{}: {m}", op.name())))?;
+                .map_err(|m| Error::Shape(format!("{}: {m}", op.name())))?;
             let v = trace.push(op, vec![], results)[0];
             Ok(Array::traced(trace.clone(), v, declared))
         }

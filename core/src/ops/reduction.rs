@@ -3,7 +3,7 @@
 use super::apply1;
 use super::shape::axis_index;
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use quabla_abi::qir::{CumulativeKind, Op, ReduceKind};
 use quabla_abi::DType;
 
@@ -22,7 +22,7 @@ impl Array {
                 for a in list {
                     let i = axis_index(*a, self.ndim())?;
                     if out.contains(&i) {
-                        return type_err(format!("axis {a} is repeated"));
+                        return Err(crate::Error::shape(format!("axis {a} is repeated")));
                     }
                     out.push(i);
                 }

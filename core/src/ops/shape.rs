@@ -4,7 +4,7 @@
 use super::creation::filled;
 use super::{apply1, constant_like};
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::promotion::Scalar;
 use quabla_abi::qir::Op;
 use quabla_abi::TensorType;
@@ -13,9 +13,9 @@ use quabla_abi::TensorType;
 pub(crate) fn axis_index(axis: isize, rank: usize) -> Result<usize> {
     let a = if axis < 0 { axis + rank as isize } else { axis };
     if a < 0 || a as usize >= rank {
-        return type_err(format!(
+        return Err(crate::Error::shape(format!(
             "axis {axis} is out of range for an array of rank {rank}"
-        ));
+        )));
     }
     Ok(a as usize)
 }
@@ -47,14 +47,19 @@ impl Array {
                     }
                 })
                 .collect(),
-            _ => return type_err(format!("cannot reshape {} to {shape:?}", self.ty)),
+            _ => {
+                return Err(crate::Error::shape(format!(
+                    "cannot reshape {} to {shape:?}",
+                    self.ty
+                )))
+            }
         };
         if resolved.iter().product::<usize>() != self.size() {
-            return type_err(format!(
+            return Err(crate::Error::shape(format!(
                 "cannot reshape {} ({} elements) to {resolved:?}",
                 self.ty,
                 self.size()
-            ));
+            )));
         }
         if resolved == self.shape() {
             return Ok(self.clone());
@@ -119,7 +124,7 @@ impl Array {
     pub fn concatenate(arrays: &[&Array], axis: isize) -> Result<Array> {
         let first = match arrays.first() {
             Some(a) => a,
-            None => return type_err("concatenate needs at least one array"),
+            None => return Err(crate::Error::value("concatenate needs at least one array")),
         };
         let dim = axis_index(axis, first.ndim())?;
         apply1(Op::Concatenate { dim }, arrays, vec![])

@@ -9,7 +9,7 @@
 //! The parameters are handled as one flat vector (all parameters must share one float dtype).
 
 use crate::array::Array;
-use crate::error::{type_err, Error, Result};
+use crate::error::{Error, Result};
 use crate::ops::control_flow::while_loop;
 use crate::ops::zeros_typed;
 use crate::{DType, TensorType};
@@ -60,10 +60,12 @@ pub struct LbfgsStep {
 fn flat(params: &[Array]) -> Result<Array> {
     let dtype = params
         .first()
-        .ok_or_else(|| Error::Type("lbfgs needs at least one parameter".into()))?
+        .ok_or_else(|| Error::Value("lbfgs needs at least one parameter".into()))?
         .dtype();
     if !dtype.is_float() || params.iter().any(|p| p.dtype() != dtype) {
-        return type_err("lbfgs: all parameters must share one float dtype");
+        return Err(crate::Error::dtype(
+            "lbfgs: all parameters must share one float dtype",
+        ));
     }
     let parts: Vec<Array> = params
         .iter()
@@ -108,7 +110,7 @@ impl Lbfgs {
     /// The state for `params`: `[S (m x n), Y (m x n), rho (m), count (i32)]`, empty history.
     pub fn init(&self, params: &[Array]) -> Result<Vec<Array>> {
         if self.memory == 0 {
-            return type_err("lbfgs: memory must be at least 1");
+            return Err(crate::Error::value("lbfgs: memory must be at least 1"));
         }
         let x = flat(params)?;
         let (m, n, d) = (self.memory, x.size(), x.dtype());
@@ -173,7 +175,9 @@ impl Lbfgs {
         F: Fn(&[Array]) -> Result<Array>,
     {
         if state.len() != 4 {
-            return type_err("lbfgs: the state must come from Lbfgs::init");
+            return Err(crate::Error::value(
+                "lbfgs: the state must come from Lbfgs::init",
+            ));
         }
         let x0 = flat(params)?;
         let value_and_grad_at = |x: &Array| -> Result<(Array, Array)> {
@@ -185,15 +189,15 @@ impl Lbfgs {
             let mut r = vg(std::slice::from_ref(x))?;
             let g = r
                 .pop()
-                .ok_or_else(|| Error::Type("lbfgs: no gradient".into()))?;
+                .ok_or_else(|| Error::Internal("lbfgs: no gradient".into()))?;
             let f = r
                 .pop()
-                .ok_or_else(|| Error::Type("lbfgs: no value".into()))?;
+                .ok_or_else(|| Error::Internal("lbfgs: no value".into()))?;
             Ok((f, g))
         };
         let (f0, g0) = value_and_grad_at(&x0)?;
         if f0.ndim() != 0 {
-            return type_err("lbfgs: the loss must be a scalar");
+            return Err(crate::Error::shape("lbfgs: the loss must be a scalar"));
         }
         // A direction that is not a descent direction (bad curvature pairs) falls back to -g.
         let d = self.direction(state, &g0)?;

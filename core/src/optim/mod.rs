@@ -40,7 +40,7 @@ pub use transforms::{
 };
 
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use std::sync::Arc;
 
 /// `init(params) -> state`.
@@ -79,11 +79,11 @@ impl Optimizer {
 /// `params + updates`, leaf by leaf (updates cast to each parameter's dtype).
 pub fn apply_updates(params: &[Array], updates: &[Array]) -> Result<Vec<Array>> {
     if params.len() != updates.len() {
-        return type_err(format!(
+        return Err(crate::Error::value(format!(
             "apply_updates: {} params but {} updates",
             params.len(),
             updates.len()
-        ));
+        )));
     }
     params
         .iter()
@@ -111,7 +111,9 @@ pub fn chain(parts: Vec<Optimizer>) -> Optimizer {
             for p in p2.iter() {
                 let n = (p.state_len)(params.len());
                 if offset + n > state.len() {
-                    return type_err("chain: the state does not come from this chain's init");
+                    return Err(crate::Error::value(
+                        "chain: the state does not come from this chain's init",
+                    ));
                 }
                 let (u, s) = (p.update)(&updates, &state[offset..offset + n], params)?;
                 updates = u;

@@ -4,7 +4,7 @@
 use super::{apply_updates, Optimizer};
 use crate::ad::value_and_grad;
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::jit::{jit, Jit};
 use crate::HostArray;
 
@@ -40,7 +40,7 @@ impl Trainer {
         L: Fn(&[Array]) -> Result<Vec<Array>> + 'static,
     {
         if params.is_empty() {
-            return type_err("Trainer needs at least one parameter");
+            return Err(crate::Error::value("Trainer needs at least one parameter"));
         }
         let state = (optimizer.init)(&params)?;
         let (np, ns) = (params.len(), state.len());
@@ -83,9 +83,10 @@ impl Trainer {
             return Err(e);
         }
         let mut out = self.step.call_donating(args, &donate).map_err(|e| {
-            crate::Error::Type(format!(
-                "the training step failed after its state was donated to the backend: {e}"
-            ))
+            e.context(
+                "the training step failed after its state was donated to the backend \
+                 (parameters and optimizer state are gone; build a new Trainer)",
+            )
         })?;
         self.state = out.split_off(1 + np);
         self.params = out.split_off(1);
@@ -124,7 +125,7 @@ impl Trainer {
     pub fn loss(&self) -> Result<f64> {
         match &self.loss {
             Some(l) => l.astype(quabla_abi::DType::F64)?.item::<f64>(),
-            None => type_err("no step has run yet"),
+            None => Err(crate::Error::value("no step has run yet")),
         }
     }
 

@@ -3,7 +3,7 @@
 use super::schedule::LearningRate;
 use super::{chain, Optimizer};
 use crate::array::Array;
-use crate::error::{type_err, Result};
+use crate::error::Result;
 use crate::Axes;
 use quabla_abi::{DType, TensorType};
 
@@ -14,7 +14,7 @@ fn zeros(params: &[Array]) -> Result<Vec<Array>> {
 fn count0(params: &[Array]) -> Result<Array> {
     let p = params
         .first()
-        .ok_or_else(|| crate::Error::Type("an optimizer needs at least one parameter".into()))?;
+        .ok_or_else(|| crate::Error::Value("an optimizer needs at least one parameter".into()))?;
     crate::ops::zeros_typed(p, &TensorType::scalar(DType::I32))
 }
 
@@ -25,11 +25,11 @@ fn increment(count: &Array) -> Result<Array> {
 
 fn check_len(what: &str, a: &[Array], b: &[Array]) -> Result<()> {
     if a.len() != b.len() {
-        return type_err(format!(
+        return Err(crate::Error::value(format!(
             "{what}: {} gradients but {} parameters/state entries",
             a.len(),
             b.len()
-        ));
+        )));
     }
     Ok(())
 }
@@ -170,7 +170,7 @@ pub fn clip_by_global_norm(max_norm: f64) -> Optimizer {
         move |g, _, _| {
             let first = g
                 .first()
-                .ok_or_else(|| crate::Error::Type("clip_by_global_norm: no updates".into()))?;
+                .ok_or_else(|| crate::Error::Value("clip_by_global_norm: no updates".into()))?;
             let mut sq = first
                 .astype(first.dtype())?
                 .mul(first)?

@@ -66,7 +66,7 @@ pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
                 }
                 map.extend(call.outputs.iter().map(|o| inner[o.index()]));
             }
-            Op::CustomVjpLinear { .. } => return Err(Error::Type(CUSTOM_VJP_FORWARD.into())),
+            Op::CustomVjpLinear { .. } => return Err(Error::Value(CUSTOM_VJP_FORWARD.into())),
             op => {
                 let regions = op
                     .regions()

@@ -44,9 +44,22 @@ impl Device {
     }
 
     pub(crate) fn backend_err(&self, source: quabla_abi::abi::AbiError) -> Error {
-        Error::Backend {
-            backend: self.platform().to_string(),
-            source,
+        Error::backend(self.platform(), source)
+    }
+
+    /// Refuses a program with an op the plugin does not list, before the plugin sees it, so
+    /// the error names the op and the backend.
+    fn check_supported(&self, program: &Program) -> Result<()> {
+        match program
+            .op_names()
+            .into_iter()
+            .find(|op| !self.plugin.supports_op(op))
+        {
+            Some(op) => Err(Error::Unsupported {
+                op: op.to_string(),
+                backend: self.platform().to_string(),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -61,6 +74,7 @@ impl Device {
     pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
         let lowered = crate::passes::lower(program, self)?;
         crate::passes::dump("lowered", &lowered);
+        self.check_supported(&lowered)?;
         let (key, version) = self.encode(&lowered)?;
         if let Some(e) = self.cache.get(&key) {
             return Ok(e);
@@ -73,13 +87,17 @@ impl Device {
     /// Compiles an already lowered program without caching it: for one-off programs (constant
     /// folding) whose executables would only crowd the cache.
     pub(crate) fn compile_once(&self, program: &Program) -> Result<Executable> {
+        self.check_supported(program)?;
         let (bytes, version) = self.encode(program)?;
         self.compile_encoded(program, &bytes, version)
     }
 
     fn encode(&self, program: &Program) -> Result<(Vec<u8>, u32)> {
         let version = self.plugin.qir_version().map_err(|e| self.backend_err(e))?;
-        Ok((qir::encode(program, version).map_err(Error::Type)?, version))
+        Ok((
+            qir::encode(program, version).map_err(Error::Value)?,
+            version,
+        ))
     }
 
     fn compile_encoded(&self, program: &Program, bytes: &[u8], version: u32) -> Result<Executable> {

@@ -13,11 +13,13 @@
 mod boundary;
 mod case;
 mod compare;
+mod fuzz_seeds;
 mod precision;
 
 pub use boundary::boundary_results;
 pub use case::{embedded_cases, load_cases, parse_cases, ArrayRecord, Case, Requires, Tolerance};
 pub use compare::{compare, Errors};
+pub use fuzz_seeds::{write_fuzz_seeds, SeedCounts};
 pub use precision::{FunctionTolerance, Precision};
 
 use quabla_abi::host::{Event, Plugin};

@@ -11,7 +11,7 @@ plugins. The API follows JAX, so JAX code ports by changing imports::
 """
 
 from . import _quabla
-from ._quabla import BackendError, ConcretizationTypeError, QuablaError
+from ._quabla import BackendError, ConcretizationTypeError, QuablaError, QuablaInternalError
 from ._src.runtime import Device, _register_plugins, default_backend, device_put, devices
 
 _register_plugins()
@@ -31,5 +31,5 @@ __all__ = [
     "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "lax", "numpy",
-    "random", "tree_util", "optim", "linalg", "odeint", "OdeStats", "newton", "save", "load", "BackendError", "ConcretizationTypeError", "QuablaError", "__version__",
+    "random", "tree_util", "optim", "linalg", "odeint", "OdeStats", "newton", "save", "load", "BackendError", "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
 ]

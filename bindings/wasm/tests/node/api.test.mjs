@@ -36,6 +36,37 @@ test("arrays: creation, shape, dtype and data round trip", async () => {
   assert.equal(q.array(3).item(), 3);
 });
 
+test("core errors throw by kind: TypeError for shapes and dtypes, named Errors otherwise", () => {
+  const kind = (f) => {
+    try {
+      f();
+    } catch (e) {
+      return [e instanceof TypeError, e.name];
+    }
+    return [false, "no error"];
+  };
+  assert.deepEqual(kind(() => q.add(q.ones([2]), q.ones([3]))), [true, "TypeError"]);
+  assert.deepEqual(kind(() => q.matmul(q.ones([2, 3]), q.ones([2, 3]))), [true, "TypeError"]);
+  assert.deepEqual(
+    kind(() => q.grad((x) => q.sum(x))(q.array(new Int32Array([1, 2])))),
+    [true, "TypeError"],
+  );
+  assert.deepEqual(kind(() => q.concatenate([])), [false, "ValueError"]);
+  assert.deepEqual(
+    kind(() => q.jit((x) => q.full([2], x.item()))(q.array(1))),
+    [true, "ConcretizationTypeError"],
+  );
+  // A user's own exception comes out of a transformation as itself.
+  class Mine extends Error {}
+  const thrown = new Mine("mine");
+  assert.throws(
+    () => q.grad(() => {
+      throw thrown;
+    })(q.array(1)),
+    (e) => e === thrown,
+  );
+});
+
 test("arrays: bad input is an error that says what to do", () => {
   assert.throws(() => q.array([[1, 2], [3]]), /rectangular/);
   assert.throws(() => q.array([1, 2, 3], [2, 2]), /do not fill shape/);

@@ -106,7 +106,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         op => return crate::ad::rules::no_rule("transpose", op),
     };
     if a.operands[0].is_linear() {
-        return Err(Error::Type(
+        return Err(Error::Internal(
             "cond: the branch index cannot be linear".into(),
         ));
     }
@@ -309,7 +309,7 @@ fn branch_programs(
     for (i, (p, _)) in traced.iter().enumerate() {
         let out = p.output_types();
         if out != out0 {
-            return Err(Error::Type(format!(
+            return Err(Error::Shape(format!(
                 "cond/switch branches must return the same structure, shapes and dtypes: branch {i} returns {} but branch 0 returns {}",
                 crate::ops::show_types(&out),
                 crate::ops::show_types(&out0)
@@ -354,13 +354,13 @@ fn run_cond(index: Array, fns: &[RegionFn], operands: &[Array]) -> Result<Vec<Ar
 
 fn scalar_index(a: &Array, what: &str) -> Result<Array> {
     if a.ndim() != 0 {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "{what} must be a scalar, got {}",
             a.tensor_type()
         )));
     }
     if a.dtype().is_float() {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "{what} must be bool or integer, got {}",
             a.dtype()
         )));
@@ -395,7 +395,7 @@ pub fn cond(
 /// Runs `branches[index](operands)`, with `index` clamped into range (as `jax.lax.switch`).
 pub fn switch(index: &Array, branches: &[RegionFn], operands: &[Array]) -> Result<Vec<Array>> {
     if branches.is_empty() {
-        return Err(Error::Type("switch needs at least one branch".into()));
+        return Err(Error::Value("switch needs at least one branch".into()));
     }
     let i = scalar_index(index, "switch's index")?
         .maximum(0)?
@@ -410,14 +410,14 @@ pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Resul
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
     let (cprog, ccaps) = trace_function_capturing(&device, &types, cond_fn)?;
     if cprog.output_types() != vec![TensorType::scalar(quabla_abi::DType::Bool)] {
-        return Err(Error::Type(format!(
+        return Err(Error::DType(format!(
             "while_loop's cond_fn must return one bool scalar, got {}",
             crate::ops::show_types(&cprog.output_types())
         )));
     }
     let (bprog, bcaps) = trace_function_capturing(&device, &types, body_fn)?;
     if bprog.output_types() != types {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "while_loop's body_fn must return the carry's structure, shapes and dtypes {}, got {}",
             crate::ops::show_types(&types),
             crate::ops::show_types(&bprog.output_types())
@@ -490,7 +490,7 @@ pub fn fori_loop(
             let n = (hi - lo).max(0) as usize;
             let like = init
                 .first()
-                .ok_or_else(|| Error::Type("fori_loop needs a carry".into()))?;
+                .ok_or_else(|| Error::Value("fori_loop needs a carry".into()))?;
             let idx = (crate::ops::iota_like(like, quabla_abi::DType::I32, &[n], 0)? + lo as i32)?;
             let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
                 Ok((body(&x[0], c)?, vec![]))
@@ -509,7 +509,7 @@ pub fn fori_loop(
             };
             let like = init
                 .first()
-                .ok_or_else(|| Error::Type("fori_loop needs a carry".into()))?
+                .ok_or_else(|| Error::Value("fori_loop needs a carry".into()))?
                 .clone();
             let (lo, hi) = (as_array(lo, &like)?, as_array(hi, &like)?);
             let n = init.len();

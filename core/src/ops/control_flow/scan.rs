@@ -18,27 +18,27 @@ pub fn scan(
     unroll: usize,
 ) -> Result<(Vec<Array>, Vec<Array>)> {
     if unroll == 0 {
-        return Err(Error::Type("scan: unroll must be at least 1".into()));
+        return Err(Error::Value("scan: unroll must be at least 1".into()));
     }
     let rows = match xs.first() {
         Some(x) => Some(
             *x.shape()
                 .first()
-                .ok_or_else(|| Error::Type("scan: every xs needs a leading axis".into()))?,
+                .ok_or_else(|| Error::Shape("scan: every xs needs a leading axis".into()))?,
         ),
         None => None,
     };
     let length = match (length, rows) {
         (Some(m), Some(l)) if m != l => {
-            return Err(Error::Type(format!(
+            return Err(Error::Shape(format!(
                 "scan: length {m} but xs have {l} rows"
             )))
         }
         (_, Some(l)) | (Some(l), None) => l,
-        (None, None) => return Err(Error::Type("scan needs xs or a length".into())),
+        (None, None) => return Err(Error::Value("scan needs xs or a length".into())),
     };
     if xs.iter().any(|x| x.shape().first() != Some(&length)) {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "scan: every xs must have {length} rows"
         )));
     }
@@ -60,7 +60,7 @@ pub fn scan(
     })?;
     let out = prog.output_types();
     if out[..ncar] != carry_types[..] {
-        return Err(Error::Type(format!(
+        return Err(Error::Shape(format!(
             "scan: f must return the carry {} first, got {}",
             crate::ops::show_types(&carry_types),
             crate::ops::show_types(&out[..ncar.min(out.len())])
@@ -133,7 +133,7 @@ pub(crate) fn scan_as_while(
         let like = ops
             .first()
             .cloned()
-            .ok_or_else(|| Error::Type("a scan needs at least one operand".into()))?;
+            .ok_or_else(|| Error::Value("a scan needs at least one operand".into()))?;
         let i0 = crate::ops::zeros_typed(&like, &TensorType::scalar(quabla_abi::DType::I32))?;
         let mut carry = vec![i0];
         carry.extend(ops.iter().cloned());
@@ -375,7 +375,7 @@ pub(super) fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         .first()
         .cloned()
         .or_else(|| a.cts.iter().flatten().next().cloned())
-        .ok_or_else(|| Error::Type("scan transpose without values".into()))?;
+        .ok_or_else(|| Error::Internal("scan transpose without values".into()))?;
     let device = like.device().clone();
     // The body reordered: known inputs then linear; known outputs then linear.
     let order: Vec<usize> = known_in.iter().chain(&lin_in).copied().collect();
