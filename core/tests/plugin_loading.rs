@@ -1,6 +1,8 @@
 //! Loading plugins from files: the CPU plugin through the ABI, and every way loading can fail.
 //! Needs the plugin libraries built (`cargo xtask test` builds them first).
 
+mod common;
+
 use quabla::runtime::Registry;
 use quabla::Error;
 use quabla_abi::host::{LoadError, Plugin};
@@ -13,17 +15,7 @@ fn profile_dir() -> PathBuf {
 }
 
 fn built(lib: &str) -> PathBuf {
-    let p = profile_dir().join(format!(
-        "{}{lib}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        p.is_file(),
-        "{} is missing: build the plugins first (`cargo xtask test` does)",
-        p.display()
-    );
-    p
+    common::built_library(lib)
 }
 
 #[test]

@@ -5,7 +5,7 @@ use crate::errors::IntoPyResult;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
-use quabla::qir::{DotDims, GatherDims, ScatterDims};
+use quabla::qir::{DotDims, GatherDims, OpKind, ScatterDims};
 use quabla::{Array, Axes, DType, HostArray, Operand, Scalar, TensorType};
 
 /// A core array. Python code uses `quabla.Array`, which wraps this.
@@ -143,43 +143,15 @@ impl RawArray {
             .into())
     }
 
-    /// An elementwise unary primitive by name.
+    /// An elementwise unary primitive by its name in the op-spec table (`sin`, `not`...;
+    /// numpy's `logical_not` too), or `stop_gradient`.
     fn unary(&self, op: &str) -> PyResult<RawArray> {
         let x = &self.inner;
-        let r = match op {
-            "neg" => x.neg(),
-            "abs" => x.abs(),
-            "sign" => x.sign(),
-            "floor" => x.floor(),
-            "ceil" => x.ceil(),
-            "round" => x.round(),
-            "exp" => x.exp(),
-            "exp2" => x.exp2(),
-            "expm1" => x.expm1(),
-            "log" => x.log(),
-            "log1p" => x.log1p(),
-            "sqrt" => x.sqrt(),
-            "rsqrt" => x.rsqrt(),
-            "cbrt" => x.cbrt(),
-            "sin" => x.sin(),
-            "cos" => x.cos(),
-            "tan" => x.tan(),
-            "asin" => x.asin(),
-            "acos" => x.acos(),
-            "atan" => x.atan(),
-            "sinh" => x.sinh(),
-            "cosh" => x.cosh(),
-            "tanh" => x.tanh(),
-            "asinh" => x.asinh(),
-            "acosh" => x.acosh(),
-            "atanh" => x.atanh(),
-            "erf" => x.erf(),
-            "erfc" => x.erfc(),
-            "logistic" => x.logistic(),
-            "is_finite" => x.is_finite(),
-            "logical_not" => x.logical_not(),
-            "stop_gradient" => x.stop_gradient(),
-            other => return Err(PyValueError::new_err(format!("unknown unary op `{other}`"))),
+        let r = match (op, OpKind::from_name(op)) {
+            ("logical_not", _) => x.logical_not(),
+            (_, Some(OpKind::Unary(u))) => x.unary_op(u),
+            (_, Some(OpKind::StopGradient)) => x.stop_gradient(),
+            _ => return Err(PyValueError::new_err(format!("unknown unary op `{op}`"))),
         };
         Ok(r.py()?.into())
     }

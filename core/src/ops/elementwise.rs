@@ -173,6 +173,26 @@ impl Array {
         x.unary(op)
     }
 
+    /// The elementwise primitive `op` with the rules of its named method (`sin`, `is_finite`,
+    /// ...): float-only functions promote integer and bool input to f32, `is_finite` of an
+    /// integer is `true`. For front ends that dispatch by name through the op-spec table
+    /// (`OpKind::from_name`).
+    ///
+    /// ```no_run
+    /// # use quabla::{qir::{OpKind, UnaryOp}, Array};
+    /// let x = Array::from_slice(&[0.5f32], &[1])?;
+    /// let Some(OpKind::Unary(op)) = OpKind::from_name("tanh") else { unreachable!() };
+    /// assert_eq!(x.unary_op(op)?.to_vec::<f32>()?, x.tanh()?.to_vec::<f32>()?);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
+    pub fn unary_op(&self, op: UnaryOp) -> Result<Array> {
+        match op {
+            UnaryOp::IsFinite => self.is_finite(),
+            quabla_abi::float_only_unary!() => self.float_unary(op),
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Not => self.unary(op),
+        }
+    }
+
     /// `x != x`-free NaN/inf test (`false` for integers).
     pub fn is_finite(&self) -> Result<Array> {
         if !self.dtype().is_float() {
