@@ -1,9 +1,12 @@
-//! `cargo xtask fuzz [--seconds N | --runs N] [--dev] [TARGET ...]`: the cargo-fuzz targets
+//! `cargo xtask fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ...]`: the
+//! cargo-fuzz targets
 //! in `fuzz/` (all four unless named), each seeded from the conformance programs and run for
 //! a bounded time (default 30 s) or number of executions, then a table of executions and
 //! crashes per target. `--dev` builds unoptimised dependencies (half the build time, a
-//! fraction of the executions per second): what `cargo xtask test` uses on CI's fresh
-//! machines; long runs use the default optimised build. A crash stops the run with libFuzzer's report and leaves the input in
+//! fraction of the executions per second); `--no-sanitizer` leaves AddressSanitizer out
+//! (about ten times the executions per second here: the targets are safe Rust, whose
+//! overflows and panics the debug assertions catch either way). `cargo xtask test` uses both
+//! on CI's fresh machines; long runs use the default optimised ASan build. A crash stops the run with libFuzzer's report and leaves the input in
 //! `target/fuzz/artifacts/<target>/`; turn it into a regression test beside the code it hit.
 //!
 //! cargo-fuzz needs nightly compiler flags: `RUSTC_BOOTSTRAP=1` lets the stable toolchain
@@ -45,6 +48,7 @@ fn cargo_fuzz_bin() -> PathBuf {
 struct Plan {
     budget: Budget,
     dev: bool,
+    no_sanitizer: bool,
     targets: Vec<String>,
 }
 
@@ -61,6 +65,7 @@ fn ensure_cxx() {
 fn parse(extra: &[String]) -> Plan {
     let mut budget = Budget::Seconds(30);
     let mut dev = false;
+    let mut no_sanitizer = false;
     let mut targets = Vec::new();
     let mut args = extra.iter();
     while let Some(a) = args.next() {
@@ -74,6 +79,7 @@ fn parse(extra: &[String]) -> Plan {
             "--seconds" => budget = Budget::Seconds(number("--seconds")),
             "--runs" => budget = Budget::Runs(number("--runs")),
             "--dev" => dev = true,
+            "--no-sanitizer" => no_sanitizer = true,
             t if TARGETS.contains(&t) => targets.push(t.to_string()),
             other => {
                 eprintln!("xtask: unknown fuzz argument `{other}`; targets: {TARGETS:?}");
@@ -87,6 +93,7 @@ fn parse(extra: &[String]) -> Plan {
     Plan {
         budget,
         dev,
+        no_sanitizer,
         targets,
     }
 }
@@ -104,9 +111,16 @@ pub fn fuzz(extra: &[String]) {
     let Plan {
         budget,
         dev,
+        no_sanitizer,
         targets,
     } = parse(extra);
-    let profile: &[&str] = if dev { &["--dev"] } else { &[] };
+    let mut profile: Vec<&str> = Vec::new();
+    if dev {
+        profile.push("--dev");
+    }
+    if no_sanitizer {
+        profile.extend(["--sanitizer", "none"]);
+    }
     let bin = cargo_fuzz_bin();
     ensure_cxx();
     let dir = target_dir().join("fuzz");
@@ -122,7 +136,7 @@ pub fn fuzz(extra: &[String]) {
     let mut b = Command::new(bin.join("cargo-fuzz"));
     b.env("RUSTC_BOOTSTRAP", "1")
         .args(["fuzz", "build"])
-        .args(profile);
+        .args(&profile);
     run(
         "build the fuzz targets (sanitizer and coverage flags)",
         &mut b,
@@ -141,7 +155,7 @@ pub fn fuzz(extra: &[String]) {
         c.env("RUSTC_BOOTSTRAP", "1")
             .current_dir(root())
             .args(["fuzz", "run"])
-            .args(profile)
+            .args(&profile)
             .arg(t)
             .arg(&corpus)
             .arg(seeds.join(t))

@@ -10,10 +10,11 @@
 //!   (`fuzz`, 30 s each).
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
 //!   `--filter 'ops/unary/*'` are passed on).
-//! - `fuzz [--seconds N | --runs N] [--dev] [TARGET ...]`: the cargo-fuzz targets in `fuzz/`
+//! - `fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ...]`: the cargo-fuzz
+//!   targets in `fuzz/`
 //!   (QIR text, QIR binary, the CPU plugin's compile through the ABI, safetensors loading),
 //!   seeded from the conformance programs, 30 s each by default; `test` runs them so, built
-//!   with `--dev`.
+//!   with `--dev --no-sanitizer`.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -172,7 +173,7 @@ fn test() {
     run("run the example against the plugin library", &mut c);
     python_tests();
     wasm::test();
-    fuzz::fuzz(&["--dev".to_string()]);
+    fuzz::fuzz(&["--dev".to_string(), "--no-sanitizer".to_string()]);
 }
 
 /// The venv the Python package is installed into for its tests (reused between runs).
@@ -400,7 +401,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [TARGET ..] | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }
