@@ -12,7 +12,7 @@
 //! cargo-fuzz needs nightly compiler flags: `RUSTC_BOOTSTRAP=1` lets the stable toolchain
 //! accept them. cargo-fuzz itself is installed once into the tools folder.
 
-use super::tools::tools_dir;
+use super::tools::{installed, tools_dir};
 use super::{cargo, root, run, target_dir};
 use std::path::PathBuf;
 use std::process::{exit, Command};
@@ -29,11 +29,7 @@ enum Budget {
 
 fn cargo_fuzz_bin() -> PathBuf {
     let bin = tools_dir().join("bin");
-    let installed = Command::new(bin.join("cargo-fuzz"))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(CARGO_FUZZ));
-    if !installed {
+    if !installed("cargo-fuzz", CARGO_FUZZ) {
         eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ} (once; cached)");
         let mut c = cargo();
         c.args(["install", "cargo-fuzz", "--locked", "--version", CARGO_FUZZ])

@@ -3,6 +3,7 @@
 
 use super::target_dir;
 use std::path::PathBuf;
+use std::process::Command;
 
 /// `QUABLA_TOOLS_DIR`, default `~/.cache/quabla/tools` (binaries in its `bin`).
 pub fn tools_dir() -> PathBuf {
@@ -12,4 +13,12 @@ pub fn tools_dir() -> PathBuf {
     std::env::var_os("HOME")
         .map(|h| PathBuf::from(h).join(".cache/quabla/tools"))
         .unwrap_or_else(|| target_dir().join("tools"))
+}
+
+/// Whether `tools_dir()/bin/<bin> --version` runs and names `version`.
+pub fn installed(bin: &str, version: &str) -> bool {
+    Command::new(tools_dir().join("bin").join(bin))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(version))
 }

@@ -4,7 +4,7 @@
 //! ships the std sources (`-Z build-std`), linked by Debian's wasm-ld; wasm-bindgen-cli must
 //! match the wasm-bindgen crate exactly and is installed once into a cache folder.
 
-use super::tools::tools_dir;
+use super::tools::{installed, tools_dir};
 use super::{cargo, plugin_file, root, run, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -55,11 +55,7 @@ fn ensure_toolchain() {
 /// The folder holding `wasm-bindgen` and `wasm-bindgen-test-runner` of the pinned version.
 fn wasm_bindgen_bin() -> PathBuf {
     let bin = tools_dir().join("bin");
-    let installed = Command::new(bin.join("wasm-bindgen"))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(WASM_BINDGEN));
-    if !installed {
+    if !installed("wasm-bindgen", WASM_BINDGEN) {
         let install = |locked: bool| {
             let mut c = cargo();
             c.args([

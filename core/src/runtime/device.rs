@@ -74,11 +74,12 @@ impl Device {
     pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
         let lowered = crate::passes::lower(program, self)?;
         crate::passes::dump("lowered", &lowered);
-        self.check_supported(&lowered)?;
         let (key, version) = self.encode(&lowered)?;
         if let Some(e) = self.cache.get(&key) {
             return Ok(e);
         }
+        // A cached executable passed this check when it was compiled.
+        self.check_supported(&lowered)?;
         let exe = Arc::new(self.compile_encoded(&lowered, &key, version)?);
         self.cache.insert(key, exe.clone());
         Ok(exe)
