@@ -131,8 +131,107 @@ fn dot_all(a: &[Array], b: &[Array]) -> Result<f64> {
     Ok(s)
 }
 
-/// Checks the derivatives of `f` at `args` up to `order` (1 to 3). The tolerance defaults to
-/// [`Tolerance::for_dtype`] of the first argument.
+/// Checks the JVP of `f` at `args` against central finite differences in one random
+/// direction over every float argument (so every operand is differentiated at once), with
+/// the direction drawn from `seed`. Non-float outputs are skipped.
+///
+/// ```no_run
+/// # use quabla::{test_util::{check_jvp, Tolerance}, Array, DType};
+/// let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+/// let f = |a: &[Array]| Ok(vec![a[0].tanh()?]);
+/// check_jvp(&f, &[x], Tolerance::for_dtype(DType::F64), 7).unwrap();
+/// ```
+pub fn check_jvp(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    tol: Tolerance,
+    seed: u64,
+) -> Result<()> {
+    let mut rng = Lcg(seed);
+    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    jvp_against_differences(f, args, &dirs, tol).map(|_| ())
+}
+
+fn jvp_against_differences(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    dirs: &[Array],
+    tol: Tolerance,
+) -> Result<(Vec<Array>, Vec<Array>)> {
+    let (y, ty) = jvp(f, args, dirs)?;
+    let plus = f(&shifted(args, dirs, tol.eps)?)?;
+    let minus = f(&shifted(args, dirs, -tol.eps)?)?;
+    for (k, (t, (p, m))) in ty.iter().zip(plus.iter().zip(&minus)).enumerate() {
+        if !t.dtype().is_float() {
+            continue;
+        }
+        let fd: Vec<f64> = host(p)?
+            .iter()
+            .zip(host(m)?)
+            .map(|(a, b)| (a - b) / (2.0 * tol.eps))
+            .collect();
+        close(
+            &format!("jvp of output {k} vs finite differences"),
+            &host(t)?,
+            &fd,
+            tol,
+        )?;
+    }
+    Ok((y, ty))
+}
+
+/// Checks the VJP of `f` at `args` against its JVP through `<jvp(t), u> = <t, vjp(u)>`,
+/// with random `t` over every float argument and random `u` over every output, drawn from
+/// `seed`: a transpose rule that drops or misplaces any operand's cotangent fails it.
+///
+/// ```no_run
+/// # use quabla::{test_util::{check_vjp, Tolerance}, Array, DType};
+/// let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+/// let f = |a: &[Array]| Ok(vec![a[0].tanh()?]);
+/// check_vjp(&f, &[x], Tolerance::for_dtype(DType::F64), 7).unwrap();
+/// ```
+pub fn check_vjp(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    tol: Tolerance,
+    seed: u64,
+) -> Result<()> {
+    let mut rng = Lcg(seed);
+    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    let (y, ty) = jvp(f, args, &dirs)?;
+    vjp_against_jvp(f, args, &dirs, &y, &ty, &mut rng, tol).map(|_| ())
+}
+
+fn vjp_against_jvp(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    dirs: &[Array],
+    y: &[Array],
+    ty: &[Array],
+    rng: &mut Lcg,
+    tol: Tolerance,
+) -> Result<Vec<Array>> {
+    let (_, pb) = vjp(f, args)?;
+    let cts: Vec<Array> = y.iter().map(|o| rng.like(o)).collect::<Result<_>>()?;
+    let vj = pb.call(&cts)?;
+    let lhs = dot_all(ty, &cts)?;
+    let rhs = dot_all(dirs, &vj)?;
+    close(
+        "<jvp(t), u> vs <t, vjp(u)>",
+        &[rhs],
+        &[lhs],
+        Tolerance {
+            atol: tol.atol,
+            rtol: tol.rtol.max(1e-9),
+            eps: tol.eps,
+        },
+    )?;
+    Ok(cts)
+}
+
+/// Checks the derivatives of `f` at `args` up to `order` (1 to 3): [`check_jvp`] and
+/// [`check_vjp`] at each order. The tolerance defaults to [`Tolerance::for_dtype`] of the
+/// first argument.
 ///
 /// ```no_run
 /// # use quabla::{test_util::check_grads, Array};
@@ -150,42 +249,8 @@ pub fn check_grads(
     });
     let mut rng = Lcg(0x5eed ^ (order as u64));
     let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
-    // JVP against central differences.
-    let (y, ty) = jvp(f, args, &dirs)?;
-    let plus = f(&shifted(args, &dirs, tol.eps)?)?;
-    let minus = f(&shifted(args, &dirs, -tol.eps)?)?;
-    for (k, (t, (p, m))) in ty.iter().zip(plus.iter().zip(&minus)).enumerate() {
-        if !t.dtype().is_float() {
-            continue;
-        }
-        let fd: Vec<f64> = host(p)?
-            .iter()
-            .zip(host(m)?)
-            .map(|(a, b)| (a - b) / (2.0 * tol.eps))
-            .collect();
-        close(
-            &format!("jvp of output {k} vs finite differences"),
-            &host(t)?,
-            &fd,
-            tol,
-        )?;
-    }
-    // VJP against JVP.
-    let (_, pb) = vjp(f, args)?;
-    let cts: Vec<Array> = y.iter().map(|o| rng.like(o)).collect::<Result<_>>()?;
-    let vj = pb.call(&cts)?;
-    let lhs = dot_all(&ty, &cts)?;
-    let rhs = dot_all(&dirs, &vj)?;
-    close(
-        "<jvp(t), u> vs <t, vjp(u)>",
-        &[rhs],
-        &[lhs],
-        Tolerance {
-            atol: tol.atol,
-            rtol: tol.rtol.max(1e-9),
-            eps: tol.eps,
-        },
-    )?;
+    let (y, ty) = jvp_against_differences(f, args, &dirs, tol)?;
+    let cts = vjp_against_jvp(f, args, &dirs, &y, &ty, &mut rng, tol)?;
     if order > 1 {
         let d2 = dirs.clone();
         let jvp_fn = move |a: &[Array]| -> Result<Vec<Array>> { Ok(jvp(f, a, &d2)?.1) };
