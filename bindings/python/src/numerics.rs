@@ -109,6 +109,7 @@ fn odeint(
         max_steps,
         dt0,
         gradient,
+        save_step_times: false,
     };
     let sol = ode::odeint(&field, &inners(&y0), &t.inner, &inners(&args), &opts).py()?;
     Ok((

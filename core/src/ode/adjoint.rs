@@ -34,7 +34,7 @@ pub(crate) fn solve(
             let field = |y: &[Array], tt: &Array| {
                 eval_program(&fp, &[y, std::slice::from_ref(tt), params].concat())
             };
-            let (ys, stats) = integrate(&field, y0, t, &s, Looping::While)?;
+            let (ys, stats, _) = integrate(&field, y0, t, &s, Looping::While)?;
             Ok([ys, stats.to_vec()].concat())
         }
     };
@@ -152,8 +152,9 @@ fn backward(
             atol: s.atol,
             max_steps: s.max_steps,
             dt0: None,
+            save_step_times: false,
         };
-        let (traj, _) = integrate(&augmented, &state, &span, &settings, Looping::While)?;
+        let (traj, ..) = integrate(&augmented, &state, &span, &settings, Looping::While)?;
         let one = t.filled_beside(&[], 1, DType::I32)?;
         let end: Vec<Array> = traj.iter().map(|x| row(x, &one)).collect::<Result<_>>()?;
         let mut next: Vec<Array> = end[ny..2 * ny]

@@ -27,6 +27,7 @@ pub(crate) struct Settings {
     pub atol: f64,
     pub max_steps: usize,
     pub dt0: Option<f64>,
+    pub save_step_times: bool,
 }
 
 const SAFETY: f64 = 0.9;
@@ -51,6 +52,8 @@ struct Carry {
     steps: Array,
     accepted: Array,
     rejected: Array,
+    /// With `save_step_times`: the end time of every accepted step so far, NaN beyond.
+    step_times: Option<Array>,
 }
 
 impl Carry {
@@ -67,6 +70,7 @@ impl Carry {
             self.accepted,
             self.rejected,
         ]);
+        v.extend(self.step_times);
         v
     }
 
@@ -87,6 +91,7 @@ impl Carry {
             steps: s[5].clone(),
             accepted: s[6].clone(),
             rejected: s[7].clone(),
+            step_times: s.get(8).cloned(),
         }
     }
 }
@@ -182,16 +187,19 @@ fn interpolate(c: &Carry, to: &Array) -> Result<Vec<Array>> {
         .collect()
 }
 
+/// What a solve returns: the states at every requested time, the counts `(steps,
+/// accepted, rejected)`, and with `save_step_times` the accepted steps' end times.
+pub(crate) type Integrated = (Vec<Array>, [Array; 3], Option<Array>);
+
 /// Integrates `y' = field(y, t)` from `t[0]`, returning the states at every `t` (each leaf
-/// stacked along a new leading axis; NaN where `max_steps` ran out first) and the counts
-/// `(steps, accepted, rejected)`.
+/// stacked along a new leading axis; NaN where `max_steps` ran out first) and the counts.
 pub(crate) fn integrate(
     field: Field,
     y0: &[Array],
     t: &Array,
     s: &Settings,
     looping: Looping,
-) -> Result<(Vec<Array>, [Array; 3])> {
+) -> Result<Integrated> {
     let ny = y0.len();
     let n_out = t.shape()[0];
     let t0 = t.slice(&[0], &[1], &[1])?.reshape(&[])?;
@@ -233,6 +241,10 @@ pub(crate) fn integrate(
         steps: zero_i.clone(),
         accepted: zero_i.clone(),
         rejected: zero_i.clone(),
+        step_times: match s.save_step_times {
+            true => Some(t0.filled_beside(&[s.max_steps], f64::NAN, t0.dtype())?),
+            false => None,
+        },
     }
     .flat();
     let keep_going = |c: &[Array]| -> Result<Vec<Array>> {
@@ -319,6 +331,10 @@ pub(crate) fn integrate(
         c.t = pick(&t_new, &c.t)?;
         c.dt = dt_next;
         c.err_prev = err_next;
+        if let Some(times) = &c.step_times {
+            let written = times.dynamic_update_slice(&c.t.reshape(&[1])?, &[&c.accepted])?;
+            c.step_times = Some(pick(&written, times)?);
+        }
         let one = accept.astype(DType::I32)?;
         c.steps = (&c.steps + 1)?;
         c.accepted = (&c.accepted + &one)?;
@@ -344,5 +360,5 @@ pub(crate) fn integrate(
         }
     };
     let c = Carry::from(&out, ny);
-    Ok((c.ys, [c.steps, c.accepted, c.rejected]))
+    Ok((c.ys, [c.steps, c.accepted, c.rejected], c.step_times))
 }

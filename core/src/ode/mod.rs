@@ -84,6 +84,10 @@ pub struct OdeOptions {
     /// First step (adaptive methods; default: Hairer's estimate) or the fixed step (rk4).
     pub dt0: Option<f64>,
     pub gradient: Gradient,
+    /// Record the end time of every accepted step in [`OdeStats::step_times`] (as diffrax's
+    /// `SaveAt(steps=True)` for the times). A diagnostic of the step-size controller; not
+    /// with [`Gradient::Adjoint`].
+    pub save_step_times: bool,
 }
 
 impl Default for OdeOptions {
@@ -95,6 +99,7 @@ impl Default for OdeOptions {
             max_steps: 4096,
             dt0: None,
             gradient: Gradient::Direct,
+            save_step_times: false,
         }
     }
 }
@@ -106,6 +111,9 @@ pub struct OdeStats {
     pub steps: Array,
     pub accepted: Array,
     pub rejected: Array,
+    /// With [`OdeOptions::save_step_times`]: a 1-D array of `max_steps` entries, the end
+    /// times of the accepted steps in order, then NaN.
+    pub step_times: Option<Array>,
 }
 
 /// The states at the requested times (each leaf with a leading time axis) and the counts.
@@ -161,9 +169,13 @@ pub fn odeint(
         atol: opts.atol,
         max_steps: opts.max_steps,
         dt0: opts.dt0,
+        save_step_times: opts.save_step_times,
     };
-    let (ys, [steps, accepted, rejected]) = match opts.gradient {
-        Gradient::Adjoint => adjoint::solve(std::sync::Arc::new(fp), y0, t, &params, settings)?,
+    let (ys, [steps, accepted, rejected], step_times) = match opts.gradient {
+        Gradient::Adjoint => {
+            let (ys, stats) = adjoint::solve(std::sync::Arc::new(fp), y0, t, &params, settings)?;
+            (ys, stats, None)
+        }
         g => {
             let field = |y: &[Array], tt: &Array| {
                 crate::eval::eval_program(&fp, &[y, std::slice::from_ref(tt), &params].concat())
@@ -182,6 +194,7 @@ pub fn odeint(
             steps,
             accepted,
             rejected,
+            step_times,
         },
     })
 }
@@ -208,6 +221,13 @@ fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {
             "odeint: rtol and atol must be non-negative and not both zero, got {} and {}",
             opts.rtol, opts.atol
         )));
+    }
+    if opts.save_step_times && opts.gradient == Gradient::Adjoint {
+        return Err(Error::Value(
+            "odeint: save_step_times is not available with Gradient::Adjoint; solve with \
+             Gradient::ForwardOnly or Direct to inspect the steps"
+                .into(),
+        ));
     }
     if opts.max_steps == 0 || opts.max_steps > i32::MAX as usize / 2 {
         return Err(Error::Value(
