@@ -162,6 +162,11 @@ fn values_larger_than_the_declared_maximum_are_refused() {
         e.message().contains("at most 1048576 bytes") && e.message().contains("f32[262145]"),
         "{e}"
     );
+    // The largest value decides, wherever it is: here after a small one.
+    let second =
+        "program(%0: f32[2], %1: f32[262145]) {\n  %2 = neg(%1) : f32[262145]\n  return %2\n}\n";
+    let e = t.compile(&Program::parse(second).unwrap()).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::ResourceExhausted, "{e}");
     let fits = "program(%0: f32[262144]) {\n  %1 = neg(%0) : f32[262144]\n  return %1\n}\n";
     assert!(t.compile(&Program::parse(fits).unwrap()).is_ok());
     let e = t

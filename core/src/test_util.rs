@@ -147,9 +147,15 @@ pub fn check_jvp(
     tol: Tolerance,
     seed: u64,
 ) -> Result<()> {
-    let mut rng = Lcg(seed);
-    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    let (_, dirs) = directions(args, seed)?;
     jvp_against_differences(f, args, &dirs, tol).map(|_| ())
+}
+
+/// A random direction over every float argument, and the generator to draw more from.
+fn directions(args: &[Array], seed: u64) -> Result<(Lcg, Vec<Array>)> {
+    let mut rng = Lcg(seed);
+    let dirs = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    Ok((rng, dirs))
 }
 
 fn jvp_against_differences(
@@ -196,8 +202,7 @@ pub fn check_vjp(
     tol: Tolerance,
     seed: u64,
 ) -> Result<()> {
-    let mut rng = Lcg(seed);
-    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    let (mut rng, dirs) = directions(args, seed)?;
     let (y, ty) = jvp(f, args, &dirs)?;
     vjp_against_jvp(f, args, &dirs, &y, &ty, &mut rng, tol).map(|_| ())
 }
@@ -247,8 +252,7 @@ pub fn check_grads(
     let tol = tol.unwrap_or_else(|| {
         Tolerance::for_dtype(args.first().map(|a| a.dtype()).unwrap_or(DType::F64))
     });
-    let mut rng = Lcg(0x5eed ^ (order as u64));
-    let dirs: Vec<Array> = args.iter().map(|a| rng.like(a)).collect::<Result<_>>()?;
+    let (mut rng, dirs) = directions(args, 0x5eed ^ (order as u64))?;
     let (y, ty) = jvp_against_differences(f, args, &dirs, tol)?;
     let cts = vjp_against_jvp(f, args, &dirs, &y, &ty, &mut rng, tol)?;
     if order > 1 {

@@ -256,3 +256,48 @@ fn trainer_keeps_state_on_device_and_matches_the_manual_loop() {
         vals(&t.params()[0])
     );
 }
+
+/// The parameters as three leaves ([2], [1], [1]): every optimizer's state is laid out per
+/// leaf, and an elementwise rule must give each leaf what it gives the same entries of one
+/// flat parameter, bit for bit.
+#[test]
+fn every_optimizer_handles_several_leaves_as_one_flat_parameter() {
+    let split = |p: &Array| -> Vec<Array> {
+        vec![
+            p.slice(&[0], &[2], &[1]).unwrap(),
+            p.slice(&[2], &[3], &[1]).unwrap(),
+            p.slice(&[3], &[4], &[1]).unwrap(),
+        ]
+    };
+    let leaf_loss = |a: &[Array]| -> Result<Vec<Array>> {
+        let refs: Vec<&Array> = a.iter().collect();
+        loss(&[Array::concatenate(&refs, 0)?])
+    };
+    let optimizers: Vec<(&str, Optimizer)> = vec![
+        ("adam", adam(1e-2.into())),
+        ("adamw", adamw(1e-2.into(), 1e-2)),
+        ("sgd", sgd(0.01.into(), Some(0.9), true)),
+        ("rmsprop", rmsprop(0.01.into(), 0.9, 1e-8)),
+        (
+            "chain",
+            chain(vec![
+                scale_by_adam(0.9, 0.999, 1e-8, 0.0),
+                trace(0.5, false),
+                scale(-0.01),
+            ]),
+        ),
+    ];
+    for (name, opt) in optimizers {
+        let (_, flat) = run(&opt, 15);
+        let g = grad(leaf_loss, &[0, 1, 2]);
+        let mut params = split(&f64s(&[1.0, 1.0, -1.0, 0.3]));
+        let mut state = (opt.init)(&params).unwrap();
+        for (k, want) in flat.iter().enumerate() {
+            let (u, s) = (opt.update)(&g(&params).unwrap(), &state, &params).unwrap();
+            params = apply_updates(&params, &u).unwrap();
+            state = s;
+            let got: Vec<f64> = params.iter().flat_map(vals).collect();
+            assert_eq!(&got, want, "{name}, step {k}");
+        }
+    }
+}
