@@ -463,6 +463,16 @@ fn out_axes_and_bad_in_axes() {
     assert_eq!(r[0].shape(), &[3, 2]);
     assert_eq!(r[1].shape(), &[2, 4]);
     assert!(vmap(f, &[Some(2), None], &[])(&[x.clone(), x.clone()]).is_err());
+    // out_axes None: an unbatched output comes back as it is, a batched one is refused (JAX
+    // raises ValueError there too).
+    let y = arr(&[4], 41);
+    let r = vmap(f, &[Some(0), None], &[Some(0), None])(&[x.clone(), y.clone()]).unwrap();
+    assert_eq!(r[1].to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
+    let e = vmap(f, &[Some(0), None], &[None, None])(&[x.clone(), y]).unwrap_err();
+    assert!(
+        matches!(&e, quabla::Error::Value(m) if m.contains("out_axes[0] is None")),
+        "{e}"
+    );
     assert!(vmap(f, &[Some(0), Some(1)], &[])(&[x.clone(), x]).is_err());
 }
 
