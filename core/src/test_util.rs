@@ -234,6 +234,41 @@ fn vjp_against_jvp(
     Ok(cts)
 }
 
+/// Checks the VJP of `f` at `args` against central finite differences, for functions whose
+/// forward mode is refused (a `custom_vjp`): `<vjp(u), t>` against `<u, (f(x + εt) - f(x - εt))
+/// / 2ε>` for random `t` over every float argument and random `u` over every output.
+///
+/// ```no_run
+/// # use quabla::{test_util::{check_vjp_by_differences, Tolerance}, Array, DType};
+/// let x = Array::from_slice(&[0.3f64, -1.2], &[2]).unwrap();
+/// let f = |a: &[Array]| Ok(vec![a[0].tanh()?]);
+/// check_vjp_by_differences(&f, &[x], Tolerance::for_dtype(DType::F64), 7).unwrap();
+/// ```
+pub fn check_vjp_by_differences(
+    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    tol: Tolerance,
+    seed: u64,
+) -> Result<()> {
+    let (mut rng, dirs) = directions(args, seed)?;
+    let plus = f(&shifted(args, &dirs, tol.eps)?)?;
+    let minus = f(&shifted(args, &dirs, -tol.eps)?)?;
+    let differences: Vec<Array> = plus
+        .iter()
+        .zip(&minus)
+        .map(|(p, m)| &(p - m)? / (2.0 * tol.eps))
+        .collect::<Result<_>>()?;
+    let (y, pb) = vjp(f, args)?;
+    let cts: Vec<Array> = y.iter().map(|o| rng.like(o)).collect::<Result<_>>()?;
+    let vj = pb.call(&cts)?;
+    close(
+        "<vjp(u), t> vs finite differences",
+        &[dot_all(&dirs, &vj)?],
+        &[dot_all(&differences, &cts)?],
+        tol,
+    )
+}
+
 /// Checks the derivatives of `f` at `args` up to `order` (1 to 3): [`check_jvp`] and
 /// [`check_vjp`] at each order. The tolerance defaults to [`Tolerance::for_dtype`] of the
 /// first argument.
@@ -372,7 +407,15 @@ mod tests {
         check_grads(&good, std::slice::from_ref(&x), 2, None).unwrap();
         // `stop_gradient` hides half of `x * x`: the JVP and VJP see only `x * sg(x)`.
         let wrong = |a: &[Array]| Ok(vec![(&a[0] * &a[0].stop_gradient()?)?]);
-        let e = check_grads(&wrong, &[x], 1, None).unwrap_err().to_string();
+        let e = check_grads(&wrong, std::slice::from_ref(&x), 1, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("finite differences"), "{e}");
+        let tol = Tolerance::for_dtype(DType::F64);
+        check_vjp_by_differences(&good, std::slice::from_ref(&x), tol, 3).unwrap();
+        let e = check_vjp_by_differences(&wrong, &[x], tol, 3)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("<vjp(u), t> vs finite differences"), "{e}");
     }
 }

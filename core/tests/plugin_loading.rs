@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::built_library as built;
+
 use quabla::runtime::Registry;
 use quabla::Error;
 use quabla_abi::host::{LoadError, Plugin};
@@ -12,10 +14,6 @@ use std::path::{Path, PathBuf};
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
-
-fn built(lib: &str) -> PathBuf {
-    common::built_library(lib)
 }
 
 #[test]

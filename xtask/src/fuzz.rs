@@ -1,8 +1,7 @@
 //! `cargo xtask fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ...]`: the
-//! cargo-fuzz targets
-//! in `fuzz/` (all four unless named), each seeded from the conformance programs and run for
-//! a bounded time (default 30 s) or number of executions, then a table of executions and
-//! crashes per target. `--dev` builds unoptimised dependencies (half the build time, a
+//! cargo-fuzz targets in `fuzz/` (all four unless named), each seeded from the conformance
+//! programs and run for a bounded time (default 30 s) or number of executions, then a table
+//! of executions and crashes per target. `--dev` builds unoptimised dependencies (half the build time, a
 //! fraction of the executions per second); `--no-sanitizer` leaves AddressSanitizer out
 //! (about ten times the executions per second here: the targets are safe Rust, whose
 //! overflows and panics the debug assertions catch either way). `cargo xtask test` uses both

@@ -241,10 +241,10 @@ pub(crate) fn integrate(
         steps: zero_i.clone(),
         accepted: zero_i.clone(),
         rejected: zero_i.clone(),
-        step_times: match s.save_step_times {
-            true => Some(t0.filled_beside(&[s.max_steps], f64::NAN, t0.dtype())?),
-            false => None,
-        },
+        step_times: s
+            .save_step_times
+            .then(|| t0.filled_beside(&[s.max_steps], f64::NAN, t0.dtype()))
+            .transpose()?,
     }
     .flat();
     let keep_going = |c: &[Array]| -> Result<Vec<Array>> {

@@ -157,54 +157,41 @@ impl Arg {
     }
 
     /// Draws this argument; `earlier` holds the arguments drawn before it, as f64 values.
-    fn draw(&self, rng: &mut Rng, earlier: &[Vec<f64>]) -> (Vec<f64>, Vec<usize>) {
+    fn draw(&self, rng: &mut Rng, earlier: &[Vec<f64>]) -> Vec<f64> {
         match self {
             Arg::Real { shape, lo, hi, gap } => {
                 let n: usize = shape.iter().product();
-                let v = if *gap == Gap::Distinct {
+                if *gap == Gap::Distinct {
                     let mut k: Vec<f64> = (0..n).map(|i| i as f64).collect();
                     rng.shuffle(&mut k);
                     let step = ((hi - lo) / n.max(1) as f64).clamp(0.05, 0.2);
                     k.iter().map(|i| lo + i * step).collect()
                 } else {
                     (0..n).map(|_| away(rng.uniform(*lo, *hi), *gap)).collect()
-                };
-                (v, shape.clone())
+                }
             }
-            Arg::Offset { of, lo, hi } => {
-                let v = earlier[*of]
-                    .iter()
-                    .map(|x| {
-                        let d = rng.uniform(*lo, *hi);
-                        if rng.coin() {
-                            x + d
-                        } else {
-                            x - d
-                        }
-                    })
-                    .collect();
-                (v, vec![])
-            }
-            Arg::Scaled { of, lo, hi } => {
-                let v = earlier[*of]
-                    .iter()
-                    .map(|x| x * rng.uniform(*lo, *hi))
-                    .collect();
-                (v, vec![])
-            }
+            Arg::Offset { of, lo, hi } => earlier[*of]
+                .iter()
+                .map(|x| {
+                    let d = rng.uniform(*lo, *hi);
+                    if rng.coin() {
+                        x + d
+                    } else {
+                        x - d
+                    }
+                })
+                .collect(),
+            Arg::Scaled { of, lo, hi } => earlier[*of]
+                .iter()
+                .map(|x| x * rng.uniform(*lo, *hi))
+                .collect(),
             Arg::Int { shape, lo, hi, .. } => {
                 let n: usize = shape.iter().product();
-                (
-                    (0..n).map(|_| rng.int(*lo, *hi) as f64).collect(),
-                    shape.clone(),
-                )
+                (0..n).map(|_| rng.int(*lo, *hi) as f64).collect()
             }
             Arg::Bool { shape } => {
                 let n: usize = shape.iter().product();
-                (
-                    (0..n).map(|_| rng.coin() as u8 as f64).collect(),
-                    shape.clone(),
-                )
+                (0..n).map(|_| rng.coin() as u8 as f64).collect()
             }
         }
     }
@@ -222,7 +209,7 @@ pub fn draw_args(
     let mut out = Vec::new();
     for a in args {
         let ty = a.tensor_type(dtype, &types);
-        let (v, _) = a.draw(rng, &values);
+        let v = a.draw(rng, &values);
         let arr = Array::from_slice_on(device, &v, &ty.shape)?.astype(ty.dtype)?;
         values.push(v);
         types.push(ty);

@@ -18,7 +18,7 @@ fn mt(a: &Array) -> Result<Array> {
 }
 
 /// `a + c·I` over the last two axes.
-fn shift_diag(a: &Array, c: f64) -> Result<Array> {
+pub(super) fn shift_diag(a: &Array, c: f64) -> Result<Array> {
     let n = a.shape()[a.ndim() - 1];
     let eye: Vec<f64> = (0..n * n)
         .map(|k| if k / n == k % n { c } else { 0.0 })
@@ -45,11 +45,6 @@ fn spread_diag(a: &Array, step: f64) -> Result<Array> {
     a + &Array::from_slice_on(a.device(), &d, &[m, n])?.astype(a.dtype())?
 }
 
-/// Runs the single-op program `p` on `args` and returns its results.
-fn run(p: &quabla::qir::Program, args: &[Array]) -> Result<Vec<Array>> {
-    call_program(p, args)
-}
-
 fn batch(rng: &mut Rng) -> Vec<usize> {
     rng.dims(0, 1, 1, 2)
 }
@@ -72,7 +67,7 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
             let p = single(Op::Linalg(LinalgOp::Cholesky), vec![square], vec![])?;
             let f: Func = Rc::new(move |a: &[Array]| {
                 let spd = shift_diag(&a[0].matmul(&mt(&a[0])?)?, n as f64)?;
-                run(&p, &[spd])
+                call_program(&p, &[spd])
             });
             case(
                 format!("cholesky {b:?} {n}x{n}"),
@@ -82,7 +77,7 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
         }
         LinalgKind::Lu => {
             let p = single(Op::Linalg(LinalgOp::Lu), vec![square], vec![])?;
-            let f: Func = Rc::new(move |a: &[Array]| run(&p, &[shift_diag(&a[0], 4.0)?]));
+            let f: Func = Rc::new(move |a: &[Array]| call_program(&p, &[shift_diag(&a[0], 4.0)?]));
             case(
                 format!("lu {b:?} {n}x{n}"),
                 f,
@@ -103,8 +98,9 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
             let rhs = if left_side { [n, k] } else { [k, n] };
             let rhs_ty = TensorType::new(dt, with(&b, &rhs));
             let p = single(Op::Linalg(op), vec![square, rhs_ty], vec![])?;
-            let f: Func =
-                Rc::new(move |a: &[Array]| run(&p, &[shift_diag(&a[0], 4.0)?, a[1].clone()]));
+            let f: Func = Rc::new(move |a: &[Array]| {
+                call_program(&p, &[shift_diag(&a[0], 4.0)?, a[1].clone()])
+            });
             case(
                 format!("{op:?} {b:?} {n}x{n}"),
                 f,
@@ -118,7 +114,7 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
             let p = single(Op::Linalg(LinalgOp::Eigh), vec![square], vec![])?;
             let f: Func = Rc::new(move |a: &[Array]| {
                 let sym = spread_diag(&(&a[0] + &mt(&a[0])?)?, 2.0)?;
-                let wv = run(&p, &[sym])?;
+                let wv = call_program(&p, &[sym])?;
                 let (w, v) = (&wv[0], &wv[1]);
                 let vw = (v * &w.expand_dims(-2)?)?;
                 Ok(vec![w.clone(), vw.matmul(&mt(v)?)?, (v * v)?])
@@ -135,7 +131,7 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
             let full_matrices = m == n && rng.coin();
             let ty = TensorType::new(dt, with(&b, &[m, n]));
             let p = single(Op::Linalg(LinalgOp::Qr { full_matrices }), vec![ty], vec![])?;
-            let f: Func = Rc::new(move |a: &[Array]| run(&p, &[spread_diag(&a[0], 1.0)?]));
+            let f: Func = Rc::new(move |a: &[Array]| call_program(&p, &[spread_diag(&a[0], 1.0)?]));
             case(
                 format!("qr {b:?} {m}x{n} full {full_matrices}"),
                 f,
@@ -152,7 +148,7 @@ pub fn draw(kind: LinalgKind, rng: &mut Rng, dt: DType) -> Option<Case> {
             };
             let p = single(Op::Linalg(op), vec![ty], vec![])?;
             let f: Func = Rc::new(move |a: &[Array]| {
-                let out = run(&p, &[spread_diag(&a[0], 1.0)?])?;
+                let out = call_program(&p, &[spread_diag(&a[0], 1.0)?])?;
                 if !compute_uv {
                     return Ok(out);
                 }

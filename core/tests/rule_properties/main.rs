@@ -23,7 +23,7 @@ use common::cpu;
 use draw::{draw_args, Case, Grads, Rng};
 use quabla::ad::{jvp, vjp};
 use quabla::qir::OpKind;
-use quabla::test_util::{check_jvp, check_vjp, Tolerance};
+use quabla::test_util::{check_jvp, check_vjp, check_vjp_by_differences, Tolerance};
 use quabla::{vmap, Array, DType, Result};
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -67,7 +67,7 @@ fn cases(dt: DType) -> Vec<(OpKind, u64, Case)> {
     out
 }
 
-fn float_args(case: &Case, seed: u64) -> Result<Vec<Array>> {
+fn case_args(case: &Case, seed: u64) -> Result<Vec<Array>> {
     draw_args(&case.args, &mut Rng(seed ^ 0xa5a5), case.dtype, &cpu())
 }
 
@@ -85,7 +85,7 @@ fn all_zero(arrays: &[Array]) -> Result<bool> {
 }
 
 fn check_derivatives(case: &Case, seed: u64) -> Result<()> {
-    let args = float_args(case, seed)?;
+    let args = case_args(case, seed)?;
     let base = Tolerance::for_dtype(case.tol_dtype);
     let tol = Tolerance {
         eps: case.eps.unwrap_or(base.eps),
@@ -116,7 +116,7 @@ fn check_derivatives(case: &Case, seed: u64) -> Result<()> {
                     "forward mode is now supported: check its JVP here (Grads::Both)",
                 ));
             }
-            vjp_against_differences(f, &args, tol, seed)
+            check_vjp_by_differences(f, &args, tol, seed)
         }
         Grads::Zero => {
             let dirs: Vec<Array> = args.iter().map(Array::ones_like).collect::<Result<_>>()?;
@@ -129,48 +129,6 @@ fn check_derivatives(case: &Case, seed: u64) -> Result<()> {
                 Err(quabla::Error::value("a tangent or cotangent is not zero"))
             }
         }
-    }
-}
-
-/// `<u, (f(x + εt) - f(x - εt)) / 2ε>` against `<vjp(u), t>` for random `t` and `u`.
-fn vjp_against_differences(
-    f: &dyn Fn(&[Array]) -> Result<Vec<Array>>,
-    args: &[Array],
-    tol: Tolerance,
-    seed: u64,
-) -> Result<()> {
-    let mut rng = Rng(seed ^ 0x11);
-    let mut random_like = |a: &Array| -> Result<Array> {
-        let v: Vec<f64> = (0..a.size()).map(|_| rng.uniform(-1.0, 1.0)).collect();
-        Array::from_slice_on(a.device(), &v, a.shape())?.astype(a.dtype())
-    };
-    let t: Vec<Array> = args.iter().map(&mut random_like).collect::<Result<_>>()?;
-    let shifted = |s: f64| -> Result<Vec<Array>> {
-        args.iter().zip(&t).map(|(a, d)| a + &(d * s)?).collect()
-    };
-    let (plus, minus) = (f(&shifted(tol.eps)?)?, f(&shifted(-tol.eps)?)?);
-    let (y, pb) = vjp(f, args)?;
-    let u: Vec<Array> = y.iter().map(&mut random_like).collect::<Result<_>>()?;
-    let dot = |a: &[Array], b: &[Array]| -> Result<f64> {
-        let mut s = 0.0;
-        for (x, z) in a.iter().zip(b) {
-            let (x, z) = (x.astype(DType::F64)?, z.astype(DType::F64)?);
-            s += (&x * &z)?.sum(quabla::Axes::All, false)?.item::<f64>()?;
-        }
-        Ok(s)
-    };
-    let diff: Vec<Array> = plus
-        .iter()
-        .zip(&minus)
-        .map(|(p, m)| &(p - m)? / (2.0 * tol.eps))
-        .collect::<Result<_>>()?;
-    let (want, got) = (dot(&u, &diff)?, dot(&pb.call(&u)?, &t)?);
-    if (got - want).abs() <= tol.atol + tol.rtol * want.abs() {
-        Ok(())
-    } else {
-        Err(quabla::Error::value(format!(
-            "<vjp(u), t> is {got:e}, finite differences give {want:e} ({tol:?})"
-        )))
     }
 }
 
@@ -249,7 +207,7 @@ fn stack(samples: &[Array], ax: usize) -> Result<Array> {
 fn check_vmap_with(case: &Case, seed: u64, mask: u32, rng: &mut Rng) -> Result<()> {
     let size = rng.size(2, 3);
     let samples: Vec<Vec<Array>> = (0..size)
-        .map(|b| float_args(case, seed.wrapping_add(b as u64 * 7919)))
+        .map(|b| case_args(case, seed.wrapping_add(b as u64 * 7919)))
         .collect::<Result<_>>()?;
     let n = samples[0].len();
     let mut in_axes = Vec::with_capacity(n);
@@ -339,7 +297,7 @@ fn vmap_matches_a_loop_bit_for_bit_in_f32() {
 fn every_case_and_transform_program_round_trips_through_text_and_binary() {
     for dt in [DType::F64, DType::F32] {
         run_all(dt, &|case: &Case, seed: u64| {
-            round_trips::check(case, &float_args(case, seed)?)
+            round_trips::check(case, &case_args(case, seed)?)
         });
     }
 }

@@ -3,6 +3,7 @@
 //! them, with bodies that use every operand.
 
 use super::draw::*;
+use super::linalg::shift_diag;
 use quabla::lax::{scan as lax_scan, switch, while_loop as lax_while};
 use quabla::linalg::{cg, dense, gmres, SolveOptions};
 use quabla::{checkpoint as remat, custom_jvp as with_jvp, custom_vjp as with_vjp};
@@ -57,7 +58,7 @@ pub fn stop_gradient(rng: &mut Rng, dt: DType) -> Option<Case> {
 
 pub fn custom_jvp(rng: &mut Rng, dt: DType) -> Option<Case> {
     let s = rng.dims(0, 2, 1, 3);
-    let g = Rc::new(with_jvp(
+    let f: Func = Rc::new(with_jvp(
         |a: &[Array]| Ok(vec![(&a[0].sin()? * &a[1])?]),
         |p: &[Array], t: &[Array]| {
             let y = (&p[0].sin()? * &p[1])?;
@@ -65,14 +66,13 @@ pub fn custom_jvp(rng: &mut Rng, dt: DType) -> Option<Case> {
             Ok((vec![y], vec![dy]))
         },
     ));
-    let f: Func = Rc::new(move |a: &[Array]| g(a));
     let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
     Some(Case::new("custom_jvp_call", dt, f, args))
 }
 
 pub fn custom_vjp(rng: &mut Rng, dt: DType) -> Option<Case> {
     let s = rng.dims(0, 2, 1, 3);
-    let g = Rc::new(with_vjp(
+    let f: Func = Rc::new(with_vjp(
         |a: &[Array]| Ok(vec![(&a[0].exp()? * &a[1])?]),
         |a: &[Array]| {
             let e = a[0].exp()?;
@@ -82,17 +82,15 @@ pub fn custom_vjp(rng: &mut Rng, dt: DType) -> Option<Case> {
             Ok(vec![(&(&ct[0] * &res[0])? * &res[1])?, (&ct[0] * &res[0])?])
         },
     ));
-    let f: Func = Rc::new(move |a: &[Array]| g(a));
     let args = vec![real(&s, -1.5, 1.5), real(&s, -2.0, 2.0)];
     Some(Case::new("custom_vjp_call", dt, f, args).grads(Grads::VjpOnly))
 }
 
 pub fn checkpoint(rng: &mut Rng, dt: DType) -> Option<Case> {
     let s = rng.dims(0, 2, 1, 3);
-    let g = Rc::new(remat(|a: &[Array]| {
+    let f: Func = Rc::new(remat(|a: &[Array]| {
         Ok(vec![(&(&a[0] * &a[1])?.tanh()? * &a[0])?])
     }));
-    let f: Func = Rc::new(move |a: &[Array]| g(a));
     let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
     Some(Case::new("checkpoint", dt, f, args))
 }
@@ -162,14 +160,10 @@ pub fn linear_solve(rng: &mut Rng, dt: DType) -> Option<Case> {
     let use_cg = rng.coin();
     let tol = if dt == DType::F64 { 1e-13 } else { 1e-7 };
     let f: Func = Rc::new(move |a: &[Array]| {
-        let eye: Vec<f64> = (0..n * n)
-            .map(|k| if k / n == k % n { n as f64 } else { 0.0 })
-            .collect();
-        let eye = Array::from_slice_on(a[0].device(), &eye, &[n, n])?.astype(a[0].dtype())?;
         let m = if use_cg {
-            (&a[0].matmul(&a[0].t()?)? + &eye)?
+            shift_diag(&a[0].matmul(&a[0].t()?)?, n as f64)?
         } else {
-            (&a[0] + &eye)?
+            shift_diag(&a[0], n as f64)?
         };
         let op = dense(&m);
         let opts = SolveOptions {
