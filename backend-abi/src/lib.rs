@@ -2,6 +2,7 @@
 //!
 //! - [`qir`]: programs, the primitive set, validation, binary and text encodings.
 //! - [`abi`]: the `extern "C"` table a plugin exports and the types that cross it.
+//! - [`loop_ir`]: the backend-neutral level compiled tiers emit machine code from.
 //! - [`plugin`]: the kit a backend author implements ([`plugin::Backend`]) and
 //!   [`export_backend!`].
 //! - [`host`]: loading plugins and a safe client, for the core and the conformance runner.
@@ -12,6 +13,7 @@ pub mod abi;
 mod dtype;
 pub mod host;
 mod host_array;
+pub mod loop_ir;
 pub mod plugin;
 pub mod qir;
 pub mod testing;

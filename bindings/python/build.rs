@@ -16,6 +16,25 @@ fn main() {
     for dir in ["backends/cpu/src", "backend-abi/src"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
+    println!("cargo:rerun-if-env-changed=QUABLA_CPU_PLUGIN_PREBUILT");
+    let dest = here.join("python/quabla/plugins");
+    std::fs::create_dir_all(&dest).expect("creating python/quabla/plugins");
+    // A plugin already built with the workspace (`cargo xtask test` builds it in the same
+    // target folder as this extension, sharing every dependency) is copied, not rebuilt.
+    if let Some(prebuilt) = std::env::var_os("QUABLA_CPU_PLUGIN_PREBUILT") {
+        let prebuilt = PathBuf::from(prebuilt);
+        println!("cargo:rerun-if-changed={}", prebuilt.display());
+        let name = prebuilt
+            .file_name()
+            .expect("QUABLA_CPU_PLUGIN_PREBUILT names a file");
+        std::fs::copy(&prebuilt, dest.join(name)).unwrap_or_else(|e| {
+            panic!(
+                "copying the prebuilt CPU plugin {}: {e}",
+                prebuilt.display()
+            )
+        });
+        return;
+    }
     let target = root.join("target/python-plugins");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -66,8 +85,6 @@ fn main() {
     } else {
         "libquabla_cpu.so"
     };
-    let dest = here.join("python/quabla/plugins");
-    std::fs::create_dir_all(&dest).expect("creating python/quabla/plugins");
     std::fs::copy(target.join("release").join(lib), dest.join(lib))
         .expect("copying the CPU plugin into the package");
 }

@@ -18,7 +18,9 @@ pub struct Jit<F> {
     f: F,
     device: Option<Arc<Device>>,
     /// Per signature (bounded, LRU: see [`cache_capacity`](crate::runtime::cache_capacity)).
-    cache: BoundedCache<Signature, (Arc<Executable>, Program)>,
+    /// Only the executable is kept: a cached call clones nothing of the program (its
+    /// captured constants can be large), and the output types come from the executable.
+    cache: BoundedCache<Signature, Arc<Executable>>,
 }
 
 /// Wraps `f` so that calls trace it once per input signature (dtypes and shapes) and then
@@ -78,9 +80,9 @@ where
             // Inside another trace: inline.
             return (self.f)(args);
         }
-        let (device, exe, program) = self.compiled(args)?;
+        let (device, exe) = self.compiled(args)?;
         let refs: Vec<&Array> = args.iter().collect();
-        crate::eval::run_executable(&device, &exe, &refs, program.output_types())
+        crate::eval::run_executable(&device, &exe, &refs, exe.output_types().to_vec())
     }
 
     /// Traces and compiles for `args`' signature now (a no-op when already compiled), so
@@ -98,28 +100,29 @@ where
         if args.iter().any(|a| a.is_traced()) {
             return (self.f)(&args);
         }
-        let (device, exe, program) = self.compiled(&args)?;
-        crate::eval::run_executable_donating(&device, &exe, args, donate, program.output_types())
+        let (device, exe) = self.compiled(&args)?;
+        let out_types = exe.output_types().to_vec();
+        crate::eval::run_executable_donating(&device, &exe, args, donate, out_types)
     }
 
     /// The compiled program for `args`' signature (traced and compiled on first use).
-    fn compiled(&self, args: &[Array]) -> Result<(Arc<Device>, Arc<Executable>, Program)> {
+    fn compiled(&self, args: &[Array]) -> Result<(Arc<Device>, Arc<Executable>)> {
         let device = self.target(args)?;
         let key: Signature = (
             device.platform().to_string(),
             args.iter().map(|a| a.ty.clone()).collect(),
         );
         let cached = self.cache.get(&key);
-        let (exe, program) = match cached {
+        let exe = match cached {
             Some(c) => c,
             None => {
                 let program = self.lower(args)?;
                 let exe = device.compile(&program)?;
-                self.cache.insert(key, (exe.clone(), program.clone()));
-                (exe, program)
+                self.cache.insert(key, exe.clone());
+                exe
             }
         };
-        Ok((device, exe, program))
+        Ok((device, exe))
     }
 
     /// Number of signatures in the cache (at most

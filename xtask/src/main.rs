@@ -69,10 +69,13 @@ fn plugin_file(profile: &str, name: &str) -> PathBuf {
 
 fn run(what: &str, cmd: &mut Command) {
     eprintln!("xtask: {what}");
+    let start = std::time::Instant::now();
     let status = cmd.current_dir(root()).status().unwrap_or_else(|e| {
         eprintln!("xtask: cannot start {what}: {e}");
         exit(2)
     });
+    // Each step's time, so a CI log shows where its minutes go.
+    eprintln!("xtask: {what}: {:.0} s", start.elapsed().as_secs_f64());
     if !status.success() {
         eprintln!("xtask: {what} failed ({status})");
         exit(status.code().unwrap_or(1));
@@ -205,13 +208,22 @@ fn python_tests() {
             "--disable-pip-version-check",
         ]);
         c.args(args);
+        c.env(
+            "QUABLA_CPU_PLUGIN_PREBUILT",
+            plugin_file("release", "quabla_cpu"),
+        );
         run(what, &mut c);
     };
     pip(
         "install the Python test requirements",
         &["-r", "bindings/python/requirements-test.txt"],
     );
-    // Installing the package builds the extension and the CPU plugin it ships (maturin).
+    // Installing the package builds the extension (maturin, in `target/release`) and ships
+    // the CPU plugin, built here first in that same folder so the two share every
+    // dependency instead of building them twice.
+    let mut plugin = cargo();
+    plugin.args(["build", "--release", "-p", "quabla-cpu"]);
+    run("build the CPU plugin the Python package ships", &mut plugin);
     pip(
         "build and install the Python package",
         &["--force-reinstall", "--no-deps", "./bindings/python"],

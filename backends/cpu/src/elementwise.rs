@@ -149,55 +149,101 @@ pub fn fmin<T: Real>(a: T, b: T) -> T {
     }
 }
 
+/// A scalar function with the C calling convention: the interpreter maps it over slices and
+/// the compiled tier calls the very same function, so both give the same bits.
+pub type F64Fn = extern "C" fn(f64) -> f64;
+/// A two-operand [`F64Fn`].
+pub type F64BinaryFn = extern "C" fn(f64, f64) -> f64;
+
+/// Wraps a Rust `f64 -> f64` function (or closure without captures) as an [`F64Fn`].
+macro_rules! c_fn {
+    ($f:expr) => {{
+        extern "C" fn c(x: f64) -> f64 {
+            ($f)(x)
+        }
+        c as F64Fn
+    }};
+}
+
+/// The f64 function a float unary op without an exact native form is evaluated with; f32
+/// operands are widened, and the result rounded once, so f32 is within 1 ulp.
+pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
+    use UnaryOp::*;
+    Some(match op {
+        Rsqrt => c_fn!(|v: f64| 1.0 / v.sqrt()),
+        Exp => c_fn!(f64::exp),
+        Exp2 => c_fn!(f64::exp2),
+        Expm1 => c_fn!(f64::exp_m1),
+        Log => c_fn!(f64::ln),
+        Log1p => c_fn!(f64::ln_1p),
+        Cbrt => c_fn!(f64::cbrt),
+        Sin => c_fn!(f64::sin),
+        Cos => c_fn!(f64::cos),
+        Tan => c_fn!(f64::tan),
+        Asin => c_fn!(f64::asin),
+        Acos => c_fn!(f64::acos),
+        Atan => c_fn!(f64::atan),
+        Sinh => c_fn!(f64::sinh),
+        Cosh => c_fn!(f64::cosh),
+        Tanh => c_fn!(f64::tanh),
+        Asinh => c_fn!(libm::asinh),
+        Acosh => c_fn!(libm::acosh),
+        Atanh => c_fn!(libm::atanh),
+        Erf => c_fn!(libm::erf),
+        Erfc => c_fn!(libm::erfc),
+        Logistic => c_fn!(logistic),
+        Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return None,
+    })
+}
+
+/// The f64 function of a float binary op without an exact native form (as [`via_f64`]).
+pub fn binary_via_f64(op: BinaryOp) -> Option<F64BinaryFn> {
+    extern "C" fn pow(x: f64, y: f64) -> f64 {
+        x.powf(y)
+    }
+    extern "C" fn atan2(y: f64, x: f64) -> f64 {
+        y.atan2(x)
+    }
+    use BinaryOp::*;
+    match op {
+        Pow => Some(pow),
+        Atan2 => Some(atan2),
+        Add | Sub | Mul | Div | Rem | Max | Min | And | Or | Xor | ShiftLeft
+        | ShiftRightLogical | ShiftRightArithmetic => None,
+    }
+}
+
+/// sign keeps the sign of zero (sign(-0) = -0) and NaN, as JAX does.
+pub fn sign<T: Real>(v: T) -> T {
+    if v.is_nan() || v.to_f64() == 0.0 {
+        v
+    } else if v.is_sign_negative() {
+        -T::one()
+    } else {
+        T::one()
+    }
+}
+
 fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
     use UnaryOp::*;
-    let via = |f: fn(f64) -> f64| -> Vec<T> {
-        x.iter()
+    if let Some(f) = via_f64(op) {
+        return Ok(x
+            .iter()
             .map(|v| T::from_f64(f(v.to_f64())))
-            .collect_pooled()
-    };
+            .collect_pooled());
+    }
     Ok(match op {
         Neg => x.iter().map(|v| -*v).collect_pooled(),
         Abs => x.iter().map(|v| v.abs()).collect_pooled(),
-        // sign keeps the sign of zero (sign(-0) = -0) and NaN, as JAX does.
-        Sign => x
-            .iter()
-            .map(|v| {
-                if v.is_nan() || v.to_f64() == 0.0 {
-                    *v
-                } else if v.is_sign_negative() {
-                    -T::one()
-                } else {
-                    T::one()
-                }
-            })
-            .collect_pooled(),
+        Sign => x.iter().map(|v| sign(*v)).collect_pooled(),
         Floor => x.iter().map(|v| v.floor()).collect_pooled(),
         Ceil => x.iter().map(|v| v.ceil()).collect_pooled(),
         Round => x.iter().map(|v| v.round_even()).collect_pooled(),
         Sqrt => x.iter().map(|v| v.sqrt()).collect_pooled(),
-        Rsqrt => via(|v| 1.0 / v.sqrt()),
-        Exp => via(f64::exp),
-        Exp2 => via(f64::exp2),
-        Expm1 => via(f64::exp_m1),
-        Log => via(f64::ln),
-        Log1p => via(f64::ln_1p),
-        Cbrt => via(f64::cbrt),
-        Sin => via(f64::sin),
-        Cos => via(f64::cos),
-        Tan => via(f64::tan),
-        Asin => via(f64::asin),
-        Acos => via(f64::acos),
-        Atan => via(f64::atan),
-        Sinh => via(f64::sinh),
-        Cosh => via(f64::cosh),
-        Tanh => via(f64::tanh),
-        Asinh => via(libm::asinh),
-        Acosh => via(libm::acosh),
-        Atanh => via(libm::atanh),
-        Erf => via(libm::erf),
-        Erfc => via(libm::erfc),
-        Logistic => via(logistic),
+        Rsqrt | Exp | Exp2 | Expm1 | Log | Log1p | Cbrt | Sin | Cos | Tan | Asin | Acos | Atan
+        | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf | Erfc | Logistic => {
+            unreachable!("{op:?} is evaluated through via_f64")
+        }
         IsFinite | Not => return Err(()),
     })
 }
@@ -253,12 +299,11 @@ pub fn unary(op: UnaryOp, x: View) -> Storage {
 fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
     use BinaryOp::*;
     let z = a.iter().zip(b);
-    let via = |f: fn(f64, f64) -> f64| -> Vec<T> {
-        a.iter()
-            .zip(b)
+    if let Some(f) = binary_via_f64(op) {
+        return z
             .map(|(x, y)| T::from_f64(f(x.to_f64(), y.to_f64())))
-            .collect_pooled()
-    };
+            .collect_pooled();
+    }
     match op {
         Add => z.map(|(x, y)| x.add(*y)).collect_pooled(),
         Sub => z.map(|(x, y)| x.sub(*y)).collect_pooled(),
@@ -267,8 +312,7 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
         Rem => z.map(|(x, y)| x.rem(*y)).collect_pooled(),
         Max => z.map(|(x, y)| fmax(*x, *y)).collect_pooled(),
         Min => z.map(|(x, y)| fmin(*x, *y)).collect_pooled(),
-        Pow => via(f64::powf),
-        Atan2 => via(f64::atan2),
+        Pow | Atan2 => unreachable!("{op:?} is evaluated through binary_via_f64"),
         And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => {
             unreachable!("validation admits no bitwise op on floats, not {op:?}")
         }
@@ -276,7 +320,7 @@ fn float_binary<T: Real>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
 }
 
 /// Integer ops shared by i32 and u32, with the XLA conventions for division by zero.
-trait Int: crate::pool::Pooled + Ord {
+pub trait Int: crate::pool::Pooled + Ord {
     const ALL_ONES: Self;
     fn wadd(self, o: Self) -> Self;
     fn wsub(self, o: Self) -> Self;
@@ -382,23 +426,47 @@ macro_rules! int_impl {
 int_impl!(i32, u32, i32);
 int_impl!(u32, u32, i32);
 
+/// `x / y` with XLA's convention for a zero divisor (all bits set).
+pub fn int_div<T: Int>(x: T, y: T) -> T {
+    x.wdiv(y).unwrap_or(T::ALL_ONES)
+}
+
+/// `x % y` with XLA's convention for a zero divisor (`x`).
+pub fn int_rem<T: Int>(x: T, y: T) -> T {
+    x.wrem(y).unwrap_or(x)
+}
+
+/// Shifts by `y` read as unsigned; 32 or more shifts every bit out.
+pub fn int_shift_left<T: Int>(x: T, y: T) -> T {
+    x.shl(y.as_shift().min(64) as u32)
+}
+
+pub fn int_shift_right_logical<T: Int>(x: T, y: T) -> T {
+    x.shr_logical(y.as_shift().min(64) as u32)
+}
+
+/// Fills with the sign bit; 32 or more leaves only sign bits.
+pub fn int_shift_right_arithmetic<T: Int>(x: T, y: T) -> T {
+    x.shr_arith(y.as_shift().min(64) as u32)
+}
+
 fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
     use BinaryOp::*;
     let f: fn(T, T) -> T = match op {
         Add => T::wadd,
         Sub => T::wsub,
         Mul => T::wmul,
-        Div => |x, y| x.wdiv(y).unwrap_or(T::ALL_ONES),
-        Rem => |x, y| x.wrem(y).unwrap_or(x),
+        Div => int_div,
+        Rem => int_rem,
         Pow => T::pow,
         Max => |x, y| x.max(y),
         Min => |x, y| x.min(y),
         And => T::and,
         Or => T::or,
         Xor => T::xor,
-        ShiftLeft => |x, y| x.shl(y.as_shift().min(64) as u32),
-        ShiftRightLogical => |x, y| x.shr_logical(y.as_shift().min(64) as u32),
-        ShiftRightArithmetic => |x, y| x.shr_arith(y.as_shift().min(64) as u32),
+        ShiftLeft => int_shift_left,
+        ShiftRightLogical => int_shift_right_logical,
+        ShiftRightArithmetic => int_shift_right_arithmetic,
         Atan2 => unreachable!("validation admits atan2 on floats only"),
     };
     a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect_pooled()

@@ -1,7 +1,7 @@
 //! Running a plan: fused tiles in parallel, other nodes one by one, regions recursively.
 
 use crate::elementwise::{self, View};
-use crate::plan::{FusedGroup, GroupOperand, Plan, Step};
+use crate::plan::{FusedGroup, GroupOperand, NativeFunction, Plan, Step};
 use crate::tensor::{Storage, Tensor};
 use crate::{dot, movement, reduce};
 use quabla_abi::qir::{Node, Op, ValueId};
@@ -34,6 +34,11 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
                     _ => None,
                 };
                 let outs = match (owned, &plan.constants[*ni]) {
+                    _ if plan.native[*ni].is_some() => {
+                        let args: Vec<&Tensor> =
+                            node.operands.iter().map(|o| get(&values, *o)).collect();
+                        run_native(node, &args, plan.native[*ni].as_ref())
+                    }
                     (_, Some(c)) => vec![Tensor {
                         ty: node.results[0].clone(),
                         data: c.clone(),
@@ -70,6 +75,17 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
         .outputs
         .iter()
         .map(|o| get(&values, *o).clone())
+        .collect()
+}
+
+/// Runs a node's native code on one-element operands (the loop IR's scalar subset).
+fn run_native(node: &Node, args: &[&Tensor], code: Option<&NativeFunction>) -> Vec<Tensor> {
+    let bits: Vec<u64> = args.iter().map(|t| t.data.bits_at(0)).collect();
+    let out = code.map(|c| c.call(&bits)).unwrap_or_default();
+    node.results
+        .iter()
+        .zip(out)
+        .map(|(ty, b)| Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b)))
         .collect()
 }
 

@@ -14,6 +14,8 @@ mod elementwise;
 mod exec;
 mod linalg;
 mod movement;
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
 mod plan;
 mod pool;
 mod reduce;
@@ -78,7 +80,10 @@ impl Backend for CpuBackend {
     }
 
     fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
-        Ok(Arc::new(CpuExecutable(plan::Plan::new(program))))
+        Ok(Arc::new(CpuExecutable(plan::Plan::new(
+            program,
+            plan::Tier::from_env(),
+        ))))
     }
 
     fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
@@ -150,7 +155,7 @@ mod tests {
     use quabla_abi::qir::Program;
 
     fn run(p: &Program, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        exec::run(&plan::Plan::new(p.clone()), inputs)
+        exec::run(&plan::Plan::new(p.clone(), plan::Tier::Interpreter), inputs)
     }
 
     fn f32_tensor(shape: Vec<usize>, seed: u32) -> Tensor {
@@ -233,7 +238,7 @@ mod tests {
 ",
         )
         .unwrap();
-        let plan = plan::Plan::new(p.clone());
+        let plan = plan::Plan::new(p.clone(), plan::Tier::Interpreter);
         assert_eq!(plan.steps.len(), 1, "one fused step");
         let ins = vec![f32_tensor(vec![10000], 3), f32_tensor(vec![10000], 4)];
         let fused = run(&p, ins.clone());
@@ -264,7 +269,7 @@ mod tests {
         )
         .unwrap();
         p.validate().unwrap();
-        let plan = plan::Plan::new(p.clone());
+        let plan = plan::Plan::new(p.clone(), plan::Tier::Interpreter);
         let kinds: Vec<String> = plan
             .steps
             .iter()

@@ -1,10 +1,48 @@
 //! Compiling a validated program into an execution plan: elementwise chains grouped into
-//! fused steps, regions compiled once, and the step after which each value can be freed.
+//! fused steps, regions compiled once, `while` loops over scalars compiled to native code
+//! (the compiled tier), and the step after which each value can be freed.
 
 use crate::tensor::Storage;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
 use std::collections::HashSet;
 use std::sync::Arc;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use crate::native::NativeFunction;
+
+/// wasm32 has no compiled tier yet (a wasm emitter of the loop IR is to come), so no plan
+/// holds native code there.
+#[cfg(target_arch = "wasm32")]
+pub enum NativeFunction {}
+
+#[cfg(target_arch = "wasm32")]
+impl NativeFunction {
+    pub fn call(&self, _: &[u64]) -> Vec<u64> {
+        match *self {}
+    }
+}
+
+/// Which tier runs a plan's loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The reference: every node interpreted.
+    Interpreter,
+    /// `while` nodes the loop IR covers run as native code; everything else is interpreted.
+    Compiled,
+}
+
+impl Tier {
+    /// The tier `QUABLA_CPU_JIT` asks for: compiled unless it is `0`, and the interpreter
+    /// wherever native code cannot run (wasm32).
+    pub fn from_env() -> Tier {
+        let off = std::env::var("QUABLA_CPU_JIT").is_ok_and(|v| v == "0");
+        if off || cfg!(target_arch = "wasm32") {
+            Tier::Interpreter
+        } else {
+            Tier::Compiled
+        }
+    }
+}
 
 /// A chain of elementwise nodes over one shape, run tile by tile with no full-size
 /// temporaries for values used only inside the chain.
@@ -52,6 +90,24 @@ pub struct Plan {
     /// Each constant node's data, converted once (a loop body's constants are not rebuilt
     /// every iteration).
     pub constants: Vec<Option<Arc<Storage>>>,
+    /// Native code of each node the compiled tier covers.
+    pub native: Vec<Option<NativeFunction>>,
+}
+
+/// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
+/// scalars); `None` keeps the interpreter.
+#[cfg(not(target_arch = "wasm32"))]
+fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
+    if tier != Tier::Compiled || !matches!(node.op, Op::While { .. }) {
+        return None;
+    }
+    let f = quabla_abi::loop_ir::lower_while(node).ok()?;
+    NativeFunction::compile(&f).ok()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn compile_native(_: &Node, _: Tier) -> Option<NativeFunction> {
+    None
 }
 
 /// The element count of the group `node` can join: elementwise nodes, and broadcasts of a
@@ -75,16 +131,28 @@ fn value_sizes(program: &Program) -> Vec<usize> {
 }
 
 impl Plan {
-    pub fn new(program: Program) -> Plan {
+    /// The plan of a validated program. Region nesting is bounded by the decoder's
+    /// `MAX_REGION_DEPTH`, so the recursion into regions is.
+    pub fn new(program: Program, tier: Tier) -> Plan {
         let first_ids = program.first_result_ids();
+        let native: Vec<Option<NativeFunction>> = program
+            .nodes
+            .iter()
+            .map(|n| compile_native(n, tier))
+            .collect();
+        // A node that runs natively needs no interpreted regions.
         let regions = program
             .nodes
             .iter()
-            .map(|n| {
-                n.op.regions()
-                    .into_iter()
-                    .map(|r| Plan::new(r.clone()))
-                    .collect()
+            .zip(&native)
+            .map(|(n, code)| match code {
+                Some(_) => Vec::new(),
+                None => {
+                    n.op.regions()
+                        .into_iter()
+                        .map(|r| Plan::new(r.clone(), tier))
+                        .collect()
+                }
             })
             .collect();
         let mut steps = Vec::new();
@@ -132,6 +200,7 @@ impl Plan {
             free_after: Vec::new(),
             regions,
             constants,
+            native,
         };
         plan.steps = steps
             .into_iter()

@@ -184,7 +184,7 @@ mod tests {
     fn buffers_for(steps: usize) -> usize {
         let p = rnn(steps);
         p.validate().expect("test program is valid");
-        let plan = Plan::new(p);
+        let plan = Plan::new(p, crate::plan::Tier::Interpreter);
         let inputs = vec![
             f64_tensor(vec![1024, 1024], 0.01),
             f64_tensor(vec![1024], 0.1),

@@ -139,6 +139,29 @@ impl Storage {
         }
     }
 
+    /// Element `i`'s little-endian bits, zero-extended (bool: 0 or 1).
+    pub fn bits_at(&self, i: usize) -> u64 {
+        match self {
+            Storage::Bool(v) => v[i] as u64,
+            Storage::I32(v) => v[i] as u32 as u64,
+            Storage::U32(v) => v[i] as u64,
+            Storage::F32(v) => v[i].to_bits() as u64,
+            Storage::F64(v) => v[i].to_bits(),
+        }
+    }
+
+    /// One element of `dtype` from the low bits of `bits` (the inverse of `bits_at`; the
+    /// bytes above the dtype's width are ignored, bool reads its low byte as `!= 0`).
+    pub fn from_bits(dtype: DType, bits: u64) -> Storage {
+        match dtype {
+            DType::Bool => Storage::Bool(vec![bits as u8 != 0]),
+            DType::I32 => Storage::I32(vec![bits as u32 as i32]),
+            DType::U32 => Storage::U32(vec![bits as u32]),
+            DType::F32 => Storage::F32(vec![f32::from_bits(bits as u32)]),
+            DType::F64 => Storage::F64(vec![f64::from_bits(bits)]),
+        }
+    }
+
     /// Element 0 as an i64 (for index scalars).
     pub fn scalar_i64(&self) -> i64 {
         match self {

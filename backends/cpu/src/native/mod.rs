@@ -1,0 +1,131 @@
+//! The compiled tier: loop-IR functions (`quabla_abi::loop_ir`) emitted as native code with
+//! Cranelift. The interpreter stays the reference: every instruction here either is an exact
+//! IEEE / two's-complement operation or calls the interpreter's own scalar function
+//! (`callouts.rs`), so both tiers give the same bits. `QUABLA_CPU_JIT=0` turns the tier off
+//! (`plan::Tier`).
+
+mod callouts;
+mod emit;
+#[cfg(test)]
+mod tests;
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+use quabla_abi::loop_ir::Function;
+use std::mem::ManuallyDrop;
+
+/// Native code for one loop-IR function: `entry(slots)` reads the parameters' bits from
+/// `slots[..params]` and writes the results' bits to `slots[..results]`.
+pub struct NativeFunction {
+    module: ManuallyDrop<JITModule>,
+    entry: unsafe extern "C" fn(*mut u64),
+    slots: usize,
+}
+
+// SAFETY: after `finalize_definitions` the module is only read (its code is immutable and
+// position-fixed) until `Drop` frees it, so sharing the function pointer across threads is
+// sound; the emitted code keeps no state between calls.
+unsafe impl Send for NativeFunction {}
+unsafe impl Sync for NativeFunction {}
+
+impl Drop for NativeFunction {
+    fn drop(&mut self) {
+        // SAFETY: `entry` points into this module and dies with `self`; no call is running,
+        // since calls borrow `self`.
+        unsafe { ManuallyDrop::take(&mut self.module).free_memory() }
+    }
+}
+
+impl NativeFunction {
+    /// Compiles `f`, or says why not (an unsupported host, or no executable memory); the
+    /// caller then keeps the interpreter.
+    pub fn compile(f: &Function) -> Result<NativeFunction, String> {
+        // A host refusing executable memory makes cranelift-jit panic in places; that is a
+        // reason to interpret, not to fail the user's compile.
+        std::panic::catch_unwind(|| compile_unguarded(f))
+            .unwrap_or_else(|_| Err("the JIT panicked (no executable memory?)".into()))
+    }
+
+    /// Runs the function on `args` (one value's bits each, as `Storage::bits_at`); returns
+    /// the results' bits.
+    pub fn call(&self, args: &[u64]) -> Vec<u64> {
+        let mut slots = vec![0u64; self.slots.max(args.len())];
+        slots[..args.len()].copy_from_slice(args);
+        // SAFETY: the code reads and writes `self.slots` words, which `slots` holds; it was
+        // emitted for this signature.
+        unsafe { (self.entry)(slots.as_mut_ptr()) };
+        slots
+    }
+}
+
+fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
+    let mut flags = settings::builder();
+    let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+        flags
+            .set(k, v)
+            .map_err(|e| format!("cranelift flag {k}: {e}"))
+    };
+    set(&mut flags, "opt_level", "speed")?;
+    // The verifier costs more than the compile on large functions; debug builds keep it.
+    set(
+        &mut flags,
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| format!("host not supported by cranelift: {e}"))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| format!("cranelift ISA: {e}"))?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    for (name, ptr) in callouts::symbols() {
+        jb.symbol(name, ptr);
+    }
+    let mut module = JITModule::new(jb);
+    match define(&mut module, f) {
+        Ok(id) => {
+            let code = module.get_finalized_function(id);
+            // SAFETY: `code` is the finalized function of signature `fn(*mut u64)`.
+            let entry =
+                unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(code) };
+            Ok(NativeFunction {
+                module: ManuallyDrop::new(module),
+                entry,
+                slots: f.params.len().max(f.results.len()),
+            })
+        }
+        Err(e) => {
+            // SAFETY: nothing of this module was handed out.
+            unsafe { module.free_memory() };
+            Err(e)
+        }
+    }
+}
+
+fn define(module: &mut JITModule, f: &Function) -> Result<cranelift_module::FuncId, String> {
+    let mut ctx = module.make_context();
+    ctx.func
+        .signature
+        .params
+        .push(cranelift_codegen::ir::AbiParam::new(
+            module.target_config().pointer_type(),
+        ));
+    emit::function(module, &mut ctx.func, f)?;
+    let id = module
+        .declare_function("quabla_loop", Linkage::Export, &ctx.func.signature)
+        .map_err(|e| format!("declare: {e}"))?;
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("cranelift could not compile the loop: {e:?}"))?;
+    module.clear_context(&mut ctx);
+    module
+        .finalize_definitions()
+        .map_err(|e| format!("finalize: {e}"))?;
+    Ok(id)
+}

@@ -1,0 +1,535 @@
+//! The compiled tier against the interpreter, bit for bit, on random scalar loops: every
+//! unary, binary, compare, select, convert and bitcast over every dtype it admits, nested
+//! `cond` and `while`, inputs at the edges (NaN, ±inf, ±0, subnormals, i32::MIN, u32::MAX,
+//! shift counts past the width, zero divisors).
+
+use crate::exec::run;
+use crate::plan::{Plan, Tier};
+use crate::tensor::{Storage, Tensor};
+use quabla_abi::qir::{BinaryOp, CompareDir, DTypeClass, OpKind, Program, UnaryOp};
+use quabla_abi::{DType, TensorType};
+
+/// splitmix64: a fixed, seedable stream, so a failure names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::U32, DType::F32, DType::F64];
+
+fn admits(class: DTypeClass, d: DType) -> bool {
+    match class {
+        DTypeClass::Any => true,
+        DTypeClass::Numeric => d != DType::Bool,
+        DTypeClass::Float => d.is_float(),
+        DTypeClass::Integer => matches!(d, DType::I32 | DType::U32),
+        DTypeClass::Bitwise => matches!(d, DType::Bool | DType::I32 | DType::U32),
+        DTypeClass::Bits32 => matches!(d, DType::F32 | DType::I32 | DType::U32),
+    }
+}
+
+/// Edge values of each dtype, as bits: signed zeros, subnormals, the extremes, infinities,
+/// NaN, halves (rounding ties), values past the integer range, shift counts around the width.
+fn edges(d: DType) -> Vec<u64> {
+    let f64s = [
+        0.0f64,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.5,
+        -2.5,
+        3.0,
+        1e-310,
+        -1e-310,
+        1e-40,
+        1e300,
+        -1e300,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        0.1,
+        4.0e9,
+        -3.0e9,
+        2147483648.0,
+        -2147483649.0,
+        0.7,
+        40.0,
+    ];
+    match d {
+        DType::Bool => vec![0, 1],
+        DType::I32 => [
+            0i32,
+            1,
+            -1,
+            2,
+            -2,
+            31,
+            32,
+            33,
+            -32,
+            7,
+            i32::MIN,
+            i32::MAX,
+            1000,
+            -1000,
+        ]
+        .iter()
+        .map(|v| *v as u32 as u64)
+        .collect(),
+        DType::U32 => [
+            0u32,
+            1,
+            2,
+            31,
+            32,
+            33,
+            7,
+            u32::MAX,
+            0x8000_0000,
+            0x7fff_ffff,
+            1000,
+        ]
+        .iter()
+        .map(|v| *v as u64)
+        .collect(),
+        DType::F32 => f64s.iter().map(|v| (*v as f32).to_bits() as u64).collect(),
+        DType::F64 => f64s.iter().map(|v| v.to_bits()).collect(),
+    }
+}
+
+fn edge_bits(rng: &mut Rng, d: DType) -> u64 {
+    match (d, rng.below(4)) {
+        (DType::I32 | DType::U32, 0) => rng.next() as u32 as u64,
+        (DType::F32, 0) => (((rng.next() as i64 % 2000) as f32) * 0.01).to_bits() as u64,
+        (DType::F64, 0) => ((rng.next() as i64 % 2000) as f64 * 0.01).to_bits(),
+        _ => *rng.pick(&edges(d)),
+    }
+}
+
+/// One region's text being built: its values' dtypes by id, and its lines.
+struct Region {
+    dtypes: Vec<DType>,
+    lines: Vec<String>,
+}
+
+impl Region {
+    fn new(inputs: &[DType]) -> Region {
+        Region {
+            dtypes: inputs.to_vec(),
+            lines: Vec::new(),
+        }
+    }
+    /// A value of dtype `d`, if the region has one: one of the latest few, so chains form
+    /// and results depend on most of the nodes.
+    fn some_of(&self, rng: &mut Rng, d: DType) -> Option<usize> {
+        let ids: Vec<usize> = (0..self.dtypes.len())
+            .filter(|&i| self.dtypes[i] == d)
+            .collect();
+        let recent = &ids[ids.len().saturating_sub(3)..];
+        (!recent.is_empty()).then(|| *rng.pick(recent))
+    }
+    /// The latest value of dtype `d` (a region's result), or a new one.
+    fn latest(&mut self, rng: &mut Rng, d: DType) -> usize {
+        match (0..self.dtypes.len()).rev().find(|&i| self.dtypes[i] == d) {
+            Some(v) => v,
+            None => self.value(rng, d),
+        }
+    }
+    fn push(&mut self, results: &[DType], text: String) -> usize {
+        let first = self.dtypes.len();
+        let names: Vec<String> = (first..first + results.len())
+            .map(|i| format!("%{i}"))
+            .collect();
+        self.lines.push(format!("{} = {text}", names.join(", ")));
+        self.dtypes.extend_from_slice(results);
+        first
+    }
+    /// A value of dtype `d`: an existing one, or a new constant.
+    fn value(&mut self, rng: &mut Rng, d: DType) -> usize {
+        if let Some(v) = self.some_of(rng, d).filter(|_| rng.below(5) != 0) {
+            return v;
+        }
+        let lit = match d {
+            DType::Bool => ["true", "false"][rng.below(2)].to_string(),
+            DType::I32 => ["0", "1", "-3", "31", "40"][rng.below(5)].to_string(),
+            DType::U32 => ["0", "1", "3", "31", "40"][rng.below(5)].to_string(),
+            DType::F32 | DType::F64 => {
+                ["0.5", "-1.25", "3.0", "-0.0", "0.001"][rng.below(5)].to_string()
+            }
+        };
+        self.push(&[d], format!("constant[value=[{lit}]]() : {}[]", d.name()))
+    }
+    fn body_text(&self, header: &str, outputs: &[usize]) -> String {
+        let outs: Vec<String> = outputs.iter().map(|o| format!("%{o}")).collect();
+        format!(
+            "{header} {{\n{}\nreturn {}\n}}",
+            self.lines.join("\n"),
+            outs.join(", ")
+        )
+    }
+}
+
+fn types(ds: &[DType]) -> String {
+    ds.iter()
+        .map(|d| format!("{}[]", d.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn params(ds: &[DType]) -> String {
+    ds.iter()
+        .enumerate()
+        .map(|(i, d)| format!("%{i}: {}[]", d.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn refs(ids: &[usize]) -> String {
+    ids.iter()
+        .map(|i| format!("%{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Appends one random elementwise node, or at `depth < 2` a `cond` or an inner `while`.
+fn random_node(rng: &mut Rng, r: &mut Region, depth: usize) {
+    let d = *rng.pick(&DTYPES);
+    match rng.below(if depth < 2 { 9 } else { 7 }) {
+        0 | 1 => {
+            let ops: Vec<UnaryOp> = UnaryOp::ALL
+                .iter()
+                .copied()
+                .filter(|u| admits(OpKind::Unary(*u).spec().dtypes, d))
+                .collect();
+            if let Some(op) = (!ops.is_empty()).then(|| *rng.pick(&ops)) {
+                let x = r.value(rng, d);
+                let out = if op == UnaryOp::IsFinite {
+                    DType::Bool
+                } else {
+                    d
+                };
+                r.push(&[out], format!("{}(%{x}) : {}[]", op.name(), out.name()));
+            }
+        }
+        2 | 3 => {
+            let ops: Vec<BinaryOp> = BinaryOp::ALL
+                .iter()
+                .copied()
+                .filter(|b| admits(OpKind::Binary(*b).spec().dtypes, d))
+                .collect();
+            if let Some(op) = (!ops.is_empty()).then(|| *rng.pick(&ops)) {
+                let (a, b) = (r.value(rng, d), r.value(rng, d));
+                r.push(&[d], format!("{}(%{a}, %{b}) : {}[]", op.name(), d.name()));
+            }
+        }
+        4 => {
+            let dir = rng.pick(CompareDir::ALL).name();
+            let (a, b) = (r.value(rng, d), r.value(rng, d));
+            r.push(
+                &[DType::Bool],
+                format!("compare[dir={dir}](%{a}, %{b}) : bool[]"),
+            );
+        }
+        5 => {
+            let (p, t, f) = (r.value(rng, DType::Bool), r.value(rng, d), r.value(rng, d));
+            r.push(&[d], format!("select(%{p}, %{t}, %{f}) : {}[]", d.name()));
+        }
+        6 => {
+            let from = *rng.pick(&DTYPES);
+            let x = r.value(rng, from);
+            if admits(DTypeClass::Bits32, from)
+                && admits(DTypeClass::Bits32, d)
+                && rng.below(2) == 0
+            {
+                r.push(&[d], format!("bitcast(%{x}) : {}[]", d.name()));
+            } else {
+                r.push(&[d], format!("convert(%{x}) : {}[]", d.name()));
+            }
+        }
+        7 => random_cond(rng, r, depth),
+        _ => {
+            let carried: Vec<DType> = (0..1 + rng.below(2)).map(|_| *rng.pick(&DTYPES)).collect();
+            let init: Vec<usize> = carried.iter().map(|d| r.value(rng, *d)).collect();
+            let trips = rng.below(4) as i32;
+            let text = random_while(rng, &carried, trips, depth + 1);
+            let mut all = vec![DType::I32];
+            all.extend(&carried);
+            let zero = r.push(&[DType::I32], "constant[value=[0]]() : i32[]".into());
+            let mut operands = vec![zero];
+            operands.extend(init);
+            let text = text.replace("OPERANDS", &refs(&operands));
+            r.push(&all, text);
+        }
+    }
+}
+
+/// A `cond` over 1-2 operands with 1-3 branches; the index may be out of range.
+fn random_cond(rng: &mut Rng, r: &mut Region, depth: usize) {
+    let ins: Vec<DType> = (0..1 + rng.below(2)).map(|_| *rng.pick(&DTYPES)).collect();
+    let outs: Vec<DType> = (0..1 + rng.below(2)).map(|_| *rng.pick(&DTYPES)).collect();
+    let idx = r.value(rng, DType::I32);
+    let operands: Vec<usize> = ins.iter().map(|d| r.value(rng, *d)).collect();
+    let branches: Vec<String> = (0..1 + rng.below(3))
+        .map(|_| {
+            let mut b = Region::new(&ins);
+            for _ in 0..rng.below(4) {
+                random_node(rng, &mut b, depth + 1);
+            }
+            let results: Vec<usize> = outs.iter().map(|d| b.latest(rng, *d)).collect();
+            b.body_text(&format!("branch({})", params(&ins)), &results)
+        })
+        .collect();
+    let mut all = vec![idx];
+    all.extend(operands);
+    r.push(
+        &outs,
+        format!(
+            "cond({}) : {} {{\n{}\n}}",
+            refs(&all),
+            types(&outs),
+            branches.join("\n")
+        ),
+    );
+}
+
+/// A `while` whose first carry counts to `trips`; `OPERANDS` is left for the caller.
+fn random_while(rng: &mut Rng, carried: &[DType], trips: i32, depth: usize) -> String {
+    let mut all = vec![DType::I32];
+    all.extend(carried);
+    let mut cond = Region::new(&all);
+    let limit = cond.push(
+        &[DType::I32],
+        format!("constant[value=[{trips}]]() : i32[]"),
+    );
+    let mut test = cond.push(
+        &[DType::Bool],
+        format!("compare[dir=lt](%0, %{limit}) : bool[]"),
+    );
+    if rng.below(3) == 0 {
+        // A data-dependent exit as well, still bounded by the counter.
+        let extra = cond.value(rng, DType::Bool);
+        test = cond.push(&[DType::Bool], format!("and(%{test}, %{extra}) : bool[]"));
+    }
+    let mut body = Region::new(&all);
+    let one = body.push(&[DType::I32], "constant[value=[1]]() : i32[]".into());
+    let counter = body.push(&[DType::I32], format!("add(%0, %{one}) : i32[]"));
+    for _ in 0..2 + rng.below(10) {
+        random_node(rng, &mut body, depth);
+    }
+    let mut next = vec![counter];
+    next.extend(carried.iter().map(|d| body.latest(rng, *d)));
+    format!(
+        "while(OPERANDS) : {} {{\n{}\n{}\n}}",
+        types(&all),
+        cond.body_text(&format!("cond({})", params(&all)), &[test]),
+        body.body_text(&format!("body({})", params(&all)), &next),
+    )
+}
+
+fn random_program(rng: &mut Rng) -> (Program, Vec<DType>) {
+    let carried: Vec<DType> = (0..1 + rng.below(3)).map(|_| *rng.pick(&DTYPES)).collect();
+    let mut all = vec![DType::I32];
+    all.extend(&carried);
+    let trips = rng.below(6) as i32;
+    let text = random_while(rng, &carried, trips, 0)
+        .replace("OPERANDS", &refs(&(0..all.len()).collect::<Vec<_>>()));
+    let n = all.len();
+    let src = format!(
+        "program({}) {{\n{} = {text}\nreturn {}\n}}",
+        params(&all),
+        refs(&(n..2 * n).collect::<Vec<_>>()),
+        refs(&(n..2 * n).collect::<Vec<_>>()),
+    );
+    let p = Program::parse(&src).unwrap_or_else(|e| panic!("generated program: {e}\n{src}"));
+    p.validate()
+        .unwrap_or_else(|e| panic!("generated program: {e:?}\n{src}"));
+    (p, all)
+}
+
+fn tensors(bits: &[u64], ds: &[DType]) -> Vec<Tensor> {
+    bits.iter()
+        .zip(ds)
+        .map(|(b, d)| Tensor::new(TensorType::new(*d, vec![]), Storage::from_bits(*d, *b)))
+        .collect()
+}
+
+#[test]
+fn random_scalar_loops_give_the_interpreters_bits() {
+    let seeds: u64 = std::env::var("QUABLA_PROPERTY_DRAWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    for seed in 0..seeds {
+        let mut rng = Rng(seed);
+        let (p, ins) = random_program(&mut rng);
+        let compiled = Plan::new(p.clone(), Tier::Compiled);
+        assert!(
+            compiled.native[0].is_some(),
+            "seed {seed}: the loop did not compile\n{}",
+            p.to_text()
+        );
+        let reference = Plan::new(p.clone(), Tier::Interpreter);
+        assert!(reference.native[0].is_none());
+        for draw in 0..8 {
+            let mut args = ins
+                .iter()
+                .map(|d| edge_bits(&mut rng, *d))
+                .collect::<Vec<_>>();
+            args[0] = 0;
+            let a = run(&compiled, tensors(&args, &ins));
+            let b = run(&reference, tensors(&args, &ins));
+            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert_eq!(
+                    x.data.to_bytes(),
+                    y.data.to_bytes(),
+                    "seed {seed}, draw {draw}, output {k} ({}): compiled {:?} vs interpreted {:?}\n{}",
+                    x.ty,
+                    x.data.bits_at(0),
+                    y.data.bits_at(0),
+                    p.to_text()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_loop_over_a_vector_stays_with_the_interpreter() {
+    let p = Program::parse(
+        "program(%0: f32[3]) {
+           %1 = while(%0) : f32[3] {
+             cond(%0: f32[3]) {
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }
+             body(%0: f32[3]) {
+               return %0
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap();
+    assert!(Plan::new(p, Tier::Compiled).native[0].is_none());
+}
+
+/// One op in a one-trip loop, `out = op(inputs)`, compiled once and run on every
+/// combination of edge inputs.
+fn check_single_op(inputs: &[DType], out: DType, op_text: &str) {
+    let mut all = vec![DType::I32];
+    all.extend(inputs);
+    all.push(out);
+    let n = all.len();
+    let args: Vec<String> = (1..=inputs.len()).map(|i| format!("%{i}")).collect();
+    let src = format!(
+        "program({ps}) {{
+  {res} = while({ins}) : {ts} {{
+    cond({ps}) {{
+      %{n} = constant[value=[1]]() : i32[]
+      %{n1} = compare[dir=lt](%0, %{n}) : bool[]
+      return %{n1}
+    }}
+    body({ps}) {{
+      %{n} = constant[value=[1]]() : i32[]
+      %{n1} = add(%0, %{n}) : i32[]
+      %{n2} = {op_text}({args}) : {o}[]
+      return %{n1}, {keep}, %{n2}
+    }}
+  }}
+  return {res}
+}}",
+        ps = params(&all),
+        res = refs(&(n..2 * n).collect::<Vec<_>>()),
+        ins = refs(&(0..n).collect::<Vec<_>>()),
+        ts = types(&all),
+        n1 = n + 1,
+        n2 = n + 2,
+        args = args.join(", "),
+        o = out.name(),
+        keep = args.join(", "),
+    );
+    let p = Program::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    p.validate().unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+    let compiled = Plan::new(p.clone(), Tier::Compiled);
+    assert!(compiled.native[0].is_some(), "{src}");
+    let reference = Plan::new(p, Tier::Interpreter);
+    let mut combos: Vec<Vec<u64>> = vec![vec![]];
+    for d in inputs {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                edges(*d).into_iter().map(move |e| {
+                    let mut c = c.clone();
+                    c.push(e);
+                    c
+                })
+            })
+            .collect();
+    }
+    for c in combos {
+        let mut bits = vec![0];
+        bits.extend(&c);
+        bits.push(0);
+        let a = run(&compiled, tensors(&bits, &all));
+        let b = run(&reference, tensors(&bits, &all));
+        assert_eq!(
+            a[n - 1].data.to_bytes(),
+            b[n - 1].data.to_bytes(),
+            "{op_text} on {inputs:?} {c:x?}: compiled {:x} vs interpreted {:x}",
+            a[n - 1].data.bits_at(0),
+            b[n - 1].data.bits_at(0)
+        );
+    }
+}
+
+#[test]
+fn every_elementwise_op_gives_the_interpreters_bits_on_every_edge_input() {
+    for d in DTYPES {
+        for u in UnaryOp::ALL {
+            if admits(OpKind::Unary(*u).spec().dtypes, d) {
+                let out = if *u == UnaryOp::IsFinite {
+                    DType::Bool
+                } else {
+                    d
+                };
+                check_single_op(&[d], out, u.name());
+            }
+        }
+        for b in BinaryOp::ALL {
+            if admits(OpKind::Binary(*b).spec().dtypes, d) {
+                check_single_op(&[d, d], d, b.name());
+            }
+        }
+        for dir in CompareDir::ALL {
+            check_single_op(
+                &[d, d],
+                DType::Bool,
+                &format!("compare[dir={}]", dir.name()),
+            );
+        }
+        check_single_op(&[DType::Bool, d, d], d, "select");
+        for to in DTYPES {
+            check_single_op(&[d], to, "convert");
+            if admits(DTypeClass::Bits32, d) && admits(DTypeClass::Bits32, to) {
+                check_single_op(&[d], to, "bitcast");
+            }
+        }
+    }
+}
