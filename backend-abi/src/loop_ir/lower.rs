@@ -47,22 +47,63 @@ impl std::error::Error for Declined {}
 /// assert!(lower_while(&p.nodes[0]).is_err());
 /// ```
 pub fn lower_while(node: &Node) -> Result<Function, Declined> {
-    if !matches!(node.op, Op::While { .. }) {
+    let Op::While { cond, body } = &node.op else {
         return Err(decline(&node.op, "only `while` nodes are compiled"));
-    }
+    };
+    let passed_through: Vec<usize> = (0..node.operands.len())
+        .filter(|&k| unread_pass_through(cond, body, k))
+        .collect();
     let mut l = Lowering { regs: Vec::new() };
-    let mut params = Vec::with_capacity(node.operands.len());
-    for t in &node.results {
-        params.push(l.fresh(t, &node.op)?);
+    let mut carries: Vec<Option<Reg>> = Vec::with_capacity(node.results.len());
+    for (k, t) in node.results.iter().enumerate() {
+        carries.push(match passed_through.contains(&k) {
+            true => None,
+            false => Some(l.fresh(t, &node.op)?),
+        });
     }
-    let mut body = Block::default();
-    let results = l.node(node, &params, &mut body)?;
+    let params: Vec<Reg> = carries.iter().flatten().copied().collect();
+    let mut cond_block = Block::default();
+    let test = l.region(cond, &carries, &mut cond_block)?[0]
+        .ok_or_else(|| decline(&node.op, "the condition is a carry passed through"))?;
+    let mut body_block = Block::default();
+    let outs = l.region(body, &carries, &mut body_block)?;
+    let next = outs
+        .iter()
+        .zip(&carries)
+        .filter(|(_, c)| c.is_some())
+        .map(|(o, _)| o.ok_or_else(|| decline(&node.op, "a result reads a vector carry")))
+        .collect::<Result<Vec<Reg>, Declined>>()?;
+    let body = Block(vec![Inst::While {
+        carries: params.clone(),
+        cond: cond_block,
+        test,
+        body: body_block,
+        next,
+    }]);
     Ok(Function {
         regs: l.regs,
-        params,
+        params: params.clone(),
         body,
-        results,
+        results: params,
+        passed_through,
     })
+}
+
+/// Whether carry `k` goes through the loop untouched and unread (a scan's `xs` that the
+/// body ignores, say): it then needs no register, whatever its size.
+fn unread_pass_through(cond: &Program, body: &Program, k: usize) -> bool {
+    let v = crate::qir::ValueId(k as u32);
+    let read = |p: &Program| p.nodes.iter().any(|n| n.operands.contains(&v));
+    let returned_elsewhere = body
+        .outputs
+        .iter()
+        .enumerate()
+        .any(|(j, o)| *o == v && j != k);
+    body.outputs.get(k) == Some(&v)
+        && !read(cond)
+        && !read(body)
+        && !cond.outputs.contains(&v)
+        && !returned_elsewhere
 }
 
 fn decline(op: &Op, reason: &'static str) -> Declined {
@@ -88,18 +129,38 @@ impl Lowering {
     /// Lowers a region whose inputs are in `inputs`, appending to `out`; returns the
     /// registers of its outputs. Region nesting is bounded by the decoder's
     /// `MAX_REGION_DEPTH`, so the recursion through `node` is too.
+    /// `None` marks an input with no register (a carry passed through unread).
     fn region(
+        &mut self,
+        p: &Program,
+        inputs: &[Option<Reg>],
+        out: &mut Block,
+    ) -> Result<Vec<Option<Reg>>, Declined> {
+        let mut values: Vec<Option<Reg>> = inputs.to_vec();
+        for n in &p.nodes {
+            let args = n
+                .operands
+                .iter()
+                .map(|o| values[o.index()].ok_or_else(|| decline(&n.op, "it reads a vector")))
+                .collect::<Result<Vec<Reg>, Declined>>()?;
+            values.extend(self.node(n, &args, out)?.into_iter().map(Some));
+        }
+        Ok(p.outputs.iter().map(|o| values[o.index()]).collect())
+    }
+
+    /// A nested region: every input and output has a register.
+    fn scalar_region(
         &mut self,
         p: &Program,
         inputs: &[Reg],
         out: &mut Block,
+        op: &Op,
     ) -> Result<Vec<Reg>, Declined> {
-        let mut values: Vec<Reg> = inputs.to_vec();
-        for n in &p.nodes {
-            let args: Vec<Reg> = n.operands.iter().map(|o| values[o.index()]).collect();
-            values.extend(self.node(n, &args, out)?);
-        }
-        Ok(p.outputs.iter().map(|o| values[o.index()]).collect())
+        let ins: Vec<Option<Reg>> = inputs.iter().copied().map(Some).collect();
+        self.region(p, &ins, out)?
+            .into_iter()
+            .map(|r| r.ok_or_else(|| decline(op, "a region returns a vector")))
+            .collect()
     }
 
     /// Lowers one node over the registers `args`; returns its results' registers.
@@ -172,9 +233,9 @@ impl Lowering {
                     out.0.push(Inst::Copy { dst: *c, src: *a });
                 }
                 let mut cond_block = Block::default();
-                let test = self.region(cond, &carries, &mut cond_block)?[0];
+                let test = self.scalar_region(cond, &carries, &mut cond_block, &n.op)?[0];
                 let mut body_block = Block::default();
-                let next = self.region(body, &carries, &mut body_block)?;
+                let next = self.scalar_region(body, &carries, &mut body_block, &n.op)?;
                 Inst::While {
                     carries,
                     cond: cond_block,
@@ -187,7 +248,7 @@ impl Lowering {
                 let mut arms = Vec::with_capacity(branches.len());
                 for b in branches {
                     let mut block = Block::default();
-                    let rs = self.region(b, &args[1..], &mut block)?;
+                    let rs = self.scalar_region(b, &args[1..], &mut block, &n.op)?;
                     arms.push(Branch { block, results: rs });
                 }
                 Inst::Switch {
@@ -251,11 +312,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.params, vec![Reg(0), Reg(1)]);
-        assert_eq!(
-            f.regs[..4],
-            [DType::I32, DType::F32, DType::I32, DType::F32]
-        );
-        let [Inst::Copy { .. }, Inst::Copy { .. }, Inst::While {
+        assert_eq!(f.regs[..2], [DType::I32, DType::F32]);
+        assert!(f.passed_through.is_empty());
+        let [Inst::While {
             carries,
             test,
             next,
@@ -271,6 +330,43 @@ mod tests {
         // second copy's register.
         assert_eq!(body.0.len(), 4);
         assert_eq!(f.dtype(next[1]), DType::F32);
+    }
+
+    /// A `fori_loop` lowered from a scan over `iota`: the index vector rides along unread.
+    #[test]
+    fn an_unread_vector_carry_passes_through_and_a_read_one_declines() {
+        let src = |body: &str| {
+            format!(
+                "program(%0: f64[], %1: i32[100]) {{
+                   %2 = constant[value=[0]]() : i32[]
+                   %3, %4, %5 = while(%2, %0, %1) : i32[], f64[], i32[100] {{
+                     cond(%0: i32[], %1: f64[], %2: i32[100]) {{
+                       %3 = constant[value=[100]]() : i32[]
+                       %4 = compare[dir=lt](%0, %3) : bool[]
+                       return %4
+                     }}
+                     body(%0: i32[], %1: f64[], %2: i32[100]) {{
+                       %3 = constant[value=[1]]() : i32[]
+                       %4 = add(%0, %3) : i32[]
+                       {body}
+                     }}
+                   }}
+                   return %4
+                 }}"
+            )
+        };
+        let f = lower(&src("%5 = exp(%1) : f64[]\n return %4, %5, %2")).unwrap();
+        assert_eq!(f.passed_through, vec![2]);
+        assert_eq!(f.params.len(), 2);
+        let e = lower(&src("%5 = dynamic_slice[sizes=[1]](%2, %0) : i32[1]
+             %6 = reshape(%5) : i32[]
+             %7 = convert(%6) : f64[]
+             return %4, %7, %2"))
+        .unwrap_err();
+        assert_eq!(
+            (e.op, e.reason),
+            ("while", "a value has more than one element")
+        );
     }
 
     #[test]
@@ -343,7 +439,7 @@ mod tests {
              }",
         )
         .unwrap();
-        let Inst::While { body, .. } = &f.body.0[1] else {
+        let Inst::While { body, .. } = &f.body.0[0] else {
             panic!("{:?}", f.body)
         };
         let Inst::Switch { branches, .. } = &body.0[0] else {

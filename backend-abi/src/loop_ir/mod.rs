@@ -139,6 +139,10 @@ pub struct Function {
     pub params: Vec<Reg>,
     pub body: Block,
     pub results: Vec<Reg>,
+    /// Operands of the lowered node that do not enter the function: their results are the
+    /// operands themselves (carries the loop passes through without reading, of any size).
+    /// `params` and `results` stand for the other operands, in order.
+    pub passed_through: Vec<usize>,
 }
 
 impl Function {

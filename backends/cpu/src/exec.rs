@@ -37,7 +37,10 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
                     _ if plan.native[*ni].is_some() => {
                         let args: Vec<&Tensor> =
                             node.operands.iter().map(|o| get(&values, *o)).collect();
-                        run_native(node, &args, plan.native[*ni].as_ref())
+                        match &plan.native[*ni] {
+                            Some(code) => run_native(node, &args, code),
+                            None => unreachable!("checked by the guard"),
+                        }
                     }
                     (_, Some(c)) => vec![Tensor {
                         ty: node.results[0].clone(),
@@ -78,14 +81,27 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
         .collect()
 }
 
-/// Runs a node's native code on one-element operands (the loop IR's scalar subset).
-fn run_native(node: &Node, args: &[&Tensor], code: Option<&NativeFunction>) -> Vec<Tensor> {
-    let bits: Vec<u64> = args.iter().map(|t| t.data.bits_at(0)).collect();
-    let out = code.map(|c| c.call(&bits)).unwrap_or_default();
+/// Runs a node's native code on its one-element operands; the operands it passes through
+/// become their results as they are (no copy).
+fn run_native(node: &Node, args: &[&Tensor], code: &NativeFunction) -> Vec<Tensor> {
+    let passed = code.passed_through();
+    let bits: Vec<u64> = args
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !passed.contains(k))
+        .map(|(_, t)| t.data.bits_at(0))
+        .collect();
+    let mut out = code.call(&bits).into_iter();
     node.results
         .iter()
-        .zip(out)
-        .map(|(ty, b)| Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b)))
+        .enumerate()
+        .map(|(k, ty)| match passed.contains(&k) {
+            true => args[k].clone(),
+            false => {
+                let b = out.next().unwrap_or_default();
+                Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b))
+            }
+        })
         .collect()
 }
 

@@ -20,6 +20,9 @@ impl NativeFunction {
     pub fn call(&self, _: &[u64]) -> Vec<u64> {
         match *self {}
     }
+    pub fn passed_through(&self) -> &[usize] {
+        match *self {}
+    }
 }
 
 /// Which tier runs a plan's loops.

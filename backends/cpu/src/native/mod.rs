@@ -21,6 +21,7 @@ pub struct NativeFunction {
     module: ManuallyDrop<JITModule>,
     entry: unsafe extern "C" fn(*mut u64),
     slots: usize,
+    passed_through: Vec<usize>,
 }
 
 // SAFETY: after `finalize_definitions` the module is only read (its code is immutable and
@@ -45,6 +46,11 @@ impl NativeFunction {
         // reason to interpret, not to fail the user's compile.
         std::panic::catch_unwind(|| compile_unguarded(f))
             .unwrap_or_else(|_| Err("the JIT panicked (no executable memory?)".into()))
+    }
+
+    /// The node's operands that bypass the code (`loop_ir::Function::passed_through`).
+    pub fn passed_through(&self) -> &[usize] {
+        &self.passed_through
     }
 
     /// Runs the function on `args` (one value's bits each, as `Storage::bits_at`); returns
@@ -98,6 +104,7 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
                 module: ManuallyDrop::new(module),
                 entry,
                 slots: f.params.len().max(f.results.len()),
+                passed_through: f.passed_through.clone(),
             })
         }
         Err(e) => {

@@ -420,7 +420,8 @@ fn a_loop_over_a_vector_stays_with_the_interpreter() {
                return %1
              }
              body(%0: f32[3]) {
-               return %0
+               %1 = exp(%0) : f32[3]
+               return %1
              }
            }
            return %1
