@@ -37,7 +37,8 @@ impl std::error::Error for Declined {}
 ///            return %1
 ///          }
 ///          body(%0: f32[3]) {
-///            return %0
+///            %1 = exp(%0) : f32[3]
+///            return %1
 ///          }
 ///        }
 ///        return %1

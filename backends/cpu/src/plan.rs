@@ -104,8 +104,16 @@ fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
     if tier != Tier::Compiled || !matches!(node.op, Op::While { .. }) {
         return None;
     }
-    let f = quabla_abi::loop_ir::lower_while(node).ok()?;
-    NativeFunction::compile(&f).ok()
+    // `QUABLA_CPU_JIT_LOG=1` says on stderr why a loop stays interpreted.
+    let log = |why: String| {
+        if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
+            eprintln!("quabla-cpu: while loop interpreted: {why}");
+        }
+    };
+    let f = quabla_abi::loop_ir::lower_while(node)
+        .map_err(|e| log(e.to_string()))
+        .ok()?;
+    NativeFunction::compile(&f).map_err(log).ok()
 }
 
 #[cfg(target_arch = "wasm32")]
