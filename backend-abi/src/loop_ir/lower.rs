@@ -57,9 +57,11 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
     let mut l = Lowering { regs: Vec::new() };
     let mut carries: Vec<Option<Reg>> = Vec::with_capacity(node.results.len());
     for (k, t) in node.results.iter().enumerate() {
-        carries.push(match passed_through.contains(&k) {
-            true => None,
-            false => Some(l.fresh(t, &node.op)?),
+        let passed = passed_through.contains(&k);
+        carries.push(if passed {
+            None
+        } else {
+            Some(l.fresh(t, &node.op)?)
         });
     }
     let params: Vec<Reg> = carries.iter().flatten().copied().collect();

@@ -19,45 +19,9 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
         match step {
             Step::Node(ni) => {
                 let node = &plan.program.nodes[*ni];
-                // An updated operand that dies here is handed over, so the update is in place.
-                let owned = match node.op {
-                    Op::DynamicUpdateSlice | Op::ScatterAdd(_) => {
-                        let x = node.operands[0];
-                        let dies = plan.free_after[si].contains(&x)
-                            && node.operands[1..].iter().all(|o| *o != x);
-                        if dies {
-                            values[x.index()].take()
-                        } else {
-                            None
-                        }
-                    }
-                    _ => None,
-                };
-                let outs = match (owned, &plan.constants[*ni]) {
-                    _ if plan.native[*ni].is_some() => {
-                        let args: Vec<&Tensor> =
-                            node.operands.iter().map(|o| get(&values, *o)).collect();
-                        match &plan.native[*ni] {
-                            Some(code) => run_native(node, &args, code),
-                            None => unreachable!("checked by the guard"),
-                        }
-                    }
-                    (_, Some(c)) => vec![Tensor {
-                        ty: node.results[0].clone(),
-                        data: c.clone(),
-                    }],
-                    (Some(x), None) => {
-                        let rest: Vec<&Tensor> = node.operands[1..]
-                            .iter()
-                            .map(|o| get(&values, *o))
-                            .collect();
-                        vec![update_in_place(node, x, &rest)]
-                    }
-                    (None, None) => {
-                        let args: Vec<&Tensor> =
-                            node.operands.iter().map(|o| get(&values, *o)).collect();
-                        eval_node(node, &args, &plan.regions[*ni])
-                    }
+                let outs = match &plan.native[*ni] {
+                    Some(code) => run_native(node, &operands(&values, node), code),
+                    None => interpret_node(plan, si, *ni, &mut values),
                 };
                 for (k, t) in outs.into_iter().enumerate() {
                     values[plan.first_ids[*ni].index() + k] = Some(t);
@@ -81,6 +45,40 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
         .collect()
 }
 
+fn operands<'a>(values: &'a [Option<Tensor>], node: &Node) -> Vec<&'a Tensor> {
+    node.operands.iter().map(|o| get(values, *o)).collect()
+}
+
+/// Interprets the node `ni` of step `si`.
+fn interpret_node(plan: &Plan, si: usize, ni: usize, values: &mut [Option<Tensor>]) -> Vec<Tensor> {
+    let node = &plan.program.nodes[ni];
+    // An updated operand that dies here is handed over, so the update is in place.
+    let owned = match node.op {
+        Op::DynamicUpdateSlice | Op::ScatterAdd(_) => {
+            let x = node.operands[0];
+            let dies =
+                plan.free_after[si].contains(&x) && node.operands[1..].iter().all(|o| *o != x);
+            if dies {
+                values[x.index()].take()
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    match (owned, &plan.constants[ni]) {
+        (_, Some(c)) => vec![Tensor {
+            ty: node.results[0].clone(),
+            data: c.clone(),
+        }],
+        (Some(x), None) => {
+            let rest: Vec<&Tensor> = node.operands[1..].iter().map(|o| get(values, *o)).collect();
+            vec![update_in_place(node, x, &rest)]
+        }
+        (None, None) => eval_node(node, &operands(values, node), &plan.regions[ni]),
+    }
+}
+
 /// Runs a node's native code on its one-element operands; the operands it passes through
 /// become their results as they are (no copy).
 fn run_native(node: &Node, args: &[&Tensor], code: &NativeFunction) -> Vec<Tensor> {
@@ -95,9 +93,10 @@ fn run_native(node: &Node, args: &[&Tensor], code: &NativeFunction) -> Vec<Tenso
     node.results
         .iter()
         .enumerate()
-        .map(|(k, ty)| match passed.contains(&k) {
-            true => args[k].clone(),
-            false => {
+        .map(|(k, ty)| {
+            if passed.contains(&k) {
+                args[k].clone()
+            } else {
                 let b = out.next().unwrap_or_default();
                 Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b))
             }

@@ -104,16 +104,17 @@ fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
     if tier != Tier::Compiled || !matches!(node.op, Op::While { .. }) {
         return None;
     }
-    // `QUABLA_CPU_JIT_LOG=1` says on stderr why a loop stays interpreted.
-    let log = |why: String| {
-        if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
-            eprintln!("quabla-cpu: while loop interpreted: {why}");
+    let compiled = quabla_abi::loop_ir::lower_while(node)
+        .map_err(|e| e.to_string())
+        .and_then(|f| NativeFunction::compile(&f));
+    // `QUABLA_CPU_JIT_LOG=1` says on stderr which tier each loop got, and why.
+    if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
+        match &compiled {
+            Ok(_) => eprintln!("quabla-cpu: while loop compiled to native code"),
+            Err(why) => eprintln!("quabla-cpu: while loop interpreted: {why}"),
         }
-    };
-    let f = quabla_abi::loop_ir::lower_while(node)
-        .map_err(|e| log(e.to_string()))
-        .ok()?;
-    NativeFunction::compile(&f).map_err(log).ok()
+    }
+    compiled.ok()
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -92,6 +92,16 @@ impl Report {
             .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
             .count()
     }
+    /// One line per failed case: `name: message`.
+    pub fn failure_lines(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Failed(m) => Some(format!("{}: {m}", r.name)),
+                _ => None,
+            })
+            .collect()
+    }
     pub fn not_applicable(&self) -> usize {
         self.results
             .iter()
@@ -208,6 +218,15 @@ pub fn start_case_with<'a>(
         precision,
         downloads,
     })
+}
+
+/// The outputs `plugin` computes for `case`'s program and inputs, uncompared (to set two
+/// backends, or two tiers of one, against each other bit for bit).
+pub fn case_outputs(plugin: &Plugin, case: &Case) -> Result<Vec<HostArray>, String> {
+    submit(plugin, case)?
+        .into_iter()
+        .map(|e| e.wait().map_err(|e| format!("download: {e}")))
+        .collect()
 }
 
 fn submit(plugin: &Plugin, case: &Case) -> Result<Vec<Event>, String> {

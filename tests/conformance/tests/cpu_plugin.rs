@@ -2,7 +2,7 @@
 //! third-party plugin would be tested.
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
+use quabla_conformance::{default_cases_dir, load_cases, run_suite};
 mod common;
 
 use std::path::Path;
@@ -19,14 +19,7 @@ fn cpu_plugin_passes_every_case() {
     let cases = load_cases(&default_cases_dir()).unwrap();
     assert!(cases.len() >= 300, "only {} cases", cases.len());
     let report = run_suite(&plugin, &cases, None);
-    let failures: Vec<String> = report
-        .results
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Failed(m) => Some(format!("{}: {m}", r.name)),
-            _ => None,
-        })
-        .collect();
+    let failures = report.failure_lines();
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

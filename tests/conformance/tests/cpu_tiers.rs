@@ -6,31 +6,8 @@
 //! with one test, so switching the variable here races with nothing.
 
 use quabla_abi::host::Plugin;
-use quabla_abi::qir::Program;
-use quabla_abi::HostArray;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Case, Outcome};
+use quabla_conformance::{case_outputs, default_cases_dir, load_cases, run_suite};
 mod common;
-
-fn outputs(plugin: &Plugin, case: &Case) -> Result<Vec<HostArray>, String> {
-    let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
-    let exe = plugin.compile(&program).map_err(|e| e.to_string())?;
-    let inputs = case
-        .inputs
-        .iter()
-        .map(|r| r.to_host())
-        .collect::<Result<Vec<_>, _>>()?;
-    let bufs = inputs
-        .iter()
-        .map(|a| plugin.upload(a))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let outs = exe
-        .run(&bufs.iter().collect::<Vec<_>>())
-        .map_err(|e| e.to_string())?;
-    outs.iter()
-        .map(|b| b.to_host().map_err(|e| e.to_string()))
-        .collect()
-}
 
 fn set_tier(jit: bool) {
     // SAFETY (edition 2024's rule, kept here): this process runs one test, on one thread.
@@ -44,14 +21,7 @@ fn both_tiers_pass_the_suite_and_agree_bit_for_bit() {
 
     set_tier(false);
     let report = run_suite(&plugin, &cases, None);
-    let failures: Vec<String> = report
-        .results
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Failed(m) => Some(format!("{}: {m}", r.name)),
-            _ => None,
-        })
-        .collect();
+    let failures = report.failure_lines();
     assert!(
         failures.is_empty(),
         "interpreter tier: {} failures:\n{}",
@@ -62,9 +32,9 @@ fn both_tiers_pass_the_suite_and_agree_bit_for_bit() {
     let mut differ = Vec::new();
     for case in &cases {
         set_tier(true);
-        let compiled = outputs(&plugin, case);
+        let compiled = case_outputs(&plugin, case);
         set_tier(false);
-        let interpreted = outputs(&plugin, case);
+        let interpreted = case_outputs(&plugin, case);
         let same = match (&compiled, &interpreted) {
             (Ok(a), Ok(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y),
             (Err(a), Err(b)) => a == b,
