@@ -79,7 +79,22 @@ def pinn_loss(p, xs, xb):
     return jnp.mean(res ** 2) + jnp.mean(ub ** 2)
 
 
-def pinn_step(n, dtype, reps):
+def pinn_loss_jvp_of_grad(p, xs, xb):
+    u = lambda q: mlp(p, q.reshape(1, 2)).reshape(())  # noqa: E731
+    du = jax.grad(u)
+
+    def laplacian(x):
+        eye = jnp.eye(2, dtype=x.dtype)
+        return sum(jax.jvp(du, (x,), (eye[k],))[1][k] for k in range(2))
+
+    lap = jax.vmap(laplacian)(xs)
+    f = 2 * np.pi ** 2 * jnp.sin(np.pi * xs[:, 0]) * jnp.sin(np.pi * xs[:, 1])
+    res = lap + f
+    ub = mlp(p, xb)
+    return jnp.mean(res ** 2) + jnp.mean(ub ** 2)
+
+
+def pinn_step(n, dtype, reps, loss=pinn_loss):
     inner, bnd = points(n)
     xs, xb = jnp.asarray(inner, dtype), jnp.asarray(bnd, dtype)
     params = init(0, dtype)
@@ -87,7 +102,7 @@ def pinn_step(n, dtype, reps):
     state = opt.init(params)
 
     def step(p, s, xs, xb):
-        v, g = jax.value_and_grad(pinn_loss)(p, xs, xb)
+        v, g = jax.value_and_grad(loss)(p, xs, xb)
         u, s = opt.update(g, s, p)
         return optax.apply_updates(p, u), s, v
 
@@ -114,9 +129,15 @@ def main():
     dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
     reps = 3 if a.quick else 15
     threads = len(os.sched_getaffinity(0))
-    rows = [("pinn_step_n1024",) + pinn_step(1024, dtype, reps)]
-    if not a.quick:
-        rows.append(("pinn_step_n16384",) + pinn_step(16384, dtype, 3))
+    rows = []
+    for suffix, loss in (("", pinn_loss), ("_jvp_grad", pinn_loss_jvp_of_grad)):
+        rows.append((f"pinn_step{suffix}_n1024",) + pinn_step(1024, dtype, reps, loss))
+        if not a.quick:
+            rows.append((f"pinn_step{suffix}_n16384",) + pinn_step(16384, dtype, 3, loss))
+    x, y = data([10**6], 1.0, dtype), data([10**6], 0.5, dtype)
+    rows.append(("mul_1e6",) + timed(lambda a, b: a * b, (x, y), reps))
+    rows.append(("tanh_1e6",) + timed(jnp.tanh, (x,), reps))
+    rows.append(("exp_1e6",) + timed(jnp.exp, (x,), reps))
     rows.append(("elementwise_chain50_1e6",) + timed(chain, (data([10**6], 1.0, dtype),), reps))
     rows.append(("matmul_1024",) + timed(lambda x, y: x @ y, (data([1024, 1024], 1.0, dtype),
                                                               data([1024, 1024], 0.5, dtype)),
@@ -131,6 +152,22 @@ def main():
 
     rows.append(("per_example_grads_mlp_b1024",) + timed(
         per_example, (params, data([1024, 2], 1.0, dtype), data([1024], 1.0, dtype)), reps))
+
+    def mlp_loss(p, x, y):
+        h = x
+        for k in range(3):
+            h = h @ p[2 * k] + p[2 * k + 1]
+            if k < 2:
+                h = jnp.tanh(h)
+        r = h.reshape(-1) - y
+        return jnp.mean(r * r)
+
+    mlp_args = []
+    for k, (fi, fo) in enumerate([(32, 128), (128, 128), (128, 1)]):
+        mlp_args += [data([fi, fo], 1.0 / np.sqrt(fi), dtype), data([fo], 0.1 * (k + 1), dtype)]
+    rows.append(("mlp_batch_grad_b1024",) + timed(
+        jax.grad(mlp_loss), (mlp_args, data([1024, 32], 1.0, dtype), data([1024], 1.0, dtype)),
+        reps))
 
     def fori(c, a):
         return jax.lax.fori_loop(0, 10_000, lambda i, v: v * 0.999 + a, c)

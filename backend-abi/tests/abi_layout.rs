@@ -30,7 +30,8 @@ fn current() -> String {
             release_buffer,
             release_executable,
             release_event,
-            accuracy
+            accuracy,
+            buffer_ready
         }
     );
     layout!(s, AbiVersion { major, minor });

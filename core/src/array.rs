@@ -127,6 +127,25 @@ impl Array {
         }
     }
 
+    /// Waits until the value has been computed, copying nothing (JAX's `block_until_ready`):
+    /// the way to time a computation on a backend that runs asynchronously. A traced value
+    /// has nothing to wait for and returns at once.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// let y = (&x * &x).unwrap();
+    /// y.block_until_ready().unwrap();
+    /// ```
+    pub fn block_until_ready(&self) -> Result<()> {
+        match &self.repr {
+            Repr::Concrete { device, buffer } => buffer
+                .block_until_ready()
+                .map_err(|e| device.backend_err(e)),
+            Repr::Traced { .. } => Ok(()),
+        }
+    }
+
     /// Starts copying the data to the host without waiting for it: the event is ready once
     /// the bytes have arrived ([`quabla_abi::host::Event::is_ready`] polls, `wait` takes them).
     /// The only way to read a WebGPU array in the browser, where nothing may block.

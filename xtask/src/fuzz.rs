@@ -11,7 +11,7 @@
 //! cargo-fuzz needs nightly compiler flags: `RUSTC_BOOTSTRAP=1` lets the stable toolchain
 //! accept them. cargo-fuzz itself is installed once into the tools folder.
 
-use super::tools::{installed, tools_dir};
+use super::tools::{cargo_install, installed, tools_dir};
 use super::{cargo, root, run, target_dir};
 use std::path::PathBuf;
 use std::process::{exit, Command};
@@ -30,10 +30,7 @@ fn cargo_fuzz_bin() -> PathBuf {
     let bin = tools_dir().join("bin");
     if !installed("cargo-fuzz", CARGO_FUZZ) {
         eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ} (once; cached)");
-        let mut c = cargo();
-        c.args(["install", "cargo-fuzz", "--locked", "--version", CARGO_FUZZ])
-            .arg("--root")
-            .arg(tools_dir());
+        let mut c = cargo_install(&["cargo-fuzz", "--locked", "--version", CARGO_FUZZ]);
         run("install cargo-fuzz", &mut c);
     }
     bin

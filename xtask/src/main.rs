@@ -3,7 +3,9 @@
 //! - `main`: builds the CPU plugin and runs the main job, the PINN example (release), loading
 //!   the plugin at run time through `QUABLA_PLUGIN_PATH`; extra arguments (`--steps 500`) go
 //!   to the example.
-//! - `test`: builds the plugins, runs every test of the workspace (the conformance suite
+//! - `test`: builds the workspace once (every target the tests run, the plugin libraries
+//!   included, in one cargo invocation, so dependencies compile once), runs every test of
+//!   the workspace (the conformance suite
 //!   against the CPU plugin's shared library included), the conformance CLI, the example,
 //!   and the Python package's tests (`pip install ./bindings/python` into a venv under
 //!   `target/`, then pytest), the browser build's tests (`wasm-test`) and the fuzz targets
@@ -126,14 +128,64 @@ fn main_job(extra: &[String]) {
 
 fn conformance(extra: &[String]) {
     build_plugins(false);
-    let mut c = cargo();
-    c.args(["run", "-q", "-p", "quabla-conformance", "--"]);
+    let mut build = cargo();
+    build.args(["build", "-q", "-p", "quabla-conformance"]);
+    run("build the conformance CLI", &mut build);
+    run_conformance(extra);
+}
+
+/// The conformance CLI as built in `target/debug`, on the CPU plugin.
+fn run_conformance(extra: &[String]) {
+    let mut c = Command::new(debug_binary("quabla-conformance"));
     c.arg("--plugin").arg(plugin_file("debug", "quabla_cpu"));
     if extra.is_empty() {
         c.arg("--quiet");
     }
     c.args(extra);
     run("run the conformance suite on the CPU plugin", &mut c);
+}
+
+/// A workspace binary built in `target/debug`.
+fn debug_binary(name: &str) -> PathBuf {
+    target_dir()
+        .join("debug")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Builds every target `cargo test --workspace` runs, the plugin libraries included, in one
+/// cargo invocation. Cargo unifies dependency features over the packages and targets a
+/// command selects, so any other selection (`build -p quabla-cpu`, `run -p ...`) resolves
+/// them differently and compiles the whole dependency tree again; every later step of
+/// `test` therefore runs these artifacts directly instead of asking cargo.
+fn build_for_tests() {
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--workspace",
+        "--lib",
+        "--bins",
+        "--tests",
+        "--examples",
+    ]);
+    run(
+        "build the workspace, its tests and the plugin libraries",
+        &mut c,
+    );
+    for lib in [
+        "quabla_cpu",
+        "quabla_wgpu",
+        "quabla_fixture_abi_major_mismatch",
+        "quabla_fixture_lying_plugin",
+        "quabla_toy_backend",
+    ] {
+        if !plugin_file("debug", lib).is_file() {
+            eprintln!(
+                "xtask: the workspace build left no {}",
+                plugin_file("debug", lib).display()
+            );
+            exit(2);
+        }
+    }
 }
 
 /// Makes sure a Vulkan driver is there for the wgpu plugin's tests: Mesa's lavapipe (a
@@ -161,7 +213,7 @@ fn ensure_vulkan_driver() -> bool {
 }
 
 fn test() {
-    build_plugins(false);
+    build_for_tests();
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--no-fail-fast"]);
     if ensure_vulkan_driver() {
@@ -169,9 +221,8 @@ fn test() {
         tests.env("QUABLA_REQUIRE_WGPU", "1");
     }
     run("run the workspace tests", &mut tests);
-    conformance(&[]);
-    let mut c = cargo();
-    c.args(["run", "-q", "-p", "quabla-examples", "--bin", SMOKE_EXAMPLE]);
+    run_conformance(&[]);
+    let mut c = Command::new(debug_binary(SMOKE_EXAMPLE));
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
     python_tests();
@@ -210,20 +261,20 @@ fn python_tests() {
         c.args(args);
         c.env(
             "QUABLA_CPU_PLUGIN_PREBUILT",
-            plugin_file("release", "quabla_cpu"),
+            plugin_file("debug", "quabla_cpu"),
         );
+        // The test build's profile (dependencies optimised, ours at level 1): the extension
+        // then reuses every dependency the workspace tests compiled, where a release wheel
+        // would compile them all a second time.
+        c.env("MATURIN_PEP517_ARGS", "--profile dev");
         run(what, &mut c);
     };
     pip(
         "install the Python test requirements",
         &["-r", "bindings/python/requirements-test.txt"],
     );
-    // Installing the package builds the extension (maturin, in `target/release`) and ships
-    // the CPU plugin, built here first in that same folder so the two share every
-    // dependency instead of building them twice.
-    let mut plugin = cargo();
-    plugin.args(["build", "--release", "-p", "quabla-cpu"]);
-    run("build the CPU plugin the Python package ships", &mut plugin);
+    // Installing the package builds the extension (maturin, in `target/debug`) and ships
+    // the CPU plugin `test` built first.
     pip(
         "build and install the Python package",
         &["--force-reinstall", "--no-deps", "./bindings/python"],
@@ -407,7 +458,7 @@ fn main() {
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("wasm") => wasm::build(),
         Some("wasm-test") => {
-            build_plugins(false);
+            build_for_tests();
             wasm::test()
         }
         Some("wasm-bench") => wasm::bench(&args[1..]),

@@ -15,6 +15,19 @@ pub fn tools_dir() -> PathBuf {
         .unwrap_or_else(|| target_dir().join("tools"))
 }
 
+/// `cargo install <args> --root tools_dir()`, optimised at level 1: a fresh machine compiles
+/// these tools (hundreds of crates) once, and level 1 compiles them in well under the time
+/// level 3 takes while they still run fast enough for what they do here.
+pub fn cargo_install(args: &[&str]) -> Command {
+    let mut c = super::cargo();
+    c.arg("install")
+        .args(args)
+        .arg("--root")
+        .arg(tools_dir())
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1");
+    c
+}
+
 /// Whether `tools_dir()/bin/<bin> --version` runs and names `version`.
 pub fn installed(bin: &str, version: &str) -> bool {
     Command::new(tools_dir().join("bin").join(bin))

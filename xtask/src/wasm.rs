@@ -4,8 +4,8 @@
 //! ships the std sources (`-Z build-std`), linked by Debian's wasm-ld; wasm-bindgen-cli must
 //! match the wasm-bindgen crate exactly and is installed once into a cache folder.
 
-use super::tools::{installed, tools_dir};
-use super::{cargo, plugin_file, root, run, target_dir};
+use super::tools::{cargo_install, installed, tools_dir};
+use super::{debug_binary, plugin_file, root, run, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
@@ -57,15 +57,7 @@ fn wasm_bindgen_bin() -> PathBuf {
     let bin = tools_dir().join("bin");
     if !installed("wasm-bindgen", WASM_BINDGEN) {
         let install = |locked: bool| {
-            let mut c = cargo();
-            c.args([
-                "install",
-                "wasm-bindgen-cli",
-                "--version",
-                WASM_BINDGEN,
-                "--root",
-            ])
-            .arg(tools_dir());
+            let mut c = cargo_install(&["wasm-bindgen-cli", "--version", WASM_BINDGEN]);
             if locked {
                 c.arg("--locked");
             }
@@ -157,16 +149,7 @@ pub fn test() {
     let bin = wasm_bindgen_bin();
     // The native side of the gradient comparison.
     let reference = wasm_dir().join("pinn_reference.json");
-    let out = cargo()
-        .args([
-            "run",
-            "-q",
-            "-p",
-            "quabla-examples",
-            "--bin",
-            "pinn_gradients",
-            "--",
-        ])
+    let out = Command::new(debug_binary("pinn_gradients"))
         .arg(PINN_REFERENCE_POINTS)
         .env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"))
         .current_dir(root())

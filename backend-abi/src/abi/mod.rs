@@ -26,7 +26,7 @@ use abi_stable::{
 /// ABI major version: a plugin of another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// ABI minor version of this build: the count of appended, backwards-compatible additions.
-pub const ABI_MINOR: u32 = 1;
+pub const ABI_MINOR: u32 = 2;
 /// The oldest minor this host accepts.
 pub const ABI_MINOR_MIN: u32 = 0;
 /// A plain `extern "C" fn() -> u64` every plugin exports: `(major << 32) | minor`.
@@ -73,6 +73,10 @@ pub struct BackendMod {
     /// rounded, see the conformance crate's `Precision`). A 1.0 plugin lacks it, which a host
     /// reads as `exact`.
     pub accuracy: extern "C" fn() -> RString,
+    /// ABI 1.2: blocks until the buffer's value has been computed, copying nothing (JAX's
+    /// `block_until_ready`). A host reading an older plugin downloads the buffer instead and
+    /// drops the bytes.
+    pub buffer_ready: extern "C" fn(u64) -> RResult<(), AbiError>,
 }
 
 impl RootModule for BackendModRef {

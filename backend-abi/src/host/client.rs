@@ -258,6 +258,16 @@ impl Buffer {
         self.live = false;
     }
 
+    /// Returns once the buffer's value has been computed, copying nothing where the plugin
+    /// can say so (ABI 1.2); an older plugin's buffer is downloaded and the bytes dropped,
+    /// under [`Event::wait`]'s timeout.
+    pub fn block_until_ready(&self) -> Result<(), AbiError> {
+        match self.plugin.inner.module.buffer_ready() {
+            Some(ready) => ok(ready(self.handle)).map_err(|e| self.plugin.named(e)),
+            None => self.to_host().map(drop),
+        }
+    }
+
     /// Downloads and waits: the native way to read a buffer.
     pub fn to_host(&self) -> Result<HostArray, AbiError> {
         self.download()?.wait()

@@ -395,6 +395,10 @@ extern "C" fn accuracy<E: PluginEntry>() -> RString {
     }
 }
 
+extern "C" fn buffer_ready<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
+    guard(|| E::state().buffer(h)?.block_until_ready())
+}
+
 /// Builds the ABI table for plugin `E`. Used by `export_backend!` for the exported root module
 /// and for static, in-process registration (the browser build, unit tests).
 pub fn module<E: PluginEntry>() -> BackendModRef {
@@ -413,6 +417,7 @@ pub fn module<E: PluginEntry>() -> BackendModRef {
         release_executable: release_executable::<E>,
         release_event: release_event::<E>,
         accuracy: accuracy::<E>,
+        buffer_ready: buffer_ready::<E>,
     }
     .leak_into_prefix()
 }

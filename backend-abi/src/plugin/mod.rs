@@ -68,6 +68,12 @@ pub trait DeviceBuffer: Send + Sync + Any {
     fn ty(&self) -> &TensorType;
     fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError>;
     fn as_any(&self) -> &dyn Any;
+    /// Returns once the buffer's value has been computed. The default downloads it and
+    /// drops the bytes, which is right for any backend; one whose buffers are ready when
+    /// `execute` returns (a synchronous backend) overrides it to copy nothing.
+    fn block_until_ready(&self) -> Result<(), AbiError> {
+        self.download()?.wait().map(drop)
+    }
 }
 
 /// A download in flight.

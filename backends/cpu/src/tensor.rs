@@ -221,4 +221,8 @@ impl DeviceBuffer for CpuBuffer {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    /// Execution is synchronous: a buffer exists only once its value does.
+    fn block_until_ready(&self) -> Result<(), AbiError> {
+        Ok(())
+    }
 }

@@ -107,6 +107,12 @@ impl RawArray {
         Ok(PyBytes::new(py, &host.bytes))
     }
 
+    /// Waits until the value has been computed, copying nothing.
+    fn block_until_ready(&self, py: Python<'_>) -> PyResult<()> {
+        let a = self.inner.clone();
+        py.detach(move || a.block_until_ready()).py()
+    }
+
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.inner.shape())

@@ -25,6 +25,30 @@ def test_device_put_and_block_until_ready():
     assert x["a"].dtype == np.float64 and x["a"].block_until_ready().tolist() == [0.0, 1.0, 2.0]
 
 
+def test_block_until_ready_returns_the_array_and_works_under_jit():
+    x = qnp.arange(4.0)
+    y = x * 2.0
+    assert y.block_until_ready() is y
+    # A traced value has nothing to wait for.
+    f = quabla.jit(lambda a: (a + 1.0).block_until_ready() * 3.0)
+    np.testing.assert_array_equal(np.asarray(f(x)), [3.0, 6.0, 9.0, 12.0])
+
+
+def test_numpy_views_are_read_only_as_jax_s_and_copies_are_writable():
+    x = qnp.arange(3.0)
+    view = np.asarray(x)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 5.0
+    copy = np.array(x)
+    copy[0] = 5.0
+    assert copy.tolist() == [5.0, 1.0, 2.0]
+    assert np.asarray(x).tolist() == [0.0, 1.0, 2.0]
+    as_f32 = np.asarray(x, dtype=np.float32)
+    assert as_f32.dtype == np.float32 and as_f32.tolist() == [0.0, 1.0, 2.0]
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+
+
 def run_python(code: str, **env):
     e = dict(os.environ)
     e.update(env)

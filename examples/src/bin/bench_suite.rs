@@ -46,13 +46,9 @@ where
     Ok((compile, times[times.len() / 2]))
 }
 
-/// Waits for the results (downloads one element's worth: the CPU backend is synchronous, so
-/// this is the point where the work is done).
+/// Waits for the results without copying them, as JAX's `block_until_ready`.
 fn block(out: &[Array]) -> Result<()> {
-    if let Some(a) = out.first() {
-        a.to_host()?;
-    }
-    Ok(())
+    out.iter().try_for_each(Array::block_until_ready)
 }
 
 fn data(shape: &[usize], scale: f64, dtype: DType) -> Result<Array> {
@@ -61,7 +57,9 @@ fn data(shape: &[usize], scale: f64, dtype: DType) -> Result<Array> {
     Array::from_slice(&v, shape)?.astype(dtype)
 }
 
-fn pinn_step(n: usize, dtype: DType, reps: usize) -> Result<Run> {
+/// One Adam step of the PINN at `n` collocation points with the Laplacian written as
+/// `formulation` (the Hessian's diagonal, or jvp of grad) says.
+fn pinn_step(n: usize, formulation: Laplacian, dtype: DType, reps: usize) -> Result<Run> {
     let (inner, bnd) = pinn::points(n);
     let xs = Array::from_slice(&inner, &[n, 2])?.astype(dtype)?;
     let xb = Array::from_slice(&bnd, &[256, 2])?.astype(dtype)?;
@@ -71,7 +69,11 @@ fn pinn_step(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     let (np, ns) = (params.len(), state.len());
     let step = move |a: &[Array]| -> Result<Vec<Array>> {
         let (p, s, pts) = (&a[..np], &a[np..np + ns], &a[np + ns..]);
-        let vg = value_and_grad(pinn::loss, &(0..np).collect::<Vec<_>>(), false);
+        let loss = match formulation {
+            Laplacian::Hessian => pinn::loss,
+            Laplacian::JvpOfGrad => pinn::loss_jvp_of_grad,
+        };
+        let vg = value_and_grad(loss, &(0..np).collect::<Vec<_>>(), false);
         let mut args = p.to_vec();
         args.extend_from_slice(pts);
         let r = vg(&args)?;
@@ -87,7 +89,80 @@ fn pinn_step(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     args.push(xb);
     let (c, s) = time(step, &args, reps)?;
     Ok(Run {
-        name: format!("pinn_step_n{n}"),
+        name: match formulation {
+            Laplacian::Hessian => format!("pinn_step_n{n}"),
+            Laplacian::JvpOfGrad => format!("pinn_step_jvp_grad_n{n}"),
+        },
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
+/// How the PINN's Laplacian is differentiated.
+#[derive(Clone, Copy)]
+enum Laplacian {
+    /// `vmap(hessian)`, its diagonal read.
+    Hessian,
+    /// `vmap` of jvp of grad along each axis: JAX's fastest formulation.
+    JvpOfGrad,
+}
+
+/// One elementwise op over 1e6 elements: what a single jitted op costs, call path included.
+fn single_ops(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let n = 1_000_000;
+    let x = data(&[n], 1.0, dtype)?;
+    let y = data(&[n], 0.5, dtype)?;
+    let size = if dtype == DType::F32 { 4.0 } else { 8.0 };
+    let mut out = Vec::new();
+    let mul = |a: &[Array]| Ok(vec![(&a[0] * &a[1])?]);
+    let (c, s) = time(mul, &[x.clone(), y], reps)?;
+    out.push(("mul_1e6", c, s, 3.0));
+    let tanh = |a: &[Array]| Ok(vec![a[0].tanh()?]);
+    let (c, s) = time(tanh, std::slice::from_ref(&x), reps)?;
+    out.push(("tanh_1e6", c, s, 2.0));
+    let exp = |a: &[Array]| Ok(vec![a[0].exp()?]);
+    let (c, s) = time(exp, std::slice::from_ref(&x), reps)?;
+    out.push(("exp_1e6", c, s, 2.0));
+    Ok(out
+        .into_iter()
+        .map(|(name, c, s, arrays)| Run {
+            name: name.into(),
+            dtype,
+            compile_ms: c,
+            steady_ms: s,
+            rate: Some((arrays * n as f64 * size / (s * 1e-3) / 1e9, "GB/s")),
+        })
+        .collect())
+}
+
+/// The gradient of a 32-128-128-1 tanh MLP's mean squared error over a batch of 1024.
+fn mlp_batch_grad(dtype: DType, reps: usize) -> Result<Run> {
+    let (b, sizes) = (1024, [(32, 128), (128, 128), (128, 1)]);
+    let loss = |a: &[Array]| -> Result<Vec<Array>> {
+        let (x, y) = (&a[6], &a[7]);
+        let mut h = x.clone();
+        for l in 0..3 {
+            h = (h.matmul(&a[2 * l])? + &a[2 * l + 1])?;
+            if l < 2 {
+                h = h.tanh()?;
+            }
+        }
+        let r = (&h.reshape(&[-1])? - y)?;
+        Ok(vec![(&r * &r)?.mean(Axes::All, false)?])
+    };
+    let mut args = Vec::new();
+    for (k, (fan_in, fan_out)) in sizes.into_iter().enumerate() {
+        let scale = 1.0 / (fan_in as f64).sqrt();
+        args.push(data(&[fan_in, fan_out], scale, dtype)?);
+        args.push(data(&[fan_out], 0.1 * (k + 1) as f64, dtype)?);
+    }
+    args.push(data(&[b, 32], 1.0, dtype)?);
+    args.push(data(&[b], 1.0, dtype)?);
+    let (c, s) = time(grad(loss, &[0, 1, 2, 3, 4, 5]), &args, reps)?;
+    Ok(Run {
+        name: "mlp_batch_grad_b1024".into(),
         dtype,
         compile_ms: c,
         steady_ms: s,
@@ -294,13 +369,18 @@ fn main() -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
     let reps = if quick { 3 } else { 15 };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut runs = vec![pinn_step(1024, dtype, reps)?];
-    if !quick {
-        runs.push(pinn_step(16384, dtype, 3)?);
+    let mut runs = Vec::new();
+    for formulation in [Laplacian::Hessian, Laplacian::JvpOfGrad] {
+        runs.push(pinn_step(1024, formulation, dtype, reps)?);
+        if !quick {
+            runs.push(pinn_step(16384, formulation, dtype, 3)?);
+        }
     }
+    runs.extend(single_ops(dtype, reps)?);
     runs.push(elementwise_chain(dtype, reps)?);
     runs.push(matmul(dtype, reps)?);
     runs.push(per_example_grads(dtype, reps)?);
+    runs.push(mlp_batch_grad(dtype, reps)?);
     runs.extend(loops(dtype, reps)?);
     runs.extend(second_order(dtype, reps)?);
     runs.extend(solvers(dtype, reps)?);

@@ -76,21 +76,24 @@ class Array:
 
     # ---- conversion -----------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
+        # The downloaded bytes, viewed without a second copy: read-only, as numpy views of
+        # JAX arrays are. `np.array(x)` (copy=True) and a dtype change copy, and write.
         a = np.frombuffer(self._raw.to_bytes(), dtype=self.dtype).reshape(self.shape)
-        a = a.copy()  # writable, owned
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         # Exported through a host copy (numpy's DLPack), so any consumer can take it; CPU
         # device, as the data is on the host by then.
-        return np.asarray(self).__dlpack__(stream=stream)
+        # DLPack before 1.0 cannot say read-only, so it gets a writable copy.
+        return self.__array__(copy=True).__dlpack__(stream=stream)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
 
     def block_until_ready(self) -> "Array":
-        if not self.is_traced:
-            self._raw.to_bytes()
+        self._raw.block_until_ready()
         return self
 
     def item(self):
