@@ -32,3 +32,35 @@ fn inverse_problem_recovers_the_diffusion_coefficient() {
     );
     assert!(r.loss < 1e-6, "loss {}", r.loss);
 }
+
+#[test]
+fn the_pinn_losses_agree_whichever_way_the_laplacian_is_taken() {
+    // vmap(hessian)'s diagonal and jvp of grad are two routes to the same second derivatives.
+    use quabla::{Array, DType};
+    use quabla_examples::pinn;
+    cpu();
+    let n = 16;
+    let (inner, bnd) = pinn::points(n);
+    let mut a = pinn::init(3, DType::F64).unwrap();
+    a.push(
+        Array::from_slice(&inner, &[n, 2])
+            .unwrap()
+            .astype(DType::F64)
+            .unwrap(),
+    );
+    a.push(
+        Array::from_slice(&bnd, &[256, 2])
+            .unwrap()
+            .astype(DType::F64)
+            .unwrap(),
+    );
+    let by_hessian = pinn::loss(&a).unwrap()[0].item::<f64>().unwrap();
+    let by_jvp = pinn::loss_jvp_of_grad(&a).unwrap()[0]
+        .item::<f64>()
+        .unwrap();
+    assert!(by_hessian.is_finite() && by_hessian > 0.0, "{by_hessian}");
+    assert!(
+        (by_hessian - by_jvp).abs() <= 1e-12 * by_hessian,
+        "{by_hessian} vs {by_jvp}"
+    );
+}
