@@ -99,7 +99,9 @@ fn done_line(stderr: &str) -> Option<(u64, u64)> {
     Some((runs, secs))
 }
 
-pub fn fuzz(extra: &[String]) {
+/// `conformance_cli`: the conformance CLI already built (by `test`), run as it is; `None`
+/// builds it with `cargo run`.
+pub fn fuzz(extra: &[String], conformance_cli: Option<PathBuf>) {
     let Plan {
         budget,
         dev,
@@ -117,10 +119,15 @@ pub fn fuzz(extra: &[String]) {
     ensure_cxx();
     let dir = target_dir().join("fuzz");
     let seeds = dir.join("seeds");
-    let mut s = cargo();
-    s.args(["run", "-q", "-p", "quabla-conformance", "--"])
-        .arg("--write-fuzz-seeds")
-        .arg(&seeds);
+    let mut s = match conformance_cli {
+        Some(cli) => Command::new(cli),
+        None => {
+            let mut c = cargo();
+            c.args(["run", "-q", "-p", "quabla-conformance", "--"]);
+            c
+        }
+    };
+    s.arg("--write-fuzz-seeds").arg(&seeds);
     run(
         "write the fuzz seed corpora from the conformance cases",
         &mut s,

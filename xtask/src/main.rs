@@ -227,7 +227,10 @@ fn test() {
     run("run the example against the plugin library", &mut c);
     python_tests();
     wasm::test();
-    fuzz::fuzz(&["--dev".to_string(), "--no-sanitizer".to_string()]);
+    fuzz::fuzz(
+        &["--dev".to_string(), "--no-sanitizer".to_string()],
+        Some(debug_binary("quabla-conformance")),
+    );
 }
 
 /// The venv the Python package is installed into for its tests (reused between runs).
@@ -455,7 +458,7 @@ fn main() {
         Some("test") => test(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
-        Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("fuzz") => fuzz::fuzz(&args[1..], None),
         Some("wasm") => wasm::build(),
         Some("wasm-test") => {
             build_for_tests();
