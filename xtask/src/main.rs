@@ -266,9 +266,10 @@ fn python_tests() {
             "QUABLA_CPU_PLUGIN_PREBUILT",
             plugin_file("debug", "quabla_cpu"),
         );
-        // The test build's profile (dependencies optimised, ours at level 1): the extension
-        // then reuses every dependency the workspace tests compiled, where a release wheel
-        // would compile them all a second time.
+        // The test build's profile (dependencies optimised, ours at level 1), shipping the
+        // debug plugin: maturin's own package selection still recompiles the core's small
+        // dependency tree, but none of the plugin's (faer, gemm, cranelift), which a release
+        // wheel would compile a second time.
         c.env("MATURIN_PEP517_ARGS", "--profile dev");
         run(what, &mut c);
     };
