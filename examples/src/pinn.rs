@@ -118,19 +118,15 @@ pub fn loss_jvp_of_grad(a: &[Array]) -> Result<Vec<Array>> {
     let du = grad(u, &[0]);
     let dtype = xs.dtype();
     let laplacian = |q: &[Array]| -> Result<Vec<Array>> {
-        let mut sum: Option<Array> = None;
-        for k in 0..2 {
+        // d^2 u / dx_k^2: component k of the gradient's derivative along axis k.
+        let second = |k: usize| -> Result<Array> {
             let mut e = [0.0f64; 2];
             e[k] = 1.0;
             let e = Array::from_slice(&e, &[2])?.astype(dtype)?;
             let (_, t) = jvp(&du, &q[..1], &[e])?;
-            let d2 = t[0].slice(&[k], &[k + 1], &[1])?.reshape(&[])?;
-            sum = Some(match sum {
-                None => d2,
-                Some(s) => (&s + &d2)?,
-            });
-        }
-        Ok(sum.into_iter().collect())
+            t[0].slice(&[k], &[k + 1], &[1])?.reshape(&[])
+        };
+        Ok(vec![(&second(0)? + &second(1)?)?])
     };
     let lap = vmap(laplacian, &[Some(0)], &[])(std::slice::from_ref(xs))?.remove(0);
     loss_from_laplacian(p, xs, xb, &lap)

@@ -16,8 +16,9 @@ pub fn tools_dir() -> PathBuf {
 }
 
 /// `cargo install <args> --root tools_dir()`, optimised at level 1: a fresh machine compiles
-/// these tools (hundreds of crates) once, and level 1 compiles them in well under the time
-/// level 3 takes while they still run fast enough for what they do here.
+/// these tools (hundreds of crates) once, level 1 compiles faster than release's level 3, and
+/// what they do here (rewrite one .wasm, drive a browser, run libFuzzer) is not their speed's
+/// test.
 pub fn cargo_install(args: &[&str]) -> Command {
     let mut c = super::cargo();
     c.arg("install")

@@ -69,11 +69,7 @@ fn pinn_step(n: usize, formulation: Laplacian, dtype: DType, reps: usize) -> Res
     let (np, ns) = (params.len(), state.len());
     let step = move |a: &[Array]| -> Result<Vec<Array>> {
         let (p, s, pts) = (&a[..np], &a[np..np + ns], &a[np + ns..]);
-        let loss = match formulation {
-            Laplacian::Hessian => pinn::loss,
-            Laplacian::JvpOfGrad => pinn::loss_jvp_of_grad,
-        };
-        let vg = value_and_grad(loss, &(0..np).collect::<Vec<_>>(), false);
+        let vg = value_and_grad(formulation.loss(), &(0..np).collect::<Vec<_>>(), false);
         let mut args = p.to_vec();
         args.extend_from_slice(pts);
         let r = vg(&args)?;
@@ -89,10 +85,7 @@ fn pinn_step(n: usize, formulation: Laplacian, dtype: DType, reps: usize) -> Res
     args.push(xb);
     let (c, s) = time(step, &args, reps)?;
     Ok(Run {
-        name: match formulation {
-            Laplacian::Hessian => format!("pinn_step_n{n}"),
-            Laplacian::JvpOfGrad => format!("pinn_step_jvp_grad_n{n}"),
-        },
+        name: format!("pinn_step{}_n{n}", formulation.row_suffix()),
         dtype,
         compile_ms: c,
         steady_ms: s,
@@ -107,6 +100,23 @@ enum Laplacian {
     Hessian,
     /// `vmap` of jvp of grad along each axis: JAX's fastest formulation.
     JvpOfGrad,
+}
+
+impl Laplacian {
+    fn loss(self) -> fn(&[Array]) -> Result<Vec<Array>> {
+        match self {
+            Laplacian::Hessian => pinn::loss,
+            Laplacian::JvpOfGrad => pinn::loss_jvp_of_grad,
+        }
+    }
+
+    /// The row name's infix (`jax_suite.py` names its rows the same way).
+    fn row_suffix(self) -> &'static str {
+        match self {
+            Laplacian::Hessian => "",
+            Laplacian::JvpOfGrad => "_jvp_grad",
+        }
+    }
 }
 
 /// One elementwise op over 1e6 elements: what a single jitted op costs, call path included.
