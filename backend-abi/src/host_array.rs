@@ -55,24 +55,71 @@ impl Element for bool {
     }
 }
 
+/// Checks that `bytes` are a valid encoding of an array of type `ty`.
+fn check_bytes(ty: &TensorType, bytes: &[u8]) -> Result<(), String> {
+    let size = ty.checked_size_bytes().map_err(|e| e.to_string())?;
+    if bytes.len() != size {
+        return Err(format!(
+            "{} needs {} bytes but {} were given",
+            ty,
+            size,
+            bytes.len()
+        ));
+    }
+    if ty.dtype == DType::Bool {
+        if let Some(b) = bytes.iter().find(|b| **b > 1) {
+            return Err(format!("bool arrays hold bytes 0 or 1, found {b}"));
+        }
+    }
+    Ok(())
+}
+
+/// A [`HostArray`] borrowed: the checked type and bytes of an upload, read in place from the
+/// memory the host passed across the boundary, so the plugin copies them once, into its own
+/// buffer.
+///
+/// ```
+/// use quabla_abi::{DType, HostView, TensorType};
+/// let bytes = 1.5f32.to_le_bytes();
+/// let v = HostView::new(TensorType::new(DType::F32, vec![1]), &bytes).unwrap();
+/// assert_eq!(v.to_owned().to_f32().unwrap(), [1.5]);
+/// assert!(HostView::new(TensorType::new(DType::F32, vec![2]), &bytes).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostView<'a> {
+    pub ty: TensorType,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> HostView<'a> {
+    /// Borrows bytes as an array of type `ty`, checking that their length matches it.
+    pub fn new(ty: TensorType, bytes: &'a [u8]) -> Result<Self, String> {
+        check_bytes(&ty, bytes)?;
+        Ok(HostView { ty, bytes })
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> HostArray {
+        HostArray {
+            ty: self.ty.clone(),
+            bytes: self.bytes.to_vec(),
+        }
+    }
+}
+
 impl HostArray {
     /// Builds an array from bytes, checking that their length matches the type.
     pub fn new(ty: TensorType, bytes: Vec<u8>) -> Result<Self, String> {
-        let size = ty.checked_size_bytes().map_err(|e| e.to_string())?;
-        if bytes.len() != size {
-            return Err(format!(
-                "{} needs {} bytes but {} were given",
-                ty,
-                size,
-                bytes.len()
-            ));
-        }
-        if ty.dtype == DType::Bool {
-            if let Some(b) = bytes.iter().find(|b| **b > 1) {
-                return Err(format!("bool arrays hold bytes 0 or 1, found {b}"));
-            }
-        }
+        check_bytes(&ty, &bytes)?;
         Ok(HostArray { ty, bytes })
+    }
+
+    /// This array borrowed.
+    pub fn view(&self) -> HostView<'_> {
+        HostView {
+            ty: self.ty.clone(),
+            bytes: &self.bytes,
+        }
     }
 
     /// Builds an array from typed elements; fails when the shape does not match the length.

@@ -19,7 +19,7 @@ pub mod qir;
 pub mod testing;
 
 pub use dtype::{row_major_strides, DType, SizeError, TensorType, MAX_ELEMENTS};
-pub use host_array::{Element, HostArray};
+pub use host_array::{Element, HostArray, HostView};
 
 #[doc(hidden)]
 pub use abi_stable;

@@ -5,13 +5,16 @@ use quabla_abi::abi::{AbiError, ErrorCode};
 use quabla_abi::host::{Arg as HostArg, Plugin};
 use quabla_abi::plugin::*;
 use quabla_abi::qir::Program;
-use quabla_abi::{DType, HostArray, TensorType};
+use quabla_abi::{DType, HostArray, HostView, TensorType};
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Supports only `neg` on f32, and panics when asked to compile a program with 3 inputs.
 struct TinyBackend;
+
+/// Where the last upload's bytes were read from.
+static UPLOADED_FROM: AtomicUsize = AtomicUsize::new(0);
 
 struct Buf(HostArray);
 impl DeviceBuffer for Buf {
@@ -62,8 +65,9 @@ impl Backend for TinyBackend {
         }
         Ok(Arc::new(NegExe))
     }
-    fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
-        Ok(Arc::new(Buf(array)))
+    fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        UPLOADED_FROM.store(array.bytes.as_ptr() as usize, Ordering::SeqCst);
+        Ok(Arc::new(Buf(array.to_owned())))
     }
 }
 
@@ -116,7 +120,7 @@ fn wrong_inputs_at_execute_are_invalid_argument_errors() {
     let t = tiny();
     let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
     let wrong_shape = t
-        .upload(&HostArray::from_f32(vec![3], &[1.0, 2.0, 3.0]))
+        .upload(HostArray::from_f32(vec![3], &[1.0, 2.0, 3.0]).view())
         .unwrap();
     let e = exe.run(&[&wrong_shape]).err().unwrap();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
@@ -124,10 +128,22 @@ fn wrong_inputs_at_execute_are_invalid_argument_errors() {
     let e = exe.run(&[]).err().unwrap();
     assert!(e.message().contains("takes 1 inputs but 0"), "{e}");
     let e = t
-        .upload(&HostArray::from_slice(vec![1], &[1i32]).unwrap())
+        .upload(HostArray::from_slice(vec![1], &[1i32]).unwrap().view())
         .err()
         .unwrap();
     assert!(e.message().contains("dtype i32"), "{e}");
+}
+
+#[test]
+fn an_upload_reads_the_hosts_bytes_in_place() {
+    let t = tiny();
+    let a = HostArray::from_f32(vec![2], &[1.0, -2.0]);
+    let b = t.upload(a.view()).unwrap();
+    assert_eq!(
+        UPLOADED_FROM.load(Ordering::SeqCst),
+        a.bytes.as_ptr() as usize
+    );
+    assert_eq!(b.to_host().unwrap(), a);
 }
 
 #[test]
@@ -135,7 +151,7 @@ fn donation_consumes_the_buffer_and_events_report_readiness() {
     let t = tiny();
     let exe = t.compile(&Program::parse(NEG).unwrap()).unwrap();
     let x = t
-        .upload(&HostArray::from_f32(vec![2], &[1.0, -2.0]))
+        .upload(HostArray::from_f32(vec![2], &[1.0, -2.0]).view())
         .unwrap();
     let out = exe.execute(vec![HostArg::Donate(x)]).unwrap();
     let ev = out[0].download().unwrap();
@@ -170,7 +186,7 @@ fn values_larger_than_the_declared_maximum_are_refused() {
     let fits = "program(%0: f32[262144]) {\n  %1 = neg(%0) : f32[262144]\n  return %1\n}\n";
     assert!(t.compile(&Program::parse(fits).unwrap()).is_ok());
     let e = t
-        .upload(&HostArray::from_f32(vec![262145], &vec![0.0; 262145]))
+        .upload(HostArray::from_f32(vec![262145], &vec![0.0; 262145]).view())
         .err()
         .unwrap();
     assert_eq!(e.code(), ErrorCode::ResourceExhausted, "{e}");

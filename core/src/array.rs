@@ -5,7 +5,7 @@ use crate::runtime::{default_device, Device};
 use crate::trace::Trace;
 use quabla_abi::host::Buffer;
 use quabla_abi::qir::ValueId;
-use quabla_abi::{DType, Element, HostArray, TensorType};
+use quabla_abi::{DType, Element, HostArray, HostView, TensorType};
 use std::fmt;
 use std::sync::Arc;
 
@@ -69,9 +69,23 @@ impl Array {
 
     /// Uploads a host array to `device`.
     pub fn from_host_on(device: &Arc<Device>, host: &HostArray) -> Result<Array> {
-        let buffer = device.upload(host)?;
+        Self::from_view_on(device, host.view())
+    }
+
+    /// Uploads borrowed host bytes to `device`: the plugin reads them in place and copies them
+    /// once, into its buffer.
+    ///
+    /// ```no_run
+    /// use quabla::{Array, DType, HostView, TensorType};
+    /// let bytes: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    /// let view = HostView::new(TensorType::new(DType::F32, vec![2]), &bytes).unwrap();
+    /// let a = Array::from_view_on(&quabla::default_device().unwrap(), view).unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    /// ```
+    pub fn from_view_on(device: &Arc<Device>, host: HostView<'_>) -> Result<Array> {
+        let buffer = device.upload(host.clone())?;
         Ok(Array {
-            ty: host.ty.clone(),
+            ty: host.ty,
             repr: Repr::Concrete {
                 device: device.clone(),
                 buffer: Arc::new(buffer),

@@ -28,7 +28,7 @@ fn input() -> HostArray {
 /// Compiles, uploads, runs and downloads `NEG` under the current lie.
 fn run_neg(plugin: &Plugin) -> Result<HostArray, quabla_abi::abi::AbiError> {
     let exe = plugin.compile(&Program::parse(NEG).unwrap())?;
-    let x = plugin.upload(&input())?;
+    let x = plugin.upload(input().view())?;
     let outs = exe.run(&[&x])?;
     outs[0].to_host()
 }
@@ -116,12 +116,12 @@ fn every_lie_is_a_typed_error_naming_the_plugin() {
         // Compile panics; so would upload, execute and download: reach each in turn.
         set_lie("none");
         let exe = plugin.compile(&Program::parse(NEG).unwrap()).unwrap();
-        let x = plugin.upload(&input()).unwrap();
+        let x = plugin.upload(input().view()).unwrap();
         let out = exe.run(&[&x]).unwrap().pop().unwrap();
         set_lie("panic");
         let e = match step {
             0 => plugin.compile(&Program::parse(NEG).unwrap()).err().unwrap(),
-            1 => plugin.upload(&input()).err().unwrap(),
+            1 => plugin.upload(input().view()).err().unwrap(),
             2 => exe.run(&[&x]).err().unwrap(),
             _ => out.download().err().unwrap(),
         };
@@ -134,7 +134,7 @@ fn every_lie_is_a_typed_error_naming_the_plugin() {
 
     set_lie("never-ready");
     let exe = plugin.compile(&Program::parse(NEG).unwrap()).unwrap();
-    let x = plugin.upload(&input()).unwrap();
+    let x = plugin.upload(input().view()).unwrap();
     let out = exe.run(&[&x]).unwrap().pop().unwrap();
     let started = std::time::Instant::now();
     let e = out

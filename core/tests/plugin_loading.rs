@@ -27,7 +27,11 @@ fn the_cpu_plugin_loads_from_its_library_and_runs_a_program() {
     .unwrap();
     let exe = plugin.compile(&p).unwrap();
     let x = plugin
-        .upload(&quabla::HostArray::from_slice(vec![3], &[4.0f64, 2.0, -0.0]).unwrap())
+        .upload(
+            quabla::HostArray::from_slice(vec![3], &[4.0f64, 2.0, -0.0])
+                .unwrap()
+                .view(),
+        )
         .unwrap();
     let y = exe.run(&[&x]).unwrap()[0]
         .to_host()
@@ -51,7 +55,7 @@ fn block_until_ready_waits_and_leaves_the_buffer_readable() {
         .unwrap();
         let exe = plugin.compile(&p).unwrap();
         let x = plugin
-            .upload(&quabla::HostArray::from_f32(vec![2], &[0.0, 1.0]))
+            .upload(quabla::HostArray::from_f32(vec![2], &[0.0, 1.0]).view())
             .unwrap();
         let y = exe.run(&[&x]).unwrap().remove(0);
         y.block_until_ready().unwrap();
@@ -134,7 +138,7 @@ fn two_plugin_files_load_as_two_distinct_plugins() {
     assert_eq!(a.path().unwrap(), built("quabla_cpu"));
     assert_eq!(b.path().unwrap(), copy);
     let x = a
-        .upload(&quabla::HostArray::from_f32(vec![1], &[1.0]))
+        .upload(quabla::HostArray::from_f32(vec![1], &[1.0]).view())
         .unwrap();
     let p = quabla::qir::Program::parse(
         "program(%0: f32[1]) {\n  %1 = neg(%0) : f32[1]\n  return %1\n}\n",

@@ -3,7 +3,7 @@
 use super::load::{load_module, LoadError};
 use crate::abi::*;
 use crate::qir::{self, Program};
-use crate::{DType, HostArray, TensorType};
+use crate::{DType, HostArray, HostView, TensorType};
 use abi_stable::std_types::{RResult, RSlice};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -162,14 +162,15 @@ impl Plugin {
         })
     }
 
-    /// Copies a host array to device 0.
-    pub fn upload(&self, a: &HostArray) -> Result<Buffer, AbiError> {
+    /// Copies host bytes to device 0; the plugin reads them in place, so the bytes cross
+    /// once (for an owned array, pass `HostArray::view()`).
+    pub fn upload(&self, a: HostView<'_>) -> Result<Buffer, AbiError> {
         let shape: Vec<u64> = a.ty.shape.iter().map(|&d| d as u64).collect();
         let h = ok((self.inner.module.upload())(
             0,
             a.ty.dtype as u8,
             RSlice::from_slice(&shape),
-            RSlice::from_slice(&a.bytes),
+            RSlice::from_slice(a.bytes),
         ))
         .map_err(|e| self.named(e))?;
         Ok(Buffer {

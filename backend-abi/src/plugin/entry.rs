@@ -3,7 +3,7 @@
 use super::{Arg, Backend, DeviceBuffer, DownloadEvent, Executable, PluginInfo};
 use crate::abi::*;
 use crate::qir::{self, Program};
-use crate::{DType, HostArray, TensorType};
+use crate::{DType, HostView, TensorType};
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RString, RVec};
 use std::collections::HashMap;
@@ -240,7 +240,7 @@ extern "C" fn upload<E: PluginEntry>(
             .map_err(|_| AbiError::invalid(format!("shape {shape:?} does not fit this machine")))?;
         let ty = TensorType::new(dtype, shape);
         st.check_size(&ty)?;
-        let array = HostArray::new(ty, bytes.to_vec()).map_err(AbiError::invalid)?;
+        let array = HostView::new(ty, bytes.as_slice()).map_err(AbiError::invalid)?;
         let b = st.backend.upload(device, array)?;
         Ok(st.insert_buffer(b))
     })

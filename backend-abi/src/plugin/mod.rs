@@ -14,7 +14,7 @@ pub use event::ReadyEvent;
 
 use crate::abi::AbiError;
 use crate::qir::Program;
-use crate::{DType, HostArray, TensorType};
+use crate::{DType, HostView, TensorType};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -48,7 +48,9 @@ pub struct PluginInfo {
 pub trait Backend: Send + Sync + 'static {
     fn info(&self) -> PluginInfo;
     fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError>;
-    fn upload(&self, device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError>;
+    /// Copies an array the kit has checked (its size, and bool bytes 0 or 1) into a new
+    /// buffer on `device`; the view reads the host's memory in place.
+    fn upload(&self, device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError>;
 }
 
 /// One argument of an execution. A donated buffer is no longer reachable by the host, so the

@@ -288,7 +288,9 @@ pub fn unary(op: UnaryOp, x: View) -> Storage {
         View::F64(v) if op == UnaryOp::IsFinite => {
             Storage::Bool(v.iter().map(|a| a.is_finite()).collect_pooled())
         }
-        View::F32(v) => Storage::F32(float_unary(op, v).unwrap_or_default()),
+        View::F32(v) => Storage::F32(
+            crate::vmath::map(op, v).unwrap_or_else(|| float_unary(op, v).unwrap_or_default()),
+        ),
         View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
         View::I32(v) => Storage::I32(int_unary_i32(op, v)),
         View::U32(v) => Storage::U32(int_unary_u32(op, v)),

@@ -1,14 +1,11 @@
 //! Running a plan: fused tiles in parallel, other nodes one by one, regions recursively.
 
-use crate::elementwise::{self, View};
-use crate::plan::{FusedGroup, GroupOperand, NativeFunction, Plan, Step};
+use crate::elementwise::View;
+use crate::fused::{eval_elementwise, run_fused};
+use crate::plan::{NativeFunction, Plan, Step};
 use crate::tensor::{Storage, Tensor};
 use crate::{dot, movement, reduce};
 use quabla_abi::qir::{Node, Op, ValueId};
-use rayon::prelude::*;
-
-/// Elements per tile of a fused group.
-const TILE: usize = 4096;
 
 pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
     let mut values: Vec<Option<Tensor>> = vec![None; plan.program.num_values()];
@@ -104,126 +101,10 @@ fn run_native(node: &Node, args: &[&Tensor], code: &NativeFunction) -> Vec<Tenso
         .collect()
 }
 
-fn get(values: &[Option<Tensor>], v: ValueId) -> &Tensor {
+pub(crate) fn get(values: &[Option<Tensor>], v: ValueId) -> &Tensor {
     values[v.index()]
         .as_ref()
         .expect("plan liveness keeps every operand alive until its last use")
-}
-
-fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
-    match &node.op {
-        Op::Unary(u) => elementwise::unary(*u, args[0]),
-        Op::Binary(b) => elementwise::binary(*b, args[0], args[1]),
-        Op::Compare(d) => elementwise::compare(*d, args[0], args[1]),
-        Op::Select => elementwise::select(args[0], args[1], args[2]),
-        Op::Convert => elementwise::convert(args[0], node.results[0].dtype),
-        Op::Bitcast => elementwise::bitcast(args[0], node.results[0].dtype),
-        Op::Constant(_)
-        | Op::Iota { .. }
-        | Op::BroadcastInDim { .. }
-        | Op::Reshape
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::Pad { .. }
-        | Op::Concatenate { .. }
-        | Op::Reverse { .. }
-        | Op::Reduce { .. }
-        | Op::Cumulative { .. }
-        | Op::DotGeneral(_)
-        | Op::Gather(_)
-        | Op::ScatterAdd(_)
-        | Op::DynamicSlice { .. }
-        | Op::DynamicUpdateSlice
-        | Op::Cond { .. }
-        | Op::While { .. }
-        | Op::Linalg(_)
-        | Op::StopGradient
-        | Op::CustomJvp { .. }
-        | Op::CustomVjp { .. }
-        | Op::CustomVjpLinear { .. }
-        | Op::Checkpoint { .. }
-        | Op::Scan { .. }
-        | Op::LinearSolve { .. } => unreachable!("only elementwise ops are fused"),
-    }
-}
-
-/// Runs one tile `[start, end)` of a group, returning the exported values' pieces.
-fn fused_tile(
-    plan: &Plan,
-    g: &FusedGroup,
-    values: &[Option<Tensor>],
-    start: usize,
-    end: usize,
-) -> Vec<Storage> {
-    let mut local: Vec<Storage> = Vec::with_capacity(g.nodes.len());
-    for (&ni, operands) in g.nodes.iter().zip(&g.operands) {
-        let node = &plan.program.nodes[ni];
-        let out = if let Op::BroadcastInDim { .. } = node.op {
-            // The group planner admits only one-element broadcasts.
-            match operands[0] {
-                GroupOperand::Local(k) => local[k].splat(end - start),
-                GroupOperand::Outer(v) => get(values, v).data.splat(end - start),
-            }
-        } else {
-            let args: Vec<View> = operands
-                .iter()
-                .map(|o| match *o {
-                    GroupOperand::Local(k) => View::all(&local[k]),
-                    GroupOperand::Outer(v) => View::of(&get(values, v).data, start, end),
-                })
-                .collect();
-            eval_elementwise(node, &args)
-        };
-        local.push(out);
-        for &k in &g.release_after[local.len() - 1] {
-            // Dropping a storage returns its vector to this thread's pool.
-            local[k] = Storage::Bool(Vec::new());
-        }
-    }
-    g.export_positions
-        .iter()
-        .map(|&k| std::mem::replace(&mut local[k], Storage::Bool(Vec::new())))
-        .collect()
-}
-
-fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) -> Vec<Tensor> {
-    let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1))
-        .map(|t| (t * TILE, ((t + 1) * TILE).min(g.len)))
-        .collect();
-    let mut pieces: Vec<Vec<Storage>> = if ranges.len() > 1 {
-        ranges
-            .par_iter()
-            .map(|(s, e)| fused_tile(plan, g, values, *s, *e))
-            .collect()
-    } else {
-        vec![fused_tile(plan, g, values, ranges[0].0, ranges[0].1)]
-    };
-    g.exports
-        .iter()
-        .enumerate()
-        .map(|(k, v)| {
-            let ty = value_type(plan, *v);
-            let data = if pieces.len() == 1 {
-                std::mem::replace(&mut pieces[0][k], Storage::Bool(Vec::new()))
-            } else {
-                let parts: Vec<Storage> = pieces
-                    .iter_mut()
-                    .map(|p| std::mem::replace(&mut p[k], Storage::Bool(Vec::new())))
-                    .collect();
-                Storage::concat(ty.dtype, &parts)
-            };
-            Tensor::new(ty, data)
-        })
-        .collect()
-}
-
-fn value_type(plan: &Plan, v: ValueId) -> quabla_abi::TensorType {
-    let n_in = plan.program.inputs.len();
-    if v.index() < n_in {
-        return plan.program.inputs[v.index()].clone();
-    }
-    let ni = plan.first_ids.partition_point(|f| f.index() <= v.index()) - 1;
-    plan.program.nodes[ni].results[v.index() - plan.first_ids[ni].index()].clone()
 }
 
 /// `dynamic_update_slice` or `scatter_add` into `x` (in place when `x` is not shared).
@@ -243,7 +124,7 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
     let out_ty = || node.results[0].clone();
     let one = |s: Storage| vec![Tensor::new(node.results[0].clone(), s)];
     match &node.op {
-        Op::Constant(h) => one(Storage::from_host(h)),
+        Op::Constant(h) => one(Storage::from_host(&h.view())),
         Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert | Op::Bitcast => {
             let views: Vec<View> = a.iter().map(|t| View::all(&t.data)).collect();
             one(eval_elementwise(node, &views))

@@ -12,6 +12,7 @@
 mod dot;
 mod elementwise;
 mod exec;
+mod fused;
 mod linalg;
 mod movement;
 #[cfg(not(target_arch = "wasm32"))]
@@ -20,11 +21,12 @@ mod plan;
 mod pool;
 mod reduce;
 mod tensor;
+pub mod vmath;
 
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Arg, Backend, DeviceBuffer, Executable, PluginInfo};
 use quabla_abi::qir::{OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostArray};
+use quabla_abi::{DType, HostView};
 use std::sync::Arc;
 use tensor::{CpuBuffer, Storage, Tensor};
 
@@ -86,7 +88,7 @@ impl Backend for CpuBackend {
         ))))
     }
 
-    fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+    fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
         let data = Storage::from_host(&array);
         Ok(Arc::new(CpuBuffer(Tensor::new(array.ty, data))))
     }
@@ -187,6 +189,7 @@ mod tests {
     fn bits(t: &Tensor) -> Vec<u32> {
         match &*t.data {
             Storage::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+            Storage::Bool(v) => v.iter().map(|x| *x as u32).collect(),
             _ => unreachable!(),
         }
     }
@@ -242,8 +245,12 @@ mod tests {
         assert_eq!(plan.steps.len(), 1, "one fused step");
         let ins = vec![f32_tensor(vec![10000], 3), f32_tensor(vec![10000], 4)];
         let fused = run(&p, ins.clone());
-        let values = node_by_node(&p, ins);
+        let values = node_by_node(&p, ins.clone());
         assert_eq!(bits(&fused[0]), bits(&values[7]));
+        assert_eq!(bits(&fused[1]), bits(&values[4]));
+        // One export: the tiles write straight into the output.
+        let one = Program::parse(&p.to_string().replace("return %7, %4", "return %7")).unwrap();
+        assert_eq!(bits(&run(&one, ins)[0]), bits(&values[7]));
     }
 
     /// `x * 0.9 + 0.1` as traced (constants broadcast from scalars) is one fused step after

@@ -201,7 +201,7 @@ impl Plan {
             .nodes
             .iter()
             .map(|n| match &n.op {
-                Op::Constant(h) => Some(Arc::new(Storage::from_host(h))),
+                Op::Constant(h) => Some(Arc::new(Storage::from_host(&h.view()))),
                 _ => None,
             })
             .collect();

@@ -3,7 +3,7 @@
 
 use crate::pool::{self, CollectPooled};
 use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
-use quabla_abi::{abi::AbiError, DType, HostArray, TensorType};
+use quabla_abi::{abi::AbiError, DType, HostView, TensorType};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -102,8 +102,8 @@ impl Storage {
         }
     }
 
-    pub fn from_host(a: &HostArray) -> Storage {
-        let b = &a.bytes;
+    pub fn from_host(a: &HostView) -> Storage {
+        let b = a.bytes;
         match a.ty.dtype {
             DType::Bool => Storage::Bool(b.iter().map(|x| *x != 0).collect()),
             DType::I32 => Storage::I32(

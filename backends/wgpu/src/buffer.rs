@@ -6,7 +6,7 @@
 use crate::context::Gpu;
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
-use quabla_abi::{DType, HostArray, TensorType};
+use quabla_abi::{DType, HostView, TensorType};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +24,7 @@ pub struct GpuBuffer {
 
 impl GpuBuffer {
     /// Copies a host array to the device.
-    pub fn upload(gpu: &Arc<Gpu>, array: &HostArray) -> GpuBuffer {
+    pub fn upload(gpu: &Arc<Gpu>, array: &HostView) -> GpuBuffer {
         let n = array.ty.num_elements();
         let buffer = gpu.storage(n);
         let bytes: Vec<u8> = if array.ty.dtype == DType::Bool {
@@ -34,7 +34,7 @@ impl GpuBuffer {
                 .flat_map(|b| u32::from(*b != 0).to_le_bytes())
                 .collect()
         } else {
-            array.bytes.clone()
+            array.bytes.to_vec()
         };
         if !bytes.is_empty() {
             gpu.queue.write_buffer(&buffer, 0, &bytes);
@@ -43,7 +43,7 @@ impl GpuBuffer {
             ty: array.ty.clone(),
             buffer,
             gpu: gpu.clone(),
-            host: cfg!(target_arch = "wasm32").then(|| Arc::new(array.bytes.clone())),
+            host: cfg!(target_arch = "wasm32").then(|| Arc::new(array.bytes.to_vec())),
         }
     }
 

@@ -32,7 +32,7 @@ use context::Gpu;
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Arg, Backend, DeviceBuffer, Executable, PluginInfo};
 use quabla_abi::qir::{OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostArray};
+use quabla_abi::{DType, HostView};
 use std::sync::{Arc, OnceLock};
 
 /// The wgpu backend. Natively the device is opened on first use; in the browser it must be
@@ -215,7 +215,7 @@ impl Backend for WgpuBackend {
         }))
     }
 
-    fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+    fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
         let gpu = self.gpu()?;
         Ok(Arc::new(GpuBuffer::upload(&gpu, &array)))
     }
@@ -226,6 +226,7 @@ quabla_abi::export_backend!(WgpuBackend::default());
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quabla_abi::HostArray;
 
     /// The backend, or `None` (with a message) on a machine without any adapter; a failure
     /// instead when `QUABLA_REQUIRE_WGPU` is set (as `cargo xtask test` does once it has
@@ -264,7 +265,7 @@ mod tests {
         let args = inputs
             .iter()
             .map(|h| Arg {
-                buffer: b.upload(0, h.clone()).unwrap(),
+                buffer: b.upload(0, h.view()).unwrap(),
                 donated: false,
             })
             .collect();
@@ -351,7 +352,10 @@ mod tests {
     fn readback_fires_on_ready() {
         let Some(b) = backend() else { return };
         let buf = b
-            .upload(0, HostArray::from_f32(vec![4], &[1.0, 2.0, 3.0, 4.0]))
+            .upload(
+                0,
+                HostArray::from_f32(vec![4], &[1.0, 2.0, 3.0, 4.0]).view(),
+            )
             .unwrap();
         let mut ev = buf.download().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();

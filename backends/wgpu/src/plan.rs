@@ -96,7 +96,7 @@ impl Plan {
             match &node.op {
                 Op::Constant(h) => push(Step::Constant {
                     value: id,
-                    buffer: Arc::new(GpuBuffer::upload(gpu, h)),
+                    buffer: Arc::new(GpuBuffer::upload(gpu, &h.view())),
                 }),
                 Op::Reshape => push(Step::Alias { from: a[0], to: id }),
                 Op::Iota { dim } => push(kernel(gpu, movement::iota(*dim, id, ot))?),

@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use quabla::qir::{DotDims, GatherDims, OpKind, ScatterDims};
-use quabla::{Array, Axes, DType, HostArray, Operand, Scalar, TensorType};
+use quabla::{Array, Axes, DType, HostView, Operand, Scalar, TensorType};
 
 /// A core array. Python code uses `quabla.Array`, which wraps this.
 #[pyclass(frozen, from_py_object, module = "quabla._quabla")]
@@ -92,12 +92,13 @@ impl RawArray {
         platform: Option<&str>,
     ) -> PyResult<RawArray> {
         let ty = TensorType::new(dtype_from_name(dtype)?, shape);
-        let host = HostArray::new(ty, data.to_vec()).map_err(PyValueError::new_err)?;
+        // `data` borrows the Python bytes object: the plugin copies it once, into its buffer.
+        let host = HostView::new(ty, data).map_err(PyValueError::new_err)?;
         let device = match platform {
             Some(p) => quabla::device(p).py()?,
             None => quabla::default_device().py()?,
         };
-        Ok(Array::from_host_on(&device, &host).py()?.into())
+        Ok(Array::from_view_on(&device, host).py()?.into())
     }
 
     /// The data as little-endian bytes (waits for the device).

@@ -4,7 +4,7 @@ use super::BoundedCache;
 use crate::error::{Error, Result};
 use quabla_abi::host::{Buffer, Executable, Plugin};
 use quabla_abi::qir::{self, Program};
-use quabla_abi::HostArray;
+use quabla_abi::HostView;
 use std::sync::Arc;
 
 /// A device of a backend plugin. Arrays hold an `Arc<Device>`.
@@ -63,8 +63,8 @@ impl Device {
         }
     }
 
-    /// Copies a host array to the device.
-    pub fn upload(&self, a: &HostArray) -> Result<Buffer> {
+    /// Copies host bytes to the device (once: the plugin reads them in place).
+    pub fn upload(&self, a: HostView<'_>) -> Result<Buffer> {
         self.plugin.upload(a).map_err(|e| self.backend_err(e))
     }
 

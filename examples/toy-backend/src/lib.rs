@@ -12,7 +12,7 @@ use quabla_abi::plugin::{
 };
 use quabla_abi::qir::{BinaryOp, LinalgKind, Op, OpKind, Program, UnaryOp};
 use quabla_abi::qir::{QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostArray, TensorType};
+use quabla_abi::{DType, HostView, TensorType};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -91,8 +91,8 @@ impl Backend for ToyBackend {
         Ok(Arc::new(ToyExecutable(program)))
     }
 
-    fn upload(&self, _device: u32, array: HostArray) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
-        let values = array.to_f32().map_err(AbiError::invalid)?;
+    fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        let values = array.to_owned().to_f32().map_err(AbiError::invalid)?;
         Ok(Arc::new(ToyBuffer {
             ty: array.ty,
             values,

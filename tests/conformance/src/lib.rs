@@ -242,7 +242,7 @@ fn submit(plugin: &Plugin, case: &Case) -> Result<Vec<Event>, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let bufs = inputs
         .iter()
-        .map(|a| plugin.upload(a))
+        .map(|a| plugin.upload(a.view()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("upload: {e}"))?;
     let outs = exe

@@ -61,7 +61,10 @@ fn cpu_plugin_reproduces_its_recorded_adam_bits() {
         let program = Program::parse(&case.program).unwrap();
         let exe = plugin.compile(&program).unwrap();
         let inputs: Vec<_> = case.inputs.iter().map(|r| r.to_host().unwrap()).collect();
-        let bufs: Vec<_> = inputs.iter().map(|a| plugin.upload(a).unwrap()).collect();
+        let bufs: Vec<_> = inputs
+            .iter()
+            .map(|a| plugin.upload(a.view()).unwrap())
+            .collect();
         let outs = exe.run(&bufs.iter().collect::<Vec<_>>()).unwrap();
         for (k, b) in outs.iter().enumerate() {
             let bytes = b.to_host().unwrap().bytes;

@@ -45,6 +45,11 @@ pub fn f64_symbol(op_name: &str) -> String {
     format!("quabla_f64_{op_name}")
 }
 
+/// The symbol of the f32 vector-math kernel of a unary op (`vmath::scalar`).
+pub fn f32_kernel_symbol(op_name: &str) -> String {
+    format!("quabla_f32_{op_name}")
+}
+
 /// The symbol of a same-dtype scalar function (`sign`, float `rem` / `max` / `min`, integer
 /// `div` / `rem` / `pow` / shifts).
 pub fn typed_symbol(op_name: &str, dtype: DType) -> String {
@@ -57,6 +62,9 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     for op in UnaryOp::ALL {
         if let Some(f) = via_f64(*op) {
             s.push((f64_symbol(op.name()), f as *const u8));
+        }
+        if let Some(f) = crate::vmath::scalar(*op) {
+            s.push((f32_kernel_symbol(op.name()), f as *const u8));
         }
     }
     for op in BinaryOp::ALL {

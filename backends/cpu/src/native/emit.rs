@@ -2,7 +2,7 @@
 //! bool is an `i8` holding 0 or 1, i32 and u32 are both `i32` (the instruction picks signed
 //! or unsigned), f32 and f64 are themselves.
 
-use super::callouts::{f64_symbol, typed_symbol};
+use super::callouts::{f32_kernel_symbol, f64_symbol, typed_symbol};
 use crate::elementwise::via_f64;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
@@ -272,6 +272,9 @@ impl Emitter<'_, '_> {
     fn unary(&mut self, op: UnaryOp, d: DType, x: Value) -> Result<Value, String> {
         use UnaryOp::*;
         if d.is_float() {
+            if d == DType::F32 && crate::vmath::scalar(op).is_some() {
+                return self.call(f32_kernel_symbol(op.name()), types::F32, &[x]);
+            }
             if via_f64(op).is_some() {
                 return self.call_f64(op.name(), d, &[x]);
             }
