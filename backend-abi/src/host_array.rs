@@ -82,7 +82,7 @@ fn check_bytes(ty: &TensorType, bytes: &[u8]) -> Result<(), String> {
 /// use quabla_abi::{DType, HostView, TensorType};
 /// let bytes = 1.5f32.to_le_bytes();
 /// let v = HostView::new(TensorType::new(DType::F32, vec![1]), &bytes).unwrap();
-/// assert_eq!(v.to_owned().to_f32().unwrap(), [1.5]);
+/// assert_eq!(v.to_array().to_f32().unwrap(), [1.5]);
 /// assert!(HostView::new(TensorType::new(DType::F32, vec![2]), &bytes).is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,8 +98,8 @@ impl<'a> HostView<'a> {
         Ok(HostView { ty, bytes })
     }
 
-    /// An owned copy.
-    pub fn to_owned(&self) -> HostArray {
+    /// An owned copy (named apart from `ToOwned::to_owned`, which would give a `HostView`).
+    pub fn to_array(&self) -> HostArray {
         HostArray {
             ty: self.ty.clone(),
             bytes: self.bytes.to_vec(),

@@ -108,10 +108,7 @@ pub(crate) fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) 
     if let [v] = g.exports[..] {
         let ty = value_type(plan, v);
         let tile = |s: usize, e: usize| fused_tile(plan, g, values, s, e).pop();
-        return vec![Tensor::new(
-            ty.clone(),
-            gather_one(ty.dtype, g.len, &ranges, tile),
-        )];
+        return vec![Tensor::new(ty.clone(), gather_one(ty.dtype, g.len, tile))];
     }
     let mut pieces: Vec<Vec<Storage>> = ranges
         .par_iter()
@@ -137,12 +134,11 @@ pub(crate) fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) 
 fn gather_one(
     dtype: DType,
     n: usize,
-    ranges: &[(usize, usize)],
     tile: impl Fn(usize, usize) -> Option<Storage> + Sync,
 ) -> Storage {
     macro_rules! gather {
         ($variant:ident) => {
-            Storage::$variant(write_tiles(n, ranges, &tile, |p| match View::all(p) {
+            Storage::$variant(write_tiles(n, &tile, |p| match View::all(p) {
                 View::$variant(v) => v,
                 _ => &[],
             }))
@@ -157,21 +153,23 @@ fn gather_one(
     }
 }
 
-/// An `n`-element vector whose range `ranges[t]` is the elements of `piece(ranges[t])`, the
-/// tiles in parallel. `ranges` are consecutive `TILE`-element ranges covering `0..n`.
+/// An `n`-element vector whose tile `[s, e)` (consecutive `TILE`-element ranges) holds the
+/// elements of `piece(s, e)`, the tiles in parallel.
 fn write_tiles<T: Pooled + Send + Sync>(
     n: usize,
-    ranges: &[(usize, usize)],
     piece: &(impl Fn(usize, usize) -> Option<Storage> + Sync),
     elements: impl Fn(&Storage) -> &[T] + Sync,
 ) -> Vec<T> {
     let mut out = pool::take(n);
     let written: usize = out.spare_capacity_mut()[..n]
         .par_chunks_mut(TILE)
-        .zip(ranges)
-        .map(|(dst, &(s, e))| {
+        .enumerate()
+        .map(|(t, dst)| {
+            let s = t * TILE;
             // Dropping the piece afterwards hands its vector back to the pool for the next tile.
-            let Some(p) = piece(s, e) else { return 0 };
+            let Some(p) = piece(s, s + dst.len()) else {
+                return 0;
+            };
             let v = elements(&p);
             let k = v.len().min(dst.len());
             dst[..k].write_copy_of_slice(&v[..k]);

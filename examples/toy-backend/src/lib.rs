@@ -92,7 +92,7 @@ impl Backend for ToyBackend {
     }
 
     fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
-        let values = array.to_owned().to_f32().map_err(AbiError::invalid)?;
+        let values = array.to_array().to_f32().map_err(AbiError::invalid)?;
         Ok(Arc::new(ToyBuffer {
             ty: array.ty,
             values,
