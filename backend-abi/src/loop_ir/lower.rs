@@ -1,8 +1,12 @@
-//! QIR to loop IR: the scalar subset (every value one element).
+//! QIR to loop IR: one-element values in registers, larger ones as arrays in memory, read
+//! and updated one element at a time.
 
-use super::{Block, Branch, Function, Inst, Reg};
-use crate::qir::{Node, Op, Program};
+use super::{
+    ArrayDecl, ArrayId, ArrayRole, Block, Branch, ElementIndex, Function, Inst, Operand, Reg,
+};
+use crate::qir::{BinaryOp, Node, Op, Program, ReduceKind, ValueId};
 use crate::{DType, TensorType};
+use memory::View;
 use std::fmt;
 
 /// Why a node stays with the interpreter: the op, or the shape, the loop IR does not cover.
@@ -20,24 +24,27 @@ impl fmt::Display for Declined {
 
 impl std::error::Error for Declined {}
 
-/// Lowers one `while` node of a validated program whose carries, and every value of its
-/// regions, have one element. The function's parameters are the carries' initial values and
-/// its results their final values.
+/// Lowers one `while` node of a validated program. Its one-element carries, and every
+/// one-element value of its regions, become registers; larger values stay in memory
+/// (`Function::arrays`): read through loads and views, computed by element loops, matrix
+/// products and row reductions, updated in place where nothing reads the old value (else
+/// on a copy). Anything else that touches an array (a general transpose or broadcast,
+/// `pad`, `concatenate`, gather/scatter, linear algebra) is `Declined`, naming the op.
 ///
 /// ```
-/// use quabla_abi::loop_ir::lower_while;
+/// use quabla_abi::loop_ir::{lower_while, Operand};
 /// use quabla_abi::qir::Program;
 ///
-/// // A while over a vector stays with the interpreter.
+/// // A while that transposes a matrix stays with the interpreter.
 /// let p = Program::parse(
-///     "program(%0: f32[3]) {
-///        %1 = while(%0) : f32[3] {
-///          cond(%0: f32[3]) {
+///     "program(%0: f32[2,2]) {
+///        %1 = while(%0) : f32[2,2] {
+///          cond(%0: f32[2,2]) {
 ///            %1 = constant[value=[false]]() : bool[]
 ///            return %1
 ///          }
-///          body(%0: f32[3]) {
-///            %1 = exp(%0) : f32[3]
+///          body(%0: f32[2,2]) {
+///            %1 = transpose[perm=[1,0]](%0) : f32[2,2]
 ///            return %1
 ///          }
 ///        }
@@ -45,68 +52,111 @@ impl std::error::Error for Declined {}
 ///      }",
 /// )
 /// .unwrap();
-/// assert!(lower_while(&p.nodes[0]).is_err());
+/// assert_eq!(lower_while(&p.nodes[0]).unwrap_err().op, "transpose");
+///
+/// // One that writes one element a step updates its memory in place.
+/// let p = Program::parse(
+///     "program(%0: i32[], %1: f32[8]) {
+///        %2, %3 = while(%0, %1) : i32[], f32[8] {
+///          cond(%0: i32[], %1: f32[8]) {
+///            %2 = constant[value=[8]]() : i32[]
+///            %3 = compare[dir=lt](%0, %2) : bool[]
+///            return %3
+///          }
+///          body(%0: i32[], %1: f32[8]) {
+///            %2 = convert(%0) : f32[1]
+///            %3 = dynamic_update_slice(%1, %2, %0) : f32[8]
+///            %4 = constant[value=[1]]() : i32[]
+///            %5 = add(%0, %4) : i32[]
+///            return %5, %3
+///          }
+///        }
+///        return %3
+///      }",
+/// )
+/// .unwrap();
+/// let f = lower_while(&p.nodes[0]).unwrap();
+/// assert!(matches!(f.operands[..], [Operand::Scalar, Operand::Array(_)]));
+/// assert!(f.arrays[0].written);
 /// ```
 pub fn lower_while(node: &Node) -> Result<Function, Declined> {
     let Op::While { cond, body } = &node.op else {
         return Err(decline(&node.op, "only `while` nodes are compiled"));
     };
-    let passed_through: Vec<usize> = (0..node.operands.len())
-        .filter(|&k| unread_pass_through(cond, body, k))
-        .collect();
-    let mut l = Lowering { regs: Vec::new() };
-    let mut carries: Vec<Option<Reg>> = Vec::with_capacity(node.results.len());
-    for (k, t) in node.results.iter().enumerate() {
-        let passed = passed_through.contains(&k);
-        carries.push(if passed {
-            None
+    let mut l = Lowering::default();
+    let mut params = Vec::new();
+    let mut operands = Vec::with_capacity(node.results.len());
+    let mut args = Vec::with_capacity(node.results.len());
+    for t in &node.results {
+        if t.num_elements() == 1 {
+            let r = l.fresh(t, &node.op)?;
+            params.push(r);
+            operands.push(Operand::Scalar);
+            args.push(Val::Scalar(r));
+        } else if t.num_elements() == 0 {
+            return Err(decline(&node.op, "an empty array"));
         } else {
-            Some(l.fresh(t, &node.op)?)
-        });
+            let id = l.array(t);
+            operands.push(Operand::Array(id));
+            args.push(Val::Array(View {
+                index: ElementIndex {
+                    array: id,
+                    offset: 0,
+                    terms: Vec::new(),
+                },
+                shape: t.shape.clone(),
+                generation: 0,
+            }));
+        }
     }
-    let params: Vec<Reg> = carries.iter().flatten().copied().collect();
-    let mut cond_block = Block::default();
-    let test = l.region(cond, &carries, &mut cond_block)?[0]
-        .ok_or_else(|| decline(&node.op, "the condition is a carry passed through"))?;
     let mut body_block = Block::default();
-    let outs = l.region(body, &carries, &mut body_block)?;
-    let next = outs
+    // The node's array operands are the function's own (the caller copies what it must).
+    let outs = l.while_loop(&node.op, cond, body, &args, &[], &mut body_block)?;
+    let results = outs
         .iter()
-        .zip(&carries)
-        .filter(|(_, c)| c.is_some())
-        .map(|(o, _)| o.ok_or_else(|| decline(&node.op, "a result reads a vector carry")))
-        .collect::<Result<Vec<Reg>, Declined>>()?;
-    let body = Block(vec![Inst::While {
-        carries: params.clone(),
-        cond: cond_block,
-        test,
-        body: body_block,
-        next,
-    }]);
-    Ok(Function {
+        .filter_map(|v| match v {
+            Val::Scalar(r) => Some(*r),
+            Val::Array(_) | Val::Splat { .. } => None,
+        })
+        .collect();
+    let f = Function {
         regs: l.regs,
-        params: params.clone(),
-        body,
-        results: params,
-        passed_through,
-    })
+        params,
+        arrays: l.arrays,
+        operands,
+        body: body_block,
+        results,
+    };
+    // The lowering only builds checked functions; a failure here is a bug in it, and the
+    // interpreter is the safe answer.
+    f.check()
+        .map_err(|_| decline(&node.op, "the lowering broke its own invariant (a bug)"))?;
+    Ok(f)
 }
 
-/// Whether carry `k` goes through the loop untouched and unread (a scan's `xs` that the
-/// body ignores, say): it then needs no register, whatever its size.
-fn unread_pass_through(cond: &Program, body: &Program, k: usize) -> bool {
-    let v = crate::qir::ValueId(k as u32);
-    let read = |p: &Program| p.nodes.iter().any(|n| n.operands.contains(&v));
-    let returned_elsewhere = body
-        .outputs
-        .iter()
-        .enumerate()
-        .any(|(j, o)| *o == v && j != k);
-    body.outputs.get(k) == Some(&v)
-        && !read(cond)
-        && !read(body)
-        && !cond.outputs.contains(&v)
-        && !returned_elsewhere
+/// The identity's bits and the combining op the CPU interpreter folds a `reduce` of `kind`
+/// over `dtype` with (`reduce.rs`: float sums start from +0, max from -inf, ...).
+fn reduce_step(kind: ReduceKind, dtype: DType) -> (u64, BinaryOp) {
+    let float = |x: f64| match dtype {
+        DType::F32 => (x as f32).to_bits() as u64,
+        _ => x.to_bits(),
+    };
+    let int = |i: i64, u: u32| match dtype {
+        DType::I32 => i as i32 as u32 as u64,
+        _ => u as u64,
+    };
+    match (kind, dtype.is_float()) {
+        (ReduceKind::Sum, true) => (float(0.0), BinaryOp::Add),
+        (ReduceKind::Prod, true) => (float(1.0), BinaryOp::Mul),
+        (ReduceKind::Max, true) => (float(f64::NEG_INFINITY), BinaryOp::Max),
+        (ReduceKind::Min, true) => (float(f64::INFINITY), BinaryOp::Min),
+        (ReduceKind::Sum, false) => (0, BinaryOp::Add),
+        (ReduceKind::Prod, false) => (1, BinaryOp::Mul),
+        (ReduceKind::Max, false) => (int(i32::MIN as i64, 0), BinaryOp::Max),
+        (ReduceKind::Min, false) => (int(i32::MAX as i64, u32::MAX), BinaryOp::Min),
+        (ReduceKind::And, _) => (1, BinaryOp::And),
+        (ReduceKind::Or, _) => (0, BinaryOp::Or),
+    }
 }
 
 fn decline(op: &Op, reason: &'static str) -> Declined {
@@ -116,8 +166,28 @@ fn decline(op: &Op, reason: &'static str) -> Declined {
     }
 }
 
+/// A QIR value during lowering.
+#[derive(Clone, Debug, PartialEq)]
+enum Val {
+    Scalar(Reg),
+    Array(View),
+    /// One element broadcast to `shape`, not in memory: element loops read the register;
+    /// whatever needs memory gets it filled (`Lowering::materialize`).
+    Splat {
+        x: Reg,
+        shape: Vec<usize>,
+    },
+}
+
+#[derive(Default)]
 struct Lowering {
     regs: Vec<DType>,
+    arrays: Vec<ArrayDecl>,
+    /// Each array's current generation.
+    generations: Vec<u32>,
+    /// Above 0 while lowering a region that must not write memory it did not make (a
+    /// `while` condition, a `cond` branch): updates there always work on copies.
+    frozen: u32,
 }
 
 impl Lowering {
@@ -125,53 +195,397 @@ impl Lowering {
         if t.num_elements() != 1 {
             return Err(decline(op, "a value has more than one element"));
         }
-        self.regs.push(t.dtype);
-        Ok(Reg((self.regs.len() - 1) as u32))
+        Ok(self.reg(t.dtype))
     }
 
-    /// Lowers a region whose inputs are in `inputs`, appending to `out`; returns the
-    /// registers of its outputs. Region nesting is bounded by the decoder's
-    /// `MAX_REGION_DEPTH`, so the recursion through `node` is too.
-    /// `None` marks an input with no register (a carry passed through unread).
-    fn region(
-        &mut self,
-        p: &Program,
-        inputs: &[Option<Reg>],
-        out: &mut Block,
-    ) -> Result<Vec<Option<Reg>>, Declined> {
-        let mut values: Vec<Option<Reg>> = inputs.to_vec();
-        for n in &p.nodes {
-            let args = n
-                .operands
-                .iter()
-                .map(|o| values[o.index()].ok_or_else(|| decline(&n.op, "it reads a vector")))
-                .collect::<Result<Vec<Reg>, Declined>>()?;
-            values.extend(self.node(n, &args, out)?.into_iter().map(Some));
-        }
-        Ok(p.outputs.iter().map(|o| values[o.index()]).collect())
+    fn reg(&mut self, d: DType) -> Reg {
+        self.regs.push(d);
+        Reg((self.regs.len() - 1) as u32)
     }
 
-    /// A nested region: every input and output has a register.
-    fn scalar_region(
-        &mut self,
-        p: &Program,
-        inputs: &[Reg],
-        out: &mut Block,
-        op: &Op,
-    ) -> Result<Vec<Reg>, Declined> {
-        let ins: Vec<Option<Reg>> = inputs.iter().copied().map(Some).collect();
-        self.region(p, &ins, out)?
-            .into_iter()
-            .map(|r| r.ok_or_else(|| decline(op, "a region returns a vector")))
+    fn array(&mut self, t: &TensorType) -> ArrayId {
+        self.arrays.push(ArrayDecl {
+            dtype: t.dtype,
+            len: t.num_elements(),
+            written: false,
+            role: ArrayRole::Operand,
+        });
+        self.generations.push(0);
+        ArrayId((self.arrays.len() - 1) as u32)
+    }
+
+    fn constants(&self) -> Vec<ArrayId> {
+        (0..self.arrays.len())
+            .filter(|a| matches!(self.arrays[*a].role, ArrayRole::Constant(_)))
+            .map(|a| ArrayId(a as u32))
             .collect()
     }
 
-    /// Lowers one node over the registers `args`; returns its results' registers.
-    fn node(&mut self, n: &Node, args: &[Reg], out: &mut Block) -> Result<Vec<Reg>, Declined> {
+    /// A new generation of `a`: every view taken before is stale from here on.
+    fn bump(&mut self, a: ArrayId) -> u32 {
+        let g = &mut self.generations[a.index()];
+        *g += 1;
+        *g
+    }
+
+    fn current(&self, v: &View, op: &Op) -> Result<(), Declined> {
+        if self.generations[v.index.array.index()] == v.generation {
+            Ok(())
+        } else {
+            Err(decline(
+                op,
+                "it reads an array after an in-place update of it",
+            ))
+        }
+    }
+
+    fn scalar(&self, v: &Val, op: &Op) -> Result<Reg, Declined> {
+        match v {
+            Val::Scalar(r) => Ok(*r),
+            Val::Array(_) | Val::Splat { .. } => Err(decline(op, "it reads an array as a whole")),
+        }
+    }
+
+    /// Lowers a region whose inputs are `inputs`, appending to `out`; returns its outputs.
+    /// Region nesting is bounded by the decoder's `MAX_REGION_DEPTH`, so the recursion
+    /// through `node` is too.
+    fn region(
+        &mut self,
+        p: &Program,
+        inputs: &[Val],
+        out: &mut Block,
+    ) -> Result<Vec<Val>, Declined> {
+        let mut values: Vec<Val> = inputs.to_vec();
+        // The last node reading each value (the outputs are read after every node).
+        let mut last_use = vec![0usize; p.num_values()];
+        for (i, n) in p.nodes.iter().enumerate() {
+            n.operands.iter().for_each(|o| last_use[o.index()] = i);
+        }
+        p.outputs
+            .iter()
+            .for_each(|o| last_use[o.index()] = usize::MAX);
+        for (i, n) in p.nodes.iter().enumerate() {
+            let args: Vec<Val> = n
+                .operands
+                .iter()
+                .map(|o| values[o.index()].clone())
+                .collect();
+            // The arrays a later node still reads: an update of one works on a copy.
+            let updates = matches!(n.op, Op::While { .. } | Op::DynamicUpdateSlice);
+            let live: Vec<ArrayId> = if updates || n.op.is_elementwise() {
+                values
+                    .iter()
+                    .zip(&last_use)
+                    .filter(|(_, last)| **last > i)
+                    .filter_map(|(v, _)| match v {
+                        Val::Array(v) => Some(v.index.array),
+                        Val::Scalar(_) | Val::Splat { .. } => None,
+                    })
+                    // A constant is always live: the next iteration reads it again.
+                    .chain(self.constants())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            values.extend(self.node(n, &args, &live, out)?);
+        }
+        Ok(p.outputs
+            .iter()
+            .map(|o| values[o.index()].clone())
+            .collect())
+    }
+
+    /// A `while` over the values `args`: scalar carries are copied into registers of their
+    /// own; an array carry the body returns unchanged is read where it is; one it updates
+    /// gets memory of its own (the operand's, unless another carry shares it or a later
+    /// node reads it: then a copy), updated in place there, or its next value copied in
+    /// at the end of the body.
+    fn while_loop(
+        &mut self,
+        op: &Op,
+        cond: &Program,
+        body: &Program,
+        args: &[Val],
+        live: &[ArrayId],
+        out: &mut Block,
+    ) -> Result<Vec<Val>, Declined> {
+        let mut carries = Vec::with_capacity(args.len());
+        let mut regs = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            match a {
+                Val::Scalar(r) => {
+                    let c = self.reg(self.regs[r.index()]);
+                    out.0.push(Inst::Copy { dst: c, src: *r });
+                    regs.push(c);
+                    carries.push(Val::Scalar(c));
+                }
+                Val::Splat { .. } => {
+                    return Err(decline(
+                        op,
+                        "a carry not in memory (a bug: splats are filled)",
+                    ))
+                }
+                Val::Array(v) => {
+                    self.current(v, op)?;
+                    let unchanged = body.outputs.get(k) == Some(&ValueId(k as u32));
+                    if unchanged {
+                        carries.push(a.clone());
+                        continue;
+                    }
+                    let shared = args.iter().enumerate().any(|(j, b)| {
+                        j != k && matches!(b, Val::Array(w) if w.index.array == v.index.array)
+                    });
+                    // The loop updates this carry's memory: its own, or a copy of it.
+                    let v = if shared || self.frozen > 0 || live.contains(&v.index.array) {
+                        self.own_copy(v, op, out)?
+                    } else {
+                        v.clone()
+                    };
+                    let generation = self.bump(v.index.array);
+                    carries.push(Val::Array(View { generation, ..v }));
+                }
+            }
+        }
+        let mut cond_block = Block::default();
+        let before = self.generations.clone();
+        self.frozen += 1;
+        let test = self.region(cond, &carries, &mut cond_block);
+        self.frozen -= 1;
+        let test = test?;
+        let test = self.scalar(&test[0], op)?;
+        // A store in the condition would change a carry the body then reads (arrays it
+        // made itself, copies, are its own).
+        if self.generations[..before.len()] != before[..] {
+            return Err(decline(op, "the condition updates an array"));
+        }
+        let mut body_block = Block::default();
+        let outs = self.region(body, &carries, &mut body_block)?;
+        let mut next = Vec::with_capacity(regs.len());
+        let updated: Vec<ArrayId> = carries
+            .iter()
+            .zip(args)
+            .filter_map(|(c, a)| match (c, a) {
+                (Val::Array(c), Val::Array(a)) if c.generation != a.generation => {
+                    Some(c.index.array)
+                }
+                _ => None,
+            })
+            .collect();
+        for (o, c) in outs.iter().zip(&carries) {
+            match (o, c) {
+                (Val::Scalar(r), Val::Scalar(_)) => next.push(*r),
+                // A fill of the carry's memory at the end of the body.
+                (Val::Splat { x, .. }, Val::Array(v)) => self.fill(v, *x, op, &mut body_block)?,
+                (Val::Array(w), Val::Array(v)) => {
+                    self.current(w, op)?;
+                    if w.index == v.index && w.shape == v.shape {
+                        continue;
+                    }
+                    // A new value: copied into the carry's memory at the end of the body,
+                    // which must not be read by a copy after it.
+                    if updated.contains(&w.index.array) {
+                        return Err(decline(op, "a carry's next value is another carry"));
+                    }
+                    self.copy_into(v, w, op, &mut body_block)?;
+                }
+                _ => return Err(decline(op, "a carry changes between scalar and array")),
+            }
+        }
+        out.0.push(Inst::While {
+            carries: regs,
+            cond: cond_block,
+            test,
+            body: body_block,
+            next,
+        });
+        Ok(carries
+            .into_iter()
+            .map(|c| match c {
+                Val::Array(v) => Val::Array(View {
+                    generation: self.generations[v.index.array.index()],
+                    ..v
+                }),
+                scalar => scalar,
+            })
+            .collect())
+    }
+
+    /// A `cond`: scalar results in registers; an array result is the branches' common
+    /// view, or a new array each branch copies its value into. Branches update only
+    /// arrays they made (an update of an operand works on a copy).
+    fn cond(
+        &mut self,
+        op: &Op,
+        branches: &[Program],
+        node: &Node,
+        args: &[Val],
+        out: &mut Block,
+    ) -> Result<Vec<Val>, Declined> {
+        let index = self.scalar(&args[0], op)?;
+        let before = self.generations.clone();
+        let mut lowered = Vec::with_capacity(branches.len());
+        for b in branches {
+            let mut block = Block::default();
+            self.frozen += 1;
+            let outs = self.region(b, &args[1..], &mut block);
+            self.frozen -= 1;
+            let outs = outs?;
+            if self.generations[..before.len()] != before[..] {
+                return Err(decline(op, "a branch updates an array"));
+            }
+            lowered.push((block, outs));
+        }
+        let mut results = Vec::with_capacity(node.results.len());
+        for (k, t) in node.results.iter().enumerate() {
+            let first = lowered.first().map(|(_, o)| o[k].clone());
+            let first = first.ok_or_else(|| decline(op, "a cond with no branch"))?;
+            results.push(if t.num_elements() == 1 {
+                Val::Scalar(self.reg(t.dtype))
+            } else if lowered.iter().all(|(_, o)| o[k] == first) {
+                // Every branch returns the same array (one of the operands, say).
+                first
+            } else {
+                // A result array of its own, which each branch fills with its value.
+                let mut result = self.scratch(t, op)?;
+                for (block, outs) in &mut lowered {
+                    match &outs[k] {
+                        Val::Array(v) => self.copy_into(&result, &v.clone(), op, block)?,
+                        Val::Splat { x, .. } => self.fill(&result, *x, op, block)?,
+                        Val::Scalar(_) => {
+                            return Err(decline(op, "a branch result of another size"))
+                        }
+                    }
+                }
+                result.generation = self.generations[result.index.array.index()];
+                Val::Array(result)
+            });
+        }
+        let scalars = |vals: &[Val]| -> Vec<Reg> {
+            vals.iter()
+                .filter_map(|v| match v {
+                    Val::Scalar(r) => Some(*r),
+                    Val::Array(_) | Val::Splat { .. } => None,
+                })
+                .collect()
+        };
+        let arms = lowered
+            .into_iter()
+            .map(|(block, outs)| Branch {
+                block,
+                results: scalars(&outs),
+            })
+            .collect();
+        out.0.push(Inst::Switch {
+            index,
+            branches: arms,
+            results: scalars(&results),
+        });
+        Ok(results)
+    }
+
+    fn copy(&mut self, src: Reg, out: &mut Block) -> Val {
+        let dst = self.reg(self.regs[src.index()]);
+        out.0.push(Inst::Copy { dst, src });
+        Val::Scalar(dst)
+    }
+
+    /// Lowers one node over `args`; `live` lists the arrays later nodes still read.
+    fn node(
+        &mut self,
+        n: &Node,
+        args: &[Val],
+        live: &[ArrayId],
+        out: &mut Block,
+    ) -> Result<Vec<Val>, Declined> {
+        // Splats stay registers for what reads them element by element or only reshapes
+        // them; everything else reads memory.
+        let keeps_splats = n.op.is_elementwise()
+            || matches!(
+                n.op,
+                Op::BroadcastInDim { .. } | Op::Reshape | Op::Transpose { .. }
+            );
+        let filled;
+        let args = if keeps_splats {
+            args
+        } else {
+            filled = self.materialize_all(args, &n.op, out)?;
+            &filled[..]
+        };
+        let result_shape = || n.results[0].shape.clone();
+        match (&n.op, args) {
+            (
+                Op::BroadcastInDim { .. } | Op::Reshape | Op::Transpose { .. },
+                [Val::Splat { x, .. }],
+            ) => {
+                return Ok(vec![Val::Splat {
+                    x: *x,
+                    shape: result_shape(),
+                }])
+            }
+            (Op::BroadcastInDim { .. }, [Val::Scalar(x)]) if n.results[0].num_elements() != 1 => {
+                return Ok(vec![Val::Splat {
+                    x: *x,
+                    shape: result_shape(),
+                }])
+            }
+            _ => {}
+        }
+        match &n.op {
+            Op::DynamicSlice { .. } => return self.dynamic_slice(n, args, out),
+            Op::DynamicUpdateSlice => return self.dynamic_update_slice(n, args, live, out),
+            Op::While { cond, body } => return self.while_loop(&n.op, cond, body, args, live, out),
+            Op::Cond { branches } => return self.cond(&n.op, branches, n, args, out),
+            Op::Reshape => {
+                if let Val::Array(v) = &args[0] {
+                    return self.reshape(n, v);
+                }
+            }
+            // Moving only axes of length 1 keeps the elements' order: a reshape.
+            Op::Transpose { perm } => {
+                if let Val::Array(v) = &args[0] {
+                    let long: Vec<usize> =
+                        perm.iter().copied().filter(|&a| v.shape[a] != 1).collect();
+                    if long.windows(2).all(|w| w[0] < w[1]) {
+                        return self.reshape(n, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let reads_array = args.iter().any(|a| !matches!(a, Val::Scalar(_)));
+        if n.op.is_elementwise() && reads_array {
+            return self.map(n, args, live, out);
+        }
+        match (&n.op, args) {
+            (Op::Constant(h), []) if h.ty.num_elements() != 1 => return Ok(vec![self.constant(h)]),
+            (Op::Reduce { kind, axes }, [Val::Array(v)]) => {
+                return self.reduce(n, *kind, axes, v, out)
+            }
+            (Op::DotGeneral(d), [Val::Array(l), Val::Array(r)]) => {
+                return self.dot(n, d, l, r, out)
+            }
+            _ => {}
+        }
+        let args = args
+            .iter()
+            .map(|a| self.scalar(a, &n.op))
+            .collect::<Result<Vec<Reg>, Declined>>()?;
         let mut results = Vec::with_capacity(n.results.len());
         for t in &n.results {
             results.push(self.fresh(t, &n.op)?);
         }
+        self.scalar_node(n, &args, &results, out)?;
+        Ok(results.into_iter().map(Val::Scalar).collect())
+    }
+
+    /// Lowers one node over one-element values: `args` in, `results` out.
+    fn scalar_node(
+        &mut self,
+        n: &Node,
+        args: &[Reg],
+        results: &[Reg],
+        out: &mut Block,
+    ) -> Result<(), Declined> {
         let dst = results.first().copied();
         let one = |dst: Option<Reg>| dst.ok_or_else(|| decline(&n.op, "a node with no result"));
         let inst = match &n.op {
@@ -220,49 +634,33 @@ impl Lowering {
             | Op::BroadcastInDim { .. }
             | Op::Transpose { .. }
             | Op::Reverse { .. }
-            | Op::Slice { .. }
-            | Op::DynamicSlice { .. } => Inst::Copy {
+            | Op::Slice { .. } => Inst::Copy {
                 dst: one(dst)?,
                 src: args[0],
             },
-            // The update covers the whole one-element operand.
-            Op::DynamicUpdateSlice => Inst::Copy {
-                dst: one(dst)?,
-                src: args[1],
-            },
-            Op::While { cond, body } => {
-                let carries: Vec<Reg> = results.clone();
-                for (c, a) in carries.iter().zip(args) {
-                    out.0.push(Inst::Copy { dst: *c, src: *a });
-                }
-                let mut cond_block = Block::default();
-                let test = self.scalar_region(cond, &carries, &mut cond_block, &n.op)?[0];
-                let mut body_block = Block::default();
-                let next = self.scalar_region(body, &carries, &mut body_block, &n.op)?;
-                Inst::While {
-                    carries,
-                    cond: cond_block,
-                    test,
-                    body: body_block,
-                    next,
-                }
+            Op::DynamicSlice { .. }
+            | Op::DynamicUpdateSlice
+            | Op::While { .. }
+            | Op::Cond { .. } => {
+                return Err(decline(&n.op, "lowered before the scalar ops (a bug)"))
             }
-            Op::Cond { branches } => {
-                let mut arms = Vec::with_capacity(branches.len());
-                for b in branches {
-                    let mut block = Block::default();
-                    let rs = self.scalar_region(b, &args[1..], &mut block, &n.op)?;
-                    arms.push(Branch { block, results: rs });
-                }
-                Inst::Switch {
-                    index: args[0],
-                    branches: arms,
-                    results: results.clone(),
+            // Over one element the interpreter folds `identity ⊕ x`: the same instructions.
+            Op::Reduce { kind, .. } => {
+                let (identity, combine) = reduce_step(*kind, n.results[0].dtype);
+                let id = self.reg(n.results[0].dtype);
+                out.0.push(Inst::Const {
+                    dst: id,
+                    bits: identity,
+                });
+                Inst::Binary {
+                    dst: one(dst)?,
+                    op: combine,
+                    a: id,
+                    b: args[0],
                 }
             }
             Op::Pad { .. }
             | Op::Concatenate { .. }
-            | Op::Reduce { .. }
             | Op::Cumulative { .. }
             | Op::DotGeneral(_)
             | Op::Gather(_)
@@ -279,177 +677,10 @@ impl Lowering {
             }
         };
         out.0.push(inst);
-        Ok(results)
+        Ok(())
     }
 }
 
+mod memory;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lower(src: &str) -> Result<Function, Declined> {
-        let p = Program::parse(src).expect("test program parses");
-        lower_while(&p.nodes[p.nodes.len() - 1])
-    }
-
-    #[test]
-    fn a_scalar_counting_loop_lowers_to_one_while_over_its_carries() {
-        let f = lower(
-            "program(%0: i32[], %1: f32[]) {
-               %2, %3 = while(%0, %1) : i32[], f32[] {
-                 cond(%0: i32[], %1: f32[]) {
-                   %2 = constant[value=[10]]() : i32[]
-                   %3 = compare[dir=lt](%0, %2) : bool[]
-                   return %3
-                 }
-                 body(%0: i32[], %1: f32[]) {
-                   %2 = constant[value=[1]]() : i32[]
-                   %3 = add(%0, %2) : i32[]
-                   %4 = reshape(%1) : f32[1]
-                   %5 = reshape(%4) : f32[]
-                   return %3, %5
-                 }
-               }
-               return %2, %3
-             }",
-        )
-        .unwrap();
-        assert_eq!(f.params, vec![Reg(0), Reg(1)]);
-        assert_eq!(f.regs[..2], [DType::I32, DType::F32]);
-        assert!(f.passed_through.is_empty());
-        let [Inst::While {
-            carries,
-            test,
-            next,
-            body,
-            ..
-        }] = &f.body.0[..]
-        else {
-            panic!("unexpected body {:?}", f.body);
-        };
-        assert_eq!(carries, &f.results);
-        assert_eq!(f.dtype(*test), DType::Bool);
-        // The carried f32 passes through two reshapes: copies, so its next value is the
-        // second copy's register.
-        assert_eq!(body.0.len(), 4);
-        assert_eq!(f.dtype(next[1]), DType::F32);
-    }
-
-    /// A `fori_loop` lowered from a scan over `iota`: the index vector rides along unread.
-    #[test]
-    fn an_unread_vector_carry_passes_through_and_a_read_one_declines() {
-        let src = |body: &str| {
-            format!(
-                "program(%0: f64[], %1: i32[100]) {{
-                   %2 = constant[value=[0]]() : i32[]
-                   %3, %4, %5 = while(%2, %0, %1) : i32[], f64[], i32[100] {{
-                     cond(%0: i32[], %1: f64[], %2: i32[100]) {{
-                       %3 = constant[value=[100]]() : i32[]
-                       %4 = compare[dir=lt](%0, %3) : bool[]
-                       return %4
-                     }}
-                     body(%0: i32[], %1: f64[], %2: i32[100]) {{
-                       %3 = constant[value=[1]]() : i32[]
-                       %4 = add(%0, %3) : i32[]
-                       {body}
-                     }}
-                   }}
-                   return %4
-                 }}"
-            )
-        };
-        let f = lower(&src("%5 = exp(%1) : f64[]\n return %4, %5, %2")).unwrap();
-        assert_eq!(f.passed_through, vec![2]);
-        assert_eq!(f.params.len(), 2);
-        let e = lower(&src("%5 = dynamic_slice[sizes=[1]](%2, %0) : i32[1]
-             %6 = reshape(%5) : i32[]
-             %7 = convert(%6) : f64[]
-             return %4, %7, %2"))
-        .unwrap_err();
-        assert_eq!(
-            (e.op, e.reason),
-            ("while", "a value has more than one element")
-        );
-    }
-
-    #[test]
-    fn a_vector_inside_the_body_declines_naming_the_op() {
-        let e = lower(
-            "program(%0: f64[]) {
-               %1 = while(%0) : f64[] {
-                 cond(%0: f64[]) {
-                   %1 = constant[value=[false]]() : bool[]
-                   return %1
-                 }
-                 body(%0: f64[]) {
-                   %1 = broadcast_in_dim[dims=[]](%0) : f64[4]
-                   %2 = reduce[kind=sum, axes=[0]](%1) : f64[]
-                   return %2
-                 }
-               }
-               return %1
-             }",
-        )
-        .unwrap_err();
-        assert_eq!(e.op, "broadcast_in_dim");
-        let e = lower(
-            "program(%0: f64[1]) {
-               %1 = while(%0) : f64[1] {
-                 cond(%0: f64[1]) {
-                   %1 = constant[value=[false]]() : bool[]
-                   return %1
-                 }
-                 body(%0: f64[1]) {
-                   %1 = reduce[kind=sum, axes=[0]](%0) : f64[]
-                   %2 = reshape(%1) : f64[1]
-                   return %2
-                 }
-               }
-               return %1
-             }",
-        )
-        .unwrap_err();
-        assert_eq!(e.op, "reduce");
-    }
-
-    #[test]
-    fn a_cond_inside_the_body_becomes_a_switch_over_its_branches() {
-        let f = lower(
-            "program(%0: i32[]) {
-               %1 = while(%0) : i32[] {
-                 cond(%0: i32[]) {
-                   %1 = constant[value=[5]]() : i32[]
-                   %2 = compare[dir=lt](%0, %1) : bool[]
-                   return %2
-                 }
-                 body(%0: i32[]) {
-                   %1 = cond(%0, %0) : i32[] {
-                     branch(%0: i32[]) {
-                       return %0
-                     }
-                     branch(%0: i32[]) {
-                       %1 = constant[value=[2]]() : i32[]
-                       %2 = add(%0, %1) : i32[]
-                       return %2
-                     }
-                   }
-                   %2 = constant[value=[1]]() : i32[]
-                   %3 = add(%1, %2) : i32[]
-                   return %3
-                 }
-               }
-               return %1
-             }",
-        )
-        .unwrap();
-        let Inst::While { body, .. } = &f.body.0[0] else {
-            panic!("{:?}", f.body)
-        };
-        let Inst::Switch { branches, .. } = &body.0[0] else {
-            panic!("{body:?}")
-        };
-        assert_eq!(branches.len(), 2);
-        assert_eq!(branches[0].block.0.len(), 0);
-        assert_eq!(branches[1].block.0.len(), 2);
-    }
-}
+mod tests;

@@ -1,10 +1,27 @@
 //! The loop IR: the backend-neutral level between QIR and machine code that compiled tiers
 //! emit from, so a backend writes an emitter, not a compiler.
 //!
-//! This first level covers *scalar control flow*: programs in which every value has one
-//! element (a `fori_loop` over scalars, a bisection, a step-size controller). Every value is
-//! a typed register, every elementwise op one instruction, `while` and `cond` structured
-//! control flow. The semantics of every instruction are those of the QIR op it comes from,
+//! Every value with one element is a typed register (a `fori_loop` over scalars, a
+//! bisection, a step-size controller), every elementwise op one instruction, `while` and
+//! `cond` structured control flow. Larger values live in memory ([`ArrayDecl`]): the node's
+//! array operands, constants, and one scratch array per value the function computes (the
+//! caller provides it once per call, so iterations allocate nothing).
+//! - Element access: [`Inst::Load`] and [`Inst::Store`] at an [`ElementIndex`] of clamped
+//!   start terms (one-element `dynamic_slice` / `dynamic_update_slice`); a contiguous
+//!   `dynamic_slice`, a `reshape` or a transpose of unit axes is a view (more terms), never
+//!   a copy.
+//! - Element loops ([`Inst::Loop`]): an elementwise op over arrays, a fill, a copy; a
+//!   one-element `broadcast_in_dim` is not filled at all for elementwise consumers (its
+//!   register is read in the loop).
+//! - Library calls: [`Inst::Dot`] (a matrix product read in place) and [`Inst::Reduce`]
+//!   (rows over trailing axes), which a backend implements with its reference kernels.
+//! - Value semantics in place: an update writes the memory of a value nothing reads
+//!   afterwards (liveness per region), else a copy; a carry's new value is copied into its
+//!   memory at the end of the body; [`Function::check`] proves every access in bounds.
+//!
+//! That covers reverse-mode `fori_loop`s and `scan`s over scalars (their tapes), small
+//! recurrent cells, ODE stepper bodies. The
+//! semantics of every instruction are those of the QIR op it comes from,
 //! exactly: an emitter must give the reference interpreter's bits (integer division by zero,
 //! NaN in `max`, saturating float-to-integer conversion and the rest are spelled out on the
 //! QIR ops and in the CPU backend's `elementwise.rs`).
@@ -41,8 +58,98 @@ mod lower;
 
 pub use lower::{lower_while, Declined};
 
-use crate::qir::{BinaryOp, CompareDir, UnaryOp};
-use crate::DType;
+/// An array operand in memory: the node's operand of that index (see [`Operand`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayId(pub u32);
+
+impl ArrayId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The element type and length of an array the function reads (and, if `written`, updates
+/// in place: the caller hands it memory of its own, which becomes the node's result).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayDecl {
+    pub dtype: DType,
+    pub len: usize,
+    pub written: bool,
+    pub role: ArrayRole,
+}
+
+/// Where an array's memory comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayRole {
+    /// One of the node's operands (see [`Operand`]).
+    Operand,
+    /// Memory the caller provides for each call (zeroed), holding a value the function
+    /// computes (one array per such value, reused by every iteration).
+    Scratch,
+    /// A constant of the program, these elements; never written.
+    Constant(HostArray),
+}
+
+impl ArrayDecl {
+    /// Not an operand: memory the caller provides for each call (zeroed).
+    pub fn is_scratch(&self) -> bool {
+        self.role == ArrayRole::Scratch
+    }
+}
+
+/// A batched matrix product's sizes, `(batch, m, k) x (batch, k, n) -> (batch, m, n)`, and
+/// its operands' element strides inside one batch (row, column): each operand is read in
+/// place, row-major or transposed, as the CPU interpreter reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotShape {
+    pub batch: u64,
+    pub m: u64,
+    pub k: u64,
+    pub n: u64,
+    pub lhs_strides: (u64, u64),
+    pub rhs_strides: (u64, u64),
+}
+
+/// One term of an element index: `clamp(start, 0, max) * stride`, `start` an `i32`
+/// register read as signed, as QIR's dynamic slices clamp their starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexTerm {
+    pub start: Reg,
+    pub max: u64,
+    pub stride: u64,
+}
+
+/// The element `offset + sum(terms)` of an array. Every element it can name lies inside
+/// the array (`Function::check` proves it before an emitter runs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementIndex {
+    pub array: ArrayId,
+    pub offset: u64,
+    pub terms: Vec<IndexTerm>,
+}
+
+impl ElementIndex {
+    /// The largest element this index can name.
+    pub fn max_element(&self) -> u64 {
+        self.terms.iter().fold(self.offset, |acc, t| {
+            acc.saturating_add(t.max.saturating_mul(t.stride))
+        })
+    }
+}
+
+/// How an operand of the lowered node enters the function, and so how its result leaves.
+/// A `while`'s result `k` is its carry `k`: a scalar comes back in `Function::results`
+/// (in order), an array is the memory it was handed (updated in place if `written`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// The next register of `Function::params` (and of `Function::results`).
+    Scalar,
+    /// An array in memory.
+    Array(ArrayId),
+}
+
+use crate::qir::{BinaryOp, CompareDir, ReduceKind, UnaryOp};
+use crate::{DType, HostArray};
 
 /// A register: one scalar of the dtype `Function::regs` gives it. Registers are variables,
 /// not SSA values: a `While` writes its carries every iteration.
@@ -102,6 +209,45 @@ pub enum Inst {
         dst: Reg,
         src: Reg,
     },
+    /// `dst = array[index]`: a one-element `dynamic_slice`.
+    Load {
+        dst: Reg,
+        index: ElementIndex,
+    },
+    /// `array[index] = src`, in place: a one-element `dynamic_update_slice` whose operand
+    /// nothing reads afterwards. Only arrays declared `written` are stored to.
+    Store {
+        index: ElementIndex,
+        src: Reg,
+    },
+    /// Runs `body` `count` times with `counter` (an `i32` register) set to 0, 1, ...,
+    /// `count - 1`: an element loop over arrays (elementwise ops, fills, copies).
+    Loop {
+        counter: Reg,
+        count: u64,
+        body: Block,
+    },
+    /// `dst = lhs @ rhs` in the QIR `dot_general`'s result layout (batch, m, n), from the
+    /// operands' first elements `lhs` and `rhs`; floats only, computed exactly as the
+    /// reference computes them (a backend calls its own matrix product).
+    Dot {
+        dtype: DType,
+        dst: ArrayId,
+        lhs: ElementIndex,
+        rhs: ElementIndex,
+        shape: DotShape,
+    },
+    /// `dst[r] = fold(kind, src[r * len .. (r + 1) * len])` for each of `rows` contiguous
+    /// rows from element `src` (a QIR `reduce` over trailing axes), in the reference's fixed
+    /// order (a backend calls its own reduction).
+    Reduce {
+        kind: ReduceKind,
+        dtype: DType,
+        dst: ArrayId,
+        src: ElementIndex,
+        rows: u64,
+        len: u64,
+    },
     /// Runs `cond`; while its `test` register is true, runs `body` and then sets every
     /// `carries[k] = next[k]` at once (all `next` read before any carry is written).
     While {
@@ -124,6 +270,53 @@ pub enum Inst {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Block(pub Vec<Inst>);
 
+impl Block {
+    /// Whether any instruction of this block, nested blocks included, writes `r`.
+    pub fn writes(&self, r: Reg) -> bool {
+        let mut pending: Vec<&Block> = vec![self];
+        while let Some(b) = pending.pop() {
+            for inst in &b.0 {
+                let written = match inst {
+                    Inst::Const { dst, .. }
+                    | Inst::Unary { dst, .. }
+                    | Inst::Binary { dst, .. }
+                    | Inst::Compare { dst, .. }
+                    | Inst::Select { dst, .. }
+                    | Inst::Convert { dst, .. }
+                    | Inst::Bitcast { dst, .. }
+                    | Inst::Copy { dst, .. }
+                    | Inst::Load { dst, .. } => *dst == r,
+                    Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } => false,
+                    Inst::Loop { counter, body, .. } => {
+                        pending.push(body);
+                        *counter == r
+                    }
+                    Inst::While {
+                        carries,
+                        cond,
+                        body,
+                        ..
+                    } => {
+                        pending.push(cond);
+                        pending.push(body);
+                        carries.contains(&r)
+                    }
+                    Inst::Switch {
+                        branches, results, ..
+                    } => {
+                        pending.extend(branches.iter().map(|br| &br.block));
+                        results.contains(&r)
+                    }
+                };
+                if written {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
 /// One arm of a `Switch`: its code and the registers holding its results.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Branch {
@@ -131,23 +324,189 @@ pub struct Branch {
     pub results: Vec<Reg>,
 }
 
-/// A compiled unit: its parameters arrive in `params`, `body` runs, `results` are returned.
+/// A compiled unit: its scalar parameters arrive in `params` and its arrays in memory,
+/// `body` runs, `results` are returned.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     /// The dtype of every register, by index.
     pub regs: Vec<DType>,
+    /// The scalar operands, in operand order.
     pub params: Vec<Reg>,
+    /// The array operands, in operand order.
+    pub arrays: Vec<ArrayDecl>,
+    /// How each operand of the node enters (and each result leaves).
+    pub operands: Vec<Operand>,
     pub body: Block,
+    /// The scalar results, in result order.
     pub results: Vec<Reg>,
-    /// Operands of the lowered node that do not enter the function: their results are the
-    /// operands themselves (carries the loop passes through without reading, of any size).
-    /// `params` and `results` stand for the other operands, in order.
-    pub passed_through: Vec<usize>,
 }
 
 impl Function {
     /// The dtype of `r`.
     pub fn dtype(&self, r: Reg) -> DType {
         self.regs[r.index()]
+    }
+
+    /// Checks what an emitter relies on for memory safety: the registers and arrays that
+    /// memory accesses name exist, every element index stays inside its array, and stores go
+    /// only to arrays declared `written`. The lowering builds functions that pass; a hand-written one may
+    /// not.
+    pub fn check(&self) -> Result<(), String> {
+        let reg = |r: &Reg| {
+            (r.index() < self.regs.len())
+                .then_some(())
+                .ok_or_else(|| format!("register {} is not declared", r.0))
+        };
+        let index = |i: &ElementIndex, store: bool| -> Result<(), String> {
+            let a = self
+                .arrays
+                .get(i.array.index())
+                .ok_or_else(|| format!("array {} is not declared", i.array.0))?;
+            if i.max_element() >= a.len as u64 {
+                return Err(format!(
+                    "an index reaches element {} of array {}, of {} elements",
+                    i.max_element(),
+                    i.array.0,
+                    a.len
+                ));
+            }
+            if store && !a.written {
+                return Err(format!(
+                    "a store to array {}, which is read-only",
+                    i.array.0
+                ));
+            }
+            if let ArrayRole::Constant(h) = &a.role {
+                if a.written || h.ty.dtype != a.dtype || h.ty.num_elements() != a.len {
+                    return Err(format!(
+                        "constant array {} is written or mistyped",
+                        i.array.0
+                    ));
+                }
+            }
+            i.terms.iter().try_for_each(|t| {
+                reg(&t.start)?;
+                (self.dtype(t.start) == DType::I32)
+                    .then_some(())
+                    .ok_or_else(|| "an index start that is not i32".to_string())
+            })
+        };
+        self.params.iter().chain(&self.results).try_for_each(reg)?;
+        let mut pending: Vec<&Block> = vec![&self.body];
+        while let Some(b) = pending.pop() {
+            for inst in &b.0 {
+                match inst {
+                    Inst::Load { dst, index: i } => {
+                        reg(dst)?;
+                        index(i, false)?;
+                        if self.dtype(*dst) != self.arrays[i.array.index()].dtype {
+                            return Err("a load of another dtype than its array's".into());
+                        }
+                    }
+                    Inst::Store { index: i, src } => {
+                        reg(src)?;
+                        index(i, true)?;
+                        if self.dtype(*src) != self.arrays[i.array.index()].dtype {
+                            return Err("a store of another dtype than its array's".into());
+                        }
+                    }
+                    Inst::While { cond, body, .. } => {
+                        pending.push(cond);
+                        pending.push(body);
+                    }
+                    Inst::Loop {
+                        counter,
+                        count,
+                        body,
+                    } => {
+                        reg(counter)?;
+                        if self.dtype(*counter) != DType::I32 || *count > i32::MAX as u64 {
+                            return Err("a loop counter that is not i32 or overflows".into());
+                        }
+                        // Emitters may skip clamping the counter: only the loop sets it.
+                        if body.writes(*counter) {
+                            return Err("a loop body that writes its counter".into());
+                        }
+                        pending.push(body);
+                    }
+                    Inst::Dot {
+                        dtype,
+                        dst,
+                        lhs,
+                        rhs,
+                        shape: d,
+                    } => {
+                        let bmn = d.batch * d.m * d.n;
+                        let whole = ElementIndex {
+                            array: *dst,
+                            offset: bmn.saturating_sub(1),
+                            terms: Vec::new(),
+                        };
+                        index(&whole, true)?;
+                        for (i, (rows, cols), (rs, cs)) in [
+                            (lhs, (d.m, d.k), d.lhs_strides),
+                            (rhs, (d.k, d.n), d.rhs_strides),
+                        ] {
+                            // A batch is `rows * cols` elements, row-major or transposed.
+                            let fits = (rs, cs) == (cols, 1) || (rs, cs) == (1, rows);
+                            let mut last = i.clone();
+                            last.offset = last
+                                .offset
+                                .saturating_add((d.batch * rows * cols).saturating_sub(1));
+                            index(&last, false)?;
+                            if !fits {
+                                return Err(
+                                    "a dot operand that is neither row-major nor transposed".into(),
+                                );
+                            }
+                        }
+                        let same = [dst.index(), lhs.array.index(), rhs.array.index()]
+                            .iter()
+                            .all(|a| self.arrays[*a].dtype == *dtype);
+                        if !same || !dtype.is_float() || bmn == 0 {
+                            return Err("a dot of other dtypes than its arrays' floats".into());
+                        }
+                    }
+                    Inst::Switch { branches, .. } => {
+                        pending.extend(branches.iter().map(|br| &br.block));
+                    }
+                    Inst::Reduce {
+                        dtype,
+                        dst,
+                        src,
+                        rows,
+                        len,
+                        ..
+                    } => {
+                        let last = ElementIndex {
+                            array: *dst,
+                            offset: rows.saturating_sub(1),
+                            terms: Vec::new(),
+                        };
+                        index(&last, true)?;
+                        let mut end = src.clone();
+                        end.offset = end
+                            .offset
+                            .saturating_add(rows.saturating_mul(*len).saturating_sub(1));
+                        index(&end, false)?;
+                        let same = [dst.index(), src.array.index()]
+                            .iter()
+                            .all(|a| self.arrays[*a].dtype == *dtype);
+                        if !same || *rows == 0 || *len == 0 {
+                            return Err("a reduction of another dtype, or of nothing".into());
+                        }
+                    }
+                    Inst::Const { .. }
+                    | Inst::Unary { .. }
+                    | Inst::Binary { .. }
+                    | Inst::Compare { .. }
+                    | Inst::Select { .. }
+                    | Inst::Convert { .. }
+                    | Inst::Bitcast { .. }
+                    | Inst::Copy { .. } => {}
+                }
+            }
+        }
+        Ok(())
     }
 }

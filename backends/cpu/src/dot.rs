@@ -61,7 +61,7 @@ fn matrix_view(x: &Tensor, batch: &[usize], rows: &[usize], cols: &[usize]) -> M
     }
 }
 
-trait GemmScalar: crate::pool::Pooled + Copy + Send + Sync + 'static {
+pub(crate) trait GemmScalar: crate::pool::Pooled + Copy + Send + Sync + 'static {
     const ZERO: Self;
     const ONE: Self;
 }
@@ -90,7 +90,14 @@ struct Strides {
     rhs: (usize, usize),
 }
 
-fn gemm_batched<T: GemmScalar>(
+fn gemm_batched<T: GemmScalar>(l: &[T], r: &[T], sizes: Sizes, strides: Strides) -> Vec<T> {
+    let mut out = crate::pool::filled(sizes.b * sizes.m * sizes.n, T::ZERO);
+    gemm_batched_into(l, r, sizes, strides, &mut out);
+    out
+}
+
+/// The product into `out` (`b * m * n` elements, overwritten), in fixed row chunks.
+fn gemm_batched_into<T: GemmScalar>(
     l: &[T],
     r: &[T],
     Sizes { b, m, k, n }: Sizes,
@@ -98,10 +105,11 @@ fn gemm_batched<T: GemmScalar>(
         lhs: (lrs, lcs),
         rhs: (rrs, rcs),
     }: Strides,
-) -> Vec<T> {
-    let mut out = crate::pool::filled(b * m * n, T::ZERO);
+    out: &mut [T],
+) {
     if k == 0 || m == 0 || n == 0 {
-        return out;
+        out.fill(T::ZERO);
+        return;
     }
     let chunks_per_batch = m.div_ceil(ROW_CHUNK);
     let work = |(ci, dst): (usize, &mut [T])| {
@@ -149,7 +157,33 @@ fn gemm_batched<T: GemmScalar>(
     } else {
         pieces.into_iter().for_each(work);
     }
-    out
+}
+
+/// The float matrix product the compiled tier calls (`native/callouts.rs`): the same gemm
+/// calls, row chunks and threading rule as [`dot_general`], on operands already laid out
+/// as `(batch, m, k)` and `(batch, k, n)` with the given (row, column) strides.
+///
+/// # Safety
+/// `l`, `r` and `out` point at `b*m*k`, `b*k*n` and `b*m*n` valid elements; `out` overlaps
+/// neither operand.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gemm_raw<T: GemmScalar>(
+    out: *mut T,
+    l: *const T,
+    r: *const T,
+    [b, m, k, n]: [usize; 4],
+    lhs: (usize, usize),
+    rhs: (usize, usize),
+) {
+    // SAFETY: the caller's contract.
+    let (l, r, out) = unsafe {
+        (
+            std::slice::from_raw_parts(l, b * m * k),
+            std::slice::from_raw_parts(r, b * k * n),
+            std::slice::from_raw_parts_mut(out, b * m * n),
+        )
+    };
+    gemm_batched_into(l, r, Sizes { b, m, k, n }, Strides { lhs, rhs }, out);
 }
 
 fn int_batched<T: crate::pool::Pooled + Default>(

@@ -5,7 +5,9 @@ use crate::fused::{eval_elementwise, run_fused};
 use crate::plan::{NativeFunction, Plan, Step};
 use crate::tensor::{Storage, Tensor};
 use crate::{dot, movement, reduce};
+use quabla_abi::loop_ir::{ArrayRole, Operand};
 use quabla_abi::qir::{Node, Op, ValueId};
+use std::sync::Arc;
 
 pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
     let mut values: Vec<Option<Tensor>> = vec![None; plan.program.num_values()];
@@ -17,7 +19,7 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
             Step::Node(ni) => {
                 let node = &plan.program.nodes[*ni];
                 let outs = match &plan.native[*ni] {
-                    Some(code) => run_native(node, &operands(&values, node), code),
+                    Some(code) => run_native(plan, si, node, &mut values, code),
                     None => interpret_node(plan, si, *ni, &mut values),
                 };
                 for (k, t) in outs.into_iter().enumerate() {
@@ -76,27 +78,74 @@ fn interpret_node(plan: &Plan, si: usize, ni: usize, values: &mut [Option<Tensor
     }
 }
 
-/// Runs a node's native code on its one-element operands; the operands it passes through
-/// become their results as they are (no copy).
-fn run_native(node: &Node, args: &[&Tensor], code: &NativeFunction) -> Vec<Tensor> {
-    let passed = code.passed_through();
-    let bits: Vec<u64> = args
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !passed.contains(k))
-        .map(|(_, t)| t.data.bits_at(0))
-        .collect();
-    let mut out = code.call(&bits).into_iter();
+/// Runs a node's native code: one-element operands go in as bits, arrays as pointers to
+/// their elements. An array the code updates in place gets memory of its own: the operand
+/// itself where it dies here and nothing else holds it, else a copy. Every other array is
+/// read where it is and comes back as the result unchanged (no copy). Scratch arrays (the
+/// values the code computes) are taken from the buffer pool for the call; constants are the
+/// code's own, converted once.
+fn run_native(
+    plan: &Plan,
+    si: usize,
+    node: &Node,
+    values: &mut [Option<Tensor>],
+    code: &NativeFunction,
+) -> Vec<Tensor> {
+    let mut bits = Vec::with_capacity(node.operands.len());
+    let mut arrays: Vec<Option<Tensor>> = vec![None; code.arrays().len()];
+    for (k, (o, how)) in node.operands.iter().zip(code.operands()).enumerate() {
+        match how {
+            Operand::Scalar => bits.push(get(values, *o).data.bits_at(0)),
+            Operand::Array(a) => {
+                let once = node.operands.iter().filter(|x| *x == o).count() == 1;
+                let t = if code.arrays()[a.index()].written
+                    && once
+                    && plan.free_after[si].contains(o)
+                {
+                    values[o.index()].take()
+                } else {
+                    None
+                };
+                arrays[a.index()] =
+                    Some(t.unwrap_or_else(|| get(values, node.operands[k]).clone()));
+            }
+        }
+    }
+    for (k, (t, decl)) in arrays.iter_mut().zip(code.arrays()).enumerate() {
+        let ty = || quabla_abi::TensorType::new(decl.dtype, vec![decl.len]);
+        match &decl.role {
+            ArrayRole::Operand => {}
+            ArrayRole::Scratch => {
+                *t = Some(Tensor::new(ty(), Storage::zeros(decl.dtype, decl.len)))
+            }
+            ArrayRole::Constant(_) => *t = code.constant(k).map(|data| Tensor { ty: ty(), data }),
+        }
+    }
+    let mut pointers = Vec::with_capacity(arrays.len());
+    for (t, decl) in arrays.iter_mut().zip(code.arrays()) {
+        let t = t.as_mut().expect("every array operand was set above");
+        pointers.push(if decl.written {
+            // Copies the elements unless this tensor is their only holder.
+            Arc::make_mut(&mut t.data).as_mut_ptr()
+        } else {
+            t.data.as_ptr().cast_mut()
+        });
+    }
+    // SAFETY: each pointer addresses a live tensor of the array's type (the node's operand
+    // types are the lowered function's), and each written array's storage is held by
+    // `arrays` alone (`make_mut`), which outlives the call.
+    let mut out = unsafe { code.call(&bits, &pointers) }.into_iter();
     node.results
         .iter()
-        .enumerate()
-        .map(|(k, ty)| {
-            if passed.contains(&k) {
-                args[k].clone()
-            } else {
+        .zip(code.operands())
+        .map(|(ty, how)| match how {
+            Operand::Scalar => {
                 let b = out.next().unwrap_or_default();
                 Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b))
             }
+            Operand::Array(a) => arrays[a.index()]
+                .clone()
+                .expect("every array operand was set above"),
         })
         .collect()
 }

@@ -1,5 +1,6 @@
 //! Compiling a validated program into an execution plan: elementwise chains grouped into
-//! fused steps, regions compiled once, `while` loops over scalars compiled to native code
+//! fused steps, regions compiled once, `while` loops over scalars (and arrays read and
+//! updated one element at a time) compiled to native code
 //! (the compiled tier), and the step after which each value can be freed.
 
 use crate::tensor::Storage;
@@ -17,10 +18,18 @@ pub enum NativeFunction {}
 
 #[cfg(target_arch = "wasm32")]
 impl NativeFunction {
-    pub fn call(&self, _: &[u64]) -> Vec<u64> {
+    /// # Safety
+    /// Never called: no value of this type exists.
+    pub unsafe fn call(&self, _: &[u64], _: &[*mut u8]) -> Vec<u64> {
         match *self {}
     }
-    pub fn passed_through(&self) -> &[usize] {
+    pub fn operands(&self) -> &[quabla_abi::loop_ir::Operand] {
+        match *self {}
+    }
+    pub fn arrays(&self) -> &[quabla_abi::loop_ir::ArrayDecl] {
+        match *self {}
+    }
+    pub fn constant(&self, _: usize) -> Option<Arc<Storage>> {
         match *self {}
     }
 }
@@ -98,7 +107,8 @@ pub struct Plan {
 }
 
 /// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
-/// scalars); `None` keeps the interpreter.
+/// scalars, and arrays it reads and updates element by element); `None` keeps the
+/// interpreter.
 #[cfg(not(target_arch = "wasm32"))]
 fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
     if tier != Tier::Compiled || !matches!(node.op, Op::While { .. }) {

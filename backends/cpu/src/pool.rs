@@ -108,17 +108,19 @@ mod tests {
     thread_local! {
         static COUNTING: Cell<bool> = const { Cell::new(false) };
         static BUFFERS: Cell<usize> = const { Cell::new(0) };
+        static ALL: Cell<usize> = const { Cell::new(0) };
     }
 
     unsafe impl GlobalAlloc for Counting {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            if layout.size() >= BUFFER_BYTES {
-                let _ = COUNTING.try_with(|c| {
-                    if c.get() {
+            let _ = COUNTING.try_with(|c| {
+                if c.get() {
+                    let _ = ALL.try_with(|a| a.set(a.get() + 1));
+                    if layout.size() >= BUFFER_BYTES {
                         let _ = BUFFERS.try_with(|b| b.set(b.get() + 1));
                     }
-                });
-            }
+                }
+            });
             unsafe { System.alloc(layout) }
         }
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -179,8 +181,7 @@ mod tests {
         )
     }
 
-    /// Buffers allocated by a run of `steps` iterations, on a one-thread pool so every
-    /// allocation happens on the counted thread.
+    /// Buffers allocated by a run of `steps` iterations.
     fn buffers_for(steps: usize) -> usize {
         let p = rnn(steps);
         p.validate().expect("test program is valid");
@@ -190,20 +191,86 @@ mod tests {
             f64_tensor(vec![1024], 0.1),
             f64_tensor(vec![steps, 1024], 0.2),
         ];
+        counted(&plan, inputs).0
+    }
+
+    /// `(buffers, allocations)` of a second run of `plan` (the first warms this thread's
+    /// free lists), on a one-thread pool so every allocation happens on the counted thread.
+    fn counted(plan: &Plan, inputs: Vec<Tensor>) -> (usize, usize) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("a one-thread pool");
         pool.install(|| {
-            // Warm this thread's free lists, then count.
-            drop(run(&plan, inputs.clone()));
+            drop(run(plan, inputs.clone()));
             BUFFERS.with(|b| b.set(0));
+            ALL.with(|a| a.set(0));
             COUNTING.with(|c| c.set(true));
-            let out = run(&plan, inputs);
+            let out = run(plan, inputs);
             COUNTING.with(|c| c.set(false));
             drop(out);
-            BUFFERS.with(|b| b.get())
+            (BUFFERS.with(|b| b.get()), ALL.with(|a| a.get()))
         })
+    }
+
+    /// `h <- tanh(0.5 h + x_t)` over `steps` rows of `xs` of `w` units, every state kept in
+    /// a tape: the shape of a scan body without a matrix product (gemm allocates its
+    /// packing buffers on every call, in either tier).
+    fn recurrence(steps: usize, w: usize) -> Program {
+        let t = steps;
+        Program::parse(&format!(
+            "program(%0: f64[{w}], %1: f64[{t},{w}]) {{
+  %2 = constant[value=[0]]() : i32[]
+  %3, %4, %5 = while(%2, %0, %1) : i32[], f64[{w}], f64[{t},{w}] {{
+    cond(%0: i32[], %1: f64[{w}], %2: f64[{t},{w}]) {{
+      %3 = constant[value=[{t}]]() : i32[]
+      %4 = compare[dir=lt](%0, %3) : bool[]
+      return %4
+    }}
+    body(%0: i32[], %1: f64[{w}], %2: f64[{t},{w}]) {{
+      %3 = constant[value=[0]]() : i32[]
+      %4 = dynamic_slice[sizes=[1,{w}]](%2, %0, %3) : f64[1,{w}]
+      %5 = reshape(%4) : f64[{w}]
+      %6 = constant[value=[0.5]]() : f64[]
+      %7 = broadcast_in_dim[dims=[]](%6) : f64[{w}]
+      %8 = mul(%1, %7) : f64[{w}]
+      %9 = add(%8, %5) : f64[{w}]
+      %10 = tanh(%9) : f64[{w}]
+      %11 = reshape(%10) : f64[1,{w}]
+      %12 = dynamic_update_slice(%2, %11, %0, %3) : f64[{t},{w}]
+      %13 = constant[value=[1]]() : i32[]
+      %14 = add(%0, %13) : i32[]
+      return %14, %10, %12
+    }}
+  }}
+  return %4, %5
+}}
+"
+        ))
+        .expect("test program parses")
+    }
+
+    /// Allocations of every size (buffers and bookkeeping alike) by a compiled run of the
+    /// recurrence over `steps` iterations.
+    fn allocations_compiled(steps: usize) -> usize {
+        let p = recurrence(steps, 64);
+        p.validate().expect("test program is valid");
+        let plan = Plan::new(p, crate::plan::Tier::Compiled);
+        assert!(plan.native[1].is_some(), "the recurrence compiles");
+        let inputs = vec![f64_tensor(vec![64], 0.1), f64_tensor(vec![steps, 64], 0.2)];
+        counted(&plan, inputs).1
+    }
+
+    /// A compiled loop's iterations allocate nothing at all: as many allocations for 4
+    /// iterations as for 64 (the body's arrays belong to the call, made once).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn compiled_loop_iterations_allocate_nothing() {
+        let (short, long) = (allocations_compiled(4), allocations_compiled(64));
+        assert_eq!(
+            short, long,
+            "allocations: {short} for 4 iterations, {long} for 64: a compiled iteration allocates"
+        );
     }
 
     #[test]

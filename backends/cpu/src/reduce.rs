@@ -108,6 +108,58 @@ macro_rules! int_monoid {
     };
 }
 
+/// Element types the compiled tier reduces rows of ([`fold_rows_into`]), each with the
+/// monoid [`reduce`] folds it with.
+pub(crate) trait Reducible: Copy + Send + Sync + 'static {
+    fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]);
+}
+
+/// `dst[r]` = row `r` of `src` (rows of `len`) folded exactly as [`reduce`] folds one output
+/// element (fixed blocks, fixed pairwise tree; the thread count changes nothing).
+fn fold_rows_into<T: Copy + Send + Sync, M: Monoid<T>>(
+    m: &M,
+    src: &[T],
+    len: usize,
+    dst: &mut [T],
+) {
+    if len == 0 {
+        dst.fill(m.identity());
+        return;
+    }
+    for (d, row) in dst.iter_mut().zip(src.chunks(len)) {
+        *d = fold_row(m, row, false);
+    }
+}
+
+macro_rules! reducible {
+    ($($t:ty => $monoid:expr),* $(,)?) => {
+        $(impl Reducible for $t {
+            fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]) {
+                let m: F<$t> = $monoid(kind);
+                fold_rows_into(&m, src, len, dst)
+            }
+        })*
+    };
+}
+
+reducible!(
+    f32 => float_monoid::<f32>,
+    f64 => float_monoid::<f64>,
+    i32 => |kind| int_monoid!(i32, kind),
+    u32 => |kind| int_monoid!(u32, kind),
+    bool => bool_monoid,
+);
+
+fn bool_monoid(kind: ReduceKind) -> F<bool> {
+    match kind {
+        ReduceKind::And => F(true, |a: bool, b: bool| a && b),
+        ReduceKind::Or => F(false, |a: bool, b: bool| a || b),
+        ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min => {
+            unreachable!("validation: bool reduces with and/or only")
+        }
+    }
+}
+
 /// Reduces `x` over `axes`.
 pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) -> Storage {
     let rank = x.ty.rank();
@@ -134,16 +186,7 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
         Storage::F64(v) => Storage::F64(reduce_rows(&float_monoid::<f64>(kind), v, rows, len)),
         Storage::I32(v) => Storage::I32(reduce_rows(&int_monoid!(i32, kind), v, rows, len)),
         Storage::U32(v) => Storage::U32(reduce_rows(&int_monoid!(u32, kind), v, rows, len)),
-        Storage::Bool(v) => {
-            let m = match kind {
-                ReduceKind::And => F(true, |a: bool, b: bool| a && b),
-                ReduceKind::Or => F(false, |a: bool, b: bool| a || b),
-                ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min => {
-                    unreachable!("validation: bool reduces with and/or only")
-                }
-            };
-            Storage::Bool(reduce_rows(&m, v, rows, len))
-        }
+        Storage::Bool(v) => Storage::Bool(reduce_rows(&bool_monoid(kind), v, rows, len)),
     }
 }
 

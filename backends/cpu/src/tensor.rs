@@ -140,6 +140,29 @@ impl Storage {
     }
 
     /// Element `i`'s little-endian bits, zero-extended (bool: 0 or 1).
+    /// The first element's address, for the compiled tier, which reads elements through it
+    /// (bool is one byte holding 0 or 1, as the loop IR's registers).
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            Storage::Bool(v) => v.as_ptr().cast(),
+            Storage::I32(v) => v.as_ptr().cast(),
+            Storage::U32(v) => v.as_ptr().cast(),
+            Storage::F32(v) => v.as_ptr().cast(),
+            Storage::F64(v) => v.as_ptr().cast(),
+        }
+    }
+
+    /// The first element's address, for the compiled tier's in-place updates.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Storage::Bool(v) => v.as_mut_ptr().cast(),
+            Storage::I32(v) => v.as_mut_ptr().cast(),
+            Storage::U32(v) => v.as_mut_ptr().cast(),
+            Storage::F32(v) => v.as_mut_ptr().cast(),
+            Storage::F64(v) => v.as_mut_ptr().cast(),
+        }
+    }
+
     pub fn bits_at(&self, i: usize) -> u64 {
         match self {
             Storage::Bool(v) => v[i] as u64,

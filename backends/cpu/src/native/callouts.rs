@@ -6,7 +6,7 @@ use crate::elementwise::{
     self, binary_via_f64, fmax, fmin, int_div, int_rem, int_shift_left, int_shift_right_arithmetic,
     int_shift_right_logical, via_f64, Int, Real,
 };
-use quabla_abi::qir::{BinaryOp, UnaryOp};
+use quabla_abi::qir::{BinaryOp, ReduceKind, UnaryOp};
 use quabla_abi::DType;
 
 extern "C" fn sign<T: Real>(x: T) -> T {
@@ -38,6 +38,80 @@ extern "C" fn shrl<T: Int>(x: T, y: T) -> T {
 }
 extern "C" fn shra<T: Int>(x: T, y: T) -> T {
     int_shift_right_arithmetic(x, y)
+}
+
+/// `dst = lhs @ rhs`, batched (`dot::gemm_raw`): sizes `[b, m, k, n]` and strides as
+/// separate words, so the signature is plain integers and pointers.
+#[allow(clippy::too_many_arguments)]
+extern "C" fn dot<T: crate::dot::GemmScalar>(
+    dst: *mut T,
+    lhs: *const T,
+    rhs: *const T,
+    b: u64,
+    m: u64,
+    k: u64,
+    n: u64,
+    lhs_row: u64,
+    lhs_col: u64,
+    rhs_row: u64,
+    rhs_col: u64,
+) {
+    let u = |x: u64| x as usize;
+    // SAFETY: `Function::check` bounded both operands and the destination inside their
+    // arrays, which the caller of the compiled code vouches for; the destination is a
+    // scratch array of its own.
+    unsafe {
+        crate::dot::gemm_raw(
+            dst,
+            lhs,
+            rhs,
+            [u(b), u(m), u(k), u(n)],
+            (u(lhs_row), u(lhs_col)),
+            (u(rhs_row), u(rhs_col)),
+        )
+    }
+}
+
+/// `dst[r]` = row `r` of `src` folded by the reduction `ReduceKind::ALL[kind]`, exactly as
+/// the interpreter folds it (`reduce::Reducible`).
+extern "C" fn reduce<T: crate::reduce::Reducible>(
+    dst: *mut T,
+    src: *const T,
+    rows: u64,
+    len: u64,
+    kind: u32,
+) {
+    let Some(kind) = ReduceKind::ALL.get(kind as usize) else {
+        return;
+    };
+    let (rows, len) = (rows as usize, len as usize);
+    // SAFETY: `Function::check` bounded the rows and the destination inside their arrays,
+    // which the caller of the compiled code vouches for; the destination is scratch.
+    let (src, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(src, rows * len),
+            std::slice::from_raw_parts_mut(dst, rows),
+        )
+    };
+    T::fold_rows_into(*kind, src, len, dst);
+}
+
+/// The code `reduce` reads a reduction's kind from: its position in `ReduceKind::ALL`.
+pub fn reduce_kind_code(kind: ReduceKind) -> u32 {
+    ReduceKind::ALL
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or_default() as u32
+}
+
+/// The symbol of the row reduction of a dtype.
+pub fn reduce_symbol(dtype: DType) -> String {
+    typed_symbol("reduce", dtype)
+}
+
+/// The symbol of the matrix product of a float dtype.
+pub fn dot_symbol(dtype: DType) -> String {
+    typed_symbol("dot", dtype)
 }
 
 /// The symbol of the f64 function a float op is evaluated with (`via_f64`, `binary_via_f64`).
@@ -73,6 +147,13 @@ pub fn symbols() -> Vec<(String, *const u8)> {
         }
     }
     let mut typed = |op: &str, dtype: DType, f: *const u8| s.push((typed_symbol(op, dtype), f));
+    typed("reduce", DType::F32, reduce::<f32> as *const u8);
+    typed("reduce", DType::F64, reduce::<f64> as *const u8);
+    typed("reduce", DType::I32, reduce::<i32> as *const u8);
+    typed("reduce", DType::U32, reduce::<u32> as *const u8);
+    typed("reduce", DType::Bool, reduce::<bool> as *const u8);
+    typed("dot", DType::F32, dot::<f32> as *const u8);
+    typed("dot", DType::F64, dot::<f64> as *const u8);
     typed("sign", DType::F32, sign::<f32> as *const u8);
     typed("sign", DType::F64, sign::<f64> as *const u8);
     typed("rem", DType::F32, rem::<f32> as *const u8);

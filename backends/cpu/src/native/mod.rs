@@ -4,24 +4,32 @@
 //! (`callouts.rs`), so both tiers give the same bits. `QUABLA_CPU_JIT=0` turns the tier off
 //! (`plan::Tier`).
 
+#[cfg(test)]
+mod array_tests;
 mod callouts;
 mod emit;
 #[cfg(test)]
 mod tests;
 
+use crate::tensor::Storage;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
-use quabla_abi::loop_ir::Function;
+use quabla_abi::loop_ir::{ArrayDecl, ArrayRole, Function, Operand};
 use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
-/// Native code for one loop-IR function: `entry(slots)` reads the parameters' bits from
-/// `slots[..params]` and writes the results' bits to `slots[..results]`.
+/// Native code for one loop-IR function: `entry(slots, arrays)` reads the scalar
+/// parameters' bits from `slots[..params]`, reads and updates the arrays `arrays` points at,
+/// and writes the scalar results' bits to `slots[..results]`.
 pub struct NativeFunction {
     module: ManuallyDrop<JITModule>,
-    entry: unsafe extern "C" fn(*mut u64),
+    entry: unsafe extern "C" fn(*mut u64, *const *mut u8),
     slots: usize,
-    passed_through: Vec<usize>,
+    operands: Vec<Operand>,
+    arrays: Vec<ArrayDecl>,
+    /// The elements of each constant array, converted once.
+    constants: Vec<Option<Arc<Storage>>>,
 }
 
 // SAFETY: after `finalize_definitions` the module is only read (its code is immutable and
@@ -42,25 +50,48 @@ impl NativeFunction {
     /// Compiles `f`, or says why not (an unsupported host, or no executable memory); the
     /// caller then keeps the interpreter.
     pub fn compile(f: &Function) -> Result<NativeFunction, String> {
+        // The emitted code trusts every element index: prove them first.
+        f.check()?;
+        if let Some(n) = emit::long_scalar_loop(f) {
+            return Err(format!(
+                "a {n}-element loop would run as scalar code, slower than interpreted"
+            ));
+        }
         // A host refusing executable memory makes cranelift-jit panic in places; that is a
         // reason to interpret, not to fail the user's compile.
         std::panic::catch_unwind(|| compile_unguarded(f))
             .unwrap_or_else(|_| Err("the JIT panicked (no executable memory?)".into()))
     }
 
-    /// The node's operands that bypass the code (`loop_ir::Function::passed_through`).
-    pub fn passed_through(&self) -> &[usize] {
-        &self.passed_through
+    /// How each operand of the node enters the code (`loop_ir::Function::operands`).
+    pub fn operands(&self) -> &[Operand] {
+        &self.operands
     }
 
-    /// Runs the function on `args` (one value's bits each, as `Storage::bits_at`); returns
-    /// the results' bits.
-    pub fn call(&self, args: &[u64]) -> Vec<u64> {
+    /// The arrays the code reads, and which of them it updates in place.
+    pub fn arrays(&self) -> &[ArrayDecl] {
+        &self.arrays
+    }
+
+    /// The elements of array `k` if it is a constant.
+    pub fn constant(&self, k: usize) -> Option<Arc<Storage>> {
+        self.constants.get(k).cloned().flatten()
+    }
+
+    /// Runs the function on the scalar parameters' bits `args` (as `Storage::bits_at`) and
+    /// the arrays `arrays`; returns the scalar results' bits.
+    ///
+    /// # Safety
+    /// `arrays[k]` points at `self.arrays()[k].len` elements of its dtype, valid for the
+    /// call; an array declared `written` is memory no one else reads or writes during it.
+    pub unsafe fn call(&self, args: &[u64], arrays: &[*mut u8]) -> Vec<u64> {
+        assert_eq!(arrays.len(), self.arrays.len(), "one pointer per array");
         let mut slots = vec![0u64; self.slots.max(args.len())];
         slots[..args.len()].copy_from_slice(args);
-        // SAFETY: the code reads and writes `self.slots` words, which `slots` holds; it was
-        // emitted for this signature.
-        unsafe { (self.entry)(slots.as_mut_ptr()) };
+        // SAFETY: the code reads and writes `self.slots` words, which `slots` holds, and
+        // the elements `Function::check` bounded inside each array, which the caller
+        // vouches for; it was emitted for this signature.
+        unsafe { (self.entry)(slots.as_mut_ptr(), arrays.as_ptr()) };
         slots
     }
 }
@@ -97,14 +128,26 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
     match define(&mut module, f) {
         Ok(id) => {
             let code = module.get_finalized_function(id);
-            // SAFETY: `code` is the finalized function of signature `fn(*mut u64)`.
-            let entry =
-                unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(code) };
+            // SAFETY: `code` is the finalized function of signature `fn(*mut u64, *const *mut u8)`.
+            let entry = unsafe {
+                std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, *const *mut u8)>(
+                    code,
+                )
+            };
             Ok(NativeFunction {
                 module: ManuallyDrop::new(module),
                 entry,
                 slots: f.params.len().max(f.results.len()),
-                passed_through: f.passed_through.clone(),
+                operands: f.operands.clone(),
+                arrays: f.arrays.clone(),
+                constants: f
+                    .arrays
+                    .iter()
+                    .map(|a| match &a.role {
+                        ArrayRole::Constant(h) => Some(Arc::new(Storage::from_host(&h.view()))),
+                        ArrayRole::Operand | ArrayRole::Scratch => None,
+                    })
+                    .collect(),
             })
         }
         Err(e) => {
@@ -117,12 +160,9 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
 
 fn define(module: &mut JITModule, f: &Function) -> Result<cranelift_module::FuncId, String> {
     let mut ctx = module.make_context();
-    ctx.func
-        .signature
-        .params
-        .push(cranelift_codegen::ir::AbiParam::new(
-            module.target_config().pointer_type(),
-        ));
+    let pointer = cranelift_codegen::ir::AbiParam::new(module.target_config().pointer_type());
+    ctx.func.signature.params.push(pointer);
+    ctx.func.signature.params.push(pointer);
     emit::function(module, &mut ctx.func, f)?;
     let id = module
         .declare_function("quabla_loop", Linkage::Export, &ctx.func.signature)

@@ -10,17 +10,17 @@ use quabla_abi::qir::{BinaryOp, CompareDir, DTypeClass, OpKind, Program, UnaryOp
 use quabla_abi::{DType, TensorType};
 
 /// splitmix64: a fixed, seedable stream, so a failure names its seed.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
@@ -370,23 +370,33 @@ fn tensors(bits: &[u64], ds: &[DType]) -> Vec<Tensor> {
         .collect()
 }
 
-#[test]
-fn random_scalar_loops_give_the_interpreters_bits() {
-    let seeds: u64 = std::env::var("QUABLA_PROPERTY_DRAWS")
+/// How many random programs a property test draws: `QUABLA_PROPERTY_DRAWS`, else `default`.
+pub(super) fn property_draws(default: u64) -> u64 {
+    std::env::var("QUABLA_PROPERTY_DRAWS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    for seed in 0..seeds {
+        .unwrap_or(default)
+}
+
+/// The plans of `p` on both tiers; the compiled one must have compiled its loop.
+pub(super) fn both_tiers(p: &Program, seed: u64) -> (Plan, Plan) {
+    let compiled = Plan::new(p.clone(), Tier::Compiled);
+    assert!(
+        compiled.native[0].is_some(),
+        "seed {seed}: the loop did not compile\n{}",
+        p.to_text()
+    );
+    let reference = Plan::new(p.clone(), Tier::Interpreter);
+    assert!(reference.native[0].is_none());
+    (compiled, reference)
+}
+
+#[test]
+fn random_scalar_loops_give_the_interpreters_bits() {
+    for seed in 0..property_draws(1000) {
         let mut rng = Rng(seed);
         let (p, ins) = random_program(&mut rng);
-        let compiled = Plan::new(p.clone(), Tier::Compiled);
-        assert!(
-            compiled.native[0].is_some(),
-            "seed {seed}: the loop did not compile\n{}",
-            p.to_text()
-        );
-        let reference = Plan::new(p.clone(), Tier::Interpreter);
-        assert!(reference.native[0].is_none());
+        let (compiled, reference) = both_tiers(&p, seed);
         for draw in 0..8 {
             let mut args = ins
                 .iter()
@@ -411,17 +421,18 @@ fn random_scalar_loops_give_the_interpreters_bits() {
 }
 
 #[test]
-fn a_loop_over_a_vector_stays_with_the_interpreter() {
+fn a_loop_that_transposes_a_matrix_stays_with_the_interpreter() {
     let p = Program::parse(
-        "program(%0: f32[3]) {
-           %1 = while(%0) : f32[3] {
-             cond(%0: f32[3]) {
+        "program(%0: f32[2,3]) {
+           %1 = while(%0) : f32[2,3] {
+             cond(%0: f32[2,3]) {
                %1 = constant[value=[false]]() : bool[]
                return %1
              }
-             body(%0: f32[3]) {
-               %1 = exp(%0) : f32[3]
-               return %1
+             body(%0: f32[2,3]) {
+               %1 = transpose[perm=[1,0]](%0) : f32[3,2]
+               %2 = reshape(%1) : f32[2,3]
+               return %2
              }
            }
            return %1
@@ -429,6 +440,38 @@ fn a_loop_over_a_vector_stays_with_the_interpreter() {
     )
     .unwrap();
     assert!(Plan::new(p, Tier::Compiled).native[0].is_none());
+}
+
+/// Element loops that stay scalar compile up to `SCALAR_LOOP_LIMIT` elements; past it the
+/// loop stays with the interpreter's vector kernels, unless the loop is lane-wise (SIMD).
+#[test]
+fn scalar_element_loops_past_the_limit_stay_with_the_interpreter() {
+    let program = |n: usize, op: &str| {
+        Program::parse(&format!(
+            "program(%0: i32[], %1: f32[{n}]) {{
+               %2, %3 = while(%0, %1) : i32[], f32[{n}] {{
+                 cond(%0: i32[], %1: f32[{n}]) {{
+                   %2 = constant[value=[3]]() : i32[]
+                   %3 = compare[dir=lt](%0, %2) : bool[]
+                   return %3
+                 }}
+                 body(%0: i32[], %1: f32[{n}]) {{
+                   %2 = {op}(%1, %1) : f32[{n}]
+                   %3 = constant[value=[1]]() : i32[]
+                   %4 = add(%0, %3) : i32[]
+                   return %4, %2
+                 }}
+               }}
+               return %3
+             }}"
+        ))
+        .unwrap()
+    };
+    let compiles = |n, op| Plan::new(program(n, op), Tier::Compiled).native[0].is_some();
+    // `max` calls the interpreter's NaN-propagating function: a scalar loop.
+    assert!(compiles(1024, "max"));
+    assert!(!compiles(1025, "max"));
+    assert!(compiles(1 << 16, "add"));
 }
 
 /// One op in a one-trip loop, `out = op(inputs)`, compiled once and run on every

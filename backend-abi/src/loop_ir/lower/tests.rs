@@ -1,0 +1,557 @@
+//! The lowering on hand-written programs: what lowers to what, and what declines why.
+use super::*;
+use crate::loop_ir::{ArrayDecl, ArrayRole, IndexTerm};
+use crate::qir::BinaryOp;
+
+fn lower(src: &str) -> Result<Function, Declined> {
+    let p = Program::parse(src).expect("test program parses");
+    lower_while(&p.nodes[p.nodes.len() - 1])
+}
+
+#[test]
+fn a_scalar_counting_loop_lowers_to_one_while_over_its_carries() {
+    let f = lower(
+        "program(%0: i32[], %1: f32[]) {
+           %2, %3 = while(%0, %1) : i32[], f32[] {
+             cond(%0: i32[], %1: f32[]) {
+               %2 = constant[value=[10]]() : i32[]
+               %3 = compare[dir=lt](%0, %2) : bool[]
+               return %3
+             }
+             body(%0: i32[], %1: f32[]) {
+               %2 = constant[value=[1]]() : i32[]
+               %3 = add(%0, %2) : i32[]
+               %4 = reshape(%1) : f32[1]
+               %5 = reshape(%4) : f32[]
+               return %3, %5
+             }
+           }
+           return %2, %3
+         }",
+    )
+    .unwrap();
+    assert_eq!(f.params, vec![Reg(0), Reg(1)]);
+    assert_eq!(f.regs[..2], [DType::I32, DType::F32]);
+    assert!(f.arrays.is_empty());
+    assert_eq!(f.operands, vec![Operand::Scalar, Operand::Scalar]);
+    // The parameters are copied into the loop's carries, then the loop runs.
+    let [Inst::Copy { .. }, Inst::Copy { .. }, Inst::While {
+        carries,
+        test,
+        next,
+        body,
+        ..
+    }] = &f.body.0[..]
+    else {
+        panic!("unexpected body {:?}", f.body);
+    };
+    assert_eq!(carries, &f.results);
+    assert_eq!(f.dtype(*test), DType::Bool);
+    // The carried f32 passes through two reshapes: copies, so its next value is the
+    // second copy's register.
+    assert_eq!(body.0.len(), 4);
+    assert_eq!(f.dtype(next[1]), DType::F32);
+}
+
+/// A `fori_loop` lowered from a scan over `iota`: the index vector stays in memory,
+/// read-only, whether the body reads it or not.
+#[test]
+fn a_vector_carry_stays_in_memory_and_a_one_element_slice_of_it_is_a_load() {
+    let src = |body: &str| {
+        format!(
+            "program(%0: f64[], %1: i32[100]) {{
+               %2 = constant[value=[0]]() : i32[]
+               %3, %4, %5 = while(%2, %0, %1) : i32[], f64[], i32[100] {{
+                 cond(%0: i32[], %1: f64[], %2: i32[100]) {{
+                   %3 = constant[value=[100]]() : i32[]
+                   %4 = compare[dir=lt](%0, %3) : bool[]
+                   return %4
+                 }}
+                 body(%0: i32[], %1: f64[], %2: i32[100]) {{
+                   %3 = constant[value=[1]]() : i32[]
+                   %4 = add(%0, %3) : i32[]
+                   {body}
+                 }}
+               }}
+               return %4
+             }}"
+        )
+    };
+    let f = lower(&src("%5 = exp(%1) : f64[]\n return %4, %5, %2")).unwrap();
+    assert_eq!(
+        f.operands,
+        vec![Operand::Scalar, Operand::Scalar, Operand::Array(ArrayId(0))]
+    );
+    assert_eq!(
+        f.arrays,
+        vec![ArrayDecl {
+            dtype: DType::I32,
+            len: 100,
+            written: false,
+            role: ArrayRole::Operand
+        }]
+    );
+    assert_eq!(f.params.len(), 2);
+    let f = lower(&src("%5 = dynamic_slice[sizes=[1]](%2, %0) : i32[1]
+         %6 = reshape(%5) : i32[]
+         %7 = convert(%6) : f64[]
+         return %4, %7, %2"))
+    .unwrap();
+    let loads = loads_of(&f.body);
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[0].offset, 0);
+    assert_eq!(
+        loads[0].terms,
+        vec![IndexTerm {
+            start: loads[0].terms[0].start,
+            max: 99,
+            stride: 1
+        }]
+    );
+}
+
+/// The index of every load, in program order, nested blocks included.
+fn loads_of(b: &Block) -> Vec<ElementIndex> {
+    let mut out = Vec::new();
+    for inst in &b.0 {
+        match inst {
+            Inst::Load { index, .. } => out.push(index.clone()),
+            Inst::While { cond, body, .. } => {
+                out.extend(loads_of(cond));
+                out.extend(loads_of(body));
+            }
+            Inst::Switch { branches, .. } => branches
+                .iter()
+                .for_each(|br| out.extend(loads_of(&br.block))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A loop over `%0: i32[]` (counter, 4 trips) and `%1: f32[4,3]` whose body is `body`.
+fn over_matrix(body: &str) -> Result<Function, Declined> {
+    lower(&format!(
+        "program(%0: i32[], %1: f32[4,3]) {{
+           %2, %3 = while(%0, %1) : i32[], f32[4,3] {{
+             cond(%0: i32[], %1: f32[4,3]) {{
+               %2 = constant[value=[4]]() : i32[]
+               %3 = compare[dir=lt](%0, %2) : bool[]
+               return %3
+             }}
+             body(%0: i32[], %1: f32[4,3]) {{
+               %2 = constant[value=[1]]() : i32[]
+               %3 = add(%0, %2) : i32[]
+               {body}
+             }}
+           }}
+           return %3
+         }}"
+    ))
+}
+
+#[test]
+fn a_row_view_of_a_matrix_adds_a_term_and_an_update_stores_in_place() {
+    let f = over_matrix(
+        "%4 = dynamic_slice[sizes=[1,3]](%1, %0, %2) : f32[1,3]
+         %5 = reshape(%4) : f32[3]
+         %6 = dynamic_slice[sizes=[1]](%5, %3) : f32[1]
+         %7 = dynamic_update_slice(%1, %6, %3, %0) : f32[4,3]
+         return %3, %7",
+    )
+    .unwrap();
+    assert!(f.arrays[0].written);
+    let loads = loads_of(&f.body);
+    let strides: Vec<(u64, u64)> = loads[0].terms.iter().map(|t| (t.max, t.stride)).collect();
+    // Row start clamped to [0, 3] (stride 3); the column axis is whole; then [0, 2].
+    assert_eq!(strides, vec![(3, 3), (2, 1)]);
+    let Inst::While { body, .. } = &f.body.0[1] else {
+        panic!("{:?}", f.body)
+    };
+    let Some(Inst::Store { index, .. }) = body.0.last() else {
+        panic!("{body:?}")
+    };
+    let strides: Vec<(u64, u64)> = index.terms.iter().map(|t| (t.max, t.stride)).collect();
+    assert_eq!(strides, vec![(3, 3), (2, 1)]);
+}
+
+/// The arrays of every load and store, in program order, nested blocks included.
+fn accesses(b: &Block) -> Vec<(char, ArrayId)> {
+    let mut out = Vec::new();
+    for inst in &b.0 {
+        match inst {
+            Inst::Load { index, .. } => out.push(('L', index.array)),
+            Inst::Store { index, .. } => out.push(('S', index.array)),
+            Inst::While { cond, body, .. } => {
+                out.extend(accesses(cond));
+                out.extend(accesses(body));
+            }
+            Inst::Loop { body, .. } => out.extend(accesses(body)),
+            Inst::Switch { branches, .. } => {
+                branches.iter().for_each(|b| out.extend(accesses(&b.block)))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// An update of a value a later node still reads works on a copy: the read sees the old
+/// elements, and the copy becomes the carry's next value.
+#[test]
+fn updating_an_array_that_is_read_afterwards_works_on_a_copy() {
+    let f = over_matrix(
+        "%4 = convert(%0) : f32[1,1]
+         %5 = dynamic_update_slice(%1, %4, %0, %0) : f32[4,3]
+         %6 = dynamic_slice[sizes=[1,1]](%1, %3, %0) : f32[1,1]
+         %7 = dynamic_update_slice(%5, %6, %3, %3) : f32[4,3]
+         return %3, %7",
+    )
+    .unwrap();
+    let (a, copy) = (ArrayId(0), ArrayId(1));
+    assert!(f.arrays[1].is_scratch());
+    assert_eq!(
+        accesses(&f.body),
+        // Copy in, store into the copy, read the original, store, copy back.
+        [
+            ('L', a),
+            ('S', copy),
+            ('S', copy),
+            ('L', a),
+            ('S', copy),
+            ('L', copy),
+            ('S', a)
+        ]
+    );
+}
+
+#[test]
+fn a_slice_that_is_not_contiguous_and_a_transpose_decline() {
+    let e = over_matrix(
+        "%4 = dynamic_slice[sizes=[2,1]](%1, %0, %0) : f32[2,1]
+         return %3, %1",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.op, e.reason),
+        ("dynamic_slice", "the slice is not contiguous in memory")
+    );
+    let e = over_matrix(
+        "%4 = transpose[perm=[1,0]](%1) : f32[3,4]
+         %5 = reshape(%4) : f32[4,3]
+         return %3, %5",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.op, e.reason),
+        ("transpose", "it reads an array as a whole")
+    );
+}
+
+/// The element loops of a block (not nested), with their trip counts.
+fn loops_of(b: &Block) -> Vec<(&Block, u64)> {
+    b.0.iter()
+        .filter_map(|i| match i {
+            Inst::Loop { body, count, .. } => Some((body, *count)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn loop_body(f: &Function) -> &Block {
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("{:?}", f.body)
+    };
+    body
+}
+
+/// `exp` of the whole carry, which dies there: one element loop writing in place.
+#[test]
+fn an_elementwise_op_over_a_dying_array_is_an_element_loop_in_place() {
+    let f = over_matrix("%4 = exp(%1) : f32[4,3]\n return %3, %4").unwrap();
+    assert_eq!(f.arrays.len(), 1);
+    assert!(f.arrays[0].written);
+    let loops = loops_of(loop_body(&f));
+    assert_eq!(loops.len(), 1);
+    assert_eq!(loops[0].1, 12);
+    assert!(matches!(
+        &loops[0].0 .0[..],
+        [Inst::Load { .. }, Inst::Unary { .. }, Inst::Store { .. }]
+    ));
+}
+
+/// `exp` of a carry read again afterwards: into a new array, which is then copied into
+/// the carry's memory at the end of the body.
+#[test]
+fn an_elementwise_op_over_a_live_array_makes_a_new_one_copied_back_into_the_carry() {
+    let f = over_matrix(
+        "%4 = exp(%1) : f32[4,3]
+         %5 = dynamic_slice[sizes=[1,1]](%1, %0, %0) : f32[1,1]
+         %6 = dynamic_update_slice(%4, %5, %0, %0) : f32[4,3]
+         return %3, %6",
+    )
+    .unwrap();
+    assert_eq!(f.arrays.len(), 2);
+    assert!(f.arrays[1].written && f.arrays[1].is_scratch());
+    let (a, new) = (ArrayId(0), ArrayId(1));
+    assert_eq!(
+        accesses(&f.body),
+        [
+            ('L', a),
+            ('S', new),
+            ('L', a),
+            ('S', new),
+            ('L', new),
+            ('S', a)
+        ]
+    );
+    assert_eq!(loops_of(loop_body(&f)).len(), 2);
+}
+
+#[test]
+fn a_matrix_product_of_row_major_operands_is_a_dot_into_a_new_array() {
+    let f = over_matrix(
+        "%4 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[0], rhs_contract=[0]](%1, %1) : f32[3,3]
+         %5 = broadcast_in_dim[dims=[]](%3) : i32[4,3]
+         return %3, %1",
+    )
+    .unwrap();
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("{:?}", f.body)
+    };
+    let Some(Inst::Dot { shape, .. }) = body.0.iter().find(|i| matches!(i, Inst::Dot { .. }))
+    else {
+        panic!("{body:?}")
+    };
+    // lhs contracts its rows: read transposed (row stride 1, column stride 3).
+    assert_eq!(
+        (
+            shape.m,
+            shape.k,
+            shape.n,
+            shape.lhs_strides,
+            shape.rhs_strides
+        ),
+        (3, 4, 3, (1, 3), (3, 1))
+    );
+    let e = over_matrix(
+        "%4 = convert(%1) : i32[4,3]
+         %5 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[0], rhs_contract=[0]](%4, %4) : i32[3,3]
+         return %3, %1",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.op, e.reason),
+        ("dot_general", "an integer matrix product")
+    );
+}
+
+#[test]
+fn an_inner_loop_updating_an_array_another_carry_shares_works_on_a_copy() {
+    let f = over_matrix(
+        "%4, %5, %6 = while(%0, %1, %1) : i32[], f32[4,3], f32[4,3] {
+           cond(%0: i32[], %1: f32[4,3], %2: f32[4,3]) {
+             %3 = constant[value=[4]]() : i32[]
+             %4 = compare[dir=lt](%0, %3) : bool[]
+             return %4
+           }
+           body(%0: i32[], %1: f32[4,3], %2: f32[4,3]) {
+             %3 = dynamic_slice[sizes=[1,1]](%2, %0, %0) : f32[1,1]
+             %4 = dynamic_update_slice(%1, %3, %0, %0) : f32[4,3]
+             %5 = constant[value=[1]]() : i32[]
+             %6 = add(%0, %5) : i32[]
+             return %6, %4, %2
+           }
+         }
+         return %3, %5",
+    )
+    .unwrap();
+    let (a, copy) = (ArrayId(0), ArrayId(1));
+    // Copy in; the inner loop reads the shared array and stores into its own copy; the
+    // copy is the outer carry's next value, copied back.
+    assert_eq!(
+        accesses(&f.body),
+        [
+            ('L', a),
+            ('S', copy),
+            ('L', a),
+            ('S', copy),
+            ('L', copy),
+            ('S', a)
+        ]
+    );
+}
+
+/// A branch updating an operand works on a copy; the branches return different arrays,
+/// so the `cond` gets a result array each branch copies its value into.
+#[test]
+fn a_branch_that_updates_an_array_works_on_a_copy_copied_into_the_result() {
+    let f = over_matrix(
+        "%4 = cond(%0, %1, %0) : f32[4,3] {
+           branch(%0: f32[4,3], %1: i32[]) {
+             return %0
+           }
+           branch(%0: f32[4,3], %1: i32[]) {
+             %2 = convert(%1) : f32[1,1]
+             %3 = dynamic_update_slice(%0, %2, %1, %1) : f32[4,3]
+             return %3
+           }
+         }
+         return %3, %4",
+    )
+    .unwrap();
+    let Some(Inst::Switch { branches, .. }) = loop_body(&f)
+        .0
+        .iter()
+        .find(|i| matches!(i, Inst::Switch { .. }))
+    else {
+        panic!("{:?}", f.body)
+    };
+    let (a, copy, result) = (ArrayId(0), ArrayId(1), ArrayId(2));
+    assert_eq!(accesses(&branches[0].block), [('L', a), ('S', result)]);
+    assert_eq!(
+        accesses(&branches[1].block),
+        [
+            ('L', a),
+            ('S', copy),
+            ('S', copy),
+            ('L', copy),
+            ('S', result)
+        ]
+    );
+}
+
+#[test]
+fn check_refuses_an_index_past_the_array_and_a_store_to_a_read_only_one() {
+    let index = |max| ElementIndex {
+        array: ArrayId(0),
+        offset: 1,
+        terms: vec![IndexTerm {
+            start: Reg(0),
+            max,
+            stride: 2,
+        }],
+    };
+    let f = |inst: Inst, written| Function {
+        regs: vec![DType::I32, DType::F32],
+        params: vec![Reg(0)],
+        arrays: vec![ArrayDecl {
+            dtype: DType::F32,
+            len: 8,
+            written,
+            role: ArrayRole::Operand,
+        }],
+        operands: vec![Operand::Scalar, Operand::Array(ArrayId(0))],
+        body: Block(vec![inst]),
+        results: vec![Reg(0)],
+    };
+    let load = |max| Inst::Load {
+        dst: Reg(1),
+        index: index(max),
+    };
+    // 1 + 3 * 2 = 7 is the last element; 1 + 4 * 2 = 9 is past it.
+    assert!(f(load(3), false).check().is_ok());
+    assert!(f(load(4), false).check().unwrap_err().contains("element 9"));
+    let store = Inst::Store {
+        index: index(3),
+        src: Reg(1),
+    };
+    assert!(f(store.clone(), true).check().is_ok());
+    assert!(f(store, false).check().unwrap_err().contains("read-only"));
+}
+
+#[test]
+fn an_op_outside_the_loop_ir_declines_naming_it() {
+    let e = lower(
+        "program(%0: f64[]) {
+           %1 = while(%0) : f64[] {
+             cond(%0: f64[]) {
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }
+             body(%0: f64[]) {
+               %1 = broadcast_in_dim[dims=[]](%0) : f64[4]
+               %2 = reverse[dims=[0]](%1) : f64[4]
+               %3 = reduce[kind=sum, axes=[0]](%2) : f64[]
+               return %3
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap_err();
+    assert_eq!(e.op, "reverse");
+    let e = lower(
+        "program(%0: f64[1]) {
+           %1 = while(%0) : f64[1] {
+             cond(%0: f64[1]) {
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }
+             body(%0: f64[1]) {
+               %1 = reduce[kind=sum, axes=[0]](%0) : f64[]
+               %2 = reshape(%1) : f64[1]
+               return %2
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap();
+    // Over one element a reduction is not a copy (a sum of -0 is +0): `+0 + x`.
+    let Some(Inst::While { body, .. }) = e.body.0.last() else {
+        panic!("{:?}", e.body)
+    };
+    assert!(matches!(
+        &body.0[..],
+        [
+            Inst::Const { bits: 0, .. },
+            Inst::Binary {
+                op: BinaryOp::Add,
+                ..
+            },
+            ..
+        ]
+    ));
+}
+
+#[test]
+fn a_cond_inside_the_body_becomes_a_switch_over_its_branches() {
+    let f = lower(
+        "program(%0: i32[]) {
+           %1 = while(%0) : i32[] {
+             cond(%0: i32[]) {
+               %1 = constant[value=[5]]() : i32[]
+               %2 = compare[dir=lt](%0, %1) : bool[]
+               return %2
+             }
+             body(%0: i32[]) {
+               %1 = cond(%0, %0) : i32[] {
+                 branch(%0: i32[]) {
+                   return %0
+                 }
+                 branch(%0: i32[]) {
+                   %1 = constant[value=[2]]() : i32[]
+                   %2 = add(%0, %1) : i32[]
+                   return %2
+                 }
+               }
+               %2 = constant[value=[1]]() : i32[]
+               %3 = add(%1, %2) : i32[]
+               return %3
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap();
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("{:?}", f.body)
+    };
+    let Inst::Switch { branches, .. } = &body.0[0] else {
+        panic!("{body:?}")
+    };
+    assert_eq!(branches.len(), 2);
+    assert_eq!(branches[0].block.0.len(), 0);
+    assert_eq!(branches[1].block.0.len(), 2);
+}

@@ -1,0 +1,200 @@
+//! Element loops as 128-bit SIMD (`f32x4`, `i32x4`, `f64x2`), with a scalar tail. Only
+//! bodies whose every instruction is exact lane by lane qualify: IEEE add, sub, mul, div,
+//! sqrt, neg and abs, integer add, sub, mul and bitwise ops, selects on a predicate fixed
+//! for the loop, loads and stores at the loop's counter. Each lane then computes what the scalar loop computes, the same instruction on
+//! the same operands, so the bits are the scalar loop's (and the interpreter's). Anything
+//! else (a callout, a conversion, a compare, whose bool result lives in memory as bytes)
+//! keeps the loop scalar.
+
+use super::Emitter;
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
+use quabla_abi::loop_ir::{Block, ElementIndex, Function, Inst, Reg};
+use quabla_abi::qir::{BinaryOp, UnaryOp};
+use quabla_abi::DType;
+use std::collections::HashMap;
+
+/// The byte width of a dtype's lanes; `None` for bool, which is never a lane in memory.
+fn lane_bytes(d: DType) -> Option<u64> {
+    match d {
+        DType::F32 | DType::I32 | DType::U32 => Some(4),
+        DType::F64 => Some(8),
+        DType::Bool => None,
+    }
+}
+
+fn vector_type(d: DType) -> Type {
+    match d {
+        DType::F32 => types::F32X4,
+        DType::I32 | DType::U32 => types::I32X4,
+        DType::F64 => types::F64X2,
+        DType::Bool => unreachable!("bool registers are masks, typed by their compare"),
+    }
+}
+
+/// How many lanes a body runs at once, if every instruction of it is exact lane by lane
+/// and every value in it has one lane width.
+pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
+    let mut width: Option<u64> = None;
+    let mut same = |d: DType| -> bool {
+        match (lane_bytes(d), width) {
+            (Some(b), None) => {
+                width = Some(b);
+                true
+            }
+            (Some(b), Some(w)) => b == w,
+            (None, _) => false,
+        }
+    };
+    // Elements at the counter, contiguous; every other term fixed during the loop.
+    let at_counter = |i: &ElementIndex| {
+        i.terms
+            .iter()
+            .filter(|t| t.start == counter)
+            .map(|t| t.stride)
+            .eq([1])
+            && i.terms
+                .iter()
+                .all(|t| t.start == counter || !body.writes(t.start))
+    };
+    for inst in &body.0 {
+        let fits = match inst {
+            Inst::Load { dst, index } => same(f.dtype(*dst)) && at_counter(index),
+            Inst::Store { index, src } => same(f.dtype(*src)) && at_counter(index),
+            Inst::Unary { dst, op, x } => {
+                let d = f.dtype(*x);
+                let exact = match op {
+                    UnaryOp::Neg => true,
+                    UnaryOp::Abs => d != DType::U32,
+                    UnaryOp::Sqrt => d.is_float(),
+                    _ => false,
+                };
+                exact && same(f.dtype(*dst))
+            }
+            Inst::Binary { dst, op, a, b } => {
+                let d = f.dtype(*dst);
+                let exact = match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => true,
+                    BinaryOp::Div => d.is_float(),
+                    BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => !d.is_float(),
+                    _ => false,
+                };
+                exact && same(d) && same(f.dtype(*a)) && same(f.dtype(*b))
+            }
+            // A predicate fixed for the whole loop (a splat's) picks whole vectors.
+            Inst::Select {
+                dst,
+                pred,
+                on_true,
+                on_false,
+            } => {
+                !body.writes(*pred)
+                    && same(f.dtype(*dst))
+                    && same(f.dtype(*on_true))
+                    && same(f.dtype(*on_false))
+            }
+            Inst::Const { .. }
+            | Inst::Copy { .. }
+            | Inst::Compare { .. }
+            | Inst::Convert { .. }
+            | Inst::Bitcast { .. }
+            | Inst::Loop { .. }
+            | Inst::Dot { .. }
+            | Inst::Reduce { .. }
+            | Inst::While { .. }
+            | Inst::Switch { .. } => false,
+        };
+        if !fits {
+            return None;
+        }
+    }
+    width.map(|w| 16 / w)
+}
+
+impl Emitter<'_, '_> {
+    /// `counter` from 0 in steps of `lanes` while a whole vector fits, each step running
+    /// `body` on `lanes` elements at once; then the scalar loop finishes the rest.
+    pub(super) fn vector_loop(
+        &mut self,
+        counter: Reg,
+        count: u64,
+        lanes: u64,
+        body: &Block,
+    ) -> Result<(), String> {
+        let whole = count - count % lanes;
+        self.counted_loop(counter, 0, whole, lanes, count, |e| e.vector_body(body))?;
+        self.scalar_loop_from(counter, whole, count, body)
+    }
+
+    /// A register as a vector: its lanes if the body made it, else its value splat.
+    fn lanes_of(&mut self, vals: &HashMap<Reg, Value>, r: Reg) -> Value {
+        match vals.get(&r) {
+            Some(v) => *v,
+            None => {
+                let x = self.get(r);
+                let ty = vector_type(self.dtype(r));
+                self.b.ins().splat(ty, x)
+            }
+        }
+    }
+
+    fn vector_body(&mut self, body: &Block) -> Result<(), String> {
+        // Unaligned: a view may start at any element.
+        let memory = MemFlagsData::new().with_notrap();
+        let mut vals: HashMap<Reg, Value> = HashMap::new();
+        for inst in &body.0 {
+            match inst {
+                Inst::Load { dst, index } => {
+                    let addr = self.address(index);
+                    let ty = vector_type(self.dtype(*dst));
+                    let v = self.b.ins().load(ty, memory, addr, 0);
+                    vals.insert(*dst, v);
+                }
+                Inst::Store { index, src } => {
+                    let v = self.lanes_of(&vals, *src);
+                    let addr = self.address(index);
+                    self.b.ins().store(memory, v, addr, 0);
+                }
+                Inst::Unary { dst, op, x } => {
+                    let d = self.dtype(*x);
+                    let x = self.lanes_of(&vals, *x);
+                    let v = self.unary(*op, d, x)?;
+                    vals.insert(*dst, v);
+                }
+                Inst::Binary { dst, op, a, b } => {
+                    let (a, b) = (self.lanes_of(&vals, *a), self.lanes_of(&vals, *b));
+                    let v = self.binary(*op, self.dtype(*dst), a, b)?;
+                    vals.insert(*dst, v);
+                }
+                Inst::Select {
+                    dst,
+                    pred,
+                    on_true,
+                    on_false,
+                } => {
+                    let p = self.get(*pred);
+                    let (t, f) = (
+                        self.lanes_of(&vals, *on_true),
+                        self.lanes_of(&vals, *on_false),
+                    );
+                    let v = self.b.ins().select(p, t, f);
+                    vals.insert(*dst, v);
+                }
+                Inst::Const { .. }
+                | Inst::Copy { .. }
+                | Inst::Compare { .. }
+                | Inst::Convert { .. }
+                | Inst::Bitcast { .. }
+                | Inst::Loop { .. }
+                | Inst::Dot { .. }
+                | Inst::Reduce { .. }
+                | Inst::While { .. }
+                | Inst::Switch { .. } => {
+                    return Err(format!(
+                        "{inst:?} is not a lane-wise instruction (a bug in `lanes`)"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
