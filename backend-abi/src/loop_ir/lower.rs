@@ -172,7 +172,7 @@ enum Val {
     Scalar(Reg),
     Array(View),
     /// One element broadcast to `shape`, not in memory: element loops read the register;
-    /// whatever needs memory gets it filled (`Lowering::materialize`).
+    /// whatever needs memory gets it filled (`Lowering::materialize_all`).
     Splat {
         x: Reg,
         shape: Vec<usize>,
@@ -311,6 +311,8 @@ impl Lowering {
     ) -> Result<Vec<Val>, Declined> {
         let mut carries = Vec::with_capacity(args.len());
         let mut regs = Vec::new();
+        // The arrays of the carries the loop writes.
+        let mut updated: Vec<ArrayId> = Vec::new();
         for (k, a) in args.iter().enumerate() {
             match a {
                 Val::Scalar(r) => {
@@ -342,6 +344,7 @@ impl Lowering {
                         v.clone()
                     };
                     let generation = self.bump(v.index.array);
+                    updated.push(v.index.array);
                     carries.push(Val::Array(View { generation, ..v }));
                 }
             }
@@ -361,16 +364,6 @@ impl Lowering {
         let mut body_block = Block::default();
         let outs = self.region(body, &carries, &mut body_block)?;
         let mut next = Vec::with_capacity(regs.len());
-        let updated: Vec<ArrayId> = carries
-            .iter()
-            .zip(args)
-            .filter_map(|(c, a)| match (c, a) {
-                (Val::Array(c), Val::Array(a)) if c.generation != a.generation => {
-                    Some(c.index.array)
-                }
-                _ => None,
-            })
-            .collect();
         for (o, c) in outs.iter().zip(&carries) {
             match (o, c) {
                 (Val::Scalar(r), Val::Scalar(_)) => next.push(*r),

@@ -166,7 +166,7 @@ fn gemm_batched_into<T: GemmScalar>(
 /// # Safety
 /// `l`, `r` and `out` point at `b*m*k`, `b*k*n` and `b*m*n` valid elements; `out` overlaps
 /// neither operand.
-#[allow(clippy::too_many_arguments)]
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) unsafe fn gemm_raw<T: GemmScalar>(
     out: *mut T,
     l: *const T,

@@ -110,12 +110,14 @@ macro_rules! int_monoid {
 
 /// Element types the compiled tier reduces rows of ([`fold_rows_into`]), each with the
 /// monoid [`reduce`] folds it with.
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) trait Reducible: Copy + Send + Sync + 'static {
     fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]);
 }
 
 /// `dst[r]` = row `r` of `src` (rows of `len`) folded exactly as [`reduce`] folds one output
 /// element (fixed blocks, fixed pairwise tree; the thread count changes nothing).
+#[cfg(not(target_arch = "wasm32"))]
 fn fold_rows_into<T: Copy + Send + Sync, M: Monoid<T>>(
     m: &M,
     src: &[T],
@@ -133,7 +135,8 @@ fn fold_rows_into<T: Copy + Send + Sync, M: Monoid<T>>(
 
 macro_rules! reducible {
     ($($t:ty => $monoid:expr),* $(,)?) => {
-        $(impl Reducible for $t {
+        $(#[cfg(not(target_arch = "wasm32"))]
+        impl Reducible for $t {
             fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]) {
                 let m: F<$t> = $monoid(kind);
                 fold_rows_into(&m, src, len, dst)

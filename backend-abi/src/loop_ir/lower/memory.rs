@@ -1,5 +1,5 @@
 //! Arrays in memory: views, element loads and in-place stores, element loops (elementwise
-//! ops over arrays, fills, copies) and matrix products.
+//! ops over arrays, fills, copies), constants, matrix products and row reductions.
 
 use super::{decline, Declined, Lowering, Val};
 use crate::loop_ir::{
