@@ -193,7 +193,7 @@ impl Body {
         };
         let a = self.array;
         let float = matches!(self.d, "f32" | "f64");
-        self.array = match rng.below(11) {
+        self.array = match rng.below(13) {
             0 => self.push(format!("add(%{a}, %{other}) : {ty}")),
             1 => self.push(format!("mul(%{a}, %{other}) : {ty}")),
             2 => self.push(format!("max(%{other}, %{a}) : {ty}")),
@@ -203,7 +203,10 @@ impl Body {
             6 if float => self.push(format!("div(%{a}, %{other}) : {ty}")),
             7 if float => self.push(format!("sqrt(%{a}) : {ty}")),
             8 if !float => self.push(format!("xor(%{a}, %{other}) : {ty}")),
-            5..=8 => self.push(format!("sub(%{a}, %{other}) : {ty}")),
+            // f32: one call of the kernel's vector loop (in place when `a` dies here).
+            11 if float => self.push(format!("tanh(%{a}) : {ty}")),
+            12 if float => self.push(format!("sin(%{other}) : {ty}")),
+            5..=8 | 11 | 12 => self.push(format!("sub(%{a}, %{other}) : {ty}")),
             9 => {
                 let p = self.push(format!(
                     "compare[dir=lt](%{a}, %{other}) : bool[{ROWS},{COLS}]"

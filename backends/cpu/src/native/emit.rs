@@ -117,7 +117,9 @@ pub fn long_scalar_loop(f: &Function) -> Option<u64> {
                     count,
                     body,
                 } => {
-                    if *count > SCALAR_LOOP_LIMIT && vector::lanes(f, *counter, body).is_none() {
+                    let vectorised = vector::lanes(f, *counter, body).is_some()
+                        || vector::vmath_map(f, *counter, body).is_some();
+                    if *count > SCALAR_LOOP_LIMIT && !vectorised {
                         return Some(*count);
                     }
                     pending.push(body);
@@ -359,6 +361,9 @@ impl Emitter<'_, '_> {
 
     /// An element loop: as vectors where the body is lane-wise, else one element a step.
     fn element_loop(&mut self, counter: Reg, count: u64, body: &Block) -> Result<(), String> {
+        if let Some(map) = vector::vmath_map(self.f, counter, body) {
+            return self.map_call(counter, count, map);
+        }
         match vector::lanes(self.f, counter, body) {
             Some(lanes) if count >= lanes => self.vector_loop(counter, count, lanes, body),
             _ => self.scalar_loop_from(counter, 0, count, body),

@@ -31,6 +31,45 @@ fn vector_type(d: DType) -> Type {
     }
 }
 
+/// Whether `i` names the element at `counter` of a contiguous run (the counter's term has
+/// stride 1) whose other terms stay fixed during the loop.
+fn at_counter(i: &ElementIndex, counter: Reg, body: &Block) -> bool {
+    i.terms
+        .iter()
+        .filter(|t| t.start == counter)
+        .map(|t| t.stride)
+        .eq([1])
+        && i.terms
+            .iter()
+            .all(|t| t.start == counter || !body.writes(t.start))
+}
+
+/// An element loop that is one f32 kernel of `vmath` over a contiguous run: its op, source
+/// and destination. The whole loop is then one call of the kernel's vector loop, whose
+/// bits are the scalar kernel's (`vmath` tests every length).
+pub(super) fn vmath_map<'b>(
+    f: &Function,
+    counter: Reg,
+    body: &'b Block,
+) -> Option<(UnaryOp, &'b ElementIndex, &'b ElementIndex)> {
+    let [Inst::Load { dst: x, index: src }, Inst::Unary { dst: y, op, x: x2 }, Inst::Store {
+        index: dst,
+        src: y2,
+    }] = &body.0[..]
+    else {
+        return None;
+    };
+    let f32s = [*x, *y].iter().all(|r| f.dtype(*r) == DType::F32);
+    let kernel = crate::vmath::scalar(*op).is_some();
+    (x == x2
+        && y == y2
+        && f32s
+        && kernel
+        && at_counter(src, counter, body)
+        && at_counter(dst, counter, body))
+    .then_some((*op, src, dst))
+}
+
 /// How many lanes a body runs at once, if every instruction of it is exact lane by lane
 /// and every value in it has one lane width.
 pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
@@ -45,17 +84,7 @@ pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
             (None, _) => false,
         }
     };
-    // Elements at the counter, contiguous; every other term fixed during the loop.
-    let at_counter = |i: &ElementIndex| {
-        i.terms
-            .iter()
-            .filter(|t| t.start == counter)
-            .map(|t| t.stride)
-            .eq([1])
-            && i.terms
-                .iter()
-                .all(|t| t.start == counter || !body.writes(t.start))
-    };
+    let at_counter = |i: &ElementIndex| at_counter(i, counter, body);
     for inst in &body.0 {
         let fits = match inst {
             Inst::Load { dst, index } => same(f.dtype(*dst)) && at_counter(index),
@@ -111,6 +140,31 @@ pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
 }
 
 impl Emitter<'_, '_> {
+    /// The loop `vmath_map` recognised, as one call: `dst[0..count] = op(src[0..count])`.
+    pub(super) fn map_call(
+        &mut self,
+        counter: Reg,
+        count: u64,
+        (op, src, dst): (UnaryOp, &ElementIndex, &ElementIndex),
+    ) -> Result<(), String> {
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.set(counter, zero);
+        let p = self.pointer;
+        let fref = self.import(
+            super::super::callouts::MAP_F32_SYMBOL.to_string(),
+            &[types::I32, p, p, types::I64],
+            &[],
+        )?;
+        let code = self.b.ins().iconst(
+            types::I32,
+            i64::from(super::super::callouts::unary_code(op)),
+        );
+        let (d, s) = (self.address(dst), self.address(src));
+        let n = self.b.ins().iconst(types::I64, count as i64);
+        self.b.ins().call(fref, &[code, d, s, n]);
+        Ok(())
+    }
+
     /// `counter` from 0 in steps of `lanes` while a whole vector fits, each step running
     /// `body` on `lanes` elements at once; then the scalar loop finishes the rest.
     pub(super) fn vector_loop(
