@@ -271,49 +271,58 @@ pub enum Inst {
 pub struct Block(pub Vec<Inst>);
 
 impl Block {
-    /// Whether any instruction of this block, nested blocks included, writes `r`.
-    pub fn writes(&self, r: Reg) -> bool {
+    /// Every instruction of this block and of the blocks nested in it (an explicit stack,
+    /// not recursion; nesting is bounded by the decoder's `MAX_REGION_DEPTH` anyway).
+    pub fn instructions(&self) -> Vec<&Inst> {
+        let mut all = Vec::new();
         let mut pending: Vec<&Block> = vec![self];
         while let Some(b) = pending.pop() {
             for inst in &b.0 {
-                let written = match inst {
-                    Inst::Const { dst, .. }
-                    | Inst::Unary { dst, .. }
-                    | Inst::Binary { dst, .. }
-                    | Inst::Compare { dst, .. }
-                    | Inst::Select { dst, .. }
-                    | Inst::Convert { dst, .. }
-                    | Inst::Bitcast { dst, .. }
-                    | Inst::Copy { dst, .. }
-                    | Inst::Load { dst, .. } => *dst == r,
-                    Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } => false,
-                    Inst::Loop { counter, body, .. } => {
-                        pending.push(body);
-                        *counter == r
-                    }
-                    Inst::While {
-                        carries,
-                        cond,
-                        body,
-                        ..
-                    } => {
+                all.push(inst);
+                match inst {
+                    Inst::Loop { body, .. } => pending.push(body),
+                    Inst::While { cond, body, .. } => {
                         pending.push(cond);
                         pending.push(body);
-                        carries.contains(&r)
                     }
-                    Inst::Switch {
-                        branches, results, ..
-                    } => {
-                        pending.extend(branches.iter().map(|br| &br.block));
-                        results.contains(&r)
+                    Inst::Switch { branches, .. } => {
+                        pending.extend(branches.iter().map(|br| &br.block))
                     }
-                };
-                if written {
-                    return true;
+                    Inst::Const { .. }
+                    | Inst::Unary { .. }
+                    | Inst::Binary { .. }
+                    | Inst::Compare { .. }
+                    | Inst::Select { .. }
+                    | Inst::Convert { .. }
+                    | Inst::Bitcast { .. }
+                    | Inst::Copy { .. }
+                    | Inst::Load { .. }
+                    | Inst::Store { .. }
+                    | Inst::Dot { .. }
+                    | Inst::Reduce { .. } => {}
                 }
             }
         }
-        false
+        all
+    }
+
+    /// Whether any instruction of this block, nested blocks included, writes `r`.
+    pub fn writes(&self, r: Reg) -> bool {
+        self.instructions().iter().any(|inst| match inst {
+            Inst::Const { dst, .. }
+            | Inst::Unary { dst, .. }
+            | Inst::Binary { dst, .. }
+            | Inst::Compare { dst, .. }
+            | Inst::Select { dst, .. }
+            | Inst::Convert { dst, .. }
+            | Inst::Bitcast { dst, .. }
+            | Inst::Copy { dst, .. }
+            | Inst::Load { dst, .. } => *dst == r,
+            Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } => false,
+            Inst::Loop { counter, .. } => *counter == r,
+            Inst::While { carries, .. } => carries.contains(&r),
+            Inst::Switch { results, .. } => results.contains(&r),
+        })
     }
 }
 
@@ -392,119 +401,112 @@ impl Function {
             })
         };
         self.params.iter().chain(&self.results).try_for_each(reg)?;
-        let mut pending: Vec<&Block> = vec![&self.body];
-        while let Some(b) = pending.pop() {
-            for inst in &b.0 {
-                match inst {
-                    Inst::Load { dst, index: i } => {
-                        reg(dst)?;
-                        index(i, false)?;
-                        if self.dtype(*dst) != self.arrays[i.array.index()].dtype {
-                            return Err("a load of another dtype than its array's".into());
-                        }
+        for inst in self.body.instructions() {
+            match inst {
+                Inst::Load { dst, index: i } => {
+                    reg(dst)?;
+                    index(i, false)?;
+                    if self.dtype(*dst) != self.arrays[i.array.index()].dtype {
+                        return Err("a load of another dtype than its array's".into());
                     }
-                    Inst::Store { index: i, src } => {
-                        reg(src)?;
-                        index(i, true)?;
-                        if self.dtype(*src) != self.arrays[i.array.index()].dtype {
-                            return Err("a store of another dtype than its array's".into());
-                        }
-                    }
-                    Inst::While { cond, body, .. } => {
-                        pending.push(cond);
-                        pending.push(body);
-                    }
-                    Inst::Loop {
-                        counter,
-                        count,
-                        body,
-                    } => {
-                        reg(counter)?;
-                        if self.dtype(*counter) != DType::I32 || *count > i32::MAX as u64 {
-                            return Err("a loop counter that is not i32 or overflows".into());
-                        }
-                        // Emitters may skip clamping the counter: only the loop sets it.
-                        if body.writes(*counter) {
-                            return Err("a loop body that writes its counter".into());
-                        }
-                        pending.push(body);
-                    }
-                    Inst::Dot {
-                        dtype,
-                        dst,
-                        lhs,
-                        rhs,
-                        shape: d,
-                    } => {
-                        let bmn = d.batch * d.m * d.n;
-                        let whole = ElementIndex {
-                            array: *dst,
-                            offset: bmn.saturating_sub(1),
-                            terms: Vec::new(),
-                        };
-                        index(&whole, true)?;
-                        for (i, (rows, cols), (rs, cs)) in [
-                            (lhs, (d.m, d.k), d.lhs_strides),
-                            (rhs, (d.k, d.n), d.rhs_strides),
-                        ] {
-                            // A batch is `rows * cols` elements, row-major or transposed.
-                            let fits = (rs, cs) == (cols, 1) || (rs, cs) == (1, rows);
-                            let mut last = i.clone();
-                            last.offset = last
-                                .offset
-                                .saturating_add((d.batch * rows * cols).saturating_sub(1));
-                            index(&last, false)?;
-                            if !fits {
-                                return Err(
-                                    "a dot operand that is neither row-major nor transposed".into(),
-                                );
-                            }
-                        }
-                        let same = [dst.index(), lhs.array.index(), rhs.array.index()]
-                            .iter()
-                            .all(|a| self.arrays[*a].dtype == *dtype);
-                        if !same || !dtype.is_float() || bmn == 0 {
-                            return Err("a dot of other dtypes than its arrays' floats".into());
-                        }
-                    }
-                    Inst::Switch { branches, .. } => {
-                        pending.extend(branches.iter().map(|br| &br.block));
-                    }
-                    Inst::Reduce {
-                        dtype,
-                        dst,
-                        src,
-                        rows,
-                        len,
-                        ..
-                    } => {
-                        let last = ElementIndex {
-                            array: *dst,
-                            offset: rows.saturating_sub(1),
-                            terms: Vec::new(),
-                        };
-                        index(&last, true)?;
-                        let mut end = src.clone();
-                        end.offset = end
-                            .offset
-                            .saturating_add(rows.saturating_mul(*len).saturating_sub(1));
-                        index(&end, false)?;
-                        let same = [dst.index(), src.array.index()]
-                            .iter()
-                            .all(|a| self.arrays[*a].dtype == *dtype);
-                        if !same || *rows == 0 || *len == 0 {
-                            return Err("a reduction of another dtype, or of nothing".into());
-                        }
-                    }
-                    Inst::Const { .. }
-                    | Inst::Unary { .. }
-                    | Inst::Binary { .. }
-                    | Inst::Compare { .. }
-                    | Inst::Select { .. }
-                    | Inst::Convert { .. }
-                    | Inst::Bitcast { .. }
-                    | Inst::Copy { .. } => {}
                 }
+                Inst::Store { index: i, src } => {
+                    reg(src)?;
+                    index(i, true)?;
+                    if self.dtype(*src) != self.arrays[i.array.index()].dtype {
+                        return Err("a store of another dtype than its array's".into());
+                    }
+                }
+                Inst::While { .. } | Inst::Switch { .. } => {}
+                Inst::Loop {
+                    counter,
+                    count,
+                    body,
+                } => {
+                    reg(counter)?;
+                    if self.dtype(*counter) != DType::I32 || *count > i32::MAX as u64 {
+                        return Err("a loop counter that is not i32 or overflows".into());
+                    }
+                    // Emitters may skip clamping the counter: only the loop sets it.
+                    if body.writes(*counter) {
+                        return Err("a loop body that writes its counter".into());
+                    }
+                }
+                Inst::Dot {
+                    dtype,
+                    dst,
+                    lhs,
+                    rhs,
+                    shape: d,
+                } => {
+                    let bmn = d.batch.saturating_mul(d.m).saturating_mul(d.n);
+                    let whole = ElementIndex {
+                        array: *dst,
+                        offset: bmn.saturating_sub(1),
+                        terms: Vec::new(),
+                    };
+                    index(&whole, true)?;
+                    for (i, (rows, cols), (rs, cs)) in [
+                        (lhs, (d.m, d.k), d.lhs_strides),
+                        (rhs, (d.k, d.n), d.rhs_strides),
+                    ] {
+                        // A batch is `rows * cols` elements, row-major or transposed.
+                        let fits = (rs, cs) == (cols, 1) || (rs, cs) == (1, rows);
+                        let mut last = i.clone();
+                        last.offset = last.offset.saturating_add(
+                            d.batch
+                                .saturating_mul(rows)
+                                .saturating_mul(cols)
+                                .saturating_sub(1),
+                        );
+                        index(&last, false)?;
+                        if !fits {
+                            return Err(
+                                "a dot operand that is neither row-major nor transposed".into()
+                            );
+                        }
+                    }
+                    let same = [dst.index(), lhs.array.index(), rhs.array.index()]
+                        .iter()
+                        .all(|a| self.arrays[*a].dtype == *dtype);
+                    if !same || !dtype.is_float() || bmn == 0 {
+                        return Err("a dot of other dtypes than its arrays' floats".into());
+                    }
+                }
+                Inst::Reduce {
+                    dtype,
+                    dst,
+                    src,
+                    rows,
+                    len,
+                    ..
+                } => {
+                    let last = ElementIndex {
+                        array: *dst,
+                        offset: rows.saturating_sub(1),
+                        terms: Vec::new(),
+                    };
+                    index(&last, true)?;
+                    let mut end = src.clone();
+                    end.offset = end
+                        .offset
+                        .saturating_add(rows.saturating_mul(*len).saturating_sub(1));
+                    index(&end, false)?;
+                    let same = [dst.index(), src.array.index()]
+                        .iter()
+                        .all(|a| self.arrays[*a].dtype == *dtype);
+                    if !same || *rows == 0 || *len == 0 {
+                        return Err("a reduction of another dtype, or of nothing".into());
+                    }
+                }
+                Inst::Const { .. }
+                | Inst::Unary { .. }
+                | Inst::Binary { .. }
+                | Inst::Compare { .. }
+                | Inst::Select { .. }
+                | Inst::Convert { .. }
+                | Inst::Bitcast { .. }
+                | Inst::Copy { .. } => {}
             }
         }
         Ok(())

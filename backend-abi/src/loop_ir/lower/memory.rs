@@ -115,8 +115,9 @@ impl Lowering {
         })])
     }
 
-    /// `dynamic_update_slice` of one element: a store into the operand's memory, which
-    /// nothing may read afterwards (its generation ends).
+    /// `dynamic_update_slice`: a store of one element, or an element loop copying a
+    /// contiguous window, into the operand's memory (its generation ends), or into a copy
+    /// of it where a later node still reads the operand (or the region may not write it).
     pub(super) fn dynamic_update_slice(
         &mut self,
         n: &Node,

@@ -108,45 +108,21 @@ pub const SCALAR_LOOP_LIMIT: u64 = 1024;
 /// The trip count of an element loop of `f` that would be scalar code past
 /// [`SCALAR_LOOP_LIMIT`], if there is one.
 pub fn long_scalar_loop(f: &Function) -> Option<u64> {
-    let mut pending: Vec<&Block> = vec![&f.body];
-    while let Some(b) = pending.pop() {
-        for inst in &b.0 {
-            match inst {
-                Inst::Loop {
-                    counter,
-                    count,
-                    body,
-                } => {
-                    let vectorised = vector::lanes(f, *counter, body).is_some()
-                        || vector::vmath_map(f, *counter, body).is_some();
-                    if *count > SCALAR_LOOP_LIMIT && !vectorised {
-                        return Some(*count);
-                    }
-                    pending.push(body);
-                }
-                Inst::While { cond, body, .. } => {
-                    pending.push(cond);
-                    pending.push(body);
-                }
-                Inst::Switch { branches, .. } => {
-                    pending.extend(branches.iter().map(|br| &br.block))
-                }
-                Inst::Const { .. }
-                | Inst::Unary { .. }
-                | Inst::Binary { .. }
-                | Inst::Compare { .. }
-                | Inst::Select { .. }
-                | Inst::Convert { .. }
-                | Inst::Bitcast { .. }
-                | Inst::Copy { .. }
-                | Inst::Load { .. }
-                | Inst::Store { .. }
-                | Inst::Dot { .. }
-                | Inst::Reduce { .. } => {}
+    f.body
+        .instructions()
+        .into_iter()
+        .find_map(|inst| match inst {
+            Inst::Loop {
+                counter,
+                count,
+                body,
+            } => {
+                let vectorised = vector::lanes(f, *counter, body).is_some()
+                    || vector::vmath_map(f, *counter, body).is_some();
+                (*count > SCALAR_LOOP_LIMIT && !vectorised).then_some(*count)
             }
-        }
-    }
-    None
+            _ => None,
+        })
 }
 
 /// Validation admits no such op; reaching one means the lowering is wrong.
