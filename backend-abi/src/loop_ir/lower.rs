@@ -6,8 +6,8 @@ use super::{
 };
 use crate::qir::{BinaryOp, Node, Op, Program, ReduceKind, ValueId};
 use crate::{DType, TensorType};
-use memory::View;
 use std::fmt;
+use views::View;
 
 /// Why a node stays with the interpreter: the op, or the shape, the loop IR does not cover.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,14 +28,16 @@ impl std::error::Error for Declined {}
 /// one-element value of its regions, become registers; larger values stay in memory
 /// (`Function::arrays`): read through loads and views, computed by element loops, matrix
 /// products and row reductions, updated in place where nothing reads the old value (else
-/// on a copy). Anything else that touches an array (a general transpose or broadcast,
-/// `pad`, `concatenate`, gather/scatter, linear algebra) is `Declined`, naming the op.
+/// on a copy); slices, transposes and broadcasts are views of it read in place, `pad` and
+/// `concatenate` write windows of new memory. Anything else that touches an array
+/// (`reverse`, gather/scatter, cumulative ops, linear algebra, a reduction over leading
+/// axes) is `Declined`, naming the op.
 ///
 /// ```
 /// use quabla_abi::loop_ir::{lower_while, Operand};
 /// use quabla_abi::qir::Program;
 ///
-/// // A while that transposes a matrix stays with the interpreter.
+/// // A while that reverses a matrix stays with the interpreter.
 /// let p = Program::parse(
 ///     "program(%0: f32[2,2]) {
 ///        %1 = while(%0) : f32[2,2] {
@@ -44,7 +46,7 @@ impl std::error::Error for Declined {}
 ///            return %1
 ///          }
 ///          body(%0: f32[2,2]) {
-///            %1 = transpose[perm=[1,0]](%0) : f32[2,2]
+///            %1 = reverse[dims=[0]](%0) : f32[2,2]
 ///            return %1
 ///          }
 ///        }
@@ -52,7 +54,7 @@ impl std::error::Error for Declined {}
 ///      }",
 /// )
 /// .unwrap();
-/// assert_eq!(lower_while(&p.nodes[0]).unwrap_err().op, "transpose");
+/// assert_eq!(lower_while(&p.nodes[0]).unwrap_err().op, "reverse");
 ///
 /// // One that writes one element a step updates its memory in place.
 /// let p = Program::parse(
@@ -98,15 +100,15 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
         } else {
             let id = l.array(t);
             operands.push(Operand::Array(id));
-            args.push(Val::Array(View {
-                index: ElementIndex {
+            args.push(Val::Array(View::dense(
+                ElementIndex {
                     array: id,
                     offset: 0,
                     terms: Vec::new(),
                 },
-                shape: t.shape.clone(),
-                generation: 0,
-            }));
+                t.shape.clone(),
+                0,
+            )));
         }
     }
     let mut body_block = Block::default();
@@ -338,7 +340,11 @@ impl Lowering {
                         j != k && matches!(b, Val::Array(w) if w.index.array == v.index.array)
                     });
                     // The loop updates this carry's memory: its own, or a copy of it.
-                    let v = if shared || self.frozen > 0 || live.contains(&v.index.array) {
+                    let v = if shared
+                        || self.frozen > 0
+                        || live.contains(&v.index.array)
+                        || !v.writable()
+                    {
                         self.own_copy(v, op, out)?
                     } else {
                         v.clone()
@@ -371,7 +377,7 @@ impl Lowering {
                 (Val::Splat { x, .. }, Val::Array(v)) => self.fill(v, *x, op, &mut body_block)?,
                 (Val::Array(w), Val::Array(v)) => {
                     self.current(w, op)?;
-                    if w.index == v.index && w.shape == v.shape {
+                    if w.index == v.index && w.shape == v.shape && w.strides == v.strides {
                         continue;
                     }
                     // A new value: copied into the carry's memory at the end of the body,
@@ -490,13 +496,22 @@ impl Lowering {
         live: &[ArrayId],
         out: &mut Block,
     ) -> Result<Vec<Val>, Declined> {
-        // Splats stay registers for what reads them element by element or only reshapes
-        // them; everything else reads memory.
+        if n.results.iter().any(|t| t.num_elements() == 0) {
+            return Err(decline(&n.op, "an empty array"));
+        }
+        // Splats stay registers for what reads them element by element, only moves them,
+        // or writes them into a window; everything else reads memory.
+        let moves = matches!(
+            n.op,
+            Op::BroadcastInDim { .. }
+                | Op::Reshape
+                | Op::Transpose { .. }
+                | Op::Slice { .. }
+                | Op::Reverse { .. }
+        );
         let keeps_splats = n.op.is_elementwise()
-            || matches!(
-                n.op,
-                Op::BroadcastInDim { .. } | Op::Reshape | Op::Transpose { .. }
-            );
+            || moves
+            || matches!(n.op, Op::Pad { .. } | Op::Concatenate { .. });
         let filled;
         let args = if keeps_splats {
             args
@@ -506,10 +521,7 @@ impl Lowering {
         };
         let result_shape = || n.results[0].shape.clone();
         match (&n.op, args) {
-            (
-                Op::BroadcastInDim { .. } | Op::Reshape | Op::Transpose { .. },
-                [Val::Splat { x, .. }],
-            ) => {
+            (_, [Val::Splat { x, .. }]) if moves && n.results[0].num_elements() != 1 => {
                 return Ok(vec![Val::Splat {
                     x: *x,
                     shape: result_shape(),
@@ -528,21 +540,20 @@ impl Lowering {
             Op::DynamicUpdateSlice => return self.dynamic_update_slice(n, args, live, out),
             Op::While { cond, body } => return self.while_loop(&n.op, cond, body, args, live, out),
             Op::Cond { branches } => return self.cond(&n.op, branches, n, args, out),
-            Op::Reshape => {
-                if let Val::Array(v) = &args[0] {
-                    return self.reshape(n, v);
-                }
+            _ => {}
+        }
+        let many = n.results[0].num_elements() != 1;
+        match (&n.op, args) {
+            (Op::Reshape, [Val::Array(v)]) => return self.reshape(n, v, out),
+            (Op::Transpose { perm }, [Val::Array(v)]) => return self.transpose(n, perm, v),
+            (Op::BroadcastInDim { dims }, [Val::Array(v)]) => return self.broadcast(n, dims, v),
+            (Op::Slice { start, strides, .. }, [Val::Array(v)]) => {
+                return self.slice(n, start, strides, v, out)
             }
-            // Moving only axes of length 1 keeps the elements' order: a reshape.
-            Op::Transpose { perm } => {
-                if let Val::Array(v) = &args[0] {
-                    let long: Vec<usize> =
-                        perm.iter().copied().filter(|&a| v.shape[a] != 1).collect();
-                    if long.windows(2).all(|w| w[0] < w[1]) {
-                        return self.reshape(n, v);
-                    }
-                }
+            (Op::Pad { low, interior, .. }, _) if many => {
+                return self.pad(n, low, interior, args, out)
             }
+            (Op::Concatenate { dim }, _) if many => return self.concatenate(n, *dim, args, out),
             _ => {}
         }
         let reads_array = args.iter().any(|a| !matches!(a, Val::Scalar(_)));
@@ -677,3 +688,4 @@ impl Lowering {
 mod memory;
 #[cfg(test)]
 mod tests;
+mod views;

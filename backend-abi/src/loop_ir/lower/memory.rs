@@ -1,6 +1,7 @@
 //! Arrays in memory: views, element loads and in-place stores, element loops (elementwise
 //! ops over arrays, fills, copies), constants, matrix products and row reductions.
 
+use super::views::{levels, start_terms, unfilled, View};
 use super::{decline, Declined, Lowering, Val};
 use crate::loop_ir::{
     ArrayDecl, ArrayId, ArrayRole, Block, DotShape, ElementIndex, IndexTerm, Inst, Reg,
@@ -8,80 +9,13 @@ use crate::loop_ir::{
 use crate::qir::{DotDims, Node, Op, ReduceKind};
 use crate::{DType, TensorType};
 
-/// A contiguous piece of an array, row-major in `shape`, starting at element `index`.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct View {
-    pub(super) index: ElementIndex,
-    pub(super) shape: Vec<usize>,
-    /// The array's generation the view was taken at: an in-place store starts a new one,
-    /// and reading a view of an older one would see the store, so it declines.
-    pub(super) generation: u32,
-}
-
-fn row_major_strides(shape: &[usize]) -> Vec<u64> {
-    let mut s = vec![1u64; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1] as u64;
-    }
-    s
-}
-
-/// `clamp(start, 0, dim - size)` for every axis, as terms of an element index (an axis the
-/// slice spans whole clamps every start to 0 and adds nothing).
-fn start_terms(starts: &[Reg], dims: &[usize], sizes: &[usize]) -> Vec<IndexTerm> {
-    let strides = row_major_strides(dims);
-    starts
-        .iter()
-        .zip(dims.iter().zip(sizes))
-        .zip(strides)
-        .filter(|((_, (d, z)), _)| d > z)
-        .map(|((start, (d, z)), stride)| IndexTerm {
-            start: *start,
-            max: (d - z) as u64,
-            stride,
-        })
-        .collect()
-}
-
-/// Whether a slice of `sizes` out of `dims` is one contiguous run of memory: ones, then at
-/// most one partial axis, then whole axes.
-fn contiguous(dims: &[usize], sizes: &[usize]) -> bool {
-    let first = sizes.iter().position(|&z| z != 1).unwrap_or(sizes.len());
-    dims[first.saturating_add(1).min(dims.len())..]
-        == sizes[first.saturating_add(1).min(sizes.len())..]
-}
-
-/// `Lowering::node` fills splats before the nodes that read memory; one reaching them is a
-/// bug, declined rather than miscompiled.
-fn unfilled(op: &Op) -> Declined {
-    decline(op, "a splat reached a node that reads memory (a bug)")
-}
-
-impl View {
-    /// The element `counter` of this view (a contiguous run).
-    fn at(&self, counter: Reg) -> ElementIndex {
-        let mut i = self.index.clone();
-        let len = self.shape.iter().product::<usize>() as u64;
-        i.terms.push(IndexTerm {
-            start: counter,
-            max: len - 1,
-            stride: 1,
-        });
-        i
-    }
-
-    fn len(&self) -> usize {
-        self.shape.iter().product()
-    }
-}
-
 impl Lowering {
     /// The registers of a dynamic slice's start operands.
     fn starts(&self, args: &[Val], op: &Op) -> Result<Vec<Reg>, Declined> {
         args.iter().map(|a| self.scalar(a, op)).collect()
     }
 
-    /// `dynamic_slice`: one element is a load; a contiguous piece is a view.
+    /// `dynamic_slice`: one element is a load; more are a view at clamped starts.
     pub(super) fn dynamic_slice(
         &mut self,
         n: &Node,
@@ -98,11 +32,10 @@ impl Lowering {
         };
         self.current(v, &n.op)?;
         let starts = self.starts(&args[1..], &n.op)?;
-        if !contiguous(&v.shape, sizes) {
-            return Err(decline(&n.op, "the slice is not contiguous in memory"));
-        }
         let mut index = v.index.clone();
-        index.terms.extend(start_terms(&starts, &v.shape, sizes));
+        index
+            .terms
+            .extend(start_terms(&starts, &v.shape, sizes, &v.strides));
         if n.results[0].num_elements() == 1 {
             let dst = self.reg(n.results[0].dtype);
             out.0.push(Inst::Load { dst, index });
@@ -111,13 +44,14 @@ impl Lowering {
         Ok(vec![Val::Array(View {
             index,
             shape: sizes.clone(),
+            strides: v.strides.clone(),
             generation: v.generation,
         })])
     }
 
-    /// `dynamic_update_slice`: a store of one element, or an element loop copying a
-    /// contiguous window, into the operand's memory (its generation ends), or into a copy
-    /// of it where a later node still reads the operand (or the region may not write it).
+    /// `dynamic_update_slice`: a store of one element, or element loops copying a window,
+    /// into the operand's memory (its generation ends), or into a copy of it where a later
+    /// node still reads the operand (or the region may not write it, or it is a broadcast).
     pub(super) fn dynamic_update_slice(
         &mut self,
         n: &Node,
@@ -131,7 +65,7 @@ impl Lowering {
                 let src = self.scalar(&args[1], &n.op)?;
                 return Ok(vec![self.copy(src, out)]);
             }
-            Val::Array(v) if self.frozen > 0 || live.contains(&v.index.array) => {
+            Val::Array(v) if self.frozen > 0 || live.contains(&v.index.array) || !v.writable() => {
                 &self.own_copy(v, &n.op, out)?
             }
             Val::Array(v) => v,
@@ -145,17 +79,17 @@ impl Lowering {
             Val::Array(u) => {
                 // A window of several elements: copied in by an element loop.
                 self.current(u, &n.op)?;
-                if !contiguous(&v.shape, &u.shape) || u.index.array == v.index.array {
-                    return Err(decline(
-                        &n.op,
-                        "the window is not contiguous, or the update overlaps it",
-                    ));
+                if u.index.array == v.index.array {
+                    return Err(decline(&n.op, "the update overlaps the operand"));
                 }
                 let mut index = v.index.clone();
-                index.terms.extend(start_terms(&starts, &v.shape, &u.shape));
+                index
+                    .terms
+                    .extend(start_terms(&starts, &v.shape, &u.shape, &v.strides));
                 let window = View {
                     index,
                     shape: u.shape.clone(),
+                    strides: v.strides.clone(),
                     generation: v.generation,
                 };
                 self.copy_into(&window, u, &n.op, out)?;
@@ -168,21 +102,14 @@ impl Lowering {
         };
         let ones = vec![1; v.shape.len()];
         let mut index = v.index.clone();
-        index.terms.extend(start_terms(&starts, &v.shape, &ones));
+        index
+            .terms
+            .extend(start_terms(&starts, &v.shape, &ones, &v.strides));
         self.arrays[v.index.array.index()].written = true;
         out.0.push(Inst::Store { index, src });
         let generation = self.bump(v.index.array);
         Ok(vec![Val::Array(View {
             generation,
-            ..v.clone()
-        })])
-    }
-
-    /// The same elements under the node's result shape.
-    pub(super) fn reshape(&mut self, n: &Node, v: &View) -> Result<Vec<Val>, Declined> {
-        self.current(v, &n.op)?;
-        Ok(vec![Val::Array(View {
-            shape: n.results[0].shape.clone(),
             ..v.clone()
         })])
     }
@@ -196,15 +123,15 @@ impl Lowering {
             role: ArrayRole::Constant(h.clone()),
         });
         self.generations.push(0);
-        Val::Array(View {
-            index: ElementIndex {
+        Val::Array(View::dense(
+            ElementIndex {
                 array: ArrayId((self.arrays.len() - 1) as u32),
                 offset: 0,
                 terms: Vec::new(),
             },
-            shape: h.ty.shape.clone(),
-            generation: 0,
-        })
+            h.ty.shape.clone(),
+            0,
+        ))
     }
 
     /// Memory for an array value computed inside the function, one per value.
@@ -220,15 +147,15 @@ impl Lowering {
             role: ArrayRole::Scratch,
         });
         self.generations.push(0);
-        Ok(View {
-            index: ElementIndex {
+        Ok(View::dense(
+            ElementIndex {
                 array: ArrayId((self.arrays.len() - 1) as u32),
                 offset: 0,
                 terms: Vec::new(),
             },
-            shape: t.shape.clone(),
-            generation: 0,
-        })
+            t.shape.clone(),
+            0,
+        ))
     }
 
     /// A copy of `v` in new memory: what an update works on when the value it updates is
@@ -247,33 +174,55 @@ impl Lowering {
         Ok(copy)
     }
 
-    /// An element loop of `len` trips, its body appended by `each` given the counter.
-    fn element_loop(
+    /// The element loops over `shape` (`views::levels`), their body appended by `each`
+    /// given each view's element index (each of `views` of that shape).
+    fn element_nest(
         &mut self,
-        len: usize,
+        shape: &[usize],
+        views: &[&View],
         op: &Op,
         out: &mut Block,
-        each: impl FnOnce(&mut Self, Reg, &mut Block) -> Result<(), Declined>,
+        each: impl FnOnce(&mut Self, &[ElementIndex], &mut Block) -> Result<(), Declined>,
     ) -> Result<(), Declined> {
-        if len > i32::MAX as usize {
+        let levels = levels(shape, views);
+        if levels.iter().any(|(count, _)| *count > i32::MAX as u64) {
             return Err(decline(op, "an element loop past i32 indices"));
         }
-        let counter = self.reg(DType::I32);
+        let counters: Vec<Reg> = levels.iter().map(|_| self.reg(DType::I32)).collect();
+        let indices: Vec<ElementIndex> = (0..views.len())
+            .map(|k| {
+                let mut i = views[k].index.clone();
+                for ((count, steps), c) in levels.iter().zip(&counters) {
+                    // A broadcast axis adds nothing to the address.
+                    if steps[k] != 0 {
+                        i.terms.push(IndexTerm {
+                            start: *c,
+                            max: count - 1,
+                            stride: steps[k],
+                        });
+                    }
+                }
+                i
+            })
+            .collect();
         let mut body = Block::default();
-        each(self, counter, &mut body)?;
-        out.0.push(Inst::Loop {
-            counter,
-            count: len as u64,
-            body,
-        });
+        each(self, &indices, &mut body)?;
+        for ((count, _), counter) in levels.iter().zip(&counters).rev() {
+            body = Block(vec![Inst::Loop {
+                counter: *counter,
+                count: *count,
+                body,
+            }]);
+        }
+        out.0.extend(body.0);
         Ok(())
     }
 
-    fn load(&mut self, v: &View, counter: Reg, body: &mut Block) -> Reg {
-        let dst = self.reg(self.arrays[v.index.array.index()].dtype);
+    fn load(&mut self, index: &ElementIndex, body: &mut Block) -> Reg {
+        let dst = self.reg(self.arrays[index.array.index()].dtype);
         body.0.push(Inst::Load {
             dst,
-            index: v.at(counter),
+            index: index.clone(),
         });
         dst
     }
@@ -320,6 +269,7 @@ impl Lowering {
         }
         let dying = views.iter().find(|u| {
             self.frozen == 0
+                && u.writable()
                 && !live.contains(&u.index.array)
                 && self.arrays[u.index.array.index()].dtype == t.dtype
                 && views
@@ -336,18 +286,25 @@ impl Lowering {
             }
             None => self.scratch(t, &n.op)?,
         };
-        self.element_loop(dst.len(), &n.op, out, |l, i, body| {
-            let xs: Vec<Reg> = args
-                .iter()
-                .map(|a| match a {
-                    Val::Array(v) => l.load(v, i, body),
+        let mut all = vec![&dst];
+        all.extend(views.iter());
+        self.element_nest(&t.shape, &all, &n.op, out, |l, at, body| {
+            // `at[0]` is the result's; the operands' follow in order.
+            let mut next = 1;
+            let mut xs = Vec::with_capacity(args.len());
+            for a in args {
+                xs.push(match a {
+                    Val::Array(_) => {
+                        next += 1;
+                        l.load(&at[next - 1], body)
+                    }
                     Val::Splat { x, .. } | Val::Scalar(x) => *x,
-                })
-                .collect();
+                });
+            }
             let y = l.reg(t.dtype);
             l.scalar_node(n, &xs, &[y], body)?;
             body.0.push(Inst::Store {
-                index: dst.at(i),
+                index: at[0].clone(),
                 src: y,
             });
             Ok(())
@@ -367,22 +324,30 @@ impl Lowering {
         self.write_all(dst, &Val::Scalar(x), op, out)
     }
 
-    /// Writes every element of `dst` from `src` (a view of its length, or one register),
+    /// Writes every element of `dst` from `src` (a view of its shape, or one register),
     /// which starts a new generation of `dst`'s array.
-    fn write_all(
+    pub(super) fn write_all(
         &mut self,
         dst: &View,
         src: &Val,
         op: &Op,
         out: &mut Block,
     ) -> Result<(), Declined> {
-        self.element_loop(dst.len(), op, out, |l, i, body| {
+        let mut views = vec![dst];
+        if let Val::Array(v) = src {
+            self.current(v, op)?;
+            if v.shape != dst.shape {
+                return Err(decline(op, "a copy between shapes (a bug)"));
+            }
+            views.push(v);
+        }
+        self.element_nest(&dst.shape, &views, op, out, |l, at, body| {
             let x = match src {
-                Val::Array(v) => l.load(v, i, body),
+                Val::Array(_) => l.load(&at[1], body),
                 Val::Scalar(x) | Val::Splat { x, .. } => *x,
             };
             body.0.push(Inst::Store {
-                index: dst.at(i),
+                index: at[0].clone(),
                 src: x,
             });
             Ok(())
@@ -415,7 +380,7 @@ impl Lowering {
         Ok(filled)
     }
 
-    /// Copies `src` into `dst`'s memory (views of one length, different arrays), which
+    /// Copies `src` into `dst`'s memory (views of one shape, different arrays), which
     /// starts a new generation of `dst`'s array.
     pub(super) fn copy_into(
         &mut self,
@@ -451,6 +416,7 @@ impl Lowering {
                 "it reduces a leading axis (the rows would need a transpose)",
             ));
         }
+        let v = &self.dense(v, &n.op, out)?;
         let t = &n.results[0];
         let rows = t.num_elements() as u64;
         let len = v.len() as u64 / rows.max(1);
@@ -471,10 +437,11 @@ impl Lowering {
             });
             return Ok(vec![Val::Scalar(x)]);
         }
-        Ok(vec![Val::Array(View {
-            shape: t.shape.clone(),
-            ..dst
-        })])
+        Ok(vec![Val::Array(View::dense(
+            dst.index,
+            t.shape.clone(),
+            dst.generation,
+        ))])
     }
 
     /// `dot_general` of floats whose operands can be read in place as batched matrices
@@ -487,8 +454,8 @@ impl Lowering {
         r: &View,
         out: &mut Block,
     ) -> Result<Vec<Val>, Declined> {
-        self.current(l, &n.op)?;
-        self.current(r, &n.op)?;
+        let l = &self.dense(l, &n.op, out)?;
+        let r = &self.dense(r, &n.op, out)?;
         let dtype = n.results[0].dtype;
         if !dtype.is_float() {
             return Err(decline(&n.op, "an integer matrix product"));

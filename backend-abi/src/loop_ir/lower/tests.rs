@@ -225,27 +225,187 @@ fn updating_an_array_that_is_read_afterwards_works_on_a_copy() {
     );
 }
 
+/// The element loops nested from `inst`, outermost first: each one's trip count and the
+/// strides its counter steps each load's and store's array by.
+fn nest_of(inst: &Inst) -> Vec<(u64, Vec<u64>)> {
+    let mut levels = Vec::new();
+    let mut inst = inst;
+    while let Inst::Loop {
+        counter,
+        count,
+        body,
+    } = inst
+    {
+        let innermost = !matches!(body.0[..], [Inst::Loop { .. }]);
+        let mut all = Vec::new();
+        let mut pending = vec![body];
+        while let Some(b) = pending.pop() {
+            for inst in &b.0 {
+                match inst {
+                    Inst::Load { index, .. } | Inst::Store { index, .. } => all.push(index),
+                    Inst::Loop { body, .. } => pending.push(body),
+                    _ => {}
+                }
+            }
+        }
+        let steps = all
+            .iter()
+            .map(|i| {
+                i.terms
+                    .iter()
+                    .find(|t| t.start == *counter)
+                    .map_or(0, |t| t.stride)
+            })
+            .collect();
+        levels.push((*count, steps));
+        if innermost {
+            break;
+        }
+        inst = &body.0[0];
+    }
+    levels
+}
+
 #[test]
-fn a_slice_that_is_not_contiguous_and_a_transpose_decline() {
-    let e = over_matrix(
+fn a_window_that_is_not_contiguous_and_a_transpose_are_read_in_place_at_strides() {
+    // Two rows of one column: a load walks the column at the matrix's row stride.
+    let f = over_matrix(
         "%4 = dynamic_slice[sizes=[2,1]](%1, %0, %0) : f32[2,1]
-         return %3, %1",
+         %5 = neg(%4) : f32[2,1]
+         %6 = dynamic_update_slice(%1, %5, %3, %3) : f32[4,3]
+         return %3, %6",
     )
-    .unwrap_err();
-    assert_eq!(
-        (e.op, e.reason),
-        ("dynamic_slice", "the slice is not contiguous in memory")
-    );
-    let e = over_matrix(
+    .unwrap();
+    let body = loop_body(&f);
+    let [neg, ..] = &loops_of(body)[..] else {
+        panic!("no element loop in {body:?}")
+    };
+    assert_eq!(neg.1, 2);
+    let loads = loads_of(neg.0);
+    assert_eq!(loads[0].terms.last().map(|t| t.stride), Some(3));
+    // A transpose is a view; its reshape is row-major, so it copies: an outer loop over
+    // the transpose's rows (step 1 in the source), an inner one over its columns (step 3).
+    let f = over_matrix(
         "%4 = transpose[perm=[1,0]](%1) : f32[3,4]
          %5 = reshape(%4) : f32[4,3]
          return %3, %5",
     )
-    .unwrap_err();
+    .unwrap();
+    let body = loop_body(&f);
+    let copy = body.0.iter().find(|i| matches!(i, Inst::Loop { .. }));
     assert_eq!(
-        (e.op, e.reason),
-        ("transpose", "it reads an array as a whole")
+        nest_of(copy.expect("a copy")),
+        [(3, vec![1, 4]), (4, vec![3, 1])]
     );
+}
+
+#[test]
+fn a_stencil_reads_shifted_slices_of_its_padded_array_where_they_lie() {
+    let f = lower(
+        "program(%0: f32[4,3]) {
+           %1 = while(%0) : f32[4,3] {
+             cond(%0: f32[4,3]) {
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }
+             body(%0: f32[4,3]) {
+               %1 = constant[value=[0]]() : f32[]
+               %2 = pad[low=[1,1], high=[1,1], interior=[0,0]](%0, %1) : f32[6,5]
+               %3 = slice[start=[0,1], limit=[4,4], strides=[1,1]](%2) : f32[4,3]
+               %4 = slice[start=[2,1], limit=[6,4], strides=[1,1]](%2) : f32[4,3]
+               %5 = add(%3, %4) : f32[4,3]
+               return %5
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap();
+    let body = loop_body(&f);
+    // The padding value; fill the padded array; copy the operand into its interior; add
+    // two windows of it into new memory (they overlap each other, so neither is written
+    // in place); copy that into the carry. Strides are the loads', then the store's.
+    let nests: Vec<Vec<(u64, Vec<u64>)>> = body.0.iter().map(nest_of).collect();
+    assert_eq!(
+        nests,
+        [
+            vec![],
+            vec![(30, vec![1])],
+            vec![(4, vec![3, 5]), (3, vec![1, 1])],
+            vec![(4, vec![5, 5, 3]), (3, vec![1, 1, 1])],
+            vec![(12, vec![1, 1])],
+        ]
+    );
+    let padded = ArrayId(1);
+    assert!(f.arrays[padded.index()].is_scratch());
+    let add = &body.0[3];
+    let Inst::Loop { body: rows, .. } = add else {
+        panic!("not a loop: {add:?}")
+    };
+    let [Inst::Loop { body: row, .. }] = &rows.0[..] else {
+        panic!("not a nest: {rows:?}")
+    };
+    let offsets: Vec<u64> = loads_of(row).iter().map(|i| i.offset).collect();
+    // Rows 0 and 2 of the padded 6x5 array, from column 1.
+    assert_eq!(offsets, [1, 11]);
+}
+
+#[test]
+fn a_broadcast_is_read_at_step_zero_and_a_concatenation_writes_windows() {
+    let f = lower(
+        "program(%0: f64[3], %1: f64[2,3]) {
+           %2, %3 = while(%0, %1) : f64[3], f64[2,3] {
+             cond(%0: f64[3], %1: f64[2,3]) {
+               %2 = constant[value=[false]]() : bool[]
+               return %2
+             }
+             body(%0: f64[3], %1: f64[2,3]) {
+               %2 = broadcast_in_dim[dims=[1]](%0) : f64[2,3]
+               %3 = mul(%1, %2) : f64[2,3]
+               %4 = slice[start=[0,0], limit=[1,3], strides=[1,1]](%3) : f64[1,3]
+               %5 = reshape(%4) : f64[3]
+               %6 = reduce[kind=sum, axes=[0]](%5) : f64[]
+               %7 = reshape(%6) : f64[1]
+               %8 = slice[start=[0], limit=[2], strides=[1]](%0) : f64[2]
+               %9 = concatenate[dim=0](%7, %8) : f64[3]
+               return %9, %3
+             }
+           }
+           return %2, %3
+         }",
+    )
+    .unwrap();
+    let body = loop_body(&f);
+    // The product in place in the dying matrix (loads, then the store): the broadcast row
+    // repeats (step 0).
+    assert_eq!(
+        nest_of(&body.0[0]),
+        [(2, vec![3, 0, 3]), (3, vec![1, 1, 1])]
+    );
+    // The concatenation: the sum stored at element 0 of new memory, then a loop copying
+    // two elements of the vector carry (operand 0) in after it.
+    let at = body
+        .0
+        .iter()
+        .position(|i| matches!(i, Inst::Store { index, .. } if index.offset == 0))
+        .expect("a store of the sum");
+    let Inst::Store { index: sum, .. } = &body.0[at] else {
+        unreachable!()
+    };
+    assert!(f.arrays[sum.array.index()].is_scratch());
+    let Inst::Loop {
+        count: 2,
+        body: copy,
+        ..
+    } = &body.0[at + 1]
+    else {
+        panic!("no copy loop after the store: {body:?}")
+    };
+    let [Inst::Load { index: from, .. }, Inst::Store { index: to, .. }] = &copy.0[..] else {
+        panic!("not a copy: {copy:?}")
+    };
+    assert_eq!((from.array, from.offset), (ArrayId(0), 0));
+    assert_eq!((to.array, to.offset), (sum.array, 1));
 }
 
 /// The element loops of a block (not nested), with their trip counts.
@@ -470,7 +630,7 @@ fn an_op_outside_the_loop_ir_declines_naming_it() {
                return %1
              }
              body(%0: f64[]) {
-               %1 = broadcast_in_dim[dims=[]](%0) : f64[4]
+               %1 = constant[value=[1, 2, 3, 4]]() : f64[4]
                %2 = reverse[dims=[0]](%1) : f64[4]
                %3 = reduce[kind=sum, axes=[0]](%2) : f64[]
                return %3

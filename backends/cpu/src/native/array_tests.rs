@@ -3,7 +3,8 @@
 //! loads through row views of a matrix, starts read from an index table, inner loops that
 //! update the array, elementwise ops over whole arrays (element loops into new arrays),
 //! fills, row writes, matrix products, reductions over trailing axes, `cond`s whose branches
-//! return different arrays, constants, and carries replaced by new arrays (copied back),
+//! return different arrays, constants, carries replaced by new arrays (copied back), and
+//! views at strides (stencils over padded copies, transposes, broadcasts, concatenations),
 //! in every dtype an array can have.
 
 use super::tests::{both_tiers, property_draws, Rng};
@@ -269,6 +270,86 @@ impl Body {
 }
 
 impl Body {
+    /// A new matrix from views of the array (read in place at strides) and windows of new
+    /// memory: a 5-point-style stencil over its padded copy, a transpose there and back,
+    /// a row or column broadcast against it, two blocks concatenated in swapped order, or
+    /// every other row interleaved with padding.
+    fn movement(&mut self, rng: &mut Rng) {
+        let (d, ty) = (self.d, self.matrix_type());
+        let a = self.array;
+        let (r2, c2) = (ROWS + 2, COLS + 2);
+        self.array = match rng.below(7) {
+            0 => {
+                let v = self.push(format!("convert(%{}) : {d}[]", self.sum));
+                let p = self.push(format!(
+                    "pad[low=[1,1], high=[1,1], interior=[0,0]](%{a}, %{v}) : {d}[{r2},{c2}]"
+                ));
+                let (i, j) = (rng.below(3), rng.below(3));
+                let x = self.push(format!(
+                    "slice[start=[{i},{j}], limit=[{},{}], strides=[1,1]](%{p}) : {ty}",
+                    i + ROWS,
+                    j + COLS
+                ));
+                let y = self.push(format!(
+                    "slice[start=[{}, 1], limit=[{},{}], strides=[1,1]](%{p}) : {ty}",
+                    2 - i,
+                    2 - i + ROWS,
+                    1 + COLS
+                ));
+                self.push(format!("add(%{x}, %{y}) : {ty}"))
+            }
+            1 => {
+                let t = self.push(format!("transpose[perm=[1,0]](%{a}) : {d}[{COLS},{ROWS}]"));
+                let n = self.push(format!("neg(%{t}) : {d}[{COLS},{ROWS}]"));
+                self.push(format!("transpose[perm=[1,0]](%{n}) : {ty}"))
+            }
+            2 => {
+                let r = self.start(rng, ROWS);
+                let zero = self.push("constant[value=[0]]() : i32[]".into());
+                let row = self.push(format!(
+                    "dynamic_slice[sizes=[1,{COLS}]](%{a}, %{r}, %{zero}) : {d}[1,{COLS}]"
+                ));
+                let b = self.push(format!("broadcast_in_dim[dims=[0,1]](%{row}) : {ty}"));
+                self.push(format!("mul(%{a}, %{b}) : {ty}"))
+            }
+            3 => {
+                let col = self.push(format!("reduce[kind=max, axes=[1]](%{a}) : {d}[{ROWS}]"));
+                let b = self.push(format!("broadcast_in_dim[dims=[0]](%{col}) : {ty}"));
+                self.push(format!("sub(%{b}, %{a}) : {ty}"))
+            }
+            4 => {
+                let top = self.push(format!(
+                    "slice[start=[0,0], limit=[2,{COLS}], strides=[1,1]](%{a}) : {d}[2,{COLS}]"
+                ));
+                let rest = self.push(format!(
+                    "slice[start=[2,0], limit=[{ROWS},{COLS}], strides=[1,1]](%{a}) : {d}[{},{COLS}]",
+                    ROWS - 2
+                ));
+                self.push(format!("concatenate[dim=0](%{rest}, %{top}) : {ty}"))
+            }
+            5 => {
+                let left = self.push(format!(
+                    "slice[start=[0,0], limit=[{ROWS},1], strides=[1,1]](%{a}) : {d}[{ROWS},1]"
+                ));
+                let right = self.push(format!(
+                    "slice[start=[0,1], limit=[{ROWS},{COLS}], strides=[1,1]](%{a}) : {d}[{ROWS},{}]",
+                    COLS - 1
+                ));
+                self.push(format!("concatenate[dim=1](%{right}, %{left}) : {ty}"))
+            }
+            _ => {
+                let half = ROWS.div_ceil(2);
+                let every = self.push(format!(
+                    "slice[start=[0,0], limit=[{ROWS},{COLS}], strides=[2,1]](%{a}) : {d}[{half},{COLS}]"
+                ));
+                let v = self.push(format!("convert(%{}) : {d}[]", self.sum));
+                self.push(format!(
+                    "pad[low=[0,0], high=[0,0], interior=[1,0]](%{every}, %{v}) : {ty}"
+                ))
+            }
+        };
+    }
+
     /// A `cond` on the counter (0 runs the first branch; past the last, the last runs):
     /// pass the array through, write one element, or double it.
     fn branch(&mut self, rng: &mut Rng) {
@@ -330,7 +411,8 @@ fn random_program(rng: &mut Rng) -> (Program, DType) {
         d,
     };
     for _ in 0..2 + rng.below(6) {
-        match rng.below(13) {
+        match rng.below(15) {
+            13 | 14 => b.movement(rng),
             9 => b.reduce(rng),
             10 => b.branch(rng),
             0 | 1 => b.load(rng),

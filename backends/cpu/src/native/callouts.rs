@@ -3,7 +3,7 @@
 //! maps over slices, so the two tiers cannot drift apart.
 
 use crate::elementwise::{
-    self, binary_via_f64, fmax, fmin, int_div, int_rem, int_shift_left, int_shift_right_arithmetic,
+    self, binary_via_f64, int_div, int_rem, int_shift_left, int_shift_right_arithmetic,
     int_shift_right_logical, via_f64, Int, Real,
 };
 use quabla_abi::qir::{BinaryOp, ReduceKind, UnaryOp};
@@ -14,12 +14,6 @@ extern "C" fn sign<T: Real>(x: T) -> T {
 }
 extern "C" fn rem<T: Real>(x: T, y: T) -> T {
     x.rem(y)
-}
-extern "C" fn max<T: Real>(x: T, y: T) -> T {
-    fmax(x, y)
-}
-extern "C" fn min<T: Real>(x: T, y: T) -> T {
-    fmin(x, y)
 }
 extern "C" fn div<T: Int>(x: T, y: T) -> T {
     int_div(x, y)
@@ -153,7 +147,7 @@ pub fn f32_kernel_symbol(op_name: &str) -> String {
     format!("quabla_f32_{op_name}")
 }
 
-/// The symbol of a same-dtype scalar function (`sign`, float `rem` / `max` / `min`, integer
+/// The symbol of a same-dtype scalar function (`sign`, float `rem`, integer
 /// `div` / `rem` / `pow` / shifts).
 pub fn typed_symbol(op_name: &str, dtype: DType) -> String {
     format!("quabla_{op_name}_{}", dtype.name())
@@ -188,10 +182,6 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     typed("sign", DType::F64, sign::<f64> as *const u8);
     typed("rem", DType::F32, rem::<f32> as *const u8);
     typed("rem", DType::F64, rem::<f64> as *const u8);
-    typed("max", DType::F32, max::<f32> as *const u8);
-    typed("max", DType::F64, max::<f64> as *const u8);
-    typed("min", DType::F32, min::<f32> as *const u8);
-    typed("min", DType::F64, min::<f64> as *const u8);
     typed("div", DType::I32, div::<i32> as *const u8);
     typed("div", DType::U32, div::<u32> as *const u8);
     typed("rem", DType::I32, irem::<i32> as *const u8);

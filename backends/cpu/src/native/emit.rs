@@ -105,24 +105,54 @@ pub fn function(
 /// loop 1.2x slower than interpreted; 64-element ones made the forward scan 2x faster.
 pub const SCALAR_LOOP_LIMIT: u64 = 1024;
 
-/// The trip count of an element loop of `f` that would be scalar code past
-/// [`SCALAR_LOOP_LIMIT`], if there is one.
+/// The trips of an element loop of `f` that would be scalar code past
+/// [`SCALAR_LOOP_LIMIT`], if there is one: an inner loop of a nest counts the trips of the
+/// loops around it (an outer level whose body is only its inner loop is not scalar work).
 pub fn long_scalar_loop(f: &Function) -> Option<u64> {
-    f.body
-        .instructions()
-        .into_iter()
-        .find_map(|inst| match inst {
-            Inst::Loop {
-                counter,
-                count,
-                body,
-            } => {
-                let vectorised = vector::lanes(f, *counter, body).is_some()
-                    || vector::vmath_map(f, *counter, body).is_some();
-                (*count > SCALAR_LOOP_LIMIT && !vectorised).then_some(*count)
+    let mut pending: Vec<(&Block, u64)> = vec![(&f.body, 1)];
+    while let Some((block, around)) = pending.pop() {
+        for inst in &block.0 {
+            match inst {
+                Inst::Loop {
+                    counter,
+                    count,
+                    body,
+                } => {
+                    let trips = around.saturating_mul(*count);
+                    if let [Inst::Loop { .. }] = &body.0[..] {
+                        pending.push((body, trips));
+                        continue;
+                    }
+                    let vectorised = vector::lanes(f, *counter, body).is_some()
+                        || vector::vmath_map(f, *counter, body).is_some();
+                    if trips > SCALAR_LOOP_LIMIT && !vectorised {
+                        return Some(trips);
+                    }
+                    pending.push((body, trips));
+                }
+                Inst::While { cond, body, .. } => {
+                    pending.push((cond, around));
+                    pending.push((body, around));
+                }
+                Inst::Switch { branches, .. } => {
+                    pending.extend(branches.iter().map(|b| (&b.block, around)))
+                }
+                Inst::Const { .. }
+                | Inst::Unary { .. }
+                | Inst::Binary { .. }
+                | Inst::Compare { .. }
+                | Inst::Select { .. }
+                | Inst::Convert { .. }
+                | Inst::Bitcast { .. }
+                | Inst::Copy { .. }
+                | Inst::Load { .. }
+                | Inst::Store { .. }
+                | Inst::Dot { .. }
+                | Inst::Reduce { .. } => {}
             }
-            _ => None,
-        })
+        }
+    }
+    None
 }
 
 /// Validation admits no such op; reaching one means the lowering is wrong.
@@ -293,6 +323,7 @@ impl Emitter<'_, '_> {
                 let last = *blocks.last().ok_or("a cond with no branch")?;
                 switch.emit(&mut self.b, idx, last);
                 for (blk, br) in blocks.iter().zip(branches) {
+                    self.b.seal_block(*blk);
                     self.b.switch_to_block(*blk);
                     self.block(&br.block)?;
                     let vals: Vec<Value> = br.results.iter().map(|r| self.get(*r)).collect();
@@ -301,6 +332,7 @@ impl Emitter<'_, '_> {
                     }
                     self.b.ins().jump(merge, &[]);
                 }
+                self.b.seal_block(merge);
                 self.b.switch_to_block(merge);
             }
         }
@@ -323,6 +355,7 @@ impl Emitter<'_, '_> {
         self.block(cond)?;
         let t = self.get(test);
         self.b.ins().brif(t, body_block, &[], exit, &[]);
+        self.seal_exits(body_block, exit);
         self.b.switch_to_block(body_block);
         self.block(body)?;
         // All next values are read before any carry is written: a carry may feed another.
@@ -331,8 +364,18 @@ impl Emitter<'_, '_> {
             self.set(*c, v);
         }
         self.b.ins().jump(header, &[]);
+        self.b.seal_block(header);
         self.b.switch_to_block(exit);
         Ok(())
+    }
+
+    /// Seals a loop's body and exit blocks as soon as the header branches to them (their
+    /// only predecessor), and its header after the back edge: a variable read inside then
+    /// resolves to its one definition instead of a block parameter in every loop header
+    /// it crosses, which made register allocation dominate compile time on large loops.
+    fn seal_exits(&mut self, body: ir::Block, exit: ir::Block) {
+        self.b.seal_block(body);
+        self.b.seal_block(exit);
     }
 
     /// An element loop: as vectors where the body is lane-wise, else one element a step.
@@ -382,6 +425,7 @@ impl Emitter<'_, '_> {
             .ins()
             .icmp_imm_u(IntCC::UnsignedLessThan, c, end as i64);
         self.b.ins().brif(more, body_block, &[], exit, &[]);
+        self.seal_exits(body_block, exit);
         self.b.switch_to_block(body_block);
         self.counters.insert(counter, bound);
         each(self)?;
@@ -390,6 +434,7 @@ impl Emitter<'_, '_> {
         let c = self.b.ins().iadd_imm_s(c, step as i64);
         self.set(counter, c);
         self.b.ins().jump(header, &[]);
+        self.b.seal_block(header);
         self.b.switch_to_block(exit);
         Ok(())
     }
@@ -539,6 +584,30 @@ impl Emitter<'_, '_> {
         })
     }
 
+    /// QIR's float `max`/`min` (`elementwise::fmax`): IEEE maximum/minimum (-0 below +0),
+    /// NaN if either operand is, the one NaN `f64::NAN` converts to. Cranelift's `fmax`
+    /// leaves a NaN's sign unspecified, so NaN lanes are replaced. Scalars or vectors.
+    fn float_max_min(&mut self, max: bool, d: DType, a: Value, b: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(a);
+        let r = if max {
+            self.b.ins().fmax(a, b)
+        } else {
+            self.b.ins().fmin(a, b)
+        };
+        let nan = match d {
+            DType::F32 => self.b.ins().f32const(Ieee32::with_float(f32::NAN)),
+            _ => self.b.ins().f64const(Ieee64::with_float(f64::NAN)),
+        };
+        let unordered = self.b.ins().fcmp(FloatCC::Unordered, a, b);
+        if ty.is_vector() {
+            let nan = self.b.ins().splat(ty, nan);
+            let mask = self.b.ins().bitcast(ty, MemFlagsData::new(), unordered);
+            self.b.ins().bitselect(mask, nan, r)
+        } else {
+            self.b.ins().select(unordered, nan, r)
+        }
+    }
+
     fn binary(&mut self, op: BinaryOp, d: DType, a: Value, b: Value) -> Result<Value, String> {
         use BinaryOp::*;
         if d.is_float() {
@@ -548,7 +617,8 @@ impl Emitter<'_, '_> {
                 Sub => ins.fsub(a, b),
                 Mul => ins.fmul(a, b),
                 Div => ins.fdiv(a, b),
-                Rem | Max | Min => self.call(typed_symbol(op.name(), d), clif_type(d), &[a, b])?,
+                Max | Min => return Ok(self.float_max_min(op == Max, d, a, b)),
+                Rem => self.call(typed_symbol(op.name(), d), clif_type(d), &[a, b])?,
                 Pow | Atan2 => self.call_f64(op.name(), d, &[a, b])?,
                 And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => {
                     return Err(not_qir(op.name(), d))

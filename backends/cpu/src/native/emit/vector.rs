@@ -1,7 +1,8 @@
 //! Element loops as 128-bit SIMD (`f32x4`, `i32x4`, `f64x2`), with a scalar tail. Only
 //! bodies whose every instruction is exact lane by lane qualify: IEEE add, sub, mul, div,
-//! sqrt, neg and abs, integer add, sub, mul and bitwise ops, selects on a predicate fixed
-//! for the loop, loads and stores at the loop's counter. Each lane then computes what the scalar loop computes, the same instruction on
+//! float max and min, sqrt, neg and abs, integer add, sub, mul and bitwise ops, selects on a predicate fixed
+//! for the loop, loads and stores at the loop's counter, loads of one element fixed for
+//! the loop (splat). Each lane then computes what the scalar loop computes, the same instruction on
 //! the same operands, so the bits are the scalar loop's (and the interpreter's). Anything
 //! else (a callout, a conversion, a compare, whose bool result lives in memory as bytes)
 //! keeps the loop scalar.
@@ -31,17 +32,21 @@ fn vector_type(d: DType) -> Type {
     }
 }
 
-/// Whether `i` names the element at `counter` of a contiguous run (the counter's term has
-/// stride 1) whose other terms stay fixed during the loop.
-fn at_counter(i: &ElementIndex, counter: Reg, body: &Block) -> bool {
-    i.terms
+/// How far apart (in elements) `i` names the elements of consecutive trips: 1 for a
+/// contiguous run, more for a column of a row-major matrix, 0 for one element fixed for the
+/// whole loop (a broadcast). `None` where another term moves during the loop.
+fn step(i: &ElementIndex, counter: Reg, body: &Block) -> Option<u64> {
+    let mut steps = i
+        .terms
         .iter()
         .filter(|t| t.start == counter)
-        .map(|t| t.stride)
-        .eq([1])
-        && i.terms
-            .iter()
-            .all(|t| t.start == counter || !body.writes(t.start))
+        .map(|t| t.stride);
+    let step = steps.next().unwrap_or(0);
+    let fixed = i
+        .terms
+        .iter()
+        .all(|t| t.start == counter || !body.writes(t.start));
+    (steps.next().is_none() && fixed).then_some(step)
 }
 
 /// An element loop that is one f32 kernel of `vmath` over a contiguous run: its op, source
@@ -65,8 +70,8 @@ pub(super) fn vmath_map<'b>(
         && y == y2
         && f32s
         && kernel
-        && at_counter(src, counter, body)
-        && at_counter(dst, counter, body))
+        && step(src, counter, body) == Some(1)
+        && step(dst, counter, body) == Some(1))
     .then_some((*op, src, dst))
 }
 
@@ -84,11 +89,15 @@ pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
             (None, _) => false,
         }
     };
-    let at_counter = |i: &ElementIndex| at_counter(i, counter, body);
     for inst in &body.0 {
         let fits = match inst {
-            Inst::Load { dst, index } => same(f.dtype(*dst)) && at_counter(index),
-            Inst::Store { index, src } => same(f.dtype(*src)) && at_counter(index),
+            Inst::Load { dst, index } => {
+                same(f.dtype(*dst)) && step(index, counter, body).is_some()
+            }
+            // A store at step 0 would write one element from every lane.
+            Inst::Store { index, src } => {
+                same(f.dtype(*src)) && step(index, counter, body).is_some_and(|s| s != 0)
+            }
             Inst::Unary { dst, op, x } => {
                 let d = f.dtype(*x);
                 let exact = match op {
@@ -104,6 +113,8 @@ pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
                 let exact = match op {
                     BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => true,
                     BinaryOp::Div => d.is_float(),
+                    // IEEE maximum/minimum lane by lane, NaN lanes made the one NaN.
+                    BinaryOp::Max | BinaryOp::Min => d.is_float(),
                     BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => !d.is_float(),
                     _ => false,
                 };
@@ -166,7 +177,7 @@ impl Emitter<'_, '_> {
     }
 
     /// `counter` from 0 in steps of `lanes` while a whole vector fits, each step running
-    /// `body` on `lanes` elements at once; then the scalar loop finishes the rest.
+    /// `body` on `lanes` elements at once; then a scalar loop finishes the rest, if any.
     pub(super) fn vector_loop(
         &mut self,
         counter: Reg,
@@ -175,7 +186,12 @@ impl Emitter<'_, '_> {
         body: &Block,
     ) -> Result<(), String> {
         let whole = count - count % lanes;
-        self.counted_loop(counter, 0, whole, lanes, count, |e| e.vector_body(body))?;
+        self.counted_loop(counter, 0, whole, lanes, count, |e| {
+            e.vector_body(counter, body)
+        })?;
+        if whole == count {
+            return Ok(());
+        }
         self.scalar_loop_from(counter, whole, count, body)
     }
 
@@ -191,7 +207,7 @@ impl Emitter<'_, '_> {
         }
     }
 
-    fn vector_body(&mut self, body: &Block) -> Result<(), String> {
+    fn vector_body(&mut self, counter: Reg, body: &Block) -> Result<(), String> {
         // Unaligned: a view may start at any element.
         let memory = MemFlagsData::new().with_notrap();
         let mut vals: HashMap<Reg, Value> = HashMap::new();
@@ -200,13 +216,50 @@ impl Emitter<'_, '_> {
                 Inst::Load { dst, index } => {
                     let addr = self.address(index);
                     let ty = vector_type(self.dtype(*dst));
-                    let v = self.b.ins().load(ty, memory, addr, 0);
+                    let lane = ty.lane_type();
+                    let v = match step(index, counter, body) {
+                        Some(1) => self.b.ins().load(ty, memory, addr, 0),
+                        Some(0) => {
+                            let x = self.b.ins().load(lane, memory, addr, 0);
+                            self.b.ins().splat(ty, x)
+                        }
+                        // Lane by lane from a strided run (a column, a transpose).
+                        Some(s) => {
+                            let x = self.b.ins().load(lane, memory, addr, 0);
+                            let mut v = self.b.ins().splat(ty, x);
+                            for k in 1..ty.lane_count() {
+                                let at = u64::from(k) * s * u64::from(lane.bytes());
+                                let at = self.b.ins().iadd_imm_s(addr, at as i64);
+                                let x = self.b.ins().load(lane, memory, at, 0);
+                                v = self.b.ins().insertlane(v, x, k as u8);
+                            }
+                            v
+                        }
+                        None => return Err(format!("{inst:?} moves (a bug in `lanes`)")),
+                    };
                     vals.insert(*dst, v);
                 }
                 Inst::Store { index, src } => {
                     let v = self.lanes_of(&vals, *src);
                     let addr = self.address(index);
-                    self.b.ins().store(memory, v, addr, 0);
+                    let ty = self.b.func.dfg.value_type(v);
+                    match step(index, counter, body) {
+                        Some(1) => {
+                            self.b.ins().store(memory, v, addr, 0);
+                        }
+                        Some(s) if s > 1 => {
+                            let bytes = u64::from(ty.lane_type().bytes());
+                            for k in 0..ty.lane_count() {
+                                let x = self.b.ins().extractlane(v, k as u8);
+                                let at = self
+                                    .b
+                                    .ins()
+                                    .iadd_imm_s(addr, (u64::from(k) * s * bytes) as i64);
+                                self.b.ins().store(memory, x, at, 0);
+                            }
+                        }
+                        _ => return Err(format!("{inst:?} stores at step 0 (a bug in `lanes`)")),
+                    }
                 }
                 Inst::Unary { dst, op, x } => {
                     let d = self.dtype(*x);
