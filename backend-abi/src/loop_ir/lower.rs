@@ -550,9 +550,14 @@ impl Lowering {
             (Op::Slice { start, strides, .. }, [Val::Array(v)]) => {
                 return self.slice(n, start, strides, v, out)
             }
-            (Op::Pad { low, interior, .. }, _) if many => {
-                return self.pad(n, low, interior, args, out)
-            }
+            (
+                Op::Pad {
+                    low,
+                    high,
+                    interior,
+                },
+                _,
+            ) if many => return self.pad(n, (low, high), interior, args, out),
             (Op::Concatenate { dim }, _) if many => return self.concatenate(n, *dim, args, out),
             _ => {}
         }

@@ -54,8 +54,10 @@
 //! assert_eq!(f.results.len(), 1);
 //! ```
 
+mod fuse;
 mod lower;
 
+pub use fuse::{fuse, Accept};
 pub use lower::{lower_while, Declined};
 
 /// An array operand in memory: the node's operand of that index (see [`Operand`]).

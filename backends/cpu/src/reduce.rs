@@ -19,8 +19,10 @@ trait Monoid<T>: Sync {
     fn combine(&self, a: T, b: T) -> T;
 }
 
-struct F<T>(T, fn(T, T) -> T);
-impl<T: Copy + Send + Sync> Monoid<T> for F<T> {
+/// An identity and its combining function, a function item (not a pointer) so each fold
+/// is compiled for its operation, with the operation inlined.
+struct F<T, C>(T, C);
+impl<T: Copy + Send + Sync, C: Fn(T, T) -> T + Sync> Monoid<T> for F<T, C> {
     fn identity(&self) -> T {
         self.0
     }
@@ -31,6 +33,27 @@ impl<T: Copy + Send + Sync> Monoid<T> for F<T> {
 
 fn fold_block<T: Copy, M: Monoid<T>>(m: &M, xs: &[T]) -> T {
     xs.iter().fold(m.identity(), |acc, x| m.combine(acc, *x))
+}
+
+/// How many blocks [`group_partials`] folds side by side.
+const LANES: usize = 8;
+
+/// The partials of consecutive whole blocks of `group` (`LANES` of them, or fewer at the
+/// end of a row), each folded in its own order exactly as [`fold_block`] folds it, but
+/// side by side: one fold is a chain of dependent operations, `LANES` independent chains
+/// keep the core's pipelines full (the bits are the same).
+fn group_partials<T: Copy, M: Monoid<T>>(m: &M, group: &[T], out: &mut Vec<T>) {
+    if group.len() != BLOCK * LANES {
+        out.extend(group.chunks(BLOCK).map(|c| fold_block(m, c)));
+        return;
+    }
+    let mut acc = [m.identity(); LANES];
+    for i in 0..BLOCK {
+        for (k, a) in acc.iter_mut().enumerate() {
+            *a = m.combine(*a, group[k * BLOCK + i]);
+        }
+    }
+    out.extend_from_slice(&acc);
 }
 
 fn pairwise<T: Copy, M: Monoid<T>>(m: &M, xs: &[T]) -> T {
@@ -49,9 +72,18 @@ fn fold_row<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, row: &[T], parallel: boo
         return fold_block(m, row);
     }
     let partials: Vec<T> = if parallel {
-        row.par_chunks(BLOCK).map(|c| fold_block(m, c)).collect()
+        row.par_chunks(BLOCK * LANES)
+            .flat_map_iter(|g| {
+                let mut out = Vec::with_capacity(LANES);
+                group_partials(m, g, &mut out);
+                out
+            })
+            .collect()
     } else {
-        row.chunks(BLOCK).map(|c| fold_block(m, c)).collect()
+        let mut out = Vec::with_capacity(row.len().div_ceil(BLOCK));
+        row.chunks(BLOCK * LANES)
+            .for_each(|g| group_partials(m, g, &mut out));
+        out
     };
     pairwise(m, &partials)
 }
@@ -82,27 +114,67 @@ fn reduce_rows<T: Pooled + Send + Sync, M: Monoid<T>>(
     }
 }
 
-fn float_monoid<T: Real + Send + Sync>(kind: ReduceKind) -> F<T> {
-    match kind {
-        ReduceKind::Sum => F(T::zero(), T::add),
-        ReduceKind::Prod => F(T::one(), T::mul),
-        ReduceKind::Max => F(T::from_f64(f64::NEG_INFINITY), fmax),
-        ReduceKind::Min => F(T::from_f64(f64::INFINITY), fmin),
-        ReduceKind::And | ReduceKind::Or => {
-            unreachable!("validation: logical reductions are bool-only")
-        }
-    }
-}
-
-macro_rules! int_monoid {
-    ($t:ty, $kind:expr) => {
+/// `$body` with `$m` bound to the monoid a reduction of `$kind` over the element type `$t`
+/// folds with (each arm its own type, so each fold is compiled for its operation).
+macro_rules! with_monoid {
+    (float $t:ty, $kind:expr, $m:ident => $body:expr) => {
         match $kind {
-            ReduceKind::Sum => F(0 as $t, <$t>::wrapping_add),
-            ReduceKind::Prod => F(1 as $t, <$t>::wrapping_mul),
-            ReduceKind::Max => F(<$t>::MIN, |a: $t, b: $t| a.max(b)),
-            ReduceKind::Min => F(<$t>::MAX, |a: $t, b: $t| a.min(b)),
+            ReduceKind::Sum => {
+                let $m = F(<$t as Real>::zero(), <$t as Real>::add);
+                $body
+            }
+            ReduceKind::Prod => {
+                let $m = F(<$t as Real>::one(), <$t as Real>::mul);
+                $body
+            }
+            ReduceKind::Max => {
+                let $m = F(<$t as Real>::from_f64(f64::NEG_INFINITY), fmax::<$t>);
+                $body
+            }
+            ReduceKind::Min => {
+                let $m = F(<$t as Real>::from_f64(f64::INFINITY), fmin::<$t>);
+                $body
+            }
             ReduceKind::And | ReduceKind::Or => {
                 unreachable!("validation: logical reductions are bool-only")
+            }
+        }
+    };
+    (int $t:ty, $kind:expr, $m:ident => $body:expr) => {
+        match $kind {
+            ReduceKind::Sum => {
+                let $m = F(0 as $t, <$t>::wrapping_add);
+                $body
+            }
+            ReduceKind::Prod => {
+                let $m = F(1 as $t, <$t>::wrapping_mul);
+                $body
+            }
+            ReduceKind::Max => {
+                let $m = F(<$t>::MIN, <$t as Ord>::max);
+                $body
+            }
+            ReduceKind::Min => {
+                let $m = F(<$t>::MAX, <$t as Ord>::min);
+                $body
+            }
+            ReduceKind::And | ReduceKind::Or => {
+                unreachable!("validation: logical reductions are bool-only")
+            }
+        }
+    };
+    (bool, $kind:expr, $m:ident => $body:expr) => {
+        match $kind {
+            ReduceKind::And => {
+                let $m = F(true, |a: bool, b: bool| a && b);
+                $body
+            }
+            ReduceKind::Or => {
+                let $m = F(false, |a: bool, b: bool| a || b);
+                $body
+            }
+            ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min => {
+                unreachable!("validation: bool reduces with and/or only")
             }
         }
     };
@@ -134,32 +206,22 @@ fn fold_rows_into<T: Copy + Send + Sync, M: Monoid<T>>(
 }
 
 macro_rules! reducible {
-    ($($t:ty => $monoid:expr),* $(,)?) => {
+    ($($t:ty => $($class:ident)?),* $(,)?) => {
         $(#[cfg(not(target_arch = "wasm32"))]
         impl Reducible for $t {
             fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]) {
-                let m: F<$t> = $monoid(kind);
-                fold_rows_into(&m, src, len, dst)
+                with_monoid!($($class)? $t, kind, m => fold_rows_into(&m, src, len, dst))
             }
         })*
     };
 }
 
-reducible!(
-    f32 => float_monoid::<f32>,
-    f64 => float_monoid::<f64>,
-    i32 => |kind| int_monoid!(i32, kind),
-    u32 => |kind| int_monoid!(u32, kind),
-    bool => bool_monoid,
-);
+reducible!(f32 => float, f64 => float, i32 => int, u32 => int);
 
-fn bool_monoid(kind: ReduceKind) -> F<bool> {
-    match kind {
-        ReduceKind::And => F(true, |a: bool, b: bool| a && b),
-        ReduceKind::Or => F(false, |a: bool, b: bool| a || b),
-        ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min => {
-            unreachable!("validation: bool reduces with and/or only")
-        }
+#[cfg(not(target_arch = "wasm32"))]
+impl Reducible for bool {
+    fn fold_rows_into(kind: ReduceKind, src: &[Self], len: usize, dst: &mut [Self]) {
+        with_monoid!(bool, kind, m => fold_rows_into(&m, src, len, dst))
     }
 }
 
@@ -185,11 +247,21 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
     let rows = out.num_elements();
     let len: usize = sorted_axes.iter().map(|&a| x.shape()[a]).product();
     match &*data {
-        Storage::F32(v) => Storage::F32(reduce_rows(&float_monoid::<f32>(kind), v, rows, len)),
-        Storage::F64(v) => Storage::F64(reduce_rows(&float_monoid::<f64>(kind), v, rows, len)),
-        Storage::I32(v) => Storage::I32(reduce_rows(&int_monoid!(i32, kind), v, rows, len)),
-        Storage::U32(v) => Storage::U32(reduce_rows(&int_monoid!(u32, kind), v, rows, len)),
-        Storage::Bool(v) => Storage::Bool(reduce_rows(&bool_monoid(kind), v, rows, len)),
+        Storage::F32(v) => {
+            Storage::F32(with_monoid!(float f32, kind, m => reduce_rows(&m, v, rows, len)))
+        }
+        Storage::F64(v) => {
+            Storage::F64(with_monoid!(float f64, kind, m => reduce_rows(&m, v, rows, len)))
+        }
+        Storage::I32(v) => {
+            Storage::I32(with_monoid!(int i32, kind, m => reduce_rows(&m, v, rows, len)))
+        }
+        Storage::U32(v) => {
+            Storage::U32(with_monoid!(int u32, kind, m => reduce_rows(&m, v, rows, len)))
+        }
+        Storage::Bool(v) => {
+            Storage::Bool(with_monoid!(bool, kind, m => reduce_rows(&m, v, rows, len)))
+        }
     }
 }
 
@@ -276,5 +348,55 @@ pub fn cumulative(x: &Tensor, kind: CumulativeKind, axis: usize, reverse: bool) 
         Storage::I32(v) => Storage::I32(ints!(v, i32)),
         Storage::U32(v) => Storage::U32(ints!(v, u32)),
         Storage::Bool(_) => unreachable!("validation: cumulative is numeric"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fold the interleaved one must equal: each block of `BLOCK` folded on its own,
+    /// in order, then the partials pairwise.
+    fn one_block_at_a_time(xs: &[f32]) -> f32 {
+        let m = F(0.0f32, <f32 as Real>::add);
+        let partials: Vec<f32> = xs.chunks(BLOCK).map(|c| fold_block(&m, c)).collect();
+        pairwise(&m, &partials)
+    }
+
+    /// Sums over rows of every length around the interleaved groups' edges, with values
+    /// whose sum depends on the order (large and small, signed zeros), in both the serial
+    /// and the parallel split.
+    #[test]
+    fn interleaved_blocks_fold_each_block_in_its_own_order() {
+        let group = BLOCK * LANES;
+        for len in [
+            1,
+            BLOCK - 1,
+            BLOCK,
+            BLOCK + 1,
+            group - 1,
+            group,
+            group + 1,
+            3 * group + 77,
+        ] {
+            let xs: Vec<f32> = (0..len)
+                .map(|i| match i % 7 {
+                    0 => 1e8,
+                    1 => -0.0,
+                    2 => -1e8,
+                    _ => (i as f32 * 0.37).sin(),
+                })
+                .collect();
+            let want = one_block_at_a_time(&xs);
+            let m = F(0.0f32, <f32 as Real>::add);
+            for parallel in [false, true] {
+                let got = fold_row(&m, &xs, parallel);
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "len {len}, parallel {parallel}"
+                );
+            }
+        }
     }
 }

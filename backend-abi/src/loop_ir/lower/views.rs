@@ -74,27 +74,16 @@ impl View {
 }
 
 /// The element loops that walk `shape` in row-major order through every view of `views`
-/// (each of that shape): one level per run of axes that every view steps through evenly
-/// (a contiguous run is one loop), none for axes of length 1. Each level is its trip count
-/// and each view's step.
+/// (each of that shape): one level per axis, none for axes of length 1 (`fuse` merges the
+/// levels every access steps through evenly, after fusing nests of one index space). Each
+/// level is its trip count and each view's step.
 pub(super) fn levels(shape: &[usize], views: &[&View]) -> Vec<(u64, Vec<u64>)> {
-    let mut levels: Vec<(u64, Vec<u64>)> = Vec::new();
-    for (d, &n) in shape.iter().enumerate() {
-        if n == 1 {
-            continue;
-        }
-        let steps: Vec<u64> = views.iter().map(|v| v.strides[d]).collect();
-        if let Some((count, outer)) = levels.last_mut() {
-            // The outer level steps over exactly this axis's run in every view: one loop.
-            if outer.iter().zip(&steps).all(|(o, s)| *o == s * n as u64) {
-                *count *= n as u64;
-                *outer = steps;
-                continue;
-            }
-        }
-        levels.push((n as u64, steps));
-    }
-    levels
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n != 1)
+        .map(|(d, n)| (*n as u64, views.iter().map(|v| v.strides[d]).collect()))
+        .collect()
 }
 
 /// `clamp(start, 0, dim - size)` for every axis, as terms of an element index at the
@@ -227,12 +216,14 @@ impl Lowering {
         Ok(vec![Val::Array(w)])
     }
 
-    /// `pad`: new memory filled with the padding value, the operand written into the
-    /// window its low and interior padding leave (cropping, a negative padding, declines).
+    /// `pad`: new memory with the operand written into the window its low and interior
+    /// padding leave, and the padding value everywhere else: the slabs around the window
+    /// (or, with interior padding, the whole array first). A negative padding (a crop)
+    /// declines.
     pub(super) fn pad(
         &mut self,
         n: &Node,
-        low: &[i64],
+        (low, high): (&[i64], &[i64]),
         interior: &[usize],
         args: &[Val],
         out: &mut Block,
@@ -243,12 +234,32 @@ impl Lowering {
             .map(|&l| u64::try_from(l))
             .collect::<Result<_, _>>()
             .map_err(|_| decline(&n.op, "a negative padding (a crop)"))?;
+        if high.iter().any(|h| *h < 0) {
+            return Err(decline(&n.op, "a negative padding (a crop)"));
+        }
         let mut dst = self.scratch(&n.results[0], &n.op)?;
-        self.fill(&dst, value, &n.op, out)?;
+        let inner = shape_of(&args[0], dst.shape.len());
+        if interior.iter().any(|i| *i != 0) {
+            self.fill(&dst, value, &n.op, out)?;
+        } else {
+            let ones = vec![1u64; dst.shape.len()];
+            for d in 0..dst.shape.len() {
+                let around = [
+                    (0, low[d] as usize),
+                    (low[d] as usize + inner[d], dst.shape[d]),
+                ];
+                for (from, to) in around.into_iter().filter(|(a, b)| a < b) {
+                    let mut shape = dst.shape.clone();
+                    shape[d] = to - from;
+                    let slab = dst.window(from as u64 * dst.strides[d], shape, &ones);
+                    self.fill(&slab, value, &n.op, out)?;
+                }
+            }
+        }
         dst.generation = self.generations[dst.index.array.index()];
         let offset = low.iter().zip(&dst.strides).map(|(l, s)| l * s).sum();
         let steps: Vec<u64> = interior.iter().map(|&i| i as u64 + 1).collect();
-        let window = dst.window(offset, shape_of(&args[0], dst.shape.len()), &steps);
+        let window = dst.window(offset, inner, &steps);
         self.write_all(&window, &args[0], &n.op, out)?;
         dst.generation = self.generations[dst.index.array.index()];
         Ok(vec![Val::Array(dst)])

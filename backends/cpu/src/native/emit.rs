@@ -155,6 +155,13 @@ pub fn long_scalar_loop(f: &Function) -> Option<u64> {
     None
 }
 
+/// Whether an element loop fused from several (`loop_ir::fuse`) stays SIMD code: fusing
+/// one that would not (a kernel call, a conversion) with lane-wise ones would make all of
+/// it scalar.
+pub fn fusible(f: &Function, counter: Reg, body: &Block) -> bool {
+    vector::lanes(f, counter, body).is_some()
+}
+
 /// Validation admits no such op; reaching one means the lowering is wrong.
 fn not_qir(op: &str, d: DType) -> String {
     format!("`{op}` on {} is not a QIR op", d.name())

@@ -15,7 +15,7 @@ use crate::tensor::Storage;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
-use quabla_abi::loop_ir::{ArrayDecl, ArrayRole, Function, Operand};
+use quabla_abi::loop_ir::{fuse, ArrayDecl, ArrayRole, Function, Operand};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
@@ -50,8 +50,14 @@ impl NativeFunction {
     /// Compiles `f`, or says why not (an unsupported host, or no executable memory); the
     /// caller then keeps the interpreter.
     pub fn compile(f: &Function) -> Result<NativeFunction, String> {
-        // The emitted code trusts every element index: prove them first.
+        // The emitted code trusts every element index: prove them first (and again after
+        // fusion, which moves them).
         f.check()?;
+        let mut fused = f.clone();
+        fuse(&mut fused, &emit::fusible);
+        let f = &fused;
+        f.check()
+            .map_err(|e| format!("fusion broke an invariant (a bug): {e}"))?;
         if let Some(n) = emit::long_scalar_loop(f) {
             return Err(format!(
                 "a {n}-element loop would run as scalar code, slower than interpreted"

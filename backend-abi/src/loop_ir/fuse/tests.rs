@@ -1,0 +1,131 @@
+use super::*;
+use crate::loop_ir::lower_while;
+use crate::qir::Program;
+
+/// The function of a `while` over one array carry of type `ty` whose body is `body`
+/// (its parameter `%0`), before fusion.
+fn lowered(ty: &str, body: &str) -> Function {
+    let p = Program::parse(&format!(
+        "program(%0: {ty}) {{
+           %1 = while(%0) : {ty} {{
+             cond(%0: {ty}) {{
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }}
+             body(%0: {ty}) {{
+               {body}
+             }}
+           }}
+           return %1
+         }}"
+    ))
+    .unwrap();
+    lower_while(&p.nodes[0]).unwrap()
+}
+
+/// The nests of the loop's body: each one's trip counts, outermost first.
+fn nests(f: &Function) -> Vec<Vec<u64>> {
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("no while: {:?}", f.body)
+    };
+    body.0
+        .iter()
+        .filter_map(Nest::of)
+        .map(|n| n.counts)
+        .collect()
+}
+
+fn stores(f: &Function) -> Vec<ArrayId> {
+    f.body
+        .instructions()
+        .iter()
+        .filter_map(|i| match i {
+            Inst::Store { index, .. } => Some(index.array),
+            _ => None,
+        })
+        .collect()
+}
+
+fn fused(mut f: Function, accept: &Accept) -> Function {
+    fuse(&mut f, accept);
+    f.check().unwrap();
+    f
+}
+
+#[test]
+fn a_chain_of_elementwise_ops_is_one_loop_and_its_intermediates_stay_in_registers() {
+    let f = lowered(
+        "f32[4,3]",
+        "%1 = mul(%0, %0) : f32[4,3]
+         %2 = constant[value=[2]]() : f32[]
+         %3 = broadcast_in_dim[dims=[]](%2) : f32[4,3]
+         %4 = add(%1, %3) : f32[4,3]
+         %5 = neg(%4) : f32[4,3]
+         return %5",
+    );
+    assert_eq!(nests(&f), [vec![4, 3], vec![4, 3], vec![4, 3]]);
+    let f = fused(f, &|_, _, _| true);
+    // One contiguous run of 12, the constant hoisted above it.
+    assert_eq!(nests(&f), [vec![12]]);
+    // Product, sum and negation each went in place into the dying carry: in one loop the
+    // sum and the negation take their operand from a register, and only the last store
+    // is left.
+    assert_eq!(stores(&f), [ArrayId(0)], "{:?}", f.body);
+}
+
+#[test]
+fn a_loop_reading_what_the_one_before_wrote_at_another_element_is_not_fused() {
+    // neg + its own transpose: element (i, j) of the sum needs element (j, i) of the
+    // negation, written on another trip.
+    let f = lowered(
+        "f32[3,3]",
+        "%1 = neg(%0) : f32[3,3]
+         %2 = transpose[perm=[1,0]](%1) : f32[3,3]
+         %3 = add(%1, %2) : f32[3,3]
+         return %3",
+    );
+    let before = nests(&f).len();
+    let f = fused(f, &|_, _, _| true);
+    assert_eq!(nests(&f).len(), before);
+}
+
+#[test]
+fn a_fused_body_the_backend_refuses_stays_two_loops() {
+    let body = "%1 = add(%0, %0) : f64[16]
+                %2 = exp(%1) : f64[16]
+                return %2";
+    let refuse_exp = |_: &Function, _: Reg, b: &Block| {
+        !b.0.iter().any(|i| {
+            matches!(
+                i,
+                Inst::Unary {
+                    op: crate::qir::UnaryOp::Exp,
+                    ..
+                }
+            )
+        })
+    };
+    let f = fused(lowered("f64[16]", body), &refuse_exp);
+    assert_eq!(nests(&f), [vec![16], vec![16]]);
+    let f = fused(lowered("f64[16]", body), &|_, _, _| true);
+    assert_eq!(nests(&f), [vec![16]]);
+}
+
+#[test]
+fn a_strided_nest_keeps_its_levels_and_a_row_major_one_merges_them() {
+    // The transpose is read at step 4 down its columns: two levels; the copy of the sum
+    // into the carry is row-major on both sides: one level of 16.
+    let f = lowered(
+        "f32[4,4]",
+        "%1 = transpose[perm=[1,0]](%0) : f32[4,4]
+         %2 = add(%0, %1) : f32[4,4]
+         %3 = constant[value=[0]]() : i32[]
+         %4 = dynamic_slice[sizes=[1,1]](%0, %3, %3) : f32[1,1]
+         %5 = dynamic_update_slice(%2, %4, %3, %3) : f32[4,4]
+         return %5",
+    );
+    let f = fused(f, &|_, _, _| true);
+    let shapes = nests(&f);
+    assert!(shapes.contains(&vec![4, 4]), "{shapes:?}");
+    assert!(shapes.contains(&vec![16]), "{shapes:?}");
+}
