@@ -50,35 +50,7 @@ pub type Accept = dyn Fn(&Function, Reg, &Block) -> bool;
 /// memory nothing reads, and merges evenly stepped levels of every nest.
 pub fn fuse(f: &mut Function, accept: &Accept) {
     let mut body = std::mem::take(&mut f.body);
-    let mut pending: Vec<&mut Block> = vec![&mut body];
-    while let Some(block) = pending.pop() {
-        fuse_block(block, f, accept);
-        for inst in block.0.iter_mut() {
-            match inst {
-                Inst::While { cond, body, .. } => {
-                    pending.push(cond);
-                    pending.push(body);
-                }
-                Inst::Switch { branches, .. } => {
-                    pending.extend(branches.iter_mut().map(|b| &mut b.block))
-                }
-                // Element loops hold no control flow to fuse inside.
-                Inst::Loop { .. }
-                | Inst::Const { .. }
-                | Inst::Unary { .. }
-                | Inst::Binary { .. }
-                | Inst::Compare { .. }
-                | Inst::Select { .. }
-                | Inst::Convert { .. }
-                | Inst::Bitcast { .. }
-                | Inst::Copy { .. }
-                | Inst::Load { .. }
-                | Inst::Store { .. }
-                | Inst::Dot { .. }
-                | Inst::Reduce { .. } => {}
-            }
-        }
-    }
+    body.for_each_region_mut(|b| fuse_block(b, f, accept));
     f.body = body;
     drop_dead_stores(f);
     collapse_levels(&mut f.body);
@@ -431,26 +403,13 @@ fn drop_dead_stores(f: &mut Function) {
     if dead.is_empty() {
         return;
     }
-    let mut pending: Vec<&mut Block> = vec![&mut f.body];
-    while let Some(block) = pending.pop() {
+    f.body.for_each_region_mut(|block| {
         block.0.retain_mut(|inst| match inst {
             Inst::Store { index, .. } => !dead.contains(&index.array),
             Inst::Loop { .. } => prune_nest(inst, &dead, &mut reg_reads),
             _ => true,
-        });
-        for inst in block.0.iter_mut() {
-            match inst {
-                Inst::While { cond, body, .. } => {
-                    pending.push(cond);
-                    pending.push(body);
-                }
-                Inst::Switch { branches, .. } => {
-                    pending.extend(branches.iter_mut().map(|b| &mut b.block))
-                }
-                _ => {}
-            }
-        }
-    }
+        })
+    });
 }
 
 /// Prunes a nest's dead stores and the work only they read; whether anything is left.
@@ -518,26 +477,13 @@ fn all_reads(inst: &Inst) -> Vec<Reg> {
 /// Merges adjacent levels of every nest that every access steps through evenly (the
 /// outer level's step is the inner level's times its trip count), innermost first.
 fn collapse_levels(body: &mut Block) {
-    let mut pending: Vec<&mut Block> = vec![body];
-    while let Some(block) = pending.pop() {
+    body.for_each_region_mut(|block| {
         for inst in block.0.iter_mut() {
-            match inst {
-                Inst::Loop { .. } => {
-                    if let Some(nest) = Nest::of(inst) {
-                        *inst = collapse(nest).into_inst();
-                    }
-                }
-                Inst::While { cond, body, .. } => {
-                    pending.push(cond);
-                    pending.push(body);
-                }
-                Inst::Switch { branches, .. } => {
-                    pending.extend(branches.iter_mut().map(|b| &mut b.block))
-                }
-                _ => {}
+            if let Some(nest) = Nest::of(inst) {
+                *inst = collapse(nest).into_inst();
             }
         }
-    }
+    });
 }
 
 fn collapse(mut nest: Nest) -> Nest {

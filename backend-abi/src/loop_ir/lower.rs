@@ -30,8 +30,8 @@ impl std::error::Error for Declined {}
 /// products and row reductions, updated in place where nothing reads the old value (else
 /// on a copy); slices, transposes and broadcasts are views of it read in place, `pad` and
 /// `concatenate` write windows of new memory. Anything else that touches an array
-/// (`reverse`, gather/scatter, cumulative ops, linear algebra, a reduction over leading
-/// axes) is `Declined`, naming the op.
+/// (`reverse`, gather/scatter, cumulative ops, linear algebra) is `Declined`, naming the
+/// op.
 ///
 /// ```
 /// use quabla_abi::loop_ir::{lower_while, Operand};

@@ -7,12 +7,13 @@
 //! array operands, constants, and one scratch array per value the function computes (the
 //! caller provides it once per call, so iterations allocate nothing).
 //! - Element access: [`Inst::Load`] and [`Inst::Store`] at an [`ElementIndex`] of clamped
-//!   start terms (one-element `dynamic_slice` / `dynamic_update_slice`); a contiguous
-//!   `dynamic_slice`, a `reshape` or a transpose of unit axes is a view (more terms), never
-//!   a copy.
-//! - Element loops ([`Inst::Loop`]): an elementwise op over arrays, a fill, a copy; a
-//!   one-element `broadcast_in_dim` is not filled at all for elementwise consumers (its
-//!   register is read in the loop).
+//!   start terms (one-element `dynamic_slice` / `dynamic_update_slice`); a slice (static
+//!   or dynamic), a transpose, a broadcast or a reshape of row-major memory is a view (the
+//!   same memory at other strides), never a copy; `pad` and `concatenate` write windows.
+//! - Element loops ([`Inst::Loop`], nested one level per axis): an elementwise op over
+//!   arrays, a fill, a copy; a one-element `broadcast_in_dim` is not filled at all for
+//!   elementwise consumers (its register is read in the loop). [`fuse`] then fuses
+//!   consecutive loops over one index space, their intermediates in registers.
 //! - Library calls: [`Inst::Dot`] (a matrix product read in place) and [`Inst::Reduce`]
 //!   (rows over trailing axes), which a backend implements with its reference kernels.
 //! - Value semantics in place: an update writes the memory of a value nothing reads
@@ -268,6 +269,51 @@ pub enum Inst {
     },
 }
 
+impl Inst {
+    /// The blocks of a `While` (condition, body) or a `Switch` (its branches); none for
+    /// any other instruction (an element loop's body is not a region).
+    pub fn regions(&self) -> Vec<&Block> {
+        match self {
+            Inst::While { cond, body, .. } => vec![cond, body],
+            Inst::Switch { branches, .. } => branches.iter().map(|b| &b.block).collect(),
+            Inst::Loop { .. }
+            | Inst::Const { .. }
+            | Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Select { .. }
+            | Inst::Convert { .. }
+            | Inst::Bitcast { .. }
+            | Inst::Copy { .. }
+            | Inst::Load { .. }
+            | Inst::Store { .. }
+            | Inst::Dot { .. }
+            | Inst::Reduce { .. } => Vec::new(),
+        }
+    }
+
+    /// [`Inst::regions`], to update.
+    pub fn regions_mut(&mut self) -> Vec<&mut Block> {
+        match self {
+            Inst::While { cond, body, .. } => vec![cond, body],
+            Inst::Switch { branches, .. } => branches.iter_mut().map(|b| &mut b.block).collect(),
+            Inst::Loop { .. }
+            | Inst::Const { .. }
+            | Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Select { .. }
+            | Inst::Convert { .. }
+            | Inst::Bitcast { .. }
+            | Inst::Copy { .. }
+            | Inst::Load { .. }
+            | Inst::Store { .. }
+            | Inst::Dot { .. }
+            | Inst::Reduce { .. } => Vec::new(),
+        }
+    }
+}
+
 /// Straight-line code with nested control flow.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Block(pub Vec<Inst>);
@@ -283,29 +329,24 @@ impl Block {
                 all.push(inst);
                 match inst {
                     Inst::Loop { body, .. } => pending.push(body),
-                    Inst::While { cond, body, .. } => {
-                        pending.push(cond);
-                        pending.push(body);
-                    }
-                    Inst::Switch { branches, .. } => {
-                        pending.extend(branches.iter().map(|br| &br.block))
-                    }
-                    Inst::Const { .. }
-                    | Inst::Unary { .. }
-                    | Inst::Binary { .. }
-                    | Inst::Compare { .. }
-                    | Inst::Select { .. }
-                    | Inst::Convert { .. }
-                    | Inst::Bitcast { .. }
-                    | Inst::Copy { .. }
-                    | Inst::Load { .. }
-                    | Inst::Store { .. }
-                    | Inst::Dot { .. }
-                    | Inst::Reduce { .. } => {}
+                    other => pending.extend(other.regions()),
                 }
             }
         }
         all
+    }
+
+    /// Runs `visit` on this block and on every block of the `While`s and `Switch`es in it,
+    /// nested ones included, each before the blocks inside it (element-loop bodies are
+    /// not visited: they hold no control flow). An explicit stack, as `instructions`.
+    pub fn for_each_region_mut(&mut self, mut visit: impl FnMut(&mut Block)) {
+        let mut pending: Vec<&mut Block> = vec![self];
+        while let Some(b) = pending.pop() {
+            visit(b);
+            for inst in b.0.iter_mut() {
+                pending.extend(inst.regions_mut());
+            }
+        }
     }
 
     /// Whether any instruction of this block, nested blocks included, writes `r`.

@@ -392,8 +392,9 @@ impl Lowering {
         self.write_all(dst, &Val::Array(src.clone()), op, out)
     }
 
-    /// `reduce` over trailing axes (each output element one contiguous row, read in place
-    /// as the interpreter reads it); one output element comes back as a register.
+    /// `reduce` over any axes, as rows (each output element one contiguous row, read in
+    /// place where the reduced axes are trailing, else from a transposed copy, as the
+    /// interpreter reads them); one output element comes back as a register.
     pub(super) fn reduce(
         &mut self,
         n: &Node,
@@ -403,20 +404,20 @@ impl Lowering {
         out: &mut Block,
     ) -> Result<Vec<Val>, Declined> {
         self.current(v, &n.op)?;
-        let rank = v.shape.len();
+        // As the interpreter does: the kept axes, then the reduced ones in order, so each
+        // output element folds one contiguous row (a transpose is copied first).
         let mut sorted = axes.to_vec();
         sorted.sort_unstable();
-        if sorted
-            .iter()
-            .enumerate()
-            .any(|(i, a)| *a != rank - sorted.len() + i)
-        {
-            return Err(decline(
-                &n.op,
-                "it reduces a leading axis (the rows would need a transpose)",
-            ));
-        }
-        let v = &self.dense(v, &n.op, out)?;
+        let perm: Vec<usize> = (0..v.shape.len())
+            .filter(|a| !axes.contains(a))
+            .chain(sorted)
+            .collect();
+        let v = View {
+            shape: perm.iter().map(|&a| v.shape[a]).collect(),
+            strides: perm.iter().map(|&a| v.strides[a]).collect(),
+            ..v.clone()
+        };
+        let v = &self.dense(&v, &n.op, out)?;
         let t = &n.results[0];
         let rows = t.num_elements() as u64;
         let len = v.len() as u64 / rows.max(1);

@@ -2,7 +2,7 @@
 //! memory: one-element loads and in-place stores at starts in and out of range (clamped),
 //! loads through row views of a matrix, starts read from an index table, inner loops that
 //! update the array, elementwise ops over whole arrays (element loops into new arrays),
-//! fills, row writes, matrix products, reductions over trailing axes, `cond`s whose branches
+//! fills, row writes, matrix products, reductions over any axes, `cond`s whose branches
 //! return different arrays, constants, carries replaced by new arrays (copied back), and
 //! views at strides (stencils over padded copies, transposes, broadcasts, concatenations),
 //! in every dtype an array can have.
@@ -379,16 +379,22 @@ impl Body {
         self.array = id;
     }
 
-    /// A reduction over the trailing axis (one value per row) or over both (one value),
+    /// A reduction over the trailing axis (one value per row), the leading one (one per
+    /// column) or both (one value),
     /// of a kind the dtype admits; one element of it summed.
     fn reduce(&mut self, rng: &mut Rng) {
         let d = self.d;
         let kind = ["sum", "prod", "max", "min"][rng.below(4)];
         let a = self.array;
-        let e = if rng.below(2) == 0 {
+        let e = if rng.below(3) == 0 {
             let rows = self.push(format!("reduce[kind={kind}, axes=[1]](%{a}) : {d}[{ROWS}]"));
             let r = self.start(rng, ROWS);
             self.push(format!("dynamic_slice[sizes=[1]](%{rows}, %{r}) : {d}[1]"))
+        } else if rng.below(2) == 0 {
+            // Over the leading axis: the columns, folded from a transposed copy.
+            let cols = self.push(format!("reduce[kind={kind}, axes=[0]](%{a}) : {d}[{COLS}]"));
+            let c = self.start(rng, COLS);
+            self.push(format!("dynamic_slice[sizes=[1]](%{cols}, %{c}) : {d}[1]"))
         } else {
             self.push(format!("reduce[kind={kind}, axes=[0,1]](%{a}) : {d}[]"))
         };

@@ -130,25 +130,7 @@ pub fn long_scalar_loop(f: &Function) -> Option<u64> {
                     }
                     pending.push((body, trips));
                 }
-                Inst::While { cond, body, .. } => {
-                    pending.push((cond, around));
-                    pending.push((body, around));
-                }
-                Inst::Switch { branches, .. } => {
-                    pending.extend(branches.iter().map(|b| (&b.block, around)))
-                }
-                Inst::Const { .. }
-                | Inst::Unary { .. }
-                | Inst::Binary { .. }
-                | Inst::Compare { .. }
-                | Inst::Select { .. }
-                | Inst::Convert { .. }
-                | Inst::Bitcast { .. }
-                | Inst::Copy { .. }
-                | Inst::Load { .. }
-                | Inst::Store { .. }
-                | Inst::Dot { .. }
-                | Inst::Reduce { .. } => {}
+                other => pending.extend(other.regions().into_iter().map(|b| (b, around))),
             }
         }
     }
