@@ -13,6 +13,12 @@ use rayon::prelude::*;
 /// Elements per tile of a fused group.
 const TILE: usize = 4096;
 
+/// Groups of fewer elements run their tiles on the calling thread: handing tiles to
+/// rayon's workers costs a wake-up and a wait (microseconds, measured as half of a
+/// 100x100 Hessian's time), more than a few tiles of work. The tiles are the same either
+/// way, so the bits are too.
+const PAR_MIN: usize = 1 << 15;
+
 /// Evaluates an elementwise node over views of its operands.
 pub(crate) fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
     match &node.op {
@@ -110,10 +116,12 @@ pub(crate) fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) 
         let tile = |s: usize, e: usize| fused_tile(plan, g, values, s, e).pop();
         return vec![Tensor::new(ty.clone(), gather_one(ty.dtype, g.len, tile))];
     }
-    let mut pieces: Vec<Vec<Storage>> = ranges
-        .par_iter()
-        .map(|(s, e)| fused_tile(plan, g, values, *s, *e))
-        .collect();
+    let tile = |(s, e): &(usize, usize)| fused_tile(plan, g, values, *s, *e);
+    let mut pieces: Vec<Vec<Storage>> = if g.len < PAR_MIN {
+        ranges.iter().map(tile).collect()
+    } else {
+        ranges.par_iter().map(tile).collect()
+    };
     g.exports
         .iter()
         .enumerate()
@@ -154,28 +162,30 @@ fn gather_one(
 }
 
 /// An `n`-element vector whose tile `[s, e)` (consecutive `TILE`-element ranges) holds the
-/// elements of `piece(s, e)`, the tiles in parallel.
+/// elements of `piece(s, e)`, the tiles in parallel (from `PAR_MIN` elements).
 fn write_tiles<T: Pooled + Send + Sync>(
     n: usize,
     piece: &(impl Fn(usize, usize) -> Option<Storage> + Sync),
     elements: impl Fn(&Storage) -> &[T] + Sync,
 ) -> Vec<T> {
     let mut out = pool::take(n);
-    let written: usize = out.spare_capacity_mut()[..n]
-        .par_chunks_mut(TILE)
-        .enumerate()
-        .map(|(t, dst)| {
-            let s = t * TILE;
-            // Dropping the piece afterwards hands its vector back to the pool for the next tile.
-            let Some(p) = piece(s, s + dst.len()) else {
-                return 0;
-            };
-            let v = elements(&p);
-            let k = v.len().min(dst.len());
-            dst[..k].write_copy_of_slice(&v[..k]);
-            k
-        })
-        .sum();
+    let tile = |(t, dst): (usize, &mut [std::mem::MaybeUninit<T>])| {
+        let s = t * TILE;
+        // Dropping the piece afterwards hands its vector back to the pool for the next tile.
+        let Some(p) = piece(s, s + dst.len()) else {
+            return 0;
+        };
+        let v = elements(&p);
+        let k = v.len().min(dst.len());
+        dst[..k].write_copy_of_slice(&v[..k]);
+        k
+    };
+    let spare = &mut out.spare_capacity_mut()[..n];
+    let written: usize = if n < PAR_MIN {
+        spare.chunks_mut(TILE).enumerate().map(tile).sum()
+    } else {
+        spare.par_chunks_mut(TILE).enumerate().map(tile).sum()
+    };
     // A short or missing piece would leave elements unwritten: never expose them.
     assert_eq!(written, n, "fused tiles wrote {written} of {n} elements");
     // SAFETY: the chunks partition `0..n` and together wrote all `n` elements.

@@ -1,7 +1,7 @@
 //! Data movement: every op here maps each output element to a source element (or a fill),
 //! so one index-map builder serves transpose, slice, reverse, broadcast, pad and gather.
 
-use crate::pool::{self, CollectPooled, Pooled};
+use crate::pool::{self, Pooled};
 use crate::tensor::{map_storage, Storage, Tensor};
 use quabla_abi::qir::{GatherDims, ScatterDims};
 use quabla_abi::{row_major_strides, DType, TensorType};
@@ -128,24 +128,62 @@ pub fn pad(
     interior: &[usize],
     out: &TensorType,
 ) -> Storage {
-    let s = row_major_strides(x.shape());
-    let mut map = pool::take::<usize>(out.num_elements());
-    for_each_index(&out.shape, |_, idx| {
-        let mut src = 0usize;
-        for d in 0..idx.len() {
-            let j = idx[d] as i64 - low[d];
-            let step = interior[d] as i64 + 1;
-            if j < 0 || j % step != 0 || j / step >= x.shape()[d] as i64 {
-                map.push(usize::MAX);
+    let fill = fill_of(&value.data);
+    map_storage!(&*x.data, v => pad_into(v, x.shape(), FromFill::from_fill(&fill), low, interior, &out.shape))
+}
+
+/// The padded array: `value` everywhere, then each operand row written where the low and
+/// interior padding put it (a contiguous copy where the row has no interior padding);
+/// elements a negative padding crops are skipped. Runs over the operand, so no element
+/// index is divided back into coordinates.
+fn pad_into<T: Pooled + Copy>(
+    v: &[T],
+    shape: &[usize],
+    value: T,
+    low: &[i64],
+    interior: &[usize],
+    out_shape: &[usize],
+) -> Vec<T> {
+    let mut res = pool::filled(out_shape.iter().product(), value);
+    let rank = shape.len();
+    if rank == 0 {
+        res.copy_from_slice(v);
+        return res;
+    }
+    let os = row_major_strides(out_shape);
+    let last = rank - 1;
+    let (n, step) = (shape[last], interior[last] as i64 + 1);
+    // The operand positions of the last axis that land inside the result.
+    let inside = |i: usize| {
+        let j = low[last] + i as i64 * step;
+        j >= 0 && j < out_shape[last] as i64
+    };
+    let Some(first) = (0..n).find(|&i| inside(i)) else {
+        return res;
+    };
+    let end = (first..n)
+        .take_while(|&i| inside(i))
+        .last()
+        .map_or(first, |i| i + 1);
+    for_each_index(&shape[..last], |row, idx| {
+        let mut at = 0i64;
+        for d in 0..last {
+            let j = low[d] + idx[d] as i64 * (interior[d] as i64 + 1);
+            if j < 0 || j >= out_shape[d] as i64 {
                 return;
             }
-            src += (j / step) as usize * s[d];
+            at += j * os[d] as i64;
         }
-        map.push(src);
+        let src = &v[row * n + first..row * n + end];
+        let start = (at + low[last] + first as i64 * step) as usize;
+        if step == 1 {
+            res[start..start + src.len()].copy_from_slice(src);
+        } else {
+            for (k, x) in src.iter().enumerate() {
+                res[start + k * step as usize] = *x;
+            }
+        }
     });
-    let fill = fill_of(&value.data);
-    let res = map_storage!(&*x.data, v => map.iter().map(|&i| if i == usize::MAX { FromFill::from_fill(&fill) } else { v[i] }).collect_pooled());
-    pool::give(map);
     res
 }
 
@@ -203,17 +241,31 @@ pub fn concatenate(xs: &[&Tensor], dim: usize, out: &TensorType) -> Storage {
 }
 
 pub fn iota(dim: usize, out: &TensorType) -> Storage {
-    let mut counts = pool::take::<usize>(out.num_elements());
-    for_each_index(&out.shape, |_, idx| counts.push(idx[dim]));
-    let res = match out.dtype {
-        DType::I32 => Storage::I32(counts.iter().map(|&c| c as i32).collect_pooled()),
-        DType::U32 => Storage::U32(counts.iter().map(|&c| c as u32).collect_pooled()),
-        DType::F32 => Storage::F32(counts.iter().map(|&c| c as f32).collect_pooled()),
-        DType::F64 => Storage::F64(counts.iter().map(|&c| c as f64).collect_pooled()),
+    let outer: usize = out.shape[..dim].iter().product();
+    let inner: usize = out.shape[dim + 1..].iter().product();
+    let n = out.shape[dim];
+    // Runs of `inner` equal counts, 0..n, repeated `outer` times.
+    fn runs<T: Pooled + Copy>(
+        outer: usize,
+        n: usize,
+        inner: usize,
+        at: impl Fn(usize) -> T,
+    ) -> Vec<T> {
+        let mut v = pool::take(outer * n * inner);
+        for _ in 0..outer {
+            for i in 0..n {
+                v.extend(std::iter::repeat_n(at(i), inner));
+            }
+        }
+        v
+    }
+    match out.dtype {
+        DType::I32 => Storage::I32(runs(outer, n, inner, |i| i as i32)),
+        DType::U32 => Storage::U32(runs(outer, n, inner, |i| i as u32)),
+        DType::F32 => Storage::F32(runs(outer, n, inner, |i| i as f32)),
+        DType::F64 => Storage::F64(runs(outer, n, inner, |i| i as f64)),
         DType::Bool => unreachable!("validation rejects bool iota"),
-    };
-    pool::give(counts);
-    res
+    }
 }
 
 /// Start indices clamped into `[0, dim - size]`, as XLA's dynamic slices do.
@@ -370,4 +422,70 @@ pub fn scatter_add(x: Tensor, indices: &Tensor, updates: &Tensor, sd: &ScatterDi
     }
     pool::give(targets);
     Tensor { ty, data }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pad` element by element from the definition: result element `j` on each axis is
+    /// operand element `(j - low) / (interior + 1)` where that divides exactly and lies
+    /// inside the operand, else the padding value.
+    fn by_definition(
+        x: &[i32],
+        shape: &[usize],
+        low: &[i64],
+        interior: &[usize],
+        out: &[usize],
+    ) -> Vec<i32> {
+        let s = row_major_strides(shape);
+        let mut res = Vec::new();
+        for_each_index(out, |_, idx| {
+            let mut src = Some(0usize);
+            for d in 0..idx.len() {
+                let j = idx[d] as i64 - low[d];
+                let step = interior[d] as i64 + 1;
+                if j < 0 || j % step != 0 || j / step >= shape[d] as i64 {
+                    src = None;
+                } else if let Some(k) = src.as_mut() {
+                    *k += (j / step) as usize * s[d];
+                }
+            }
+            res.push(src.map_or(-1, |k| x[k]));
+        });
+        res
+    }
+
+    /// Low and high padding positive, negative (crops) and zero, with and without interior
+    /// padding, over ranks 1 to 3.
+    #[test]
+    fn pad_puts_every_element_where_the_definition_does() {
+        // (operand shape, low, high, interior)
+        type Case<'a> = (&'a [usize], &'a [i64], &'a [i64], &'a [usize]);
+        let cases: [Case; 7] = [
+            (&[5], &[2], &[1], &[0]),
+            (&[5], &[-2], &[3], &[1]),
+            (&[4, 3], &[1, 1], &[1, 1], &[0, 0]),
+            (&[4, 3], &[-1, 2], &[0, -2], &[0, 2]),
+            (&[3, 4], &[0, -3], &[2, 1], &[1, 0]),
+            (&[2, 3, 4], &[1, 0, -1], &[-1, 2, 1], &[1, 0, 1]),
+            (&[3, 2], &[-7, 0], &[4, 0], &[0, 0]),
+        ];
+        for (shape, low, high, interior) in cases {
+            let out: Vec<usize> = (0..shape.len())
+                .map(|d| {
+                    let n = shape[d] as i64;
+                    (low[d] + high[d] + n + (n - 1) * interior[d] as i64) as usize
+                })
+                .collect();
+            let n: usize = shape.iter().product();
+            let x: Vec<i32> = (0..n as i32).collect();
+            let got = pad_into(&x, shape, -1, low, interior, &out);
+            let want = by_definition(&x, shape, low, interior, &out);
+            assert_eq!(
+                got, want,
+                "shape {shape:?}, low {low:?}, high {high:?}, interior {interior:?}"
+            );
+        }
+    }
 }
