@@ -114,6 +114,56 @@ fn reduce_rows<T: Pooled + Send + Sync, M: Monoid<T>>(
     }
 }
 
+/// The reduction over the leading axis of `data` read as `len` rows of `cols` (a batch sum
+/// of a gradient, say): column `j` is folded exactly as [`fold_row`] folds a row holding
+/// it (blocks of `BLOCK` in order, then the block partials pairwise), without the transposed
+/// copy: each block's fold runs down all columns at once, one row at a time.
+fn fold_columns<T: Pooled + Send + Sync, M: Monoid<T>>(
+    m: &M,
+    data: &[T],
+    len: usize,
+    cols: usize,
+) -> Vec<T> {
+    if len == 0 {
+        return pool::filled(cols, m.identity());
+    }
+    // Columns in groups that fit in cache, the groups on rayon when the work is large.
+    const GROUP: usize = 256;
+    let group = |(g, out): (usize, &mut [T])| {
+        let c0 = g * GROUP;
+        let w = out.len();
+        let blocks = len.div_ceil(BLOCK);
+        let mut partials: Vec<T> = pool::filled(blocks * w, m.identity());
+        for (b, acc) in partials.chunks_mut(w).enumerate() {
+            for i in b * BLOCK..len.min((b + 1) * BLOCK) {
+                let row = &data[i * cols + c0..i * cols + c0 + w];
+                for (a, x) in acc.iter_mut().zip(row) {
+                    *a = m.combine(*a, *x);
+                }
+            }
+        }
+        if blocks == 1 {
+            out.copy_from_slice(&partials);
+        } else {
+            let mut column: Vec<T> = pool::take(blocks);
+            for (j, o) in out.iter_mut().enumerate() {
+                column.clear();
+                column.extend((0..blocks).map(|b| partials[b * w + j]));
+                *o = pairwise(m, &column);
+            }
+            pool::give(column);
+        }
+        pool::give(partials);
+    };
+    let mut out: Vec<T> = pool::filled(cols, m.identity());
+    if len * cols >= PAR_MIN {
+        out.par_chunks_mut(GROUP).enumerate().for_each(group);
+    } else {
+        out.chunks_mut(GROUP).enumerate().for_each(group);
+    }
+    out
+}
+
 /// `$body` with `$m` bound to the monoid a reduction of `$kind` over the element type `$t`
 /// folds with (each arm its own type, so each fold is compiled for its operation).
 macro_rules! with_monoid {
@@ -180,6 +230,20 @@ macro_rules! with_monoid {
     };
 }
 
+/// `$e` over the elements `$v` of the storage `$data`, `$m` the monoid of `$kind` for
+/// their type, as a storage of that type.
+macro_rules! with_elements {
+    ($data:expr, $kind:expr, $m:ident, $v:ident => $e:expr) => {
+        match $data {
+            Storage::F32($v) => Storage::F32(with_monoid!(float f32, $kind, $m => $e)),
+            Storage::F64($v) => Storage::F64(with_monoid!(float f64, $kind, $m => $e)),
+            Storage::I32($v) => Storage::I32(with_monoid!(int i32, $kind, $m => $e)),
+            Storage::U32($v) => Storage::U32(with_monoid!(int u32, $kind, $m => $e)),
+            Storage::Bool($v) => Storage::Bool(with_monoid!(bool, $kind, $m => $e)),
+        }
+    };
+}
+
 /// Element types the compiled tier reduces rows of ([`fold_rows_into`]), each with the
 /// monoid [`reduce`] folds it with.
 #[cfg(not(target_arch = "wasm32"))]
@@ -228,6 +292,14 @@ impl Reducible for bool {
 /// Reduces `x` over `axes`.
 pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) -> Storage {
     let rank = x.ty.rank();
+    let mut leading = axes.to_vec();
+    leading.sort_unstable();
+    if leading.iter().enumerate().all(|(i, a)| i == *a) && leading.len() < rank {
+        // The reduced axes lead: fold columns in place.
+        let len: usize = leading.iter().map(|&a| x.shape()[a]).product();
+        let cols = out.num_elements();
+        return with_elements!(&*x.data, kind, m, v => fold_columns(&m, v, len, cols));
+    }
     let kept: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).collect();
     let mut perm = kept.clone();
     let mut sorted_axes = axes.to_vec();
@@ -246,23 +318,7 @@ pub fn reduce(x: &Tensor, kind: ReduceKind, axes: &[usize], out: &TensorType) ->
     };
     let rows = out.num_elements();
     let len: usize = sorted_axes.iter().map(|&a| x.shape()[a]).product();
-    match &*data {
-        Storage::F32(v) => {
-            Storage::F32(with_monoid!(float f32, kind, m => reduce_rows(&m, v, rows, len)))
-        }
-        Storage::F64(v) => {
-            Storage::F64(with_monoid!(float f64, kind, m => reduce_rows(&m, v, rows, len)))
-        }
-        Storage::I32(v) => {
-            Storage::I32(with_monoid!(int i32, kind, m => reduce_rows(&m, v, rows, len)))
-        }
-        Storage::U32(v) => {
-            Storage::U32(with_monoid!(int u32, kind, m => reduce_rows(&m, v, rows, len)))
-        }
-        Storage::Bool(v) => {
-            Storage::Bool(with_monoid!(bool, kind, m => reduce_rows(&m, v, rows, len)))
-        }
-    }
+    with_elements!(&*data, kind, m, v => reduce_rows(&m, v, rows, len))
 }
 
 fn scan_lines<T: Pooled + Send + Sync>(
@@ -361,6 +417,48 @@ mod tests {
         let m = F(0.0f32, <f32 as Real>::add);
         let partials: Vec<f32> = xs.chunks(BLOCK).map(|c| fold_block(&m, c)).collect();
         pairwise(&m, &partials)
+    }
+
+    /// Column folds against row folds of the transposed data, bit for bit: lengths around
+    /// the block edges, column counts around the cache groups', the serial and the parallel
+    /// split, sums (order-sensitive values) and maxima (NaN and signed zeros).
+    #[test]
+    fn columns_fold_as_the_rows_of_the_transpose_do() {
+        let value = |i: usize| match i % 11 {
+            0 => 1e8,
+            1 => -0.0,
+            2 => -1e8,
+            3 => 0.0,
+            _ => (i as f32 * 0.37).sin(),
+        };
+        for len in [1, 7, BLOCK - 1, BLOCK, BLOCK + 1, 4 * BLOCK + 3] {
+            for cols in [1, 3, 255, 257] {
+                let data: Vec<f32> = (0..len * cols).map(value).collect();
+                let transposed: Vec<f32> = (0..cols)
+                    .flat_map(|j| (0..len).map(move |i| (i, j)))
+                    .map(|(i, j)| data[i * cols + j])
+                    .collect();
+                let sum = F(0.0f32, <f32 as Real>::add);
+                let max = F(f32::NEG_INFINITY, fmax::<f32>);
+                let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(fold_columns(&sum, &data, len, cols)),
+                    bits(reduce_rows(&sum, &transposed, cols, len)),
+                    "sum, len {len}, cols {cols}"
+                );
+                let mut with_nan = data.clone();
+                with_nan[len * cols / 2] = f32::NAN;
+                let nan_t: Vec<f32> = (0..cols)
+                    .flat_map(|j| (0..len).map(move |i| (i, j)))
+                    .map(|(i, j)| with_nan[i * cols + j])
+                    .collect();
+                assert_eq!(
+                    bits(fold_columns(&max, &with_nan, len, cols)),
+                    bits(reduce_rows(&max, &nan_t, cols, len)),
+                    "max, len {len}, cols {cols}"
+                );
+            }
+        }
     }
 
     /// Sums over rows of every length around the interleaved groups' edges, with values
