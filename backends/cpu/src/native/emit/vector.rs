@@ -1,11 +1,12 @@
 //! Element loops as 128-bit SIMD (`f32x4`, `i32x4`, `f64x2`), with a scalar tail. Only
 //! bodies whose every instruction is exact lane by lane qualify: IEEE add, sub, mul, div,
-//! float max and min, sqrt, neg and abs, integer add, sub, mul and bitwise ops, selects on a predicate fixed
-//! for the loop, loads and stores at the loop's counter, loads of one element fixed for
-//! the loop (splat). Each lane then computes what the scalar loop computes, the same instruction on
-//! the same operands, so the bits are the scalar loop's (and the interpreter's). Anything
-//! else (a callout, a conversion, a compare, whose bool result lives in memory as bytes)
-//! keeps the loop scalar.
+//! float max and min, sqrt, neg and abs; integer add, sub, mul and bitwise ops; selects on
+//! a predicate fixed for the loop; loads of a contiguous run, of a strided one (lane by
+//! lane) or of one element fixed for the loop (splat); stores to a contiguous or strided
+//! run. Each lane then computes what the scalar loop computes, the same instruction on the
+//! same operands, so the bits are the scalar loop's (and the interpreter's). Anything else
+//! (a callout, a conversion, a compare, whose bool result lives in memory as bytes) keeps
+//! the loop scalar.
 
 use super::Emitter;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
