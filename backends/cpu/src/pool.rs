@@ -59,8 +59,23 @@ pub fn give<T: Pooled>(v: Vec<T>) {
     // A storage dropped while its thread shuts down just frees its vector.
     let bytes = |v: &Vec<T>| v.capacity() * std::mem::size_of::<T>();
     T::with_free(|free| {
+        if free.len() >= MAX_KEPT {
+            // Full: keep the larger vectors. A large one costs fresh pages (page faults) to
+            // make again, a small one a quick malloc, and a thread that frees what rayon's
+            // workers made (fused tiles) would otherwise fill up with small ones and drop
+            // every large one.
+            let smallest = free
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, x)| x.capacity())
+                .map(|(i, x)| (i, x.capacity()));
+            match smallest {
+                Some((i, c)) if c < v.capacity() => drop(free.swap_remove(i)),
+                _ => return,
+            }
+        }
         let kept: usize = free.iter().map(bytes).sum();
-        if free.len() < MAX_KEPT && kept + bytes(&v) <= MAX_KEPT_BYTES {
+        if kept + bytes(&v) <= MAX_KEPT_BYTES {
             free.push(v);
         }
     });
@@ -86,6 +101,37 @@ where
 }
 
 impl<I: Iterator> CollectPooled for I where I::Item: Pooled {}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+
+    /// A thread that frees many small vectors (rayon's tiles) still keeps a large one: the
+    /// next request of its size reuses it instead of mapping fresh pages.
+    #[test]
+    fn a_full_free_list_keeps_a_large_vector_over_a_small_one() {
+        // A fresh thread: free lists of its own.
+        std::thread::spawn(|| {
+            for _ in 0..MAX_KEPT {
+                give(Vec::<u32>::with_capacity(16));
+            }
+            let big: Vec<u32> = Vec::with_capacity(1 << 20);
+            let at = big.as_ptr();
+            give(big);
+            let again: Vec<u32> = take(1 << 20);
+            assert_eq!(again.as_ptr(), at, "the large vector was not kept");
+            // The list is full of small vectors again: one more small one is not kept.
+            give(Vec::<u32>::with_capacity(16));
+            let small = Vec::<u32>::with_capacity(8);
+            let at = small.as_ptr();
+            give(small);
+            let kept = u32::with_free(|f| f.iter().any(|v| v.as_ptr() == at));
+            assert_eq!(kept, Some(false));
+        })
+        .join()
+        .expect("the pool thread");
+    }
+}
 
 #[cfg(test)]
 mod tests {
