@@ -248,12 +248,10 @@ fn may_interleave(a: &Block, b: &Block, counters: &[Reg]) -> bool {
 }
 
 /// A register instruction between two nests that may move above the first: it reads
-/// nothing the nest writes, and the nest neither reads nor writes what it writes.
-fn may_hoist(inst: &Inst, nest: &Nest) -> bool {
+/// nothing the nest writes, and the nest neither reads nor writes what it writes (`nr`,
+/// `nw`: the registers the nest's body reads and writes).
+fn may_hoist(inst: &Inst, nest: &Nest, (nr, nw): &(HashSet<Reg>, HashSet<Reg>)) -> bool {
     let Some((reads, Some(dst))) = flat_regs(inst) else {
-        return false;
-    };
-    let Some((nr, nw)) = body_regs(&nest.body) else {
         return false;
     };
     let clash = reads.iter().any(|r| nw.contains(r)) || nr.contains(&dst) || nw.contains(&dst);
@@ -306,7 +304,8 @@ fn try_fuse(tail: &[Inst], next: Nest, f: &Function, accept: &Accept) -> Option<
         return None;
     }
     let between = &tail[1..];
-    if !between.iter().all(|i| may_hoist(i, &first)) {
+    let regs = body_regs(&first.body)?;
+    if !between.iter().all(|i| may_hoist(i, &first, &regs)) {
         return None;
     }
     let renamed: HashMap<Reg, Reg> = next

@@ -161,10 +161,7 @@ fn pad_into<T: Pooled + Copy>(
     let Some(first) = (0..n).find(|&i| inside(i)) else {
         return res;
     };
-    let end = (first..n)
-        .take_while(|&i| inside(i))
-        .last()
-        .map_or(first, |i| i + 1);
+    let end = (first..n).find(|&i| !inside(i)).unwrap_or(n);
     for_each_index(&shape[..last], |row, idx| {
         let mut at = 0i64;
         for d in 0..last {

@@ -116,7 +116,7 @@ fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
     }
     let compiled = quabla_abi::loop_ir::lower_while(node)
         .map_err(|e| e.to_string())
-        .and_then(|f| NativeFunction::compile(&f));
+        .and_then(NativeFunction::compile);
     // `QUABLA_CPU_JIT_LOG=1` says on stderr which tier each loop got, and why.
     if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
         match &compiled {

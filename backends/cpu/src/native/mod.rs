@@ -51,13 +51,12 @@ impl Drop for NativeFunction {
 impl NativeFunction {
     /// Compiles `f`, or says why not (an unsupported host, or no executable memory); the
     /// caller then keeps the interpreter.
-    pub fn compile(f: &Function) -> Result<NativeFunction, String> {
+    pub fn compile(mut f: Function) -> Result<NativeFunction, String> {
         // The emitted code trusts every element index: prove them first (and again after
         // fusion, which moves them).
         f.check()?;
-        let mut fused = f.clone();
-        fuse(&mut fused, &emit::fusible);
-        let f = &fused;
+        fuse(&mut f, &emit::fusible);
+        let f = &f;
         f.check()
             .map_err(|e| format!("fusion broke an invariant (a bug): {e}"))?;
         if let Some(n) = emit::long_scalar_loop(f) {
