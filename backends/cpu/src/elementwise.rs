@@ -113,16 +113,6 @@ macro_rules! real {
 real!(f32);
 real!(f64);
 
-fn logistic(x: f64) -> f64 {
-    // Two forms so neither overflows nor loses the small tail.
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
 /// IEEE 754-2019 maximum: NaN wins, and +0 > -0.
 pub fn fmax<T: Real>(a: T, b: T) -> T {
     if a.is_nan() || b.is_nan() {
@@ -165,15 +155,14 @@ macro_rules! c_fn {
     }};
 }
 
-/// The f64 function a float unary op without an exact native form is evaluated with; f32
-/// operands are widened, and the result rounded once, so f32 is within 1 ulp.
+/// The f64 function a float unary op without an exact native form is evaluated with: the
+/// f64 kernel of `vmath` where there is one, else libm. f32 operands are widened, and the
+/// result rounded once, so f32 is within 1 ulp.
 pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
     use UnaryOp::*;
     Some(match op {
+        Exp | Exp2 | Expm1 | Tanh | Logistic => return crate::vmath::scalar_f64(op),
         Rsqrt => c_fn!(|v: f64| 1.0 / v.sqrt()),
-        Exp => c_fn!(f64::exp),
-        Exp2 => c_fn!(f64::exp2),
-        Expm1 => c_fn!(f64::exp_m1),
         Log => c_fn!(f64::ln),
         Log1p => c_fn!(f64::ln_1p),
         Cbrt => c_fn!(f64::cbrt),
@@ -185,13 +174,11 @@ pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
         Atan => c_fn!(f64::atan),
         Sinh => c_fn!(f64::sinh),
         Cosh => c_fn!(f64::cosh),
-        Tanh => c_fn!(f64::tanh),
         Asinh => c_fn!(libm::asinh),
         Acosh => c_fn!(libm::acosh),
         Atanh => c_fn!(libm::atanh),
         Erf => c_fn!(libm::erf),
         Erfc => c_fn!(libm::erfc),
-        Logistic => c_fn!(logistic),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return None,
     })
 }
@@ -291,7 +278,9 @@ pub fn unary(op: UnaryOp, x: View) -> Storage {
         View::F32(v) => Storage::F32(
             crate::vmath::map(op, v).unwrap_or_else(|| float_unary(op, v).unwrap_or_default()),
         ),
-        View::F64(v) => Storage::F64(float_unary(op, v).unwrap_or_default()),
+        View::F64(v) => Storage::F64(
+            crate::vmath::map_f64(op, v).unwrap_or_else(|| float_unary(op, v).unwrap_or_default()),
+        ),
         View::I32(v) => Storage::I32(int_unary_i32(op, v)),
         View::U32(v) => Storage::U32(int_unary_u32(op, v)),
         View::Bool(v) => Storage::Bool(bool_unary(op, v)),

@@ -98,26 +98,49 @@ pub fn reduce_kind_code(kind: ReduceKind) -> u32 {
         .unwrap_or_default() as u32
 }
 
-/// `dst[..n] = op(src[..n])` by the f32 kernel's vector loop (`vmath::map`), `op` being
-/// `UnaryOp::ALL[op]`. `dst` may be `src` (an in-place update): the kernel writes a vector
-/// of its own, copied out once the source is no longer borrowed.
-extern "C" fn map_f32(op: u32, dst: *mut f32, src: *const f32, n: u64) {
+/// `dst[..n] = op(src[..n])` by a kernel's vector loop (`vmath::map`, `vmath::map_f64`),
+/// `op` being `UnaryOp::ALL[op]`. `dst` may be `src` (an in-place update): the kernel writes
+/// a vector of its own, copied out once the source is no longer borrowed.
+///
+/// # Safety
+/// `src` and `dst` must each point to `n` elements.
+unsafe fn map_into<T: crate::pool::Pooled>(
+    op: u32,
+    dst: *mut T,
+    src: *const T,
+    n: u64,
+    map: fn(UnaryOp, &[T]) -> Option<Vec<T>>,
+) {
     let Some(op) = UnaryOp::ALL.get(op as usize) else {
         return;
     };
     let n = n as usize;
-    // SAFETY: `Function::check` bounded both runs inside their arrays, which the caller of
-    // the compiled code vouches for; the source borrow ends before the destination is
+    // SAFETY: as the caller vouches; the source borrow ends before the destination is
     // written.
-    let y = crate::vmath::map(*op, unsafe { std::slice::from_raw_parts(src, n) });
+    let y = map(*op, unsafe { std::slice::from_raw_parts(src, n) });
     if let Some(y) = y {
         unsafe { std::ptr::copy_nonoverlapping(y.as_ptr(), dst, n) };
         crate::pool::give(y);
     }
 }
 
-/// The symbol of [`map_f32`].
-pub const MAP_F32_SYMBOL: &str = "quabla_map_f32";
+/// [`map_into`] by the f32 kernels.
+extern "C" fn map_f32(op: u32, dst: *mut f32, src: *const f32, n: u64) {
+    // SAFETY: `Function::check` bounded both runs inside their arrays, which the caller of
+    // the compiled code vouches for.
+    unsafe { map_into(op, dst, src, n, crate::vmath::map) }
+}
+
+/// [`map_into`] by the f64 kernels.
+extern "C" fn map_f64(op: u32, dst: *mut f64, src: *const f64, n: u64) {
+    // SAFETY: as in `map_f32`.
+    unsafe { map_into(op, dst, src, n, crate::vmath::map_f64) }
+}
+
+/// The symbol of the vector loop of a dtype's kernels ([`map_f32`], [`map_f64`]).
+pub fn map_symbol(dtype: DType) -> String {
+    typed_symbol("map", dtype)
+}
 
 /// The code `map_f32` reads an op from: its position in `UnaryOp::ALL`.
 pub fn unary_code(op: UnaryOp) -> u32 {
@@ -169,7 +192,8 @@ pub fn symbols() -> Vec<(String, *const u8)> {
             s.push((f64_symbol(op.name()), f as *const u8));
         }
     }
-    s.push((MAP_F32_SYMBOL.to_string(), map_f32 as *const u8));
+    s.push((map_symbol(DType::F32), map_f32 as *const u8));
+    s.push((map_symbol(DType::F64), map_f64 as *const u8));
     let mut typed = |op: &str, dtype: DType, f: *const u8| s.push((typed_symbol(op, dtype), f));
     typed("reduce", DType::F32, reduce::<f32> as *const u8);
     typed("reduce", DType::F64, reduce::<f64> as *const u8);

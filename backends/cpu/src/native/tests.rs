@@ -474,43 +474,48 @@ fn scalar_element_loops_past_the_limit_stay_with_the_interpreter() {
     assert!(compiles(1 << 16, "max"));
 }
 
-/// A loop of one f32 kernel (`tanh`) is one call of its vector loop, so it compiles at any
-/// length, and gives the interpreter's bits (which run the same vector loop).
+/// A loop of one vector-math kernel (`tanh`, f32 and f64) is one call of its vector loop,
+/// so it compiles at any length, and gives the interpreter's bits (which run the same vector
+/// loop).
 #[test]
-fn an_f32_kernel_over_a_long_array_compiles_and_gives_the_interpreters_bits() {
+fn a_kernel_over_a_long_array_compiles_and_gives_the_interpreters_bits() {
     let n = 5000;
-    let p = Program::parse(&format!(
-        "program(%0: i32[], %1: f32[{n}]) {{
-           %2, %3 = while(%0, %1) : i32[], f32[{n}] {{
-             cond(%0: i32[], %1: f32[{n}]) {{
-               %2 = constant[value=[3]]() : i32[]
-               %3 = compare[dir=lt](%0, %2) : bool[]
+    for d in [DType::F32, DType::F64] {
+        let t = d.name();
+        let p = Program::parse(&format!(
+            "program(%0: i32[], %1: {t}[{n}]) {{
+               %2, %3 = while(%0, %1) : i32[], {t}[{n}] {{
+                 cond(%0: i32[], %1: {t}[{n}]) {{
+                   %2 = constant[value=[3]]() : i32[]
+                   %3 = compare[dir=lt](%0, %2) : bool[]
+                   return %3
+                 }}
+                 body(%0: i32[], %1: {t}[{n}]) {{
+                   %2 = tanh(%1) : {t}[{n}]
+                   %3 = constant[value=[1]]() : i32[]
+                   %4 = add(%0, %3) : i32[]
+                   return %4, %2
+                 }}
+               }}
                return %3
-             }}
-             body(%0: i32[], %1: f32[{n}]) {{
-               %2 = tanh(%1) : f32[{n}]
-               %3 = constant[value=[1]]() : i32[]
-               %4 = add(%0, %3) : i32[]
-               return %4, %2
-             }}
-           }}
-           return %3
-         }}"
-    ))
-    .unwrap();
-    let (compiled, reference) = both_tiers(&p, 0);
-    let x: Vec<f32> = (0..n).map(|i| (i as f32 - 2500.0) * 0.0037).collect();
-    let args = || {
-        vec![
-            Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
-            Tensor::new(
-                TensorType::new(DType::F32, vec![n]),
-                Storage::F32(x.clone()),
-            ),
-        ]
-    };
-    let (a, b) = (run(&compiled, args()), run(&reference, args()));
-    assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes());
+             }}"
+        ))
+        .unwrap();
+        let (compiled, reference) = both_tiers(&p, 0);
+        let x = (0..n).map(|i| (i as f64 - 2500.0) * 0.0037);
+        let data = match d {
+            DType::F32 => Storage::F32(x.map(|v| v as f32).collect()),
+            _ => Storage::F64(x.collect()),
+        };
+        let args = || {
+            vec![
+                Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
+                Tensor::new(TensorType::new(d, vec![n]), data.clone()),
+            ]
+        };
+        let (a, b) = (run(&compiled, args()), run(&reference, args()));
+        assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes(), "{t}");
+    }
 }
 
 /// One op in a one-trip loop, `out = op(inputs)`, compiled once and run on every

@@ -50,14 +50,13 @@ fn step(i: &ElementIndex, counter: Reg, body: &Block) -> Option<u64> {
     (steps.next().is_none() && fixed).then_some(step)
 }
 
-/// An element loop that is one f32 kernel of `vmath` over a contiguous run: its op, source
-/// and destination. The whole loop is then one call of the kernel's vector loop, whose
-/// bits are the scalar kernel's (`vmath` tests every length).
-pub(super) fn vmath_map<'b>(
-    f: &Function,
-    counter: Reg,
-    body: &'b Block,
-) -> Option<(UnaryOp, &'b ElementIndex, &'b ElementIndex)> {
+/// An element loop that is one kernel of `vmath` (f32 or f64) over a contiguous run: its
+/// op, dtype, source and destination. The whole loop is then one call of the kernel's
+/// vector loop, whose bits are the scalar kernel's (`vmath` tests every length).
+pub(super) type KernelMap<'b> = (UnaryOp, DType, &'b ElementIndex, &'b ElementIndex);
+
+/// The [`KernelMap`] an element loop is, if it is one.
+pub(super) fn vmath_map<'b>(f: &Function, counter: Reg, body: &'b Block) -> Option<KernelMap<'b>> {
     let [Inst::Load { dst: x, index: src }, Inst::Unary { dst: y, op, x: x2 }, Inst::Store {
         index: dst,
         src: y2,
@@ -65,15 +64,19 @@ pub(super) fn vmath_map<'b>(
     else {
         return None;
     };
-    let f32s = [*x, *y].iter().all(|r| f.dtype(*r) == DType::F32);
-    let kernel = crate::vmath::scalar(*op).is_some();
+    let d = f.dtype(*x);
+    let kernel = match d {
+        DType::F32 => crate::vmath::scalar(*op).is_some(),
+        DType::F64 => crate::vmath::scalar_f64(*op).is_some(),
+        DType::I32 | DType::U32 | DType::Bool => false,
+    };
     (x == x2
         && y == y2
-        && f32s
+        && f.dtype(*y) == d
         && kernel
         && step(src, counter, body) == Some(1)
         && step(dst, counter, body) == Some(1))
-    .then_some((*op, src, dst))
+    .then_some((*op, d, src, dst))
 }
 
 /// How many lanes a body runs at once, if every instruction of it is exact lane by lane
@@ -157,13 +160,13 @@ impl Emitter<'_, '_> {
         &mut self,
         counter: Reg,
         count: u64,
-        (op, src, dst): (UnaryOp, &ElementIndex, &ElementIndex),
+        (op, dtype, src, dst): KernelMap,
     ) -> Result<(), String> {
         let zero = self.b.ins().iconst(types::I32, 0);
         self.set(counter, zero);
         let p = self.pointer;
         let fref = self.import(
-            super::super::callouts::MAP_F32_SYMBOL.to_string(),
+            super::super::callouts::map_symbol(dtype),
             &[types::I32, p, p, types::I64],
             &[],
         )?;
