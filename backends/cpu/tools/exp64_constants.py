@@ -1,4 +1,4 @@
-"""Prints the constants of `backends/cpu/src/vmath/exp64.rs` with mpmath.
+"""Prints the constants of `backends/cpu/src/vmath/exp64.rs` and `log64.rs` with mpmath.
 
     python3 backends/cpu/tools/exp64_constants.py
 
@@ -49,7 +49,17 @@ def tanh_p(z):
     return (mp.tanh(a) - a) / (a * z)
 
 
+def log_p(z):
+    # (2 atanh(s) - 2 s) / s^3 with z = s^2.
+    if z == 0:
+        return mp.mpf(2) / 3
+    s = mp.sqrt(z)
+    return (2 * mp.atanh(s) - 2 * s) / (s * z)
+
+
 if __name__ == "__main__":
     reduction()
     poly("EXPM1_Q", expm1_q, "-0.35", "0.35", 10)
     poly("TANH_P", tanh_p, "0", "0.3025", 10)
+    # s = f / (2 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: s^2 <= (3 - 2 sqrt 2)^2 < 0.02944.
+    poly("LOG_P", log_p, "0", "0.02944", 7)

@@ -12,7 +12,8 @@
 //! the one quiet NaN, so even NaN bits do not depend on the hardware.
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
-//! `tanh`, `logistic`), within the suite's f64 bounds, with the same
+//! `tanh`, `logistic`) and the logarithms (`log64.rs`: `log`, `log1p`), within the suite's
+//! f64 bounds, with the same
 //! vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]); its other functions keep
 //! libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
 //! hyperbolic functions, `erf`, `erfc`, `cbrt`, `pow`, `atan2`) keep libm for f32 too.
@@ -26,6 +27,7 @@
 mod exp;
 mod exp64;
 mod log;
+mod log64;
 mod trig;
 
 #[cfg(test)]
@@ -220,9 +222,12 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
         Expm1 => map_kernel!(x, f64, exp64::expm1),
         Tanh => map_kernel!(x, f64, exp64::tanh),
         Logistic => map_kernel!(x, f64, exp64::logistic),
-        Rsqrt | Log | Log1p | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil
-        | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh
-        | Erf | Erfc => return None,
+        Log => map_kernel!(x, f64, log64::log),
+        Log1p => map_kernel!(x, f64, log64::log1p),
+        Rsqrt | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt
+        | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => {
+            return None
+        }
     })
 }
 
@@ -245,8 +250,11 @@ pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
         Expm1 => c_kernel_f64!(exp64::expm1),
         Tanh => c_kernel_f64!(exp64::tanh),
         Logistic => c_kernel_f64!(exp64::logistic),
-        Rsqrt | Log | Log1p | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil
-        | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh
-        | Erf | Erfc => return None,
+        Log => c_kernel_f64!(log64::log),
+        Log1p => c_kernel_f64!(log64::log1p),
+        Rsqrt | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt
+        | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => {
+            return None
+        }
     })
 }

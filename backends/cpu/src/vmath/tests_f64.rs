@@ -8,6 +8,7 @@
 use super::{map_f64, scalar_f64};
 use quabla_abi::qir::UnaryOp;
 use rayon::prelude::*;
+use std::f64::consts::{FRAC_1_SQRT_2, SQRT_2};
 
 /// `hi + lo` with `|lo| <= ulp(hi) / 2`.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +92,14 @@ fn exp_parts(x: Dd) -> (Dd, i32) {
     (Dd::of(1.0).add(expm1_series(r)), k as i32)
 }
 
+/// `ln x` by one Newton step from libm's value: `y + (x e^-y - 1)`, in double-double.
+fn log_dd(x: Dd) -> Dd {
+    let y = x.0.ln();
+    let (m, k) = exp_parts(Dd::of(y));
+    let x = x.scale(-k / 2).scale(-(k - k / 2));
+    Dd::of(y).add(x.add(m.neg()).div(m))
+}
+
 /// The reference value of `op` at `x`, as `(m, k)` meaning `m 2^k`; `None` outside the
 /// ranges sampled here (the edge tests cover the rest).
 fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
@@ -113,6 +122,14 @@ fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
             let y = t.div(t.add(Dd::of(2.0)));
             (if x < 0.0 { y.neg() } else { y }, 0)
         }
+        UnaryOp::Log if x > 0.0 && x.is_finite() && x != 1.0 => (log_dd(Dd::of(x)), 0),
+        // Newton's step on `expm1` from libm's value: no cancellation near 0.
+        UnaryOp::Log1p if x.abs() < 0.5 && x != 0.0 => {
+            let y = x.ln_1p();
+            let e = expm1_series(Dd::of(y));
+            (Dd::of(y).add(Dd::of(x).add(e.neg()).div(one.add(e))), 0)
+        }
+        UnaryOp::Log1p if x > -1.0 && x.is_finite() && x != 0.0 => (log_dd(two_sum(1.0, x)), 0),
         UnaryOp::Logistic if x.abs() <= 700.0 => {
             let (m, k) = exp_parts(Dd::of(-x.abs()));
             let e = m.scale(k);
@@ -136,6 +153,8 @@ fn bound(op: UnaryOp) -> f64 {
         UnaryOp::Exp | UnaryOp::Exp2 => 1.0,
         UnaryOp::Expm1 | UnaryOp::Tanh => 2.0,
         UnaryOp::Logistic => 4.0,
+        UnaryOp::Log => 1.0,
+        UnaryOp::Log1p => 2.0,
         _ => unreachable!("{op:?} has no f64 kernel"),
     }
 }
@@ -165,8 +184,9 @@ impl Samples {
     }
 }
 
-/// `n` inputs for `op`: uniform over its whole range, log-uniform magnitudes from 2^-60
-/// (both signs), and dense around the points where a kernel changes form.
+/// `n` inputs for `op`: uniform over its main range, log-uniform magnitudes from 2^-60
+/// (both signs), dense around the points where a kernel changes form, and log-uniform over
+/// all positive f64 (the reference skips what lies outside an op's sampled range).
 fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
     let (lo, hi, knots): (f64, f64, &[f64]) = match op {
         UnaryOp::Exp => (-708.0, 709.7, &[0.0, 0.346_573_6, -0.346_573_6]),
@@ -174,11 +194,19 @@ fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
         UnaryOp::Expm1 => (-40.0, 700.0, &[0.35, -0.35, 1.04, -1.04]),
         UnaryOp::Tanh => (-22.0, 22.0, &[0.55, -0.55, 0.35]),
         UnaryOp::Logistic => (-700.0, 700.0, &[0.0, 30.0, -30.0]),
+        UnaryOp::Log => (0.0, 4.0, &[1.0, SQRT_2, FRAC_1_SQRT_2, 2.0]),
+        UnaryOp::Log1p => (
+            -0.999,
+            10.0,
+            &[1e-8, SQRT_2 - 1.0, FRAC_1_SQRT_2 - 1.0, 1.0],
+        ),
         _ => unreachable!("{op:?} has no f64 kernel"),
     };
     let mut s = Samples(seed);
     (0..n)
-        .map(|i| match i % 3 {
+        .map(|i| match i % 4 {
+            // Every binade of the positive numbers, subnormals included.
+            3 => 2f64.powf(-1074.0 + 2098.0 * s.unit()),
             0 => lo + (hi - lo) * s.unit(),
             1 => {
                 let m = (2f64).powf(-60.0 + 63.0 * s.unit());
@@ -266,6 +294,26 @@ fn exact_results_are_exact() {
     same(logistic(-0.0), 0.5, "logistic(-0)");
     same(logistic(f64::INFINITY), 1.0, "logistic(inf)");
     same(logistic(f64::NEG_INFINITY), 0.0, "logistic(-inf)");
+    let log = scalar_f64(UnaryOp::Log).expect("log");
+    let log1p = scalar_f64(UnaryOp::Log1p).expect("log1p");
+    same(log(1.0), 0.0, "log(1)");
+    same(log(0.0), f64::NEG_INFINITY, "log(0)");
+    same(log(-0.0), f64::NEG_INFINITY, "log(-0)");
+    same(log(f64::INFINITY), f64::INFINITY, "log(inf)");
+    same(log(-1.0), f64::NAN, "log(-1), the one quiet NaN");
+    same(log(f64::NEG_INFINITY), f64::NAN, "log(-inf)");
+    same(
+        log(f64::from_bits(1)),
+        -744.4400719213812,
+        "log(smallest subnormal)",
+    );
+    same(log1p(0.0), 0.0, "log1p(0)");
+    same(log1p(-0.0), -0.0, "log1p(-0)");
+    same(log1p(-1.0), f64::NEG_INFINITY, "log1p(-1)");
+    same(log1p(-2.0), f64::NAN, "log1p(-2)");
+    same(log1p(f64::INFINITY), f64::INFINITY, "log1p(inf)");
+    same(log1p(1e-300), 1e-300, "log1p(1e-300)");
+    same(log1p(f64::MAX), 709.782712893384, "log1p(MAX)");
     for op in kernel_ops() {
         let f = scalar_f64(op).expect("a kernel");
         for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7FF4_0000_0000_0001)] {
