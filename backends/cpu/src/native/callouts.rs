@@ -142,7 +142,7 @@ pub fn map_symbol(dtype: DType) -> String {
     typed_symbol("map", dtype)
 }
 
-/// The code `map_f32` reads an op from: its position in `UnaryOp::ALL`.
+/// The code `map_f32` and `map_f64` read an op from: its position in `UnaryOp::ALL`.
 pub fn unary_code(op: UnaryOp) -> u32 {
     UnaryOp::ALL
         .iter()

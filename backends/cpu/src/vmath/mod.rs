@@ -1,4 +1,4 @@
-//! f32 vector math: the transcendental unary ops on f32, evaluated in f64 with range reduction
+//! Vector math: the transcendental unary ops on f32, evaluated in f64 with range reduction
 //! and polynomials and rounded once to f32, so each result is within 1 ulp (the conformance
 //! suite's f32 bound; `tests.rs` checks it on samples, and on all 2^32 inputs when asked).
 //!
@@ -13,9 +13,8 @@
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
 //! `tanh`, `logistic`) and the logarithms (`log64.rs`: `log`, `log1p`), within the suite's
-//! f64 bounds, with the same
-//! vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]); its other functions keep
-//! libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
+//! f64 bounds, with the same vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]);
+//! its other functions keep libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
 //! hyperbolic functions, `erf`, `erfc`, `cbrt`, `pow`, `atan2`) keep libm for f32 too.
 //!
 //! ```
