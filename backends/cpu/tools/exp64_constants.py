@@ -1,4 +1,5 @@
-"""Prints the constants of `backends/cpu/src/vmath/exp64.rs` and `log64.rs` with mpmath.
+"""Prints the constants of `backends/cpu/src/vmath/exp64.rs`, `log64.rs` and `trig64.rs` with
+mpmath.
 
     python3 backends/cpu/tools/exp64_constants.py
 
@@ -57,9 +58,29 @@ def log_p(z):
     return (2 * mp.atanh(s) - 2 * s) / (s * z)
 
 
+def sin_s(z):
+    # (sin r - r) / r^3 with z = r^2.
+    if z == 0:
+        return mp.mpf(-1) / 6
+    r = mp.sqrt(z)
+    return (mp.sin(r) - r) / (r * z)
+
+
+def cos_c(z):
+    # (cos r - 1 + r^2 / 2) / r^4 with z = r^2.
+    if z == 0:
+        return mp.mpf(1) / 24
+    r = mp.sqrt(z)
+    return (mp.cos(r) - 1 + z / 2) / (z * z)
+
+
 if __name__ == "__main__":
     reduction()
     poly("EXPM1_Q", expm1_q, "-0.35", "0.35", 10)
     poly("TANH_P", tanh_p, "0", "0.3025", 10)
     # s = f / (2 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: s^2 <= (3 - 2 sqrt 2)^2 < 0.02944.
     poly("LOG_P", log_p, "0", "0.02944", 7)
+    # |r| <= pi/4 (and a little) after the reduction by pi/2.
+    quarter = (mp.pi / 4 + mp.mpf("1e-9")) ** 2
+    poly("SIN_S", sin_s, 0, quarter, 6)
+    poly("COS_C", cos_c, 0, quarter, 5)

@@ -12,7 +12,8 @@
 //! the one quiet NaN, so even NaN bits do not depend on the hardware.
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
-//! `tanh`, `logistic`) and the logarithms (`log64.rs`: `log`, `log1p`), within the suite's
+//! `tanh`, `logistic`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin` and `cos`
+//! (`trig64.rs`), within the suite's
 //! f64 bounds, with the same vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]);
 //! its other functions keep libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
 //! hyperbolic functions, `erf`, `erfc`, `cbrt`, `pow`, `atan2`) keep libm for f32 too.
@@ -28,6 +29,7 @@ mod exp64;
 mod log;
 mod log64;
 mod trig;
+mod trig64;
 
 #[cfg(test)]
 mod tests;
@@ -153,6 +155,12 @@ fn fix_trig(mut out: Vec<f32>, x: &[f32], full: fn(f32) -> f32) -> Vec<f32> {
     out
 }
 
+/// [`fix_trig`] for f64.
+fn fix_trig64(mut out: Vec<f64>, x: &[f64], full: fn(f64) -> f64) -> Vec<f64> {
+    trig64::fix_outside(x, &mut out, full);
+    out
+}
+
 /// The kernel's values of `op` over `x`, or `None` when `op` has no kernel here.
 pub fn map(op: UnaryOp, x: &[f32]) -> Option<Vec<f32>> {
     use UnaryOp::*;
@@ -223,10 +231,10 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
         Logistic => map_kernel!(x, f64, exp64::logistic),
         Log => map_kernel!(x, f64, log64::log),
         Log1p => map_kernel!(x, f64, log64::log1p),
-        Rsqrt | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt
-        | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => {
-            return None
-        }
+        Sin => fix_trig64(map_kernel!(x, f64, trig64::sin_fast), x, trig64::sin),
+        Cos => fix_trig64(map_kernel!(x, f64, trig64::cos_fast), x, trig64::cos),
+        Rsqrt | Sinh | Cosh | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite
+        | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }
 
@@ -251,9 +259,9 @@ pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
         Logistic => c_kernel_f64!(exp64::logistic),
         Log => c_kernel_f64!(log64::log),
         Log1p => c_kernel_f64!(log64::log1p),
-        Rsqrt | Sinh | Cosh | Sin | Cos | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt
-        | IsFinite | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => {
-            return None
-        }
+        Sin => c_kernel_f64!(trig64::sin),
+        Cos => c_kernel_f64!(trig64::cos),
+        Rsqrt | Sinh | Cosh | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite
+        | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }

@@ -8,7 +8,7 @@
 use super::{map_f64, scalar_f64};
 use quabla_abi::qir::UnaryOp;
 use rayon::prelude::*;
-use std::f64::consts::{FRAC_1_SQRT_2, SQRT_2};
+use std::f64::consts::{FRAC_1_SQRT_2, FRAC_PI_2, FRAC_PI_4, SQRT_2};
 
 /// `hi + lo` with `|lo| <= ulp(hi) / 2`.
 #[derive(Clone, Copy, Debug)]
@@ -100,6 +100,49 @@ fn log_dd(x: Dd) -> Dd {
     Dd::of(y).add(x.add(m.neg()).div(m))
 }
 
+/// pi/2 as four f64 parts (mpmath), about 200 bits.
+const PIO2: [u64; 4] = [
+    0x3ff921fb54442d18,
+    0x3c91a62633145c07,
+    0xb91f1976b7ed8fbc,
+    0x35b4cf98e804177d,
+];
+
+/// `sin r` and `cos r` for `|r| <= 0.8` as Taylor series in double-double.
+fn sin_cos_series(r: Dd) -> (Dd, Dd) {
+    let z = r.mul(r).neg();
+    let (mut s_term, mut sin) = (r, r);
+    let (mut c_term, mut cos) = (Dd::of(1.0), Dd::of(1.0));
+    for n in 1..=25 {
+        let k = 2.0 * n as f64;
+        s_term = s_term.mul(z).div(Dd::of(k * (k + 1.0)));
+        c_term = c_term.mul(z).div(Dd::of((k - 1.0) * k));
+        sin = sin.add(s_term);
+        cos = cos.add(c_term);
+    }
+    (sin, cos)
+}
+
+/// `(sin x, cos x)` in double-double, or `None` when `x` lies so close to a multiple of
+/// pi/2 that the double-double reduction could not be trusted (random samples never do).
+fn sin_cos_dd(x: f64) -> Option<(Dd, Dd)> {
+    let n = (x / FRAC_PI_2).round();
+    let mut r = Dd::of(x);
+    for p in PIO2 {
+        r = r.add(Dd::of(f64::from_bits(p)).mul(Dd::of(-n)));
+    }
+    if r.0.abs() < 1e-9 {
+        return None;
+    }
+    let (s, c) = sin_cos_series(r);
+    Some(match (n as i64).rem_euclid(4) {
+        0 => (s, c),
+        1 => (c, s.neg()),
+        2 => (s.neg(), c.neg()),
+        _ => (c.neg(), s),
+    })
+}
+
 /// The reference value of `op` at `x`, as `(m, k)` meaning `m 2^k`; `None` outside the
 /// ranges sampled here (the edge tests cover the rest).
 fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
@@ -130,6 +173,8 @@ fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
             (Dd::of(y).add(Dd::of(x).add(e.neg()).div(one.add(e))), 0)
         }
         UnaryOp::Log1p if x > -1.0 && x.is_finite() && x != 0.0 => (log_dd(two_sum(1.0, x)), 0),
+        UnaryOp::Sin if x.abs() <= 1608.0 && x != 0.0 => (sin_cos_dd(x)?.0, 0),
+        UnaryOp::Cos if x.abs() <= 1608.0 => (sin_cos_dd(x)?.1, 0),
         UnaryOp::Logistic if x.abs() <= 700.0 => {
             let (m, k) = exp_parts(Dd::of(-x.abs()));
             let e = m.scale(k);
@@ -153,7 +198,7 @@ fn bound(op: UnaryOp) -> f64 {
         UnaryOp::Exp | UnaryOp::Exp2 => 1.0,
         UnaryOp::Expm1 | UnaryOp::Tanh => 2.0,
         UnaryOp::Logistic => 4.0,
-        UnaryOp::Log => 1.0,
+        UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos => 1.0,
         UnaryOp::Log1p => 2.0,
         _ => unreachable!("{op:?} has no f64 kernel"),
     }
@@ -200,6 +245,7 @@ fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
             10.0,
             &[1e-8, SQRT_2 - 1.0, FRAC_1_SQRT_2 - 1.0, 1.0],
         ),
+        UnaryOp::Sin | UnaryOp::Cos => (-1608.0, 1608.0, &[FRAC_PI_4, -FRAC_PI_4, 3.0 * FRAC_PI_4]),
         _ => unreachable!("{op:?} has no f64 kernel"),
     };
     let mut s = Samples(seed);
@@ -314,6 +360,27 @@ fn exact_results_are_exact() {
     same(log1p(f64::INFINITY), f64::INFINITY, "log1p(inf)");
     same(log1p(1e-300), 1e-300, "log1p(1e-300)");
     same(log1p(f64::MAX), 709.782712893384, "log1p(MAX)");
+    let sin = scalar_f64(UnaryOp::Sin).expect("sin");
+    let cos = scalar_f64(UnaryOp::Cos).expect("cos");
+    same(sin(0.0), 0.0, "sin(0)");
+    same(sin(-0.0), -0.0, "sin(-0)");
+    same(cos(0.0), 1.0, "cos(0)");
+    same(cos(-0.0), 1.0, "cos(-0)");
+    same(sin(f64::INFINITY), f64::NAN, "sin(inf)");
+    same(cos(f64::NEG_INFINITY), f64::NAN, "cos(-inf)");
+    same(sin(f64::from_bits(5)), f64::from_bits(5), "sin(subnormal)");
+    for big in [1608.5, -1e6, 1e300] {
+        same(
+            sin(big),
+            f64::sin(big),
+            "sin beyond the fast path is libm's",
+        );
+        same(
+            cos(big),
+            f64::cos(big),
+            "cos beyond the fast path is libm's",
+        );
+    }
     for op in kernel_ops() {
         let f = scalar_f64(op).expect("a kernel");
         for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7FF4_0000_0000_0001)] {
@@ -334,6 +401,34 @@ fn subnormal_results_are_within_one_step_of_libm() {
         let x = -708.0 - 37.2 * s.unit();
         assert!(steps(exp(x), x.exp()) <= 1, "exp({x:e})");
         assert!(steps(logistic(x), x.exp()) <= 1, "logistic({x:e})");
+    }
+}
+
+/// Next to every multiple of pi/2 the fast path covers (the doubles nearest `n pi/2` and
+/// two steps either side), where the reduced argument is smallest: within one step of
+/// libm, whose reduction is exact there.
+#[test]
+fn sin_and_cos_next_to_multiples_of_half_pi_match_libm() {
+    let sin = scalar_f64(UnaryOp::Sin).expect("sin");
+    let cos = scalar_f64(UnaryOp::Cos).expect("cos");
+    let steps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
+    for n in 1..=1023u32 {
+        let x0 = f64::from(n) * FRAC_PI_2;
+        for d in -2i64..=2 {
+            let x = f64::from_bits((x0.to_bits() as i64 + d) as u64);
+            assert!(
+                steps(sin(x), x.sin()) <= 1,
+                "sin({x:e}): {:e} vs {:e}",
+                sin(x),
+                x.sin()
+            );
+            assert!(
+                steps(cos(x), x.cos()) <= 1,
+                "cos({x:e}): {:e} vs {:e}",
+                cos(x),
+                x.cos()
+            );
+        }
     }
 }
 
