@@ -161,12 +161,11 @@ macro_rules! c_fn {
 pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
     use UnaryOp::*;
     Some(match op {
-        Exp | Exp2 | Expm1 | Tanh | Logistic | Log | Log1p | Sin | Cos => {
+        Exp | Exp2 | Expm1 | Tanh | Logistic | Log | Log1p | Sin | Cos | Tan => {
             return crate::vmath::scalar_f64(op)
         }
         Rsqrt => c_fn!(|v: f64| 1.0 / v.sqrt()),
         Cbrt => c_fn!(f64::cbrt),
-        Tan => c_fn!(f64::tan),
         Asin => c_fn!(f64::asin),
         Acos => c_fn!(f64::acos),
         Atan => c_fn!(f64::atan),

@@ -14,7 +14,7 @@
 //! never contracted into a fused multiply-add, so the vector loop on every instruction set
 //! and the scalar function give the same bits.
 
-use super::{horner, ROUND_MAGIC};
+use super::{horner, split, ROUND_MAGIC};
 
 /// `ln 2` to 42 significant bits, so `k * LN2_HI` is exact for every `|k| < 2^11`.
 const LN2_HI: f64 = f64::from_bits(0x3fe62e42fefa3800);
@@ -152,15 +152,6 @@ fn nan_or(x: f64, y: f64) -> f64 {
 #[inline(always)]
 pub fn exp(x: f64) -> f64 {
     nan_or(x, exp_in_range(x.clamp(-746.0, 710.0)))
-}
-
-/// Veltkamp's split of `v` into a high half of 26 bits and the rest, both exact, so that
-/// products of halves are exact.
-#[inline(always)]
-const fn split(v: f64) -> (f64, f64) {
-    let c = 134217729.0 * v; // 2^27 + 1
-    let hi = c - (c - v);
-    (hi, v - hi)
 }
 
 /// `2^x`: `t = x - k` is exact, and `t ln 2` is formed exactly as `r + dr` (Dekker's

@@ -12,8 +12,8 @@
 //! the one quiet NaN, so even NaN bits do not depend on the hardware.
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
-//! `tanh`, `logistic`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin` and `cos`
-//! (`trig64.rs`), within the suite's
+//! `tanh`, `logistic`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`, `cos` and
+//! `tan` (`trig64.rs`), within the suite's
 //! f64 bounds, with the same vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]);
 //! its other functions keep libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
 //! hyperbolic functions, `erf`, `erfc`, `cbrt`, `pow`, `atan2`) keep libm for f32 too.
@@ -69,6 +69,15 @@ fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
         q = c[i] + x * q;
     }
     q
+}
+
+/// Veltkamp's split of `v` into a high half of 26 bits and the rest, both exact, so that
+/// products of halves are exact (Dekker's product without a fused multiply-add).
+#[inline(always)]
+const fn split(v: f64) -> (f64, f64) {
+    let c = 134217729.0 * v; // 2^27 + 1
+    let hi = c - (c - v);
+    (hi, v - hi)
 }
 
 /// `x` itself when it is NaN, else `y`.
@@ -233,8 +242,9 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
         Log1p => map_kernel!(x, f64, log64::log1p),
         Sin => fix_trig64(map_kernel!(x, f64, trig64::sin_fast), x, trig64::sin),
         Cos => fix_trig64(map_kernel!(x, f64, trig64::cos_fast), x, trig64::cos),
-        Rsqrt | Sinh | Cosh | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite
-        | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
+        Tan => fix_trig64(map_kernel!(x, f64, trig64::tan_fast), x, trig64::tan),
+        Rsqrt | Sinh | Cosh | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not
+        | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }
 
@@ -261,7 +271,8 @@ pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
         Log1p => c_kernel_f64!(log64::log1p),
         Sin => c_kernel_f64!(trig64::sin),
         Cos => c_kernel_f64!(trig64::cos),
-        Rsqrt | Sinh | Cosh | Tan | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite
-        | Not | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
+        Tan => c_kernel_f64!(trig64::tan),
+        Rsqrt | Sinh | Cosh | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not
+        | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }

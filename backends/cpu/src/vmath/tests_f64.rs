@@ -175,6 +175,10 @@ fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
         UnaryOp::Log1p if x > -1.0 && x.is_finite() && x != 0.0 => (log_dd(two_sum(1.0, x)), 0),
         UnaryOp::Sin if x.abs() <= 1608.0 && x != 0.0 => (sin_cos_dd(x)?.0, 0),
         UnaryOp::Cos if x.abs() <= 1608.0 => (sin_cos_dd(x)?.1, 0),
+        UnaryOp::Tan if x.abs() <= 1608.0 && x != 0.0 => {
+            let (s, c) = sin_cos_dd(x)?;
+            (s.div(c), 0)
+        }
         UnaryOp::Logistic if x.abs() <= 700.0 => {
             let (m, k) = exp_parts(Dd::of(-x.abs()));
             let e = m.scale(k);
@@ -196,7 +200,7 @@ fn ulp_error(got: f64, (m, k): (Dd, i32)) -> f64 {
 fn bound(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp | UnaryOp::Exp2 => 1.0,
-        UnaryOp::Expm1 | UnaryOp::Tanh => 2.0,
+        UnaryOp::Expm1 | UnaryOp::Tanh | UnaryOp::Tan => 2.0,
         UnaryOp::Logistic => 4.0,
         UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos => 1.0,
         UnaryOp::Log1p => 2.0,
@@ -245,7 +249,9 @@ fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
             10.0,
             &[1e-8, SQRT_2 - 1.0, FRAC_1_SQRT_2 - 1.0, 1.0],
         ),
-        UnaryOp::Sin | UnaryOp::Cos => (-1608.0, 1608.0, &[FRAC_PI_4, -FRAC_PI_4, 3.0 * FRAC_PI_4]),
+        UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
+            (-1608.0, 1608.0, &[FRAC_PI_4, -FRAC_PI_4, 3.0 * FRAC_PI_4])
+        }
         _ => unreachable!("{op:?} has no f64 kernel"),
     };
     let mut s = Samples(seed);
@@ -368,8 +374,17 @@ fn exact_results_are_exact() {
     same(cos(-0.0), 1.0, "cos(-0)");
     same(sin(f64::INFINITY), f64::NAN, "sin(inf)");
     same(cos(f64::NEG_INFINITY), f64::NAN, "cos(-inf)");
+    let tan = scalar_f64(UnaryOp::Tan).expect("tan");
     same(sin(f64::from_bits(5)), f64::from_bits(5), "sin(subnormal)");
+    same(tan(-0.0), -0.0, "tan(-0)");
+    same(tan(f64::INFINITY), f64::NAN, "tan(inf)");
+    same(tan(f64::from_bits(5)), f64::from_bits(5), "tan(subnormal)");
     for big in [1608.5, -1e6, 1e300] {
+        same(
+            tan(big),
+            f64::tan(big),
+            "tan beyond the fast path is libm's",
+        );
         same(
             sin(big),
             f64::sin(big),
@@ -406,11 +421,12 @@ fn subnormal_results_are_within_one_step_of_libm() {
 
 /// Next to every multiple of pi/2 the fast path covers (the doubles nearest `n pi/2` and
 /// two steps either side), where the reduced argument is smallest: within one step of
-/// libm, whose reduction is exact there.
+/// libm (two for `tan`, as its bound), whose reduction is exact there.
 #[test]
-fn sin_and_cos_next_to_multiples_of_half_pi_match_libm() {
+fn sin_cos_and_tan_next_to_multiples_of_half_pi_match_libm() {
     let sin = scalar_f64(UnaryOp::Sin).expect("sin");
     let cos = scalar_f64(UnaryOp::Cos).expect("cos");
+    let tan = scalar_f64(UnaryOp::Tan).expect("tan");
     let steps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
     for n in 1..=1023u32 {
         let x0 = f64::from(n) * FRAC_PI_2;
@@ -427,6 +443,12 @@ fn sin_and_cos_next_to_multiples_of_half_pi_match_libm() {
                 "cos({x:e}): {:e} vs {:e}",
                 cos(x),
                 x.cos()
+            );
+            assert!(
+                steps(tan(x), x.tan()) <= 2,
+                "tan({x:e}): {:e} vs {:e}",
+                tan(x),
+                x.tan()
             );
         }
     }
