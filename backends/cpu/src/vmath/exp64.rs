@@ -16,10 +16,11 @@
 
 use super::{horner, split, ROUND_MAGIC};
 
-/// `ln 2` to 42 significant bits, so `k * LN2_HI` is exact for every `|k| < 2^11`.
-const LN2_HI: f64 = f64::from_bits(0x3fe62e42fefa3800);
+/// `ln 2` to 42 significant bits, so `k * LN2_HI` is exact for every `|k| < 2^11`
+/// (`log64.rs` adds `k ln 2` with the same split).
+pub(super) const LN2_HI: f64 = f64::from_bits(0x3fe62e42fefa3800);
 /// `ln 2 - LN2_HI`.
-const LN2_LO: f64 = f64::from_bits(0x3d2ef35793c76730);
+pub(super) const LN2_LO: f64 = f64::from_bits(0x3d2ef35793c76730);
 const LN2: f64 = std::f64::consts::LN_2;
 /// `ln 2 - LN2`, the rounding error of the f64 `ln 2`.
 const LN2_TAIL: f64 = f64::from_bits(0x3c7abc9e3b39803f);

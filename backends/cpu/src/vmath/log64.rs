@@ -10,12 +10,8 @@
 //! reductions elsewhere, so the loop stays branch-free and vectorises; IEEE basic operations
 //! only, no fused multiply-add, so every instruction set gives the same bits.
 
+use super::exp64::{LN2_HI, LN2_LO};
 use super::{horner, ROUND_MAGIC};
-
-/// `ln 2` to 42 significant bits, so `k * LN2_HI` is exact for every `|k| < 2^11`.
-const LN2_HI: f64 = f64::from_bits(0x3fe62e42fefa3800);
-/// `ln 2 - LN2_HI`.
-const LN2_LO: f64 = f64::from_bits(0x3d2ef35793c76730);
 
 /// `(2 atanh(s) - 2 s) / s^3` as a polynomial in `s^2` on `s^2 <= 0.02944` (mpmath
 /// `chebyfit`, error 2.1e-18; `backends/cpu/tools/exp64_constants.py`).
