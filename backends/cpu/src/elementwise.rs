@@ -161,7 +161,7 @@ macro_rules! c_fn {
 pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
     use UnaryOp::*;
     Some(match op {
-        Exp | Exp2 | Expm1 | Tanh | Logistic | Log | Log1p | Sin | Cos | Tan => {
+        Exp | Exp2 | Expm1 | Tanh | Logistic | Sinh | Cosh | Log | Log1p | Sin | Cos | Tan => {
             return crate::vmath::scalar_f64(op)
         }
         Rsqrt => c_fn!(|v: f64| 1.0 / v.sqrt()),
@@ -169,8 +169,6 @@ pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
         Asin => c_fn!(f64::asin),
         Acos => c_fn!(f64::acos),
         Atan => c_fn!(f64::atan),
-        Sinh => c_fn!(f64::sinh),
-        Cosh => c_fn!(f64::cosh),
         Asinh => c_fn!(libm::asinh),
         Acosh => c_fn!(libm::acosh),
         Atanh => c_fn!(libm::atanh),

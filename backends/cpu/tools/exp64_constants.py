@@ -50,6 +50,14 @@ def tanh_p(z):
     return (mp.tanh(a) - a) / (a * z)
 
 
+def sinh_p(z):
+    # (sinh a - a) / a^3 with z = a^2.
+    if z == 0:
+        return mp.mpf(1) / 6
+    a = mp.sqrt(z)
+    return (mp.sinh(a) - a) / (a * z)
+
+
 def log_p(z):
     # (2 atanh(s) - 2 s) / s^3 with z = s^2.
     if z == 0:
@@ -78,6 +86,7 @@ if __name__ == "__main__":
     reduction()
     poly("EXPM1_Q", expm1_q, "-0.35", "0.35", 10)
     poly("TANH_P", tanh_p, "0", "0.3025", 10)
+    poly("SINH_P", sinh_p, "0", "1", 6)
     # s = f / (2 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: s^2 <= (3 - 2 sqrt 2)^2 < 0.02944.
     poly("LOG_P", log_p, "0", "0.02944", 7)
     # |r| <= pi/4 (and a little) after the reduction by pi/2.

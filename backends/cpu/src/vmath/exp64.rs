@@ -1,6 +1,6 @@
-//! The f64 exponential family: `exp`, `exp2`, `expm1`, `tanh` and `logistic`, within the
-//! conformance suite's f64 bounds (1, 1, 2, 2 and 4 ulp of the correctly rounded result;
-//! `tests_f64.rs` measures them against a double-double reference).
+//! The f64 exponential family: `exp`, `exp2`, `expm1`, `tanh`, `logistic`, `sinh` and `cosh`,
+//! within the conformance suite's f64 bounds (1, 1, 2, 2, 4, 2 and 2 ulp of the correctly
+//! rounded result; `tests_f64.rs` measures them against a double-double reference).
 //!
 //! One core: `x = k ln 2 + r` with `|r| <= ln 2 / 2`, carried as `r + dr` (Cody-Waite with a
 //! two-part `ln 2`, then an exact two-sum), and `e^r = 1 + r + r^2 Q(r)` with `Q` a degree-10
@@ -64,6 +64,22 @@ const TANH_P: [f64; 11] = [
     f64::from_bits(0xbef59a834187ce22),
 ];
 
+/// `(sinh(a) - a) / a^3` as a polynomial in `a^2` on `a <= 1` (mpmath `chebyfit`, error
+/// 3.5e-19).
+const SINH_P: [f64; 7] = [
+    f64::from_bits(0x3fc5555555555555),
+    f64::from_bits(0x3f811111111110fd),
+    f64::from_bits(0x3f2a01a01a01ee70),
+    f64::from_bits(0x3ec71de3a4e14f40),
+    f64::from_bits(0x3e5ae6460fae3728),
+    f64::from_bits(0x3de611cb330c1fe8),
+    f64::from_bits(0x3d6b41232cf9950f),
+];
+
+/// Below this `|x|`, `sinh` is its polynomial; above, `e^|x|/2 - e^-|x|/2` cancels by at
+/// most a factor 1.31.
+const SINH_SMALL: f64 = 1.0;
+
 /// Below this `|x|`, `tanh` is its polynomial; above, `1 - 2/(e^2|x| + 1)` is at least 1/2,
 /// so the subtraction cannot cancel.
 const TANH_SMALL: f64 = 0.55;
@@ -96,7 +112,7 @@ fn round_biased(t: f64) -> (f64, u64) {
     (k, kb)
 }
 
-/// The parts of `2^k e^(r + dr)` for `kb = k + BIAS`, `k` within `[-1080, 1025]`,
+/// The parts of `2^k e^(r + dr)` for `kb = k + BIAS`, `k` within `[-1080, 1026]`,
 /// `|r| <= 0.35` and `|dr|` within an ulp of `r` (a NaN operand gives meaningless parts,
 /// never a panic).
 #[inline(always)]
@@ -113,7 +129,7 @@ fn parts(kb: u64, r: f64, dr: f64) -> Parts {
     }
 }
 
-/// The parts of `e^a` for `a` within `[-746, 710]`.
+/// The parts of `e^a` for `a` within `[-746, 711]`.
 #[inline(always)]
 fn parts_e(a: f64) -> Parts {
     let (k, kb) = round_biased(a * std::f64::consts::LOG2_E);
@@ -125,18 +141,26 @@ fn parts_e(a: f64) -> Parts {
     parts(kb, r, (hi - r) + lo)
 }
 
-/// `e^(r + dr) 2^k` assembled: `1 + r` split exactly into its rounded sum and its error.
+/// `e^(r + dr) 2^k` times `scale` (a power of two that keeps `p.f * scale` normal)
+/// assembled: `1 + r` split exactly into its rounded sum and its error.
 #[inline(always)]
-fn assemble_exp(p: &Parts) -> f64 {
+fn assemble_exp(p: &Parts, scale: f64) -> f64 {
     let s = 1.0 + p.r;
     let err = (1.0 - s) + p.r;
-    (p.s1 * (s + (err + p.c))) * p.f
+    (p.s1 * (s + (err + p.c))) * (p.f * scale)
 }
 
 /// `e^a` for `a` within `[-746, 710]`: 0 below -745.2, infinity above 709.8.
 #[inline(always)]
 fn exp_in_range(a: f64) -> f64 {
-    assemble_exp(&parts_e(a))
+    assemble_exp(&parts_e(a), 1.0)
+}
+
+/// `e^a / 2` for `a` within `[0, 711]`, finite up to `ln(2 MAX)` = 710.48: the last factor
+/// is halved before it scales, not after the product overflowed.
+#[inline(always)]
+fn half_exp(a: f64) -> f64 {
+    assemble_exp(&parts_e(a), 0.5)
 }
 
 /// `x` itself when it is NaN, else `y`.
@@ -167,7 +191,7 @@ pub fn exp2(x: f64) -> f64 {
     let r = t * LN2;
     let (th, tl) = split(t);
     let dr = (((th * L.0 - r) + th * L.1) + tl * L.0) + tl * L.1 + t * LN2_TAIL;
-    nan_or(x, assemble_exp(&parts(kb, r, dr)))
+    nan_or(x, assemble_exp(&parts(kb, r, dr), 1.0))
 }
 
 /// `e^x - 1`: `x + x^2 Q(x)` below [`EXPM1_SMALL`], else `((s1 - g) + s1 (r + c)) f`, where
@@ -203,4 +227,25 @@ pub fn logistic(x: f64) -> f64 {
     let d = 1.0 + e;
     let y = if x < 0.0 { e / d } else { 1.0 / d };
     nan_or(x, y)
+}
+
+/// `sinh(x)`, odd: a polynomial below [`SINH_SMALL`], `h - 1/(4h)` with `h = e^|x| / 2`
+/// above (infinite from `|x| = 710.48` on, where `sinh` overflows).
+#[inline(always)]
+pub fn sinh(x: f64) -> f64 {
+    let a = x.abs().min(711.0);
+    let z = a * a;
+    let small = a + a * (z * horner(z, &SINH_P));
+    let h = half_exp(a);
+    let large = h - 0.25 / h;
+    let y = if a < SINH_SMALL { small } else { large };
+    nan_or(x, y.copysign(x))
+}
+
+/// `cosh(x) = h + 1/(4h)` with `h = e^|x| / 2`: a sum of two positive terms, whose errors
+/// cancel to first order where they are equal (`x` near 0).
+#[inline(always)]
+pub fn cosh(x: f64) -> f64 {
+    let h = half_exp(x.abs().min(711.0));
+    nan_or(x, h + 0.25 / h)
 }

@@ -12,7 +12,7 @@
 //! the one quiet NaN, so even NaN bits do not depend on the hardware.
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
-//! `tanh`, `logistic`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`, `cos` and
+//! `tanh`, `logistic`, `sinh`, `cosh`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`, `cos` and
 //! `tan` (`trig64.rs`), within the suite's
 //! f64 bounds, with the same vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]);
 //! its other functions keep libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
@@ -243,8 +243,10 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
         Sin => fix_trig64(map_kernel!(x, f64, trig64::sin_fast), x, trig64::sin),
         Cos => fix_trig64(map_kernel!(x, f64, trig64::cos_fast), x, trig64::cos),
         Tan => fix_trig64(map_kernel!(x, f64, trig64::tan_fast), x, trig64::tan),
-        Rsqrt | Sinh | Cosh | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not
-        | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
+        Sinh => map_kernel!(x, f64, exp64::sinh),
+        Cosh => map_kernel!(x, f64, exp64::cosh),
+        Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
+        | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }
 
@@ -272,7 +274,9 @@ pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
         Sin => c_kernel_f64!(trig64::sin),
         Cos => c_kernel_f64!(trig64::cos),
         Tan => c_kernel_f64!(trig64::tan),
-        Rsqrt | Sinh | Cosh | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not
-        | Cbrt | Asin | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
+        Sinh => c_kernel_f64!(exp64::sinh),
+        Cosh => c_kernel_f64!(exp64::cosh),
+        Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
+        | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
 }

@@ -179,6 +179,30 @@ fn reference(op: UnaryOp, x: f64) -> Option<(Dd, i32)> {
             let (s, c) = sin_cos_dd(x)?;
             (s.div(c), 0)
         }
+        // e^|x| - e^-|x| cancels below 0.5: there `expm1` carries it, `(e + e/(e+1)) / 2`.
+        UnaryOp::Sinh if x.abs() < 0.5 && x != 0.0 => {
+            let e = expm1_series(Dd::of(x));
+            (e.add(e.div(e.add(one))).mul(Dd::of(0.5)), 0)
+        }
+        UnaryOp::Sinh | UnaryOp::Cosh if x.abs() <= 709.0 && x != 0.0 => {
+            let (m, k) = exp_parts(Dd::of(x.abs()));
+            let e = m.scale(k);
+            let inv = one.div(e);
+            let y = if op == UnaryOp::Sinh {
+                e.add(inv.neg())
+            } else {
+                e.add(inv)
+            };
+            let y = y.mul(Dd::of(0.5));
+            (
+                if op == UnaryOp::Sinh && x < 0.0 {
+                    y.neg()
+                } else {
+                    y
+                },
+                0,
+            )
+        }
         UnaryOp::Logistic if x.abs() <= 700.0 => {
             let (m, k) = exp_parts(Dd::of(-x.abs()));
             let e = m.scale(k);
@@ -200,7 +224,7 @@ fn ulp_error(got: f64, (m, k): (Dd, i32)) -> f64 {
 fn bound(op: UnaryOp) -> f64 {
     match op {
         UnaryOp::Exp | UnaryOp::Exp2 => 1.0,
-        UnaryOp::Expm1 | UnaryOp::Tanh | UnaryOp::Tan => 2.0,
+        UnaryOp::Expm1 | UnaryOp::Tanh | UnaryOp::Tan | UnaryOp::Sinh | UnaryOp::Cosh => 2.0,
         UnaryOp::Logistic => 4.0,
         UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos => 1.0,
         UnaryOp::Log1p => 2.0,
@@ -243,6 +267,7 @@ fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
         UnaryOp::Expm1 => (-40.0, 700.0, &[0.35, -0.35, 1.04, -1.04]),
         UnaryOp::Tanh => (-22.0, 22.0, &[0.55, -0.55, 0.35]),
         UnaryOp::Logistic => (-700.0, 700.0, &[0.0, 30.0, -30.0]),
+        UnaryOp::Sinh | UnaryOp::Cosh => (-709.0, 709.0, &[1.0, -1.0, 0.5]),
         UnaryOp::Log => (0.0, 4.0, &[1.0, SQRT_2, FRAC_1_SQRT_2, 2.0]),
         UnaryOp::Log1p => (
             -0.999,
@@ -375,6 +400,22 @@ fn exact_results_are_exact() {
     same(sin(f64::INFINITY), f64::NAN, "sin(inf)");
     same(cos(f64::NEG_INFINITY), f64::NAN, "cos(-inf)");
     let tan = scalar_f64(UnaryOp::Tan).expect("tan");
+    let sinh = scalar_f64(UnaryOp::Sinh).expect("sinh");
+    let cosh = scalar_f64(UnaryOp::Cosh).expect("cosh");
+    same(cosh(0.0), 1.0, "cosh(0)");
+    same(cosh(-0.0), 1.0, "cosh(-0)");
+    same(sinh(-0.0), -0.0, "sinh(-0)");
+    same(sinh(1e-300), 1e-300, "sinh(1e-300)");
+    same(cosh(f64::NEG_INFINITY), f64::INFINITY, "cosh(-inf)");
+    same(sinh(f64::NEG_INFINITY), f64::NEG_INFINITY, "sinh(-inf)");
+    same(cosh(711.0), f64::INFINITY, "cosh(711)");
+    same(sinh(-711.0), f64::NEG_INFINITY, "sinh(-711)");
+    // Past e^x's overflow, still finite: within one step of libm.
+    let steps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
+    for x in [709.9, 710.2, 710.47] {
+        assert!(steps(cosh(x), x.cosh()) <= 1, "cosh({x})");
+        assert!(steps(sinh(-x), (-x).sinh()) <= 1, "sinh(-{x})");
+    }
     same(sin(f64::from_bits(5)), f64::from_bits(5), "sin(subnormal)");
     same(tan(-0.0), -0.0, "tan(-0)");
     same(tan(f64::INFINITY), f64::NAN, "tan(inf)");
