@@ -44,10 +44,6 @@ const EXPM1_Q: [f64; 11] = [
     f64::from_bits(0x3e21f75a3caadff5),
 ];
 
-/// Below this `|x|`, `expm1` is `x + x^2 Q(x)` itself: above, `k != 0` and `2^k - 1` is
-/// exact and at least 0.29 in magnitude, so adding the rest cannot cancel.
-const EXPM1_SMALL: f64 = 0.35;
-
 /// `(tanh(a) - a) / a^3` as a polynomial in `a^2` on `a <= 0.55` (mpmath `chebyfit`, error
 /// 7.7e-18).
 const TANH_P: [f64; 11] = [
@@ -194,16 +190,15 @@ pub fn exp2(x: f64) -> f64 {
     nan_or(x, assemble_exp(&parts(kb, r, dr), 1.0))
 }
 
-/// `e^x - 1`: `x + x^2 Q(x)` below [`EXPM1_SMALL`], else `((s1 - g) + s1 (r + c)) f`, where
-/// `s1 - g` (that is `2^k - 1`, scaled) is exact wherever the result is not already within
-/// an ulp of -1 or of `e^x`. Below -40 the result rounds to -1; `expm1(-0) = -0`.
+/// `e^x - 1` as `((s1 - g) + s1 (r + c)) f`, where `s1 - g` (that is `2^k - 1`, scaled) is
+/// exact wherever the result is not already within an ulp of -1 or of `e^x`. Below
+/// `ln 2 / 2`, `k = 0` and this is `x + x^2 Q(x)` exactly, with no cancellation; above, `2^k - 1`
+/// is at least 0.29 in magnitude. Below -40 the result rounds to -1; `expm1(-0) = -0`.
 #[inline(always)]
 pub fn expm1(x: f64) -> f64 {
     let a = x.clamp(-40.0, 710.0);
     let p = parts_e(a);
-    let large = ((p.s1 - p.g) + p.s1 * (p.r + p.c)) * p.f;
-    let small = a + (a * a) * horner(a, &EXPM1_Q);
-    let y = if a.abs() < EXPM1_SMALL { small } else { large };
+    let y = ((p.s1 - p.g) + p.s1 * (p.r + p.c)) * p.f;
     nan_or(x, if x == 0.0 { x } else { y })
 }
 

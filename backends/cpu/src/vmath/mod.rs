@@ -192,12 +192,13 @@ pub fn map(op: UnaryOp, x: &[f32]) -> Option<Vec<f32>> {
     })
 }
 
+/// Kernel `$f` on `$t` with the C calling convention, for the compiled tier to call.
 macro_rules! c_kernel {
-    ($f:path) => {{
-        extern "C" fn c(x: f32) -> f32 {
+    ($t:ty, $f:path) => {{
+        extern "C" fn c(x: $t) -> $t {
             $f(x)
         }
-        c as F32Fn
+        c
     }};
 }
 
@@ -205,19 +206,19 @@ macro_rules! c_kernel {
 pub fn scalar(op: UnaryOp) -> Option<F32Fn> {
     use UnaryOp::*;
     Some(match op {
-        Rsqrt => c_kernel!(rsqrt),
-        Exp => c_kernel!(exp::exp),
-        Exp2 => c_kernel!(exp::exp2),
-        Expm1 => c_kernel!(exp::expm1),
-        Log => c_kernel!(log::log),
-        Log1p => c_kernel!(log::log1p),
-        Tanh => c_kernel!(exp::tanh),
-        Logistic => c_kernel!(exp::logistic),
-        Sinh => c_kernel!(exp::sinh),
-        Cosh => c_kernel!(exp::cosh),
-        Sin => c_kernel!(trig::sin),
-        Cos => c_kernel!(trig::cos),
-        Tan => c_kernel!(trig::tan),
+        Rsqrt => c_kernel!(f32, rsqrt),
+        Exp => c_kernel!(f32, exp::exp),
+        Exp2 => c_kernel!(f32, exp::exp2),
+        Expm1 => c_kernel!(f32, exp::expm1),
+        Log => c_kernel!(f32, log::log),
+        Log1p => c_kernel!(f32, log::log1p),
+        Tanh => c_kernel!(f32, exp::tanh),
+        Logistic => c_kernel!(f32, exp::logistic),
+        Sinh => c_kernel!(f32, exp::sinh),
+        Cosh => c_kernel!(f32, exp::cosh),
+        Sin => c_kernel!(f32, trig::sin),
+        Cos => c_kernel!(f32, trig::cos),
+        Tan => c_kernel!(f32, trig::tan),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos
         | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
@@ -250,32 +251,23 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
     })
 }
 
-macro_rules! c_kernel_f64 {
-    ($f:path) => {{
-        extern "C" fn c(x: f64) -> f64 {
-            $f(x)
-        }
-        c as F64Fn
-    }};
-}
-
 /// The one-element form of [`map_f64`]'s kernel for `op`: the same function, so the same
 /// bits. The interpreter's scalar paths and the compiled tier call it.
 pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
     use UnaryOp::*;
     Some(match op {
-        Exp => c_kernel_f64!(exp64::exp),
-        Exp2 => c_kernel_f64!(exp64::exp2),
-        Expm1 => c_kernel_f64!(exp64::expm1),
-        Tanh => c_kernel_f64!(exp64::tanh),
-        Logistic => c_kernel_f64!(exp64::logistic),
-        Log => c_kernel_f64!(log64::log),
-        Log1p => c_kernel_f64!(log64::log1p),
-        Sin => c_kernel_f64!(trig64::sin),
-        Cos => c_kernel_f64!(trig64::cos),
-        Tan => c_kernel_f64!(trig64::tan),
-        Sinh => c_kernel_f64!(exp64::sinh),
-        Cosh => c_kernel_f64!(exp64::cosh),
+        Exp => c_kernel!(f64, exp64::exp),
+        Exp2 => c_kernel!(f64, exp64::exp2),
+        Expm1 => c_kernel!(f64, exp64::expm1),
+        Tanh => c_kernel!(f64, exp64::tanh),
+        Logistic => c_kernel!(f64, exp64::logistic),
+        Log => c_kernel!(f64, log64::log),
+        Log1p => c_kernel!(f64, log64::log1p),
+        Sin => c_kernel!(f64, trig64::sin),
+        Cos => c_kernel!(f64, trig64::cos),
+        Tan => c_kernel!(f64, trig64::tan),
+        Sinh => c_kernel!(f64, exp64::sinh),
+        Cosh => c_kernel!(f64, exp64::cosh),
         Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
         | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })
