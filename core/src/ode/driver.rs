@@ -2,7 +2,7 @@
 //! evaluations at the requested times, as one flat loop whose iteration either takes a step
 //! or fills the next output. The same iteration runs as a `while_loop` (exact trip count;
 //! forward mode) or as a `scan` of `max_steps + len(t)` iterations whose finished ones are
-//! skipped by a `cond` (reverse mode through the solver, with scan's checkpointed tape).
+//! skipped by a `cond` (reverse mode through the solver, with scan's tape).
 
 use super::stepper::{self, Step};
 use super::tableau::{DOPRI5, RK4, TSIT5};

@@ -1,7 +1,7 @@
 //! ODE integration with JAX's `odeint` signature: explicit Runge-Kutta pairs (dopri5, tsit5)
 //! with PI step-size control, fixed-step rk4, and the L-stable rosenbrock23 for stiff
 //! problems; states at the requested times come from dense output, so those times do not
-//! force steps. Gradients go through the solver (a checkpointed loop; forward and reverse)
+//! force steps. Gradients go through the solver (a loop with scan's tape; forward and reverse)
 //! or, as an option, through the continuous adjoint method.
 
 mod adjoint;
@@ -57,7 +57,7 @@ impl Method {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gradient {
     /// Through the solver's own operations (the loop runs `max_steps + len(t)` iterations
-    /// as a `scan`, finished ones skipped, with a sqrt-checkpointed tape): forward and
+    /// as a `scan`, finished ones skipped, with scan's tape): forward and
     /// reverse mode, to any order; the derivative of the discrete solution.
     #[default]
     Direct,

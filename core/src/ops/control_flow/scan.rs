@@ -4,11 +4,12 @@
 use super::*;
 use crate::ad::jvp_support::instantiate_all;
 use quabla_abi::qir::ValueId;
-use scan_tape::{record_tape, Checkpointed, CHECKPOINT_MIN_LENGTH};
+use scan_tape::{checkpoints_tape, record_tape, Checkpointed};
 
 /// `jax.lax.scan`: `f(carry, x) -> (carry, y)` over the leading axis of `xs`, returning the
 /// final carry and the stacked `y`s. With `reverse` the steps run from the end. Reverse
-/// mode differentiates it (the loop is recomputed in the backward pass, see the rules).
+/// mode differentiates it, storing every step's residuals, or sqrt(T) checkpoints when those
+/// would pass 256 MiB (`QUABLA_SCAN_TAPE=full|sqrt` fixes the choice).
 pub fn scan(
     f: ScanStep,
     init: &[Array],
@@ -429,8 +430,11 @@ pub(super) fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         }
         eval_program(&hoisted, &args)?
     };
-    let checkpointed = length >= CHECKPOINT_MIN_LENGTH
-        && std::env::var("QUABLA_SCAN_TAPE").map_or(true, |v| v != "full");
+    let step_bytes: usize = fwd_var.output_types()[nko..]
+        .iter()
+        .map(TensorType::size_bytes)
+        .sum();
+    let checkpointed = checkpoints_tape(length, step_bytes)?;
     let residual_stacks: Vec<Array> = if checkpointed {
         vec![]
     } else {
