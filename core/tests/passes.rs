@@ -127,3 +127,207 @@ fn ir_dumps_are_written_when_asked() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Values whose products cover signed zeros, NaN, infinities, overflow, and underflow to
+/// a subnormal and to zero of either sign.
+const EDGES: [f32; 9] = [
+    -0.0,
+    0.0,
+    f32::NAN,
+    -1.5,
+    f32::INFINITY,
+    1e-40,
+    -1e-30,
+    3e38,
+    2.5,
+];
+
+fn edge_array(shape: &[usize], shift: usize) -> Array {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n)
+        .map(|i| EDGES[(i * 5 + shift) % EDGES.len()])
+        .collect();
+    Array::from_slice_on(&cpu(), &v, shape).unwrap()
+}
+
+#[test]
+fn outer_products_become_multiplies_with_the_dots_bits() {
+    use quabla::passes::outer_products;
+    // Plain, batched, contracting dims first, no contracting dims at all, and a
+    // two-element contraction that must stay a dot.
+    let p = Program::parse(
+        "program(%0: f32[3,1], %1: f32[1,4], %2: f32[2,3,1], %3: f32[2,1,4], %4: f32[1,3], %5: f32[4,1], %6: f32[3], %7: f32[4], %8: f32[3,2], %9: f32[2,4]) {
+  %10 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%0, %1) : f32[3,4]
+  %11 = dot_general[lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[1]](%2, %3) : f32[2,3,4]
+  %12 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[0], rhs_contract=[1]](%4, %5) : f32[3,4]
+  %13 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[], rhs_contract=[]](%6, %7) : f32[3,4]
+  %14 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%8, %9) : f32[3,4]
+  return %10, %11, %12, %13, %14
+}
+",
+    )
+    .unwrap();
+    let q = dce(&canonicalize(&outer_products(&p)));
+    q.validate().unwrap();
+    let text = q.to_text();
+    assert_eq!(text.matches("dot_general").count(), 1, "{text}");
+    let shapes: [&[usize]; 10] = [
+        &[3, 1],
+        &[1, 4],
+        &[2, 3, 1],
+        &[2, 1, 4],
+        &[1, 3],
+        &[4, 1],
+        &[3],
+        &[4],
+        &[3, 2],
+        &[2, 4],
+    ];
+    let args: Vec<Array> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| edge_array(s, k))
+        .collect();
+    let (want, got) = (
+        bits(&call_program(&p, &args).unwrap()),
+        bits(&call_program(&q, &args).unwrap()),
+    );
+    assert_eq!(want, got);
+    // The products above do hit -0 (which a sum started from +0 would not return) and NaN.
+    let (neg_zero, nan) = ((-0.0f32).to_bits(), f32::NAN.to_bits());
+    assert!(
+        want[0].contains(&neg_zero) && want[0].contains(&nan),
+        "{want:?}"
+    );
+}
+
+#[test]
+fn integer_outer_products_wrap_as_the_dot_does() {
+    let p = Program::parse(
+        "program(%0: i32[3,1], %1: i32[1,2]) {
+  %2 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%0, %1) : i32[3,2]
+  return %2
+}
+",
+    )
+    .unwrap();
+    let q = dce(&canonicalize(&quabla::passes::outer_products(&p)));
+    assert!(!q.to_text().contains("dot_general"), "{}", q.to_text());
+    let l = Array::from_slice_on(&cpu(), &[i32::MAX, -7, 0], &[3, 1]).unwrap();
+    let r = Array::from_slice_on(&cpu(), &[3i32, i32::MIN], &[1, 2]).unwrap();
+    let args = [l, r];
+    let run = |p: &Program| call_program(p, &args).unwrap()[0].to_vec::<i32>().unwrap();
+    assert_eq!(run(&p), run(&q));
+    assert_eq!(run(&q)[0], i32::MAX.wrapping_mul(3));
+}
+
+/// A loop carrying a counter, a live sum, a dead stack written every trip, and a dead
+/// value that feeds only the stack; then a loop that carries the stack through unread,
+/// holding a nested loop whose result feeds only a dead carry.
+const DEAD_CARRIES: &str = "program(%0: f32[4], %1: f32[3,4]) {
+  %2 = constant[value=[0]]() : i32[]
+  %3 = constant[value=[0.0]]() : f32[]
+  %4 = broadcast_in_dim[dims=[]](%3) : f32[4]
+  %5, %6, %7, %8 = while(%2, %4, %1, %0) : i32[], f32[4], f32[3,4], f32[4] {
+    cond(%0: i32[], %1: f32[4], %2: f32[3,4], %3: f32[4]) {
+      %4 = constant[value=[3]]() : i32[]
+      %5 = compare[dir=lt](%0, %4) : bool[]
+      return %5
+    }
+    body(%0: i32[], %1: f32[4], %2: f32[3,4], %3: f32[4]) {
+      %4 = constant[value=[1]]() : i32[]
+      %5 = add(%0, %4) : i32[]
+      %6 = exp(%3) : f32[4]
+      %7 = reshape(%6) : f32[1,4]
+      %8 = constant[value=[0]]() : i32[]
+      %9 = dynamic_update_slice(%2, %7, %0, %8) : f32[3,4]
+      %10 = sin(%1) : f32[4]
+      %11 = add(%10, %1) : f32[4]
+      return %5, %11, %9, %6
+    }
+  }
+  %9, %10, %11, %12 = while(%2, %6, %7, %0) : i32[], f32[4], f32[3,4], f32[4] {
+    cond(%0: i32[], %1: f32[4], %2: f32[3,4], %3: f32[4]) {
+      %4 = constant[value=[2]]() : i32[]
+      %5 = compare[dir=lt](%0, %4) : bool[]
+      return %5
+    }
+    body(%0: i32[], %1: f32[4], %2: f32[3,4], %3: f32[4]) {
+      %4 = constant[value=[1]]() : i32[]
+      %5 = add(%0, %4) : i32[]
+      %6 = mul(%1, %1) : f32[4]
+      %7, %8 = while(%0, %3) : i32[], f32[4] {
+        cond(%0: i32[], %1: f32[4]) {
+          %2 = constant[value=[4]]() : i32[]
+          %3 = compare[dir=lt](%0, %2) : bool[]
+          return %3
+        }
+        body(%0: i32[], %1: f32[4]) {
+          %2 = constant[value=[1]]() : i32[]
+          %3 = add(%0, %2) : i32[]
+          %4 = cos(%1) : f32[4]
+          return %3, %4
+        }
+      }
+      return %5, %6, %2, %8
+    }
+  }
+  return %10, %6
+}
+";
+
+#[test]
+fn dead_loop_carries_go_and_results_stay() {
+    use quabla::passes::while_carries;
+    let p = Program::parse(DEAD_CARRIES).unwrap();
+    let q = dce(&while_carries(&p));
+    q.validate().unwrap();
+    let text = q.to_text();
+    // Both loops keep their counter and their sum; the stack, exp, the nested loop and
+    // cos go.
+    let loops = q.nodes.iter().filter(|n| n.results.len() == 2).count();
+    assert_eq!(loops, 2, "{text}");
+    for gone in ["dynamic_update_slice", "exp(", "cos("] {
+        assert!(!text.contains(gone), "{gone} in {text}");
+    }
+    let stack_shape = [3usize, 4];
+    assert!(q
+        .nodes
+        .iter()
+        .flat_map(|n| &n.results)
+        .all(|t| t.shape != stack_shape));
+    assert!(text.contains("sin(") && text.contains("mul("), "{text}");
+    let x = Array::from_slice_on(&cpu(), &[-0.0f32, f32::NAN, -1.5, 1e-40], &[4]).unwrap();
+    let args = [x, edge_array(&[3, 4], 1)];
+    assert_eq!(
+        bits(&call_program(&p, &args).unwrap()),
+        bits(&call_program(&q, &args).unwrap())
+    );
+}
+
+#[test]
+fn loop_carries_that_are_read_stay() {
+    // The condition reads carry 1; carry 2 feeds the returned carry 0.
+    let p = Program::parse(
+        "program(%0: f32[]) {
+  %1, %2, %3 = while(%0, %0, %0) : f32[], f32[], f32[] {
+    cond(%0: f32[], %1: f32[], %2: f32[]) {
+      %3 = constant[value=[10.0]]() : f32[]
+      %4 = compare[dir=lt](%1, %3) : bool[]
+      return %4
+    }
+    body(%0: f32[], %1: f32[], %2: f32[]) {
+      %3 = add(%0, %2) : f32[]
+      %4 = constant[value=[1.0]]() : f32[]
+      %5 = add(%1, %4) : f32[]
+      %6 = mul(%2, %4) : f32[]
+      return %3, %5, %6
+    }
+  }
+  return %1
+}
+",
+    )
+    .unwrap();
+    assert_eq!(quabla::passes::while_carries(&p), p);
+}
