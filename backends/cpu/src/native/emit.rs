@@ -20,6 +20,7 @@ use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
 use quabla_abi::DType;
 use std::collections::HashMap;
 
+mod hoist;
 mod vector;
 
 const SLOT_BYTES: i32 = 8;
@@ -85,6 +86,7 @@ pub fn function(
         bases,
         pointer,
         counters: HashMap::new(),
+        hoisted: HashMap::new(),
     };
     e.block(&f.body)?;
     let results: Vec<Value> = f.results.iter().map(|r| e.get(*r)).collect();
@@ -160,6 +162,8 @@ struct Emitter<'a, 'f> {
     pointer: Type,
     /// The counters of the element loops being emitted, with their trip counts.
     counters: HashMap<Reg, u64>,
+    /// The loop-invariant parts of the addresses in the element loops being emitted.
+    hoisted: HashMap<usize, hoist::Hoisted>,
 }
 
 impl Emitter<'_, '_> {
@@ -369,13 +373,17 @@ impl Emitter<'_, '_> {
 
     /// An element loop: as vectors where the body is lane-wise, else one element a step.
     fn element_loop(&mut self, counter: Reg, count: u64, body: &Block) -> Result<(), String> {
-        if let Some(map) = vector::vmath_map(self.f, counter, body) {
-            return self.map_call(counter, count, map);
-        }
-        match vector::lanes(self.f, counter, body) {
-            Some(lanes) if count >= lanes => self.vector_loop(counter, count, lanes, body),
-            _ => self.scalar_loop_from(counter, 0, count, body),
-        }
+        let saved = self.hoist_addresses(counter, body);
+        let emitted = if let Some(map) = vector::vmath_map(self.f, counter, body) {
+            self.map_call(counter, count, map)
+        } else {
+            match vector::lanes(self.f, counter, body) {
+                Some(lanes) if count >= lanes => self.vector_loop(counter, count, lanes, body),
+                _ => self.scalar_loop_from(counter, 0, count, body),
+            }
+        };
+        self.restore_addresses(saved);
+        emitted
     }
 
     /// `counter` from `start` while below `count`, one element a step.
@@ -669,32 +677,6 @@ impl Emitter<'_, '_> {
 
     /// The address of an element: `base + (offset + sum clamp(start, 0, max) * stride) *
     /// element size`, in the pointer width (`Function::check` bounds it by the array).
-    fn address(&mut self, index: &ElementIndex) -> Value {
-        let p = self.pointer;
-        let mut at = self.b.ins().iconst(p, index.offset as i64);
-        for t in &index.terms {
-            let s = self.get(t.start);
-            let s = self.b.ins().sextend(p, s);
-            // An enclosing element loop's counter is in [0, count), inside the clamp
-            // (`Function::check`: only the loop writes it).
-            let in_range = self.counters.get(&t.start).is_some_and(|&n| n <= t.max + 1);
-            let s = if in_range {
-                s
-            } else {
-                let zero = self.b.ins().iconst(p, 0);
-                let s = self.b.ins().smax(s, zero);
-                let max = self.b.ins().iconst(p, t.max as i64);
-                self.b.ins().smin(s, max)
-            };
-            let s = self.b.ins().imul_imm_s(s, t.stride as i64);
-            at = self.b.ins().iadd(at, s);
-        }
-        let array = index.array.index();
-        let bytes = element_bytes(self.f.arrays[array].dtype);
-        let at = self.b.ins().imul_imm_s(at, bytes);
-        self.b.ins().iadd(self.bases[array], at)
-    }
-
     /// An integer or bool widened to i64 by its dtype's signedness.
     fn widen_int(&mut self, x: Value, d: DType) -> Value {
         match d {
