@@ -152,7 +152,7 @@ fn edge_array(shape: &[usize], shift: usize) -> Array {
 
 #[test]
 fn outer_products_become_multiplies_with_the_dots_bits() {
-    use quabla::passes::outer_products;
+    use quabla_abi::loop_ir::outer_products;
     // Plain, batched, contracting dims first, no contracting dims at all, and a
     // two-element contraction that must stay a dot.
     let p = Program::parse(
@@ -211,7 +211,7 @@ fn integer_outer_products_wrap_as_the_dot_does() {
 ",
     )
     .unwrap();
-    let q = dce(&canonicalize(&quabla::passes::outer_products(&p)));
+    let q = dce(&canonicalize(&quabla_abi::loop_ir::outer_products(&p)));
     assert!(!q.to_text().contains("dot_general"), "{}", q.to_text());
     let l = Array::from_slice_on(&cpu(), &[i32::MAX, -7, 0], &[3, 1]).unwrap();
     let r = Array::from_slice_on(&cpu(), &[3i32, i32::MIN], &[1, 2]).unwrap();

@@ -112,8 +112,9 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
         }
     }
     let mut body_block = Block::default();
+    let (cond, body) = (super::outer_products(cond), super::outer_products(body));
     // The node's array operands are the function's own (the caller copies what it must).
-    let outs = l.while_loop(&node.op, cond, body, &args, &[], &mut body_block)?;
+    let outs = l.while_loop(&node.op, &cond, &body, &args, &[], &mut body_block)?;
     let results = outs
         .iter()
         .filter_map(|v| match v {

@@ -57,9 +57,11 @@
 
 mod fuse;
 mod lower;
+mod outer_product;
 
 pub use fuse::{fuse, Accept};
 pub use lower::{lower_while, Declined};
+pub use outer_product::outer_products;
 
 /// An array operand in memory: the node's operand of that index (see [`Operand`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,6 @@ mod cse;
 mod dce;
 mod fold;
 mod lower;
-mod outer_product;
 mod while_carries;
 
 pub use canonicalize::canonicalize;
@@ -14,16 +13,14 @@ pub use cse::cse;
 pub use dce::dce;
 pub use fold::fold_constants;
 pub use lower::{lower, CUSTOM_VJP_FORWARD};
-pub use outer_product::outer_products;
 pub use while_carries::while_carries;
 
 use quabla_abi::qir::Program;
 
-/// The passes every traced program goes through: outer products as multiplies,
-/// canonicalisation, CSE, then DCE. With `QUABLA_DUMP_IR=<folder>` set, the program before
-/// and after is written there as text.
+/// The passes every traced program goes through: canonicalisation, CSE, then DCE. With
+/// `QUABLA_DUMP_IR=<folder>` set, the program before and after is written there as text.
 pub fn optimize(p: &Program) -> Program {
-    let out = dce(&cse(&canonicalize(&outer_products(p))));
+    let out = dce(&cse(&canonicalize(p)));
     dump("traced", p);
     dump("optimized", &out);
     out

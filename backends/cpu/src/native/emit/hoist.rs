@@ -58,6 +58,11 @@ impl Emitter<'_, '_> {
                     fixed |= 1 << k;
                 }
             }
+            // With no fixed term the address is the base plus moving terms: nothing to
+            // save, and a stack load to pay.
+            if fixed == 0 {
+                continue;
+            }
             let p = self.pointer;
             let mut at = self.b.ins().iconst(p, index.offset as i64);
             for (k, t) in index.terms.iter().enumerate() {
