@@ -331,3 +331,40 @@ fn loop_carries_that_are_read_stay() {
     .unwrap();
     assert_eq!(quabla::passes::while_carries(&p), p);
 }
+
+#[test]
+fn transposed_outer_products_become_swapped_products() {
+    // A batched outer product transposed rhs-first (reverse mode's per-example weight
+    // gradient), a plain one, and a two-element contraction that must keep its transpose.
+    let p = Program::parse(
+        "program(%0: f32[2,1,3], %1: f32[2,1,4], %2: f32[3,1], %3: f32[1,4], %4: f32[3,2], %5: f32[2,4]) {
+  %6 = dot_general[lhs_batch=[0], rhs_batch=[0], lhs_contract=[1], rhs_contract=[1]](%0, %1) : f32[2,3,4]
+  %7 = transpose[perm=[0,2,1]](%6) : f32[2,4,3]
+  %8 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%2, %3) : f32[3,4]
+  %9 = transpose[perm=[1,0]](%8) : f32[4,3]
+  %10 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%4, %5) : f32[3,4]
+  %11 = transpose[perm=[1,0]](%10) : f32[4,3]
+  return %7, %9, %11
+}
+",
+    )
+    .unwrap();
+    let q = dce(&canonicalize(&p));
+    q.validate().unwrap();
+    let text = q.to_text();
+    assert_eq!(text.matches("transpose").count(), 1, "{text}");
+    assert_eq!(text.matches("dot_general").count(), 3, "{text}");
+    let shapes: [&[usize]; 6] = [&[2, 1, 3], &[2, 1, 4], &[3, 1], &[1, 4], &[3, 2], &[2, 4]];
+    let args: Vec<Array> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| edge_array(s, k))
+        .collect();
+    let want = bits(&call_program(&p, &args).unwrap());
+    assert_eq!(want, bits(&call_program(&q, &args).unwrap()));
+    let neg_zero = (-0.0f32).to_bits();
+    assert!(
+        want[0].contains(&neg_zero) && want[1].contains(&neg_zero),
+        "{want:?}"
+    );
+}
