@@ -192,7 +192,8 @@ fn swapped_outer_product(
     let (ta, tb) = (&types[a.index()], &types[b.index()]);
     let k: usize = d.lhs_contract.iter().map(|&i| ta.shape[i]).product();
     let (nb, nc) = (d.lhs_batch.len(), d.lhs_contract.len());
-    let (na, nr) = (ta.rank() - nb - nc, tb.rank() - nb - nc);
+    let na = ta.rank().checked_sub(nb + nc)?;
+    let nr = tb.rank().checked_sub(nb + nc)?;
     let swap: Vec<usize> = (0..nb)
         .chain(nb + na..nb + na + nr)
         .chain(nb..nb + na)

@@ -675,8 +675,6 @@ impl Emitter<'_, '_> {
         self.b.ins().icmp(cc, a, b)
     }
 
-    /// The address of an element: `base + (offset + sum clamp(start, 0, max) * stride) *
-    /// element size`, in the pointer width (`Function::check` bounds it by the array).
     /// An integer or bool widened to i64 by its dtype's signedness.
     fn widen_int(&mut self, x: Value, d: DType) -> Value {
         match d {

@@ -97,8 +97,9 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// The address of element `index`: its hoisted part, if it has one, plus its other
-    /// terms.
+    /// The address of element `index`: `base + (offset + sum clamp(start, 0, max) *
+    /// stride) * element size` in the pointer width (`Function::check` bounds it by the
+    /// array), from its hoisted part if it has one plus its other terms.
     pub(super) fn address(&mut self, index: &ElementIndex) -> Value {
         let bytes = element_bytes(self.f.arrays[index.array.index()].dtype);
         if let Some(h) = self.hoisted.get(&key(index)).copied() {
