@@ -73,8 +73,11 @@ impl Device {
     /// cache holds the [`cache_capacity`](super::cache_capacity) most recently used ones.
     pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
         // Lowering `scan` exposes its loop carries; reverse mode leaves some of them dead.
-        let lowered = crate::passes::lower(program, self)?;
-        let lowered = crate::passes::dce(&crate::passes::while_carries(&lowered));
+        // Programs without regions (every eager op) have no loop to look at.
+        let mut lowered = crate::passes::lower(program, self)?;
+        if lowered.nodes.iter().any(|n| !n.op.regions().is_empty()) {
+            lowered = crate::passes::dce(&crate::passes::while_carries(&lowered));
+        }
         crate::passes::dump("lowered", &lowered);
         let (key, version) = self.encode(&lowered)?;
         if let Some(e) = self.cache.get(&key) {
