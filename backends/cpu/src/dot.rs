@@ -2,6 +2,7 @@
 //! the `gemm` crate (runtime-dispatched SIMD kernels, AVX-512 where the CPU has it) for
 //! floats, and by a plain loop for integers (wrapping, as integer arithmetic everywhere).
 
+use crate::matvec::{try_matvec, Matvec};
 use crate::movement;
 use crate::tensor::{Storage, Tensor};
 use quabla_abi::qir::DotDims;
@@ -64,7 +65,9 @@ fn matrix_view(x: &Tensor, batch: &[usize], rows: &[usize], cols: &[usize]) -> M
     }
 }
 
-pub(crate) trait GemmScalar: crate::pool::Pooled + Copy + Send + Sync + 'static {
+pub(crate) trait GemmScalar:
+    crate::pool::Pooled + crate::matvec::Lane + Copy + Send + Sync + 'static
+{
     const ZERO: Self;
     const ONE: Self;
 }
@@ -114,6 +117,13 @@ fn gemm_batched_into<T: GemmScalar>(
         out.fill(T::ZERO);
         return;
     }
+    let threaded = b * m * n * k >= 1 << 18;
+    if !threaded
+        && (m == 1 || n == 1)
+        && matvecs(l, r, Sizes { b, m, k, n }, (lrs, lcs), (rrs, rcs), out)
+    {
+        return;
+    }
     let chunks_per_batch = m.div_ceil(ROW_CHUNK);
     let work = |(ci, dst): (usize, &mut [T])| {
         let (bi, c) = (ci / chunks_per_batch, ci % chunks_per_batch);
@@ -155,11 +165,52 @@ fn gemm_batched_into<T: GemmScalar>(
             pieces.push((bi * chunks_per_batch + c, d));
         }
     }
-    if b * m * n * k >= 1 << 18 {
+    if threaded {
         pieces.into_par_iter().for_each(work);
     } else {
         pieces.into_iter().for_each(work);
     }
+}
+
+/// Each batch's product by `matvec` when one side is a vector (`m == 1` or `n == 1`) and the
+/// layout has a kernel there; `false`, with nothing written, otherwise. The layout is the
+/// same for every batch, so either all batches take the kernel or none does.
+fn matvecs<T: GemmScalar>(
+    l: &[T],
+    r: &[T],
+    Sizes { b, m, k, n }: Sizes,
+    lhs: (usize, usize),
+    rhs: (usize, usize),
+    out: &mut [T],
+) -> bool {
+    for (bi, out) in out.chunks_mut(m * n).enumerate().take(b) {
+        let (l, r) = (&l[bi * m * k..], &r[bi * k * n..]);
+        // n == 1: out[i] = lhs row i . rhs column; m == 1: out[j] = rhs column j . lhs row.
+        let product = if n == 1 {
+            Matvec {
+                out,
+                a: l,
+                a_strides: lhs,
+                v: r,
+                v_stride: rhs.0,
+                k,
+            }
+        } else {
+            Matvec {
+                out,
+                a: r,
+                a_strides: (rhs.1, rhs.0),
+                v: l,
+                v_stride: lhs.1,
+                k,
+            }
+        };
+        if !try_matvec(product) {
+            debug_assert_eq!(bi, 0, "one layout for every batch");
+            return false;
+        }
+    }
+    true
 }
 
 /// The float matrix product the compiled tier calls (`native/callouts.rs`): the same gemm
@@ -380,6 +431,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Matrix-vector products (`matvec`) in every layout and at lengths around every vector
+    /// width: the whole-vector loops, the four-row groups and the tails.
+    #[test]
+    fn matrix_vector_products_match_index_arithmetic() {
+        for dtype in [DType::F32, DType::F64] {
+            for (m, k) in [
+                (1, 2),
+                (5, 1),
+                (3, 7),
+                (4, 8),
+                (9, 16),
+                (17, 17),
+                (64, 64),
+                (67, 33),
+            ] {
+                for transposed in [false, true] {
+                    let (shape, contract) = if transposed { ([k, m], 0) } else { ([m, k], 1) };
+                    let a = tensor(&shape, dtype, 4);
+                    let v = tensor(&[k, 1], dtype, 5);
+                    let w = tensor(&[1, k], dtype, 6);
+                    // n == 1: a @ v; m == 1: w @ a^T, the same matrix on the other side.
+                    let av = DotDims {
+                        lhs_batch: vec![],
+                        rhs_batch: vec![],
+                        lhs_contract: vec![contract],
+                        rhs_contract: vec![0],
+                    };
+                    let wa = DotDims {
+                        lhs_batch: vec![],
+                        rhs_batch: vec![],
+                        lhs_contract: vec![1],
+                        rhs_contract: vec![contract],
+                    };
+                    let got = as_f64(&dot_general(&a, &v, &av));
+                    assert_eq!(
+                        got,
+                        reference(&a, &v, &av, [1, m, k, 1]),
+                        "{dtype:?} a@v {m}x{k} {transposed}"
+                    );
+                    let got = as_f64(&dot_general(&w, &a, &wa));
+                    assert_eq!(
+                        got,
+                        reference(&w, &a, &wa, [1, 1, k, m]),
+                        "{dtype:?} w@a {m}x{k} {transposed}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Lanes read past a short row are cleared, not multiplied by zero: an infinity in the
+    /// next rows must not turn a finite row's sum into NaN. A one-term sum is the exact
+    /// product, `-0` included (the loop IR lowers such products to multiplies).
+    #[test]
+    fn matrix_vector_tails_do_not_read_neighbouring_rows() {
+        let (m, k) = (40, 3);
+        let mut a = vec![f32::INFINITY; m * k];
+        a[..k].copy_from_slice(&[1.0, 2.0, 3.0]);
+        let a = Tensor::new(TensorType::new(DType::F32, vec![m, k]), Storage::F32(a));
+        let v = Tensor::new(
+            TensorType::new(DType::F32, vec![k]),
+            Storage::F32(vec![1.0; k]),
+        );
+        let d = DotDims {
+            lhs_batch: vec![],
+            rhs_batch: vec![],
+            lhs_contract: vec![1],
+            rhs_contract: vec![0],
+        };
+        let got = as_f64(&dot_general(&a, &v, &d));
+        assert_eq!(got[0], 6.0);
+        assert!(got[1..].iter().all(|x| *x == f64::INFINITY));
+        let a = Tensor::new(
+            TensorType::new(DType::F32, vec![2, 1]),
+            Storage::F32(vec![-0.0, 2.0]),
+        );
+        let v = Tensor::new(
+            TensorType::new(DType::F32, vec![1]),
+            Storage::F32(vec![1.0]),
+        );
+        let Storage::F32(ref got) = dot_general(&a, &v, &d) else {
+            unreachable!()
+        };
+        assert_eq!((got[0].to_bits(), got[1]), ((-0.0f32).to_bits(), 2.0));
     }
 
     #[test]

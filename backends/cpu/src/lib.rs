@@ -14,6 +14,7 @@ mod elementwise;
 mod exec;
 mod fused;
 mod linalg;
+mod matvec;
 mod movement;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
