@@ -2,7 +2,10 @@
 //! `logistic`, `sinh`, `cosh`).
 //!
 //! One core, `2^k * (1 + p(r))` with `r = a - k ln 2`, `|r| <= ln 2 / 2` and `p` the Taylor
-//! polynomial of `expm1` to degree 12 (truncation below 7e-15 relative), evaluated in f64. The
+//! polynomial of `expm1` to degree 8, evaluated in f64. Its truncation is below 6e-10
+//! relative, 50 times under the 3e-8 (2^-25) that keeps one rounding to f32 within 1 ulp;
+//! degree 12 (below 7e-15, so nearly always the correctly rounded f32) cost a third more
+//! time in `tanh` and `exp` (1.62 and 1.14 ms over 1e6 f32 against 1.09 and 0.82). The
 //! operand is clamped first so `2^k` is a normal f64 for every f32 input; the final `as f32`
 //! then produces the f32 overflow to infinity and the gradual underflow to subnormals and zero.
 
@@ -11,11 +14,11 @@ use super::{horner, nan_or, round_to_int};
 const LN2: f64 = std::f64::consts::LN_2;
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 
-/// `expm1(r)` for `|r| <= 0.35`: Taylor to degree 12 in Horner form, an exact `r * (...)` so
-/// `p(-0) = -0` and `p(0) = 0`.
+/// `expm1(r)` for `|r| <= 0.35`: Taylor to degree 8 in Horner form (truncation at most
+/// `0.35^8 / 9!`, 6e-10, relative), an exact `r * (...)` so `p(-0) = -0` and `p(0) = 0`.
 #[inline(always)]
 fn expm1_poly(r: f64) -> f64 {
-    const C: [f64; 11] = [
+    const C: [f64; 7] = [
         1.0 / 2.0,
         1.0 / 6.0,
         1.0 / 24.0,
@@ -23,10 +26,6 @@ fn expm1_poly(r: f64) -> f64 {
         1.0 / 720.0,
         1.0 / 5040.0,
         1.0 / 40320.0,
-        1.0 / 362880.0,
-        1.0 / 3628800.0,
-        1.0 / 39916800.0,
-        1.0 / 479001600.0,
     ];
     r * (1.0 + r * horner(r, &C))
 }
