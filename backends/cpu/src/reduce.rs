@@ -47,13 +47,38 @@ fn group_partials<T: Copy, M: Monoid<T>>(m: &M, group: &[T], out: &mut Vec<T>) {
         out.extend(group.chunks(BLOCK).map(|c| fold_block(m, c)));
         return;
     }
-    let mut acc = [m.identity(); LANES];
-    for i in 0..BLOCK {
-        for (k, a) in acc.iter_mut().enumerate() {
-            *a = m.combine(*a, group[k * BLOCK + i]);
+    out.extend_from_slice(&pulp::Arch::new().dispatch(SideBySide { m, group }));
+}
+
+/// [`group_partials`]' folds of one whole group, compiled per instruction set. Each step
+/// reads `LANES` consecutive elements of every block (contiguous loads) and folds them in
+/// element order, so each lane folds its block exactly as [`fold_block`] does. Reading one
+/// element of each block per step instead was scalar loads and shuffles: 28% of a CG
+/// solve's time.
+struct SideBySide<'a, T, M> {
+    m: &'a M,
+    group: &'a [T],
+}
+
+impl<T: Copy, M: Monoid<T>> pulp::WithSimd for SideBySide<'_, T, M> {
+    type Output = [T; LANES];
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> [T; LANES] {
+        let Self { m, group } = self;
+        let mut acc = [m.identity(); LANES];
+        let mut tile = [[m.identity(); LANES]; LANES];
+        for i0 in (0..BLOCK).step_by(LANES) {
+            for (k, t) in tile.iter_mut().enumerate() {
+                t.copy_from_slice(&group[k * BLOCK + i0..k * BLOCK + i0 + LANES]);
+            }
+            for j in 0..LANES {
+                for (a, t) in acc.iter_mut().zip(&tile) {
+                    *a = m.combine(*a, t[j]);
+                }
+            }
         }
+        acc
     }
-    out.extend_from_slice(&acc);
 }
 
 fn pairwise<T: Copy, M: Monoid<T>>(m: &M, xs: &[T]) -> T {
