@@ -518,6 +518,62 @@ fn a_kernel_over_a_long_array_compiles_and_gives_the_interpreters_bits() {
     }
 }
 
+/// Element loops of every length split between the unrolled trips (four vectors each),
+/// one-vector trips and the scalar tail, over contiguous and strided (transposed) loads,
+/// give the interpreter's bits: `x = x * x' + transpose(y)` twice, rows of `c` elements.
+#[test]
+fn unrolled_vector_loops_give_the_interpreters_bits_at_every_split() {
+    for d in [DType::F32, DType::F64] {
+        let t = d.name();
+        for c in [1, 3, 4, 5, 8, 15, 16, 17, 21, 37, 64] {
+            let p = Program::parse(&format!(
+                "program(%0: i32[], %1: {t}[3,{c}], %2: {t}[{c},3]) {{
+                   %3, %4, %5 = while(%0, %1, %2) : i32[], {t}[3,{c}], {t}[{c},3] {{
+                     cond(%0: i32[], %1: {t}[3,{c}], %2: {t}[{c},3]) {{
+                       %3 = constant[value=[2]]() : i32[]
+                       %4 = compare[dir=lt](%0, %3) : bool[]
+                       return %4
+                     }}
+                     body(%0: i32[], %1: {t}[3,{c}], %2: {t}[{c},3]) {{
+                       %3 = transpose[perm=[1,0]](%2) : {t}[3,{c}]
+                       %4 = constant[value=[0.75]]() : {t}[]
+                       %5 = broadcast_in_dim[dims=[]](%4) : {t}[3,{c}]
+                       %6 = mul(%1, %5) : {t}[3,{c}]
+                       %7 = mul(%6, %1) : {t}[3,{c}]
+                       %8 = add(%7, %3) : {t}[3,{c}]
+                       %9 = constant[value=[1]]() : i32[]
+                       %10 = add(%0, %9) : i32[]
+                       return %10, %8, %2
+                     }}
+                   }}
+                   return %4
+                 }}"
+            ))
+            .unwrap();
+            let (compiled, reference) = both_tiers(&p, c as u64);
+            let n = 3 * c;
+            let values = |k: f64| (0..n).map(move |i| ((i as f64 + k) * 0.731).sin());
+            let data = |k: f64| match d {
+                DType::F32 => Storage::F32(values(k).map(|v| v as f32).collect()),
+                _ => Storage::F64(values(k).collect()),
+            };
+            let args = || {
+                vec![
+                    Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
+                    Tensor::new(TensorType::new(d, vec![3, c]), data(0.0)),
+                    Tensor::new(TensorType::new(d, vec![c, 3]), data(0.5)),
+                ]
+            };
+            let (a, b) = (run(&compiled, args()), run(&reference, args()));
+            assert_eq!(
+                a[0].data.to_bytes(),
+                b[0].data.to_bytes(),
+                "{t}, rows of {c}"
+            );
+        }
+    }
+}
+
 /// One op in a one-trip loop, `out = op(inputs)`, compiled once and run on every
 /// combination of edge inputs.
 fn check_single_op(inputs: &[DType], out: DType, op_text: &str) {

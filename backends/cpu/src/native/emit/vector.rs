@@ -24,6 +24,15 @@ fn lane_bytes(d: DType) -> Option<u64> {
     }
 }
 
+/// Vectors per trip of an unrolled element loop: one trip's loop overhead (compare,
+/// branches, counter) and address arithmetic (the hoisted parts' stack loads) then serve
+/// four vectors. A 256x256 stencil's loop had 7 such instructions per vector of 4 lanes.
+const UNROLL: u64 = 4;
+
+/// Bodies longer than this are not unrolled: their own work dwarfs a trip's overhead, and
+/// copies would grow the compile time of the biggest functions.
+const UNROLL_MAX_BODY: usize = 48;
+
 fn vector_type(d: DType) -> Type {
     match d {
         DType::F32 => types::F32X4,
@@ -180,8 +189,9 @@ impl Emitter<'_, '_> {
         Ok(())
     }
 
-    /// `counter` from 0 in steps of `lanes` while a whole vector fits, each step running
-    /// `body` on `lanes` elements at once; then a scalar loop finishes the rest, if any.
+    /// `counter` from 0 in steps of `UNROLL` vectors while they fit (bodies of at most
+    /// `UNROLL_MAX_BODY` instructions), then of one vector, each step running `body` on
+    /// `lanes` elements at once; then a scalar loop finishes the rest, if any.
     pub(super) fn vector_loop(
         &mut self,
         counter: Reg,
@@ -189,10 +199,22 @@ impl Emitter<'_, '_> {
         lanes: u64,
         body: &Block,
     ) -> Result<(), String> {
+        let mut done = 0;
+        if body.0.len() <= UNROLL_MAX_BODY {
+            let span = lanes * UNROLL;
+            done = count - count % span;
+            if done > 0 {
+                self.counted_loop(counter, 0, done, span, count, |e| {
+                    e.vector_body(counter, body, lanes, UNROLL)
+                })?;
+            }
+        }
         let whole = count - count % lanes;
-        self.counted_loop(counter, 0, whole, lanes, count, |e| {
-            e.vector_body(counter, body)
-        })?;
+        if whole > done {
+            self.counted_loop(counter, done, whole, lanes, count, |e| {
+                e.vector_body(counter, body, lanes, 1)
+            })?;
+        }
         if whole == count {
             return Ok(());
         }
@@ -211,14 +233,63 @@ impl Emitter<'_, '_> {
         }
     }
 
-    fn vector_body(&mut self, counter: Reg, body: &Block) -> Result<(), String> {
+    /// The address of `index` at this trip's first element, computed once per trip
+    /// (`addresses` caches it) and moved `offset` elements along its step.
+    fn copy_address(
+        &mut self,
+        addresses: &mut HashMap<usize, Value>,
+        index: &ElementIndex,
+        step: u64,
+        offset: u64,
+    ) -> Value {
+        let key = index as *const ElementIndex as usize;
+        let addr = match addresses.get(&key) {
+            Some(a) => *a,
+            None => {
+                let a = self.address(index);
+                addresses.insert(key, a);
+                a
+            }
+        };
+        let bytes = super::element_bytes(self.f.arrays[index.array.index()].dtype) as u64;
+        match offset * step * bytes {
+            0 => addr,
+            at => self.b.ins().iadd_imm_s(addr, at as i64),
+        }
+    }
+
+    /// `copies` consecutive vectors of `body` (`copies` trips of the one-vector loop, in
+    /// order, so the bits are the same), every address computed once for all of them.
+    fn vector_body(
+        &mut self,
+        counter: Reg,
+        body: &Block,
+        lanes: u64,
+        copies: u64,
+    ) -> Result<(), String> {
+        let mut addresses = HashMap::new();
+        for copy in 0..copies {
+            self.vector_copy(counter, body, &mut addresses, copy * lanes)?;
+        }
+        Ok(())
+    }
+
+    /// One vector of `body`, `offset` elements past the trip's first.
+    fn vector_copy(
+        &mut self,
+        counter: Reg,
+        body: &Block,
+        addresses: &mut HashMap<usize, Value>,
+        offset: u64,
+    ) -> Result<(), String> {
         // Unaligned: a view may start at any element.
         let memory = MemFlagsData::new().with_notrap();
         let mut vals: HashMap<Reg, Value> = HashMap::new();
         for inst in &body.0 {
             match inst {
                 Inst::Load { dst, index } => {
-                    let addr = self.address(index);
+                    let s = step(index, counter, body).unwrap_or(0);
+                    let addr = self.copy_address(addresses, index, s, offset);
                     let ty = vector_type(self.dtype(*dst));
                     let lane = ty.lane_type();
                     let v = match step(index, counter, body) {
@@ -245,7 +316,8 @@ impl Emitter<'_, '_> {
                 }
                 Inst::Store { index, src } => {
                     let v = self.lanes_of(&vals, *src);
-                    let addr = self.address(index);
+                    let s = step(index, counter, body).unwrap_or(0);
+                    let addr = self.copy_address(addresses, index, s, offset);
                     let ty = self.b.func.dfg.value_type(v);
                     match step(index, counter, body) {
                         Some(1) => {
