@@ -15,6 +15,11 @@ use std::cell::RefCell;
 const MAX_KEPT: usize = 64;
 /// Bytes kept per element type and thread: big arrays that happen to die are not held.
 const MAX_KEPT_BYTES: usize = 256 << 20;
+/// Vectors smaller than this are not recycled: malloc serves them faster than a search of
+/// the list, and they kept the list full, so every hand-back scanned it for the smallest
+/// vector and freed one (a neural ODE's interpreted prologue and epilogue, scalars and
+/// 8-element states, spent 14% of its time in `give` and 30% in malloc and free).
+const MIN_KEPT_BYTES: usize = 256;
 
 /// Element types whose vectors are recycled.
 pub trait Pooled: Copy + 'static {
@@ -41,6 +46,9 @@ pooled!(bool => FREE_BOOL, i32 => FREE_I32, u32 => FREE_U32, f32 => FREE_F32, f6
 /// An empty vector with room for `n` elements: a recycled one when one fits (and is not
 /// wastefully large), else a new one.
 pub fn take<T: Pooled>(n: usize) -> Vec<T> {
+    if n * std::mem::size_of::<T>() < MIN_KEPT_BYTES {
+        return Vec::with_capacity(n);
+    }
     let reused = T::with_free(|free| {
         let pos = free
             .iter()
@@ -60,7 +68,7 @@ pub fn take<T: Pooled>(n: usize) -> Vec<T> {
 
 /// Hands a vector back for reuse.
 pub fn give<T: Pooled>(v: Vec<T>) {
-    if v.capacity() == 0 {
+    if v.capacity() * std::mem::size_of::<T>() < MIN_KEPT_BYTES {
         return;
     }
     // A storage dropped while its thread shuts down just frees its vector.
@@ -129,7 +137,7 @@ mod policy_tests {
         // A fresh thread: free lists of its own.
         std::thread::spawn(|| {
             for _ in 0..MAX_KEPT {
-                give(Vec::<u32>::with_capacity(16));
+                give(Vec::<u32>::with_capacity(128));
             }
             let big: Vec<u32> = Vec::with_capacity(1 << 20);
             let at = big.as_ptr();
@@ -137,12 +145,29 @@ mod policy_tests {
             let again: Vec<u32> = take(1 << 20);
             assert_eq!(again.as_ptr(), at, "the large vector was not kept");
             // The list is full of small vectors again: one more small one is not kept.
-            give(Vec::<u32>::with_capacity(16));
-            let small = Vec::<u32>::with_capacity(8);
+            give(Vec::<u32>::with_capacity(128));
+            let small = Vec::<u32>::with_capacity(64);
             let at = small.as_ptr();
             give(small);
             let kept = u32::with_free(|f| f.iter().any(|v| v.as_ptr() == at));
             assert_eq!(kept, Some(false));
+        })
+        .join()
+        .expect("the pool thread");
+    }
+
+    /// Vectors under `MIN_KEPT_BYTES` are not kept, and a request that small does not
+    /// search the list (it would take nothing from it).
+    #[test]
+    fn tiny_vectors_are_not_recycled() {
+        std::thread::spawn(|| {
+            let tiny = MIN_KEPT_BYTES / std::mem::size_of::<f64>() - 1;
+            give(Vec::<f64>::with_capacity(tiny));
+            assert_eq!(f64::with_free(|f| f.len()), Some(0));
+            let at_least = Vec::<f64>::with_capacity(tiny + 1);
+            let at = at_least.as_ptr();
+            give(at_least);
+            assert_eq!(take::<f64>(tiny + 1).as_ptr(), at);
         })
         .join()
         .expect("the pool thread");
