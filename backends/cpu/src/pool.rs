@@ -167,7 +167,8 @@ mod policy_tests {
             let at_least = Vec::<f64>::with_capacity(tiny + 1);
             let at = at_least.as_ptr();
             give(at_least);
-            assert_eq!(take::<f64>(tiny + 1).as_ptr(), at);
+            let again = take::<f64>(tiny + 1);
+            assert_eq!(again.as_ptr(), at);
         })
         .join()
         .expect("the pool thread");
