@@ -8,6 +8,7 @@ use crate::elementwise::{
 };
 use quabla_abi::qir::{BinaryOp, ReduceKind, UnaryOp};
 use quabla_abi::DType;
+use std::mem::MaybeUninit;
 
 extern "C" fn sign<T: Real>(x: T) -> T {
     elementwise::sign(x)
@@ -98,9 +99,10 @@ pub fn reduce_kind_code(kind: ReduceKind) -> u32 {
         .unwrap_or_default() as u32
 }
 
-/// `dst[..n] = op(src[..n])` by a kernel's vector loop (`vmath::map`, `vmath::map_f64`),
-/// `op` being `UnaryOp::ALL[op]`. `dst` may be `src` (an in-place update): the kernel writes
-/// a vector of its own, copied out once the source is no longer borrowed.
+/// `dst[..n] = op(src[..n])` by a kernel's vector loop (`vmath::map_to`,
+/// `vmath::map_to_f64`), `op` being `UnaryOp::ALL[op]`, written straight into `dst`. Where
+/// the runs overlap (an in-place update) the kernel writes a vector of its own, copied out
+/// once the source is no longer borrowed.
 ///
 /// # Safety
 /// `src` and `dst` must each point to `n` elements.
@@ -109,32 +111,44 @@ unsafe fn map_into<T: crate::pool::Pooled>(
     dst: *mut T,
     src: *const T,
     n: u64,
-    map: fn(UnaryOp, &[T]) -> Option<Vec<T>>,
+    map_to: fn(UnaryOp, &[T], &mut [MaybeUninit<T>]) -> bool,
 ) {
     let Some(op) = UnaryOp::ALL.get(op as usize) else {
         return;
     };
     let n = n as usize;
-    // SAFETY: as the caller vouches; the source borrow ends before the destination is
-    // written.
-    let y = map(*op, unsafe { std::slice::from_raw_parts(src, n) });
-    if let Some(y) = y {
-        unsafe { std::ptr::copy_nonoverlapping(y.as_ptr(), dst, n) };
-        crate::pool::give(y);
+    let overlap = (src as usize) < (dst as usize).wrapping_add(n * size_of::<T>())
+        && (dst as usize) < (src as usize).wrapping_add(n * size_of::<T>());
+    // SAFETY: as the caller vouches; without overlap the two runs are distinct memory.
+    let x = unsafe { std::slice::from_raw_parts(src, n) };
+    if !overlap {
+        let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<T>>(), n) };
+        map_to(*op, x, out);
+        return;
     }
+    let mut y = crate::pool::take(n);
+    if map_to(*op, x, &mut y.spare_capacity_mut()[..n]) {
+        // SAFETY: `map_to` wrote the first `n` elements of `y`, a vector of its own; the
+        // source borrow ends before the destination is written.
+        unsafe {
+            y.set_len(n);
+            std::ptr::copy_nonoverlapping(y.as_ptr(), dst, n);
+        }
+    }
+    crate::pool::give(y);
 }
 
 /// [`map_into`] by the f32 kernels.
 extern "C" fn map_f32(op: u32, dst: *mut f32, src: *const f32, n: u64) {
     // SAFETY: `Function::check` bounded both runs inside their arrays, which the caller of
     // the compiled code vouches for.
-    unsafe { map_into(op, dst, src, n, crate::vmath::map) }
+    unsafe { map_into(op, dst, src, n, crate::vmath::map_to) }
 }
 
 /// [`map_into`] by the f64 kernels.
 extern "C" fn map_f64(op: u32, dst: *mut f64, src: *const f64, n: u64) {
     // SAFETY: as in `map_f32`.
-    unsafe { map_into(op, dst, src, n, crate::vmath::map_f64) }
+    unsafe { map_into(op, dst, src, n, crate::vmath::map_to_f64) }
 }
 
 /// The symbol of the vector loop of a dtype's kernels ([`map_f32`], [`map_f64`]).
@@ -227,4 +241,33 @@ pub fn symbols() -> Vec<(String, *const u8)> {
         shra::<u32> as *const u8,
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vector-math callout gives the scalar kernel's bits writing into another array,
+    /// in place, and into a run that overlaps its source by part.
+    #[test]
+    fn map_callout_gives_the_kernels_bits_into_any_destination() {
+        let code = unary_code(UnaryOp::Tanh);
+        let kernel = crate::vmath::scalar(UnaryOp::Tanh).expect("tanh has an f32 kernel");
+        let x: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.37).collect();
+        let want: Vec<u32> = x.iter().map(|v| kernel(*v).to_bits()).collect();
+        let bits = |v: &[f32]| v.iter().map(|y| y.to_bits()).collect::<Vec<u32>>();
+        let mut other = vec![0.0f32; x.len()];
+        map_f32(code, other.as_mut_ptr(), x.as_ptr(), x.len() as u64);
+        assert_eq!(bits(&other), want, "into another array");
+        let mut same = x.clone();
+        map_f32(code, same.as_mut_ptr(), same.as_ptr(), x.len() as u64);
+        assert_eq!(bits(&same), want, "in place");
+        // dst starts 5 elements into src's run: the source must be read before it is written.
+        let mut shifted = x.clone();
+        shifted.extend([0.0; 5]);
+        let p = shifted.as_mut_ptr();
+        // SAFETY: both runs of 37 lie inside the 42 elements of `shifted`.
+        map_f32(code, unsafe { p.add(5) }, p, x.len() as u64);
+        assert_eq!(bits(&shifted[5..]), want, "overlapping");
+    }
 }

@@ -126,26 +126,25 @@ impl<T: Copy, K: Kernel<T>> pulp::WithSimd for MapLoop<'_, T, K> {
     }
 }
 
-/// Maps kernel `K` over `x` into a recycled vector, the loop compiled for the best
-/// instruction set the machine has.
+/// Maps kernel `K` over `x` into `out` (the first `x.len()` of it), the loop compiled for
+/// the best instruction set the machine has; returns the written elements.
 #[inline(always)]
-fn map_with<T: pool::Pooled, K: Kernel<T>>(x: &[T]) -> Vec<T> {
+fn map_with<'o, T: Copy, K: Kernel<T>>(x: &[T], out: &'o mut [MaybeUninit<T>]) -> &'o mut [T] {
     let n = x.len();
-    let mut out = pool::take(n);
-    let spare = &mut out.spare_capacity_mut()[..n];
+    let out = &mut out[..n];
     pulp::Arch::new().dispatch(MapLoop::<T, K> {
         x,
-        out: spare,
+        out: &mut *out,
         kernel: PhantomData,
     });
-    // SAFETY: the loop wrote each of the first `n` elements (`spare` has exactly `n`).
-    unsafe { out.set_len(n) };
-    out
+    // SAFETY: the loop wrote each of the `n` elements of `out`, and `MaybeUninit<T>` has
+    // `T`'s layout.
+    unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
-/// [`map_with`] of the kernel `$f` of element type `$t` over `$x`.
+/// [`map_with`] of the kernel `$f` of element type `$t` over `$x` into `$out`.
 macro_rules! map_kernel {
-    ($x:expr, $t:ty, $f:path) => {{
+    ($x:expr, $out:expr, $t:ty, $f:path) => {{
         struct K;
         impl Kernel<$t> for K {
             #[inline(always)]
@@ -153,43 +152,79 @@ macro_rules! map_kernel {
                 $f(x)
             }
         }
-        map_with::<$t, K>($x)
+        map_with::<$t, K>($x, $out)
     }};
 }
 
-/// A trigonometric kernel's vector loop output `out` over `x`, with the lanes outside its
-/// fast path's range redone by the scalar function.
-fn fix_trig(mut out: Vec<f32>, x: &[f32], full: fn(f32) -> f32) -> Vec<f32> {
-    trig::fix_outside(x, &mut out, full);
-    out
-}
-
-/// [`fix_trig`] for f64.
-fn fix_trig64(mut out: Vec<f64>, x: &[f64], full: fn(f64) -> f64) -> Vec<f64> {
-    trig64::fix_outside(x, &mut out, full);
-    out
+/// `op(x)` in a recycled vector, by `into` (one of the `map_to` functions), or `None`.
+fn map_pooled<T: pool::Pooled>(
+    op: UnaryOp,
+    x: &[T],
+    into: fn(UnaryOp, &[T], &mut [MaybeUninit<T>]) -> bool,
+) -> Option<Vec<T>> {
+    let n = x.len();
+    let mut out = pool::take(n);
+    if !into(op, x, &mut out.spare_capacity_mut()[..n]) {
+        pool::give(out);
+        return None;
+    }
+    // SAFETY: `into` wrote each of the first `n` elements.
+    unsafe { out.set_len(n) };
+    Some(out)
 }
 
 /// The kernel's values of `op` over `x`, or `None` when `op` has no kernel here.
 pub fn map(op: UnaryOp, x: &[f32]) -> Option<Vec<f32>> {
+    map_pooled(op, x, map_to)
+}
+
+/// Writes the kernel's values of `op` over `x` into `out[..x.len()]` and returns `true`, or
+/// returns `false`, writing nothing, when `op` has no kernel here. The compiled tier's
+/// callout writes straight into its destination this way.
+///
+/// # Panics
+/// If `out` is shorter than `x`.
+pub fn map_to(op: UnaryOp, x: &[f32], out: &mut [MaybeUninit<f32>]) -> bool {
     use UnaryOp::*;
-    Some(match op {
-        Rsqrt => map_kernel!(x, f32, rsqrt),
-        Exp => map_kernel!(x, f32, exp::exp),
-        Exp2 => map_kernel!(x, f32, exp::exp2),
-        Expm1 => map_kernel!(x, f32, exp::expm1),
-        Log => map_kernel!(x, f32, log::log),
-        Log1p => map_kernel!(x, f32, log::log1p),
-        Tanh => map_kernel!(x, f32, exp::tanh),
-        Logistic => map_kernel!(x, f32, exp::logistic),
-        Sinh => map_kernel!(x, f32, exp::sinh),
-        Cosh => map_kernel!(x, f32, exp::cosh),
-        Sin => fix_trig(map_kernel!(x, f32, trig::sin_fast), x, trig::sin),
-        Cos => fix_trig(map_kernel!(x, f32, trig::cos_fast), x, trig::cos),
-        Tan => fix_trig(map_kernel!(x, f32, trig::tan_fast), x, trig::tan),
+    match op {
+        Rsqrt => {
+            map_kernel!(x, out, f32, rsqrt);
+        }
+        Exp => {
+            map_kernel!(x, out, f32, exp::exp);
+        }
+        Exp2 => {
+            map_kernel!(x, out, f32, exp::exp2);
+        }
+        Expm1 => {
+            map_kernel!(x, out, f32, exp::expm1);
+        }
+        Log => {
+            map_kernel!(x, out, f32, log::log);
+        }
+        Log1p => {
+            map_kernel!(x, out, f32, log::log1p);
+        }
+        Tanh => {
+            map_kernel!(x, out, f32, exp::tanh);
+        }
+        Logistic => {
+            map_kernel!(x, out, f32, exp::logistic);
+        }
+        Sinh => {
+            map_kernel!(x, out, f32, exp::sinh);
+        }
+        Cosh => {
+            map_kernel!(x, out, f32, exp::cosh);
+        }
+        // The lanes outside the fast path's range are redone by the scalar function.
+        Sin => trig::fix_outside(x, map_kernel!(x, out, f32, trig::sin_fast), trig::sin),
+        Cos => trig::fix_outside(x, map_kernel!(x, out, f32, trig::cos_fast), trig::cos),
+        Tan => trig::fix_outside(x, map_kernel!(x, out, f32, trig::tan_fast), trig::tan),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos
-        | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
-    })
+        | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
+    }
+    true
 }
 
 /// Kernel `$f` on `$t` with the C calling convention, for the compiled tier to call.
@@ -232,23 +267,50 @@ pub fn scalar(op: UnaryOp) -> Option<F32Fn> {
 /// assert_eq!(y, [1.0, 8.0, f64::from_bits(1)]);
 /// ```
 pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
+    map_pooled(op, x, map_to_f64)
+}
+
+/// [`map_to`] for the f64 kernels.
+///
+/// # Panics
+/// If `out` is shorter than `x`.
+pub fn map_to_f64(op: UnaryOp, x: &[f64], out: &mut [MaybeUninit<f64>]) -> bool {
     use UnaryOp::*;
-    Some(match op {
-        Exp => map_kernel!(x, f64, exp64::exp),
-        Exp2 => map_kernel!(x, f64, exp64::exp2),
-        Expm1 => map_kernel!(x, f64, exp64::expm1),
-        Tanh => map_kernel!(x, f64, exp64::tanh),
-        Logistic => map_kernel!(x, f64, exp64::logistic),
-        Log => map_kernel!(x, f64, log64::log),
-        Log1p => map_kernel!(x, f64, log64::log1p),
-        Sin => fix_trig64(map_kernel!(x, f64, trig64::sin_fast), x, trig64::sin),
-        Cos => fix_trig64(map_kernel!(x, f64, trig64::cos_fast), x, trig64::cos),
-        Tan => fix_trig64(map_kernel!(x, f64, trig64::tan_fast), x, trig64::tan),
-        Sinh => map_kernel!(x, f64, exp64::sinh),
-        Cosh => map_kernel!(x, f64, exp64::cosh),
+    match op {
+        Exp => {
+            map_kernel!(x, out, f64, exp64::exp);
+        }
+        Exp2 => {
+            map_kernel!(x, out, f64, exp64::exp2);
+        }
+        Expm1 => {
+            map_kernel!(x, out, f64, exp64::expm1);
+        }
+        Tanh => {
+            map_kernel!(x, out, f64, exp64::tanh);
+        }
+        Logistic => {
+            map_kernel!(x, out, f64, exp64::logistic);
+        }
+        Log => {
+            map_kernel!(x, out, f64, log64::log);
+        }
+        Log1p => {
+            map_kernel!(x, out, f64, log64::log1p);
+        }
+        Sin => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::sin_fast), trig64::sin),
+        Cos => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::cos_fast), trig64::cos),
+        Tan => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::tan_fast), trig64::tan),
+        Sinh => {
+            map_kernel!(x, out, f64, exp64::sinh);
+        }
+        Cosh => {
+            map_kernel!(x, out, f64, exp64::cosh);
+        }
         Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
-        | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
-    })
+        | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
+    }
+    true
 }
 
 /// The one-element form of [`map_f64`]'s kernel for `op`: the same function, so the same
