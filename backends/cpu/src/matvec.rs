@@ -276,6 +276,60 @@ fn column_at<S: Simd, T: Lane>(a: &[T], col: usize, m: usize, p: usize) -> (&[T:
     T::as_simd::<S>(&a[p * col..p * col + m])
 }
 
+/// The read-only half of a [`ColumnSums`]: the matrix (`m` rows), `v`, and their strides.
+struct Columns<'a, T> {
+    a: &'a [T],
+    col: usize,
+    m: usize,
+    v: &'a [T],
+    v_stride: usize,
+    k: usize,
+}
+
+impl<T: Lane> Columns<'_, T> {
+    /// Element `q` of `v`, in every lane.
+    #[inline(always)]
+    fn v_at<S: Simd>(&self, s: S, q: usize) -> T::V<S> {
+        T::splat(s, self.v[q * self.v_stride])
+    }
+
+    /// `out[..R]` = row vectors `c .. c + R`, in `R` independent chains: the first column's
+    /// products, then each other column's added in `k` order.
+    #[inline(always)]
+    fn group<const R: usize, S: Simd>(&self, s: S, c: usize, out: &mut [T::V<S>]) {
+        let x0 = self.v_at(s, 0);
+        let first = column_at::<S, T>(self.a, self.col, self.m, 0).0;
+        let mut acc = [x0; R];
+        for (j, acc) in acc.iter_mut().enumerate() {
+            *acc = T::vmul(s, first[c + j], x0);
+        }
+        for q in 1..self.k {
+            let (x, xq) = (
+                column_at::<S, T>(self.a, self.col, self.m, q).0,
+                self.v_at(s, q),
+            );
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = T::vmul_add(s, x[c + j], xq, *acc);
+            }
+        }
+        out.copy_from_slice(&acc);
+    }
+
+    /// The rows after the whole vectors (`out.len()` of them), the same sums one partial
+    /// vector at a time.
+    #[inline(always)]
+    fn tail<S: Simd>(&self, s: S, out: &mut [T]) {
+        let (len, mask) = (out.len(), lane_mask::<S, T>(out.len()));
+        let head = self.m - len;
+        let mut acc = T::vmul(s, tail_lanes(s, self.a, head, len, mask), self.v_at(s, 0));
+        for q in 1..self.k {
+            let x = tail_lanes(s, self.a, q * self.col + head, len, mask);
+            acc = T::vmul_add(s, x, self.v_at(s, q), acc);
+        }
+        T::partial_store(s, out, acc);
+    }
+}
+
 impl<T: Lane> pulp::WithSimd for ColumnSums<'_, T> {
     type Output = ();
     #[inline(always)]
@@ -288,50 +342,27 @@ impl<T: Lane> pulp::WithSimd for ColumnSums<'_, T> {
             v_stride,
             k,
         } = self;
-        let m = out.len();
+        let cols = Columns {
+            a,
+            col,
+            m: out.len(),
+            v,
+            v_stride,
+            k,
+        };
         let (out_v, out_t) = T::as_mut_simd::<S>(out);
+        let mut groups = out_v.chunks_exact_mut(4);
         let mut c = 0;
-        while c + 4 <= out_v.len() {
-            let (x, x0) = (column_at::<S, T>(a, col, m, 0).0, T::splat(s, v[0]));
-            let mut a0 = T::vmul(s, x[c], x0);
-            let mut a1 = T::vmul(s, x[c + 1], x0);
-            let mut a2 = T::vmul(s, x[c + 2], x0);
-            let mut a3 = T::vmul(s, x[c + 3], x0);
-            for p in 1..k {
-                let (x, xp) = (
-                    column_at::<S, T>(a, col, m, p).0,
-                    T::splat(s, v[p * v_stride]),
-                );
-                a0 = T::vmul_add(s, x[c], xp, a0);
-                a1 = T::vmul_add(s, x[c + 1], xp, a1);
-                a2 = T::vmul_add(s, x[c + 2], xp, a2);
-                a3 = T::vmul_add(s, x[c + 3], xp, a3);
-            }
-            out_v[c] = a0;
-            out_v[c + 1] = a1;
-            out_v[c + 2] = a2;
-            out_v[c + 3] = a3;
+        for o in &mut groups {
+            cols.group::<4, S>(s, c, o);
             c += 4;
         }
-        while c < out_v.len() {
-            let mut acc = T::vmul(s, column_at::<S, T>(a, col, m, 0).0[c], T::splat(s, v[0]));
-            for p in 1..k {
-                let x = column_at::<S, T>(a, col, m, p).0[c];
-                acc = T::vmul_add(s, x, T::splat(s, v[p * v_stride]), acc);
-            }
-            out_v[c] = acc;
+        for o in groups.into_remainder().chunks_mut(1) {
+            cols.group::<1, S>(s, c, o);
             c += 1;
         }
         if !out_t.is_empty() {
-            let (len, mask) = (out_t.len(), lane_mask::<S, T>(out_t.len()));
-            let head = m - len;
-            let x = tail_lanes(s, a, head, len, mask);
-            let mut acc = T::vmul(s, x, T::splat(s, v[0]));
-            for p in 1..k {
-                let x = tail_lanes(s, a, p * col + head, len, mask);
-                acc = T::vmul_add(s, x, T::splat(s, v[p * v_stride]), acc);
-            }
-            T::partial_store(s, out_t, acc);
+            cols.tail(s, out_t);
         }
     }
 }

@@ -156,6 +156,17 @@ macro_rules! map_kernel {
     }};
 }
 
+/// A dtype's `fix_outside` (`trig::fix_outside`, `trig64::fix_outside`).
+type FixOutside<T> = fn(&[T], &mut [T], fn(T) -> T);
+
+/// A trigonometric kernel's vector-loop output `out` over `x`, with the lanes outside its
+/// fast path's range redone by the scalar function `full` (`fix` is the dtype's
+/// `fix_outside`).
+fn fixed<'o, T>(x: &[T], out: &'o mut [T], fix: FixOutside<T>, full: fn(T) -> T) -> &'o mut [T] {
+    fix(x, out, full);
+    out
+}
+
 /// `op(x)` in a recycled vector, by `into` (one of the `map_to` functions), or `None`.
 fn map_pooled<T: pool::Pooled>(
     op: UnaryOp,
@@ -186,44 +197,39 @@ pub fn map(op: UnaryOp, x: &[f32]) -> Option<Vec<f32>> {
 /// If `out` is shorter than `x`.
 pub fn map_to(op: UnaryOp, x: &[f32], out: &mut [MaybeUninit<f32>]) -> bool {
     use UnaryOp::*;
-    match op {
-        Rsqrt => {
-            map_kernel!(x, out, f32, rsqrt);
-        }
-        Exp => {
-            map_kernel!(x, out, f32, exp::exp);
-        }
-        Exp2 => {
-            map_kernel!(x, out, f32, exp::exp2);
-        }
-        Expm1 => {
-            map_kernel!(x, out, f32, exp::expm1);
-        }
-        Log => {
-            map_kernel!(x, out, f32, log::log);
-        }
-        Log1p => {
-            map_kernel!(x, out, f32, log::log1p);
-        }
-        Tanh => {
-            map_kernel!(x, out, f32, exp::tanh);
-        }
-        Logistic => {
-            map_kernel!(x, out, f32, exp::logistic);
-        }
-        Sinh => {
-            map_kernel!(x, out, f32, exp::sinh);
-        }
-        Cosh => {
-            map_kernel!(x, out, f32, exp::cosh);
-        }
+    let _written = match op {
+        Rsqrt => map_kernel!(x, out, f32, rsqrt),
+        Exp => map_kernel!(x, out, f32, exp::exp),
+        Exp2 => map_kernel!(x, out, f32, exp::exp2),
+        Expm1 => map_kernel!(x, out, f32, exp::expm1),
+        Log => map_kernel!(x, out, f32, log::log),
+        Log1p => map_kernel!(x, out, f32, log::log1p),
+        Tanh => map_kernel!(x, out, f32, exp::tanh),
+        Logistic => map_kernel!(x, out, f32, exp::logistic),
+        Sinh => map_kernel!(x, out, f32, exp::sinh),
+        Cosh => map_kernel!(x, out, f32, exp::cosh),
         // The lanes outside the fast path's range are redone by the scalar function.
-        Sin => trig::fix_outside(x, map_kernel!(x, out, f32, trig::sin_fast), trig::sin),
-        Cos => trig::fix_outside(x, map_kernel!(x, out, f32, trig::cos_fast), trig::cos),
-        Tan => trig::fix_outside(x, map_kernel!(x, out, f32, trig::tan_fast), trig::tan),
+        Sin => fixed(
+            x,
+            map_kernel!(x, out, f32, trig::sin_fast),
+            trig::fix_outside,
+            trig::sin,
+        ),
+        Cos => fixed(
+            x,
+            map_kernel!(x, out, f32, trig::cos_fast),
+            trig::fix_outside,
+            trig::cos,
+        ),
+        Tan => fixed(
+            x,
+            map_kernel!(x, out, f32, trig::tan_fast),
+            trig::fix_outside,
+            trig::tan,
+        ),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos
         | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
-    }
+    };
     true
 }
 
@@ -276,40 +282,37 @@ pub fn map_f64(op: UnaryOp, x: &[f64]) -> Option<Vec<f64>> {
 /// If `out` is shorter than `x`.
 pub fn map_to_f64(op: UnaryOp, x: &[f64], out: &mut [MaybeUninit<f64>]) -> bool {
     use UnaryOp::*;
-    match op {
-        Exp => {
-            map_kernel!(x, out, f64, exp64::exp);
-        }
-        Exp2 => {
-            map_kernel!(x, out, f64, exp64::exp2);
-        }
-        Expm1 => {
-            map_kernel!(x, out, f64, exp64::expm1);
-        }
-        Tanh => {
-            map_kernel!(x, out, f64, exp64::tanh);
-        }
-        Logistic => {
-            map_kernel!(x, out, f64, exp64::logistic);
-        }
-        Log => {
-            map_kernel!(x, out, f64, log64::log);
-        }
-        Log1p => {
-            map_kernel!(x, out, f64, log64::log1p);
-        }
-        Sin => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::sin_fast), trig64::sin),
-        Cos => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::cos_fast), trig64::cos),
-        Tan => trig64::fix_outside(x, map_kernel!(x, out, f64, trig64::tan_fast), trig64::tan),
-        Sinh => {
-            map_kernel!(x, out, f64, exp64::sinh);
-        }
-        Cosh => {
-            map_kernel!(x, out, f64, exp64::cosh);
-        }
+    let _written = match op {
+        Exp => map_kernel!(x, out, f64, exp64::exp),
+        Exp2 => map_kernel!(x, out, f64, exp64::exp2),
+        Expm1 => map_kernel!(x, out, f64, exp64::expm1),
+        Tanh => map_kernel!(x, out, f64, exp64::tanh),
+        Logistic => map_kernel!(x, out, f64, exp64::logistic),
+        Log => map_kernel!(x, out, f64, log64::log),
+        Log1p => map_kernel!(x, out, f64, log64::log1p),
+        Sin => fixed(
+            x,
+            map_kernel!(x, out, f64, trig64::sin_fast),
+            trig64::fix_outside,
+            trig64::sin,
+        ),
+        Cos => fixed(
+            x,
+            map_kernel!(x, out, f64, trig64::cos_fast),
+            trig64::fix_outside,
+            trig64::cos,
+        ),
+        Tan => fixed(
+            x,
+            map_kernel!(x, out, f64, trig64::tan_fast),
+            trig64::fix_outside,
+            trig64::tan,
+        ),
+        Sinh => map_kernel!(x, out, f64, exp64::sinh),
+        Cosh => map_kernel!(x, out, f64, exp64::cosh),
         Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
         | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
-    }
+    };
     true
 }
 

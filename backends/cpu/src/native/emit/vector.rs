@@ -288,11 +288,11 @@ impl Emitter<'_, '_> {
         for inst in &body.0 {
             match inst {
                 Inst::Load { dst, index } => {
-                    let s = step(index, counter, body).unwrap_or(0);
-                    let addr = self.copy_address(addresses, index, s, offset);
+                    let s = step(index, counter, body);
+                    let addr = self.copy_address(addresses, index, s.unwrap_or(0), offset);
                     let ty = vector_type(self.dtype(*dst));
                     let lane = ty.lane_type();
-                    let v = match step(index, counter, body) {
+                    let v = match s {
                         Some(1) => self.b.ins().load(ty, memory, addr, 0),
                         Some(0) => {
                             let x = self.b.ins().load(lane, memory, addr, 0);
@@ -316,10 +316,10 @@ impl Emitter<'_, '_> {
                 }
                 Inst::Store { index, src } => {
                     let v = self.lanes_of(&vals, *src);
-                    let s = step(index, counter, body).unwrap_or(0);
-                    let addr = self.copy_address(addresses, index, s, offset);
+                    let s = step(index, counter, body);
+                    let addr = self.copy_address(addresses, index, s.unwrap_or(0), offset);
                     let ty = self.b.func.dfg.value_type(v);
-                    match step(index, counter, body) {
+                    match s {
                         Some(1) => {
                             self.b.ins().store(memory, v, addr, 0);
                         }
