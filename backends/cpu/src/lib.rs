@@ -12,6 +12,7 @@
 mod dot;
 mod elementwise;
 mod exec;
+mod fold;
 mod fused;
 mod linalg;
 mod matvec;

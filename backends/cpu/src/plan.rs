@@ -99,8 +99,8 @@ pub struct Plan {
     pub free_after: Vec<Vec<ValueId>>,
     /// Compiled regions of each node (empty for non-region nodes).
     pub regions: Vec<Vec<Plan>>,
-    /// Each constant node's data, converted once (a loop body's constants are not rebuilt
-    /// every iteration).
+    /// The data of each node known before the run, made once (a loop body's constants are
+    /// not rebuilt every iteration): constants, and what `fold.rs` computes from them.
     pub constants: Vec<Option<Arc<Storage>>>,
     /// Native code of each node the compiled tier covers.
     pub native: Vec<Option<NativeFunction>>,
@@ -136,10 +136,39 @@ fn compile_native(_: &Node, _: Tier) -> Option<NativeFunction> {
 /// single element (the splat of a scalar constant such as `x * 0.9`), which a tile rebuilds
 /// at its own length instead of the program holding a full-size copy.
 fn group_key(node: &Node, value_sizes: &[usize]) -> Option<usize> {
-    let splat =
-        matches!(node.op, Op::BroadcastInDim { .. }) && value_sizes[node.operands[0].index()] == 1;
-    ((node.op.is_elementwise() || splat) && node.results.len() == 1)
+    ((node.op.is_elementwise() || is_splat(node, value_sizes)) && node.results.len() == 1)
         .then(|| node.results[0].num_elements())
+}
+
+/// Whether `node` broadcasts a single element.
+fn is_splat(node: &Node, value_sizes: &[usize]) -> bool {
+    matches!(node.op, Op::BroadcastInDim { .. }) && value_sizes[node.operands[0].index()] == 1
+}
+
+/// Whether each node's results are read by a node computed at run time (one without
+/// `known` data) or are outputs of the program.
+fn read_by_run(
+    program: &Program,
+    first_ids: &[ValueId],
+    known: &[Option<Arc<Storage>>],
+) -> Vec<bool> {
+    let mut read = vec![false; program.num_values()];
+    for o in &program.outputs {
+        read[o.index()] = true;
+    }
+    for (node, k) in program.nodes.iter().zip(known) {
+        if k.is_none() {
+            for o in &node.operands {
+                read[o.index()] = true;
+            }
+        }
+    }
+    program
+        .nodes
+        .iter()
+        .zip(first_ids)
+        .map(|(n, first)| (0..n.results.len()).any(|r| read[first.index() + r]))
+        .collect()
 }
 
 /// Element count of every value, inputs first.
@@ -177,10 +206,28 @@ impl Plan {
                 }
             })
             .collect();
+        let sizes = value_sizes(&program);
+        let mut constants = crate::fold::known_values(&program, &first_ids);
+        // A splat read at run time stays a node: a fused step rebuilds it per tile from
+        // its one element instead of reading a whole array of copies.
+        let read = read_by_run(&program, &first_ids, &constants);
+        for (i, node) in program.nodes.iter().enumerate() {
+            if read[i] && is_splat(node, &sizes) {
+                constants[i] = None;
+            }
+        }
+        let read = read_by_run(&program, &first_ids, &constants);
         let mut steps = Vec::new();
         let mut open: Option<(usize, Vec<usize>)> = None;
-        let sizes = value_sizes(&program);
         for (i, node) in program.nodes.iter().enumerate() {
+            if constants[i].is_some() {
+                // Known before the run: its own step hands out the data, and only where a
+                // computed node or the outputs read it.
+                if read[i] {
+                    steps.push((usize::MAX, vec![i]));
+                }
+                continue;
+            }
             let key = group_key(node, &sizes);
             if node.operands.is_empty() && key.is_none() {
                 // A constant (or iota) depends on nothing, so it runs before the open group
@@ -207,14 +254,6 @@ impl Plan {
         if let Some(g) = open.take() {
             steps.push(g);
         }
-        let constants = program
-            .nodes
-            .iter()
-            .map(|n| match &n.op {
-                Op::Constant(h) => Some(Arc::new(Storage::from_host(&h.view()))),
-                _ => None,
-            })
-            .collect();
         let mut plan = Plan {
             program,
             first_ids,
