@@ -4,11 +4,12 @@
 use crate::elementwise::{self, View};
 use crate::exec::get;
 use crate::plan::{FusedGroup, GroupOperand, Plan};
-use crate::pool::{self, Pooled};
+use crate::pool;
 use crate::tensor::{Storage, Tensor};
 use quabla_abi::qir::{Node, Op, ValueId};
 use quabla_abi::DType;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Elements per tile of a fused group.
 const TILE: usize = 4096;
@@ -69,10 +70,11 @@ fn fused_tile(
     for (&ni, operands) in g.nodes.iter().zip(&g.operands) {
         let node = &plan.program.nodes[ni];
         let out = if let Op::BroadcastInDim { .. } = node.op {
-            // The group planner admits only one-element broadcasts.
+            // The group planner admits only broadcasts that repeat their operand end to
+            // end (a group-local operand has the group's length, so it is one element).
             match operands[0] {
                 GroupOperand::Local(k) => local[k].splat(end - start),
-                GroupOperand::Outer(v) => get(values, v).data.splat(end - start),
+                GroupOperand::Outer(v) => get(values, v).data.repeated(start, end),
             }
         } else {
             let args: Vec<View> = operands
@@ -96,101 +98,134 @@ fn fused_tile(
         .collect()
 }
 
-/// Runs a group over its whole length: tiles in parallel on rayon, each exported value
-/// assembled from the tiles' pieces.
+/// Runs a group over its whole length: tiles in parallel on rayon, each tile copying its
+/// pieces of the exported values into their outputs while the pieces are still in cache
+/// (assembling the outputs afterwards would read every piece back from memory).
 pub(crate) fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) -> Vec<Tensor> {
+    let types: Vec<_> = g.exports.iter().map(|v| value_type(plan, *v)).collect();
     let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1))
         .map(|t| (t * TILE, ((t + 1) * TILE).min(g.len)))
         .collect();
     if ranges.len() == 1 {
         let pieces = fused_tile(plan, g, values, 0, g.len);
-        return g
-            .exports
-            .iter()
+        return types
+            .into_iter()
             .zip(pieces)
-            .map(|(v, data)| Tensor::new(value_type(plan, *v), data))
+            .map(|(ty, data)| Tensor::new(ty, data))
             .collect();
     }
-    if let [v] = g.exports[..] {
-        let ty = value_type(plan, v);
-        let tile = |s: usize, e: usize| fused_tile(plan, g, values, s, e).pop();
-        return vec![Tensor::new(ty.clone(), gather_one(ty.dtype, g.len, tile))];
-    }
-    let tile = |(s, e): &(usize, usize)| fused_tile(plan, g, values, *s, *e);
-    let mut pieces: Vec<Vec<Storage>> = if g.len < PAR_MIN {
-        ranges.iter().map(tile).collect()
-    } else {
-        ranges.par_iter().map(tile).collect()
+    let mut outputs: Vec<Storage> = types.iter().map(|t| unwritten(t.dtype, g.len)).collect();
+    let mut windows: Vec<_> = outputs
+        .iter_mut()
+        .map(|o| tile_windows(o, g.len).into_iter())
+        .collect();
+    let tiles: Vec<(usize, Vec<Window>)> = (0..ranges.len())
+        .map(|t| (t, windows.iter_mut().filter_map(Iterator::next).collect()))
+        .collect();
+    let tile = |(t, windows): (usize, Vec<Window>)| -> Vec<usize> {
+        let (s, e) = ranges[t];
+        // Dropping the pieces afterwards hands their vectors back to the pool for the next tile.
+        let pieces = fused_tile(plan, g, values, s, e);
+        windows
+            .into_iter()
+            .zip(&pieces)
+            .map(|(w, p)| w.fill(p))
+            .collect()
     };
-    g.exports
-        .iter()
-        .enumerate()
-        .map(|(k, v)| {
-            let ty = value_type(plan, *v);
-            let parts: Vec<Storage> = pieces
-                .iter_mut()
-                .map(|p| std::mem::replace(&mut p[k], Storage::Bool(Vec::new())))
-                .collect();
-            Tensor::new(ty.clone(), Storage::concat(ty.dtype, &parts))
+    let written: Vec<Vec<usize>> = if g.len < PAR_MIN {
+        tiles.into_iter().map(tile).collect()
+    } else {
+        tiles.into_par_iter().map(tile).collect()
+    };
+    for k in 0..outputs.len() {
+        let n: usize = written.iter().filter_map(|w| w.get(k)).sum();
+        // A short or missing piece would leave elements unwritten: never expose them.
+        assert_eq!(n, g.len, "fused tiles wrote {n} of {} elements", g.len);
+    }
+    types
+        .into_iter()
+        .zip(outputs)
+        .map(|(ty, mut data)| {
+            // SAFETY: the windows partition the first `g.len` elements, and the tiles
+            // wrote all of them (checked above).
+            unsafe { set_len(&mut data, g.len) };
+            Tensor::new(ty, data)
         })
         .collect()
 }
 
-/// The one exported value of a group, each tile copying its piece into the output while the
-/// piece is still in cache (a concatenation afterwards would read every piece back from
-/// memory).
-fn gather_one(
-    dtype: DType,
-    n: usize,
-    tile: impl Fn(usize, usize) -> Option<Storage> + Sync,
-) -> Storage {
-    macro_rules! gather {
-        ($variant:ident) => {
-            Storage::$variant(write_tiles(n, &tile, |p| match View::all(p) {
-                View::$variant(v) => v,
-                _ => &[],
-            }))
-        };
-    }
+/// An empty vector of `dtype` with room for `n` elements, from the pool.
+fn unwritten(dtype: DType, n: usize) -> Storage {
     match dtype {
-        DType::Bool => gather!(Bool),
-        DType::I32 => gather!(I32),
-        DType::U32 => gather!(U32),
-        DType::F32 => gather!(F32),
-        DType::F64 => gather!(F64),
+        DType::Bool => Storage::Bool(pool::take(n)),
+        DType::I32 => Storage::I32(pool::take(n)),
+        DType::U32 => Storage::U32(pool::take(n)),
+        DType::F32 => Storage::F32(pool::take(n)),
+        DType::F64 => Storage::F64(pool::take(n)),
     }
 }
 
-/// An `n`-element vector whose tile `[s, e)` (consecutive `TILE`-element ranges) holds the
-/// elements of `piece(s, e)`, the tiles in parallel (from `PAR_MIN` elements).
-fn write_tiles<T: Pooled + Send + Sync>(
-    n: usize,
-    piece: &(impl Fn(usize, usize) -> Option<Storage> + Sync),
-    elements: impl Fn(&Storage) -> &[T] + Sync,
-) -> Vec<T> {
-    let mut out = pool::take(n);
-    let tile = |(t, dst): (usize, &mut [std::mem::MaybeUninit<T>])| {
-        let s = t * TILE;
-        // Dropping the piece afterwards hands its vector back to the pool for the next tile.
-        let Some(p) = piece(s, s + dst.len()) else {
-            return 0;
+/// One tile's part of an output's first `n` elements, not yet written.
+enum Window<'a> {
+    Bool(&'a mut [MaybeUninit<bool>]),
+    I32(&'a mut [MaybeUninit<i32>]),
+    U32(&'a mut [MaybeUninit<u32>]),
+    F32(&'a mut [MaybeUninit<f32>]),
+    F64(&'a mut [MaybeUninit<f64>]),
+}
+
+impl Window<'_> {
+    /// Copies `piece` in; returns how many elements it wrote (fewer than the window's if
+    /// the piece is short or of another dtype).
+    fn fill(self, piece: &Storage) -> usize {
+        fn copy<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) -> usize {
+            let k = dst.len().min(src.len());
+            dst[..k].write_copy_of_slice(&src[..k]);
+            k
+        }
+        match (self, piece) {
+            (Window::Bool(d), Storage::Bool(s)) => copy(d, s),
+            (Window::I32(d), Storage::I32(s)) => copy(d, s),
+            (Window::U32(d), Storage::U32(s)) => copy(d, s),
+            (Window::F32(d), Storage::F32(s)) => copy(d, s),
+            (Window::F64(d), Storage::F64(s)) => copy(d, s),
+            _ => 0,
+        }
+    }
+}
+
+/// The first `n` elements of `out`'s spare room, cut into consecutive `TILE`-element windows.
+fn tile_windows(out: &mut Storage, n: usize) -> Vec<Window<'_>> {
+    macro_rules! cut {
+        ($v:expr, $variant:ident) => {
+            $v.spare_capacity_mut()[..n]
+                .chunks_mut(TILE)
+                .map(Window::$variant)
+                .collect()
         };
-        let v = elements(&p);
-        let k = v.len().min(dst.len());
-        dst[..k].write_copy_of_slice(&v[..k]);
-        k
-    };
-    let spare = &mut out.spare_capacity_mut()[..n];
-    let written: usize = if n < PAR_MIN {
-        spare.chunks_mut(TILE).enumerate().map(tile).sum()
-    } else {
-        spare.par_chunks_mut(TILE).enumerate().map(tile).sum()
-    };
-    // A short or missing piece would leave elements unwritten: never expose them.
-    assert_eq!(written, n, "fused tiles wrote {written} of {n} elements");
-    // SAFETY: the chunks partition `0..n` and together wrote all `n` elements.
-    unsafe { out.set_len(n) };
-    out
+    }
+    match out {
+        Storage::Bool(v) => cut!(v, Bool),
+        Storage::I32(v) => cut!(v, I32),
+        Storage::U32(v) => cut!(v, U32),
+        Storage::F32(v) => cut!(v, F32),
+        Storage::F64(v) => cut!(v, F64),
+    }
+}
+
+/// # Safety
+/// The first `n` elements of `s`'s vector must be initialised.
+unsafe fn set_len(s: &mut Storage, n: usize) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match s {
+            Storage::Bool(v) => v.set_len(n),
+            Storage::I32(v) => v.set_len(n),
+            Storage::U32(v) => v.set_len(n),
+            Storage::F32(v) => v.set_len(n),
+            Storage::F64(v) => v.set_len(n),
+        }
+    }
 }
 
 fn value_type(plan: &Plan, v: ValueId) -> quabla_abi::TensorType {

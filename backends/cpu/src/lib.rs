@@ -309,4 +309,62 @@ mod tests {
         assert_eq!(bits(&fused[1]), bits(&values[4]));
         assert_eq!(bits(&fused[2]), bits(&values[12]));
     }
+
+    /// A bias row broadcast along a new leading axis joins the fused step and is rebuilt
+    /// per tile (tiles start mid-row: 4096 is no multiple of 7), with the bits of the
+    /// broadcast array; the same broadcast run as a node (returned whole) gives them too.
+    #[test]
+    fn row_broadcasts_join_the_fused_group_with_node_by_node_bits() {
+        let p = Program::parse(
+            "program(%0: f32[2000,7], %1: f32[7], %2: f32[3]) {
+  %3 = broadcast_in_dim[dims=[1]](%1) : f32[2000,7]
+  %4 = add(%0, %3) : f32[2000,7]
+  %5 = tanh(%4) : f32[2000,7]
+  %6 = broadcast_in_dim[dims=[2]](%2) : f32[5,2,3]
+  %7 = broadcast_in_dim[dims=[0]](%2) : f32[3,4]
+  return %5, %6, %7
+}
+",
+        )
+        .unwrap();
+        p.validate().unwrap();
+        let plan = plan::Plan::new(p.clone(), plan::Tier::Interpreter);
+        let fused: Vec<Vec<usize>> = plan
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                plan::Step::Fused(g) => Some(g.nodes.clone()),
+                plan::Step::Node(_) => None,
+            })
+            .collect();
+        // %6 is returned whole, so it is built as a node; %7 (along a trailing axis)
+        // repeats no row and is one anyway.
+        assert_eq!(fused, [vec![0, 1, 2]]);
+        let ins = vec![
+            f32_tensor(vec![2000, 7], 7),
+            f32_tensor(vec![7], 8),
+            f32_tensor(vec![3], 9),
+        ];
+        let out = run(&p, ins.clone());
+        let values = node_by_node(&p, ins.clone());
+        assert_eq!(bits(&out[0]), bits(&values[5]));
+        let strided = |ty: &quabla_abi::TensorType, x: &Tensor, dims: &[usize]| {
+            let strides: Vec<isize> = (0..ty.rank())
+                .map(|d| match dims.iter().position(|&k| k == d) {
+                    Some(i) => movement::istrides(x.shape())[i],
+                    None => 0,
+                })
+                .collect();
+            movement::strided(x, &ty.shape, 0, &strides)
+        };
+        let want = strided(&values[3].ty, &ins[1], &[1]);
+        assert_eq!(
+            bits(&values[3]),
+            bits(&Tensor::new(values[3].ty.clone(), want))
+        );
+        let want = strided(&out[1].ty, &ins[2], &[2]);
+        assert_eq!(bits(&out[1]), bits(&Tensor::new(out[1].ty.clone(), want)));
+        let want = strided(&out[2].ty, &ins[2], &[0]);
+        assert_eq!(bits(&out[2]), bits(&Tensor::new(out[2].ty.clone(), want)));
+    }
 }

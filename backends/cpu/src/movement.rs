@@ -74,11 +74,16 @@ fn strided_gather<T: Pooled>(
     }
 }
 
-fn strided(x: &Tensor, out_shape: &[usize], offset: isize, strides: &[isize]) -> Storage {
+pub(crate) fn strided(
+    x: &Tensor,
+    out_shape: &[usize],
+    offset: isize,
+    strides: &[isize],
+) -> Storage {
     map_storage!(&*x.data, v => strided_gather(v, out_shape, offset, strides))
 }
 
-fn istrides(shape: &[usize]) -> Vec<isize> {
+pub(crate) fn istrides(shape: &[usize]) -> Vec<isize> {
     row_major_strides(shape)
         .into_iter()
         .map(|s| s as isize)
@@ -111,6 +116,9 @@ pub fn reverse(x: &Tensor, dims: &[usize]) -> Storage {
 }
 
 pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage {
+    if repeats_operand(&x.ty, dims, out) {
+        return x.data.repeated(0, out.num_elements());
+    }
     let s = istrides(x.shape());
     let mut strides = vec![0isize; out.rank()];
     for (i, &d) in dims.iter().enumerate() {
@@ -119,6 +127,16 @@ pub fn broadcast_in_dim(x: &Tensor, dims: &[usize], out: &TensorType) -> Storage
         }
     }
     strided(x, &out.shape, 0, &strides)
+}
+
+/// Whether `broadcast_in_dim(x, dims) : out`, read flat, repeats `x`'s elements end to
+/// end: a single element broadcast anywhere, or an array broadcast along new leading axes
+/// (its axes are the result's trailing ones, at the same sizes). Such a broadcast is a
+/// copy loop, and a fused step rebuilds it per tile instead of reading it from memory.
+pub fn repeats_operand(x: &TensorType, dims: &[usize], out: &TensorType) -> bool {
+    let lead = out.rank().saturating_sub(x.rank());
+    x.num_elements() == 1
+        || (dims.iter().copied().eq(lead..out.rank()) && x.shape[..] == out.shape[lead..])
 }
 
 pub fn pad(

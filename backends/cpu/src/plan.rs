@@ -5,6 +5,7 @@
 
 use crate::tensor::Storage;
 use quabla_abi::qir::{Node, Op, Program, ValueId};
+use quabla_abi::TensorType;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -132,17 +133,21 @@ fn compile_native(_: &Node, _: Tier) -> Option<NativeFunction> {
     None
 }
 
-/// The element count of the group `node` can join: elementwise nodes, and broadcasts of a
-/// single element (the splat of a scalar constant such as `x * 0.9`), which a tile rebuilds
-/// at its own length instead of the program holding a full-size copy.
-fn group_key(node: &Node, value_sizes: &[usize]) -> Option<usize> {
-    ((node.op.is_elementwise() || is_splat(node, value_sizes)) && node.results.len() == 1)
+/// The element count of the group `node` can join: elementwise nodes, and broadcasts a
+/// tile can rebuild from the operand alone ([`repeats_operand`]: `x * 0.9`'s splat of a
+/// scalar, `h + b`'s bias row), so the program holds no full-size copy.
+fn group_key(node: &Node, types: &[&TensorType]) -> Option<usize> {
+    ((node.op.is_elementwise() || repeats_operand(node, types)) && node.results.len() == 1)
         .then(|| node.results[0].num_elements())
 }
 
-/// Whether `node` broadcasts a single element.
-fn is_splat(node: &Node, value_sizes: &[usize]) -> bool {
-    matches!(node.op, Op::BroadcastInDim { .. }) && value_sizes[node.operands[0].index()] == 1
+/// Whether `node` is a broadcast whose result repeats its operand end to end
+/// (`movement::repeats_operand`).
+fn repeats_operand(node: &Node, types: &[&TensorType]) -> bool {
+    let Op::BroadcastInDim { dims } = &node.op else {
+        return false;
+    };
+    crate::movement::repeats_operand(types[node.operands[0].index()], dims, &node.results[0])
 }
 
 /// Whether each node's results are read by a node computed at run time (one without
@@ -171,13 +176,12 @@ fn read_by_run(
         .collect()
 }
 
-/// Element count of every value, inputs first.
-fn value_sizes(program: &Program) -> Vec<usize> {
+/// The type of every value, inputs first.
+fn value_types(program: &Program) -> Vec<&TensorType> {
     program
         .inputs
         .iter()
         .chain(program.nodes.iter().flat_map(|n| &n.results))
-        .map(|t| t.num_elements())
         .collect()
 }
 
@@ -206,13 +210,13 @@ impl Plan {
                 }
             })
             .collect();
-        let sizes = value_sizes(&program);
+        let types = value_types(&program);
         let mut constants = crate::fold::known_values(&program, &first_ids);
-        // A splat read at run time stays a node: a fused step rebuilds it per tile from
-        // its one element instead of reading a whole array of copies.
+        // A broadcast a fused step can rebuild per tile stays a node when the run reads it,
+        // so the step does not read a whole array of copies.
         let read = read_by_run(&program, &first_ids, &constants);
         for (i, node) in program.nodes.iter().enumerate() {
-            if read[i] && is_splat(node, &sizes) {
+            if read[i] && repeats_operand(node, &types) {
                 constants[i] = None;
             }
         }
@@ -228,7 +232,7 @@ impl Plan {
                 }
                 continue;
             }
-            let key = group_key(node, &sizes);
+            let key = group_key(node, &types);
             if node.operands.is_empty() && key.is_none() {
                 // A constant (or iota) depends on nothing, so it runs before the open group
                 // rather than splitting it.

@@ -1,7 +1,7 @@
 //! The CPU backend's arrays: typed vectors behind an `Arc`, so reshapes and passing values
 //! between steps never copy.
 
-use crate::pool::{self, CollectPooled};
+use crate::pool::{self, CollectPooled, Pooled};
 use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
 use quabla_abi::{abi::AbiError, DType, HostView, TensorType};
 use std::any::Any;
@@ -74,20 +74,24 @@ impl Storage {
         map_storage!(self, v => pool::filled(n, v[0]))
     }
 
-    /// Concatenates same-dtype pieces.
-    pub fn concat(dtype: DType, parts: &[Storage]) -> Storage {
-        let n = parts.iter().map(|p| p.len()).sum();
-        let mut out = match dtype {
-            DType::Bool => Storage::Bool(pool::take(n)),
-            DType::I32 => Storage::I32(pool::take(n)),
-            DType::U32 => Storage::U32(pool::take(n)),
-            DType::F32 => Storage::F32(pool::take(n)),
-            DType::F64 => Storage::F64(pool::take(n)),
-        };
-        for p in parts {
-            out.extend_from(p, 0, p.len());
+    /// Elements `start..end` of this vector repeated end to end without end (a broadcast
+    /// along new leading axes, read flat; `splat` when it has one element).
+    pub fn repeated(&self, start: usize, end: usize) -> Storage {
+        fn repeat<T: Pooled>(v: &[T], start: usize, end: usize) -> Vec<T> {
+            if let [x] = v {
+                return pool::filled(end - start, *x);
+            }
+            let mut out = pool::take(end - start);
+            let mut i = start;
+            while i < end && !v.is_empty() {
+                let at = i % v.len();
+                let k = (v.len() - at).min(end - i);
+                out.extend_from_slice(&v[at..at + k]);
+                i += k;
+            }
+            out
         }
-        out
+        map_storage!(self, v => repeat(v, start, end))
     }
 
     /// Appends `src[start..end]`; both must have one dtype (guaranteed by validation).
