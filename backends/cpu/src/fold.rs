@@ -99,30 +99,13 @@ mod tests {
     use super::*;
     use crate::exec::run;
     use crate::plan::{Plan, Step, Tier};
+    use crate::tests::{bits, node_by_node};
     use quabla_abi::{DType, TensorType};
-
-    fn f32s(t: &Tensor) -> Vec<u32> {
-        match &*t.data {
-            Storage::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
-            _ => panic!("expected f32 data"),
-        }
-    }
 
     fn input(shape: Vec<usize>) -> Tensor {
         let n = shape.iter().product();
         let v = (0..n).map(|i| (i as f32 * 0.618).sin()).collect();
         Tensor::new(TensorType::new(DType::F32, shape), Storage::F32(v))
-    }
-
-    /// Every value of `p`, each node evaluated at run time on its own, inputs first.
-    fn node_by_node(p: &Program, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        let mut values = inputs;
-        for node in &p.nodes {
-            let args: Vec<&Tensor> = node.operands.iter().map(|o| &values[o.index()]).collect();
-            let out = eval_node(node, &args, &[]);
-            values.extend(out);
-        }
-        values
     }
 
     fn step_nodes(plan: &Plan) -> Vec<usize> {
@@ -171,8 +154,8 @@ mod tests {
         let reference = node_by_node(&p, vec![input(vec![4, 5])]);
         for _ in 0..2 {
             let out = run(&plan, vec![input(vec![4, 5])]);
-            assert_eq!(f32s(&out[0]), f32s(&reference[10]));
-            assert_eq!(f32s(&out[1]), f32s(&reference[8]));
+            assert_eq!(bits(&out[0]), bits(&reference[10]));
+            assert_eq!(bits(&out[1]), bits(&reference[8]));
         }
     }
 

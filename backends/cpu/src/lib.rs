@@ -178,7 +178,7 @@ mod tests {
     }
 
     /// Every value of `p`, each node evaluated on its own (no fusion), inputs first.
-    fn node_by_node(p: &Program, inputs: Vec<Tensor>) -> Vec<Tensor> {
+    pub(crate) fn node_by_node(p: &Program, inputs: Vec<Tensor>) -> Vec<Tensor> {
         let mut values = inputs;
         for node in &p.nodes {
             let args: Vec<&Tensor> = node.operands.iter().map(|o| &values[o.index()]).collect();
@@ -188,7 +188,7 @@ mod tests {
         values
     }
 
-    fn bits(t: &Tensor) -> Vec<u32> {
+    pub(crate) fn bits(t: &Tensor) -> Vec<u32> {
         match &*t.data {
             Storage::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
             Storage::Bool(v) => v.iter().map(|x| *x as u32).collect(),
