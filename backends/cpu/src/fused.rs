@@ -14,6 +14,10 @@ use std::mem::MaybeUninit;
 /// Elements per tile of a fused group.
 const TILE: usize = 4096;
 
+/// Groups up to this many elements run as one tile: their values fit in the core's cache
+/// anyway, and the tile's pieces are the outputs, with no copy.
+const ONE_TILE_MAX: usize = 16384;
+
 /// Groups of fewer elements run their tiles on the calling thread: handing tiles to
 /// rayon's workers costs a wake-up and a wait (microseconds, measured as half of a
 /// 100x100 Hessian's time), more than a few tiles of work. The tiles are the same either
@@ -106,7 +110,7 @@ pub(crate) fn run_fused(plan: &Plan, g: &FusedGroup, values: &[Option<Tensor>]) 
     let ranges: Vec<(usize, usize)> = (0..g.len.div_ceil(TILE).max(1))
         .map(|t| (t * TILE, ((t + 1) * TILE).min(g.len)))
         .collect();
-    if ranges.len() == 1 {
+    if g.len <= ONE_TILE_MAX {
         let pieces = fused_tile(plan, g, values, 0, g.len);
         return types
             .into_iter()

@@ -227,17 +227,18 @@ mod tests {
         }
     }
 
-    /// A fused chain of elementwise nodes equals the same nodes run one at a time.
+    /// A fused chain of elementwise nodes equals the same nodes run one at a time (over
+    /// several tiles, on rayon).
     #[test]
     fn fused_groups_equal_node_by_node_evaluation() {
         let p = Program::parse(
-            "program(%0: f32[10000], %1: f32[10000]) {
-  %2 = mul(%0, %1) : f32[10000]
-  %3 = exp(%2) : f32[10000]
-  %4 = compare[dir=gt](%3, %1) : bool[10000]
-  %5 = select(%4, %3, %0) : f32[10000]
-  %6 = convert(%5) : f64[10000]
-  %7 = convert(%6) : f32[10000]
+            "program(%0: f32[40000], %1: f32[40000]) {
+  %2 = mul(%0, %1) : f32[40000]
+  %3 = exp(%2) : f32[40000]
+  %4 = compare[dir=gt](%3, %1) : bool[40000]
+  %5 = select(%4, %3, %0) : f32[40000]
+  %6 = convert(%5) : f64[40000]
+  %7 = convert(%6) : f32[40000]
   return %7, %4
 }
 ",
@@ -245,7 +246,7 @@ mod tests {
         .unwrap();
         let plan = plan::Plan::new(p.clone(), plan::Tier::Interpreter);
         assert_eq!(plan.steps.len(), 1, "one fused step");
-        let ins = vec![f32_tensor(vec![10000], 3), f32_tensor(vec![10000], 4)];
+        let ins = vec![f32_tensor(vec![40000], 3), f32_tensor(vec![40000], 4)];
         let fused = run(&p, ins.clone());
         let values = node_by_node(&p, ins.clone());
         assert_eq!(bits(&fused[0]), bits(&values[7]));
@@ -260,18 +261,18 @@ mod tests {
     #[test]
     fn scalar_broadcasts_join_the_fused_group() {
         let p = Program::parse(
-            "program(%0: f32[10000], %1: f32[1,1]) {
-  %2 = sin(%0) : f32[10000]
+            "program(%0: f32[40000], %1: f32[1,1]) {
+  %2 = sin(%0) : f32[40000]
   %3 = constant[value=[0.9]]() : f32[]
-  %4 = broadcast_in_dim[dims=[]](%3) : f32[10000]
-  %5 = mul(%2, %4) : f32[10000]
+  %4 = broadcast_in_dim[dims=[]](%3) : f32[40000]
+  %5 = mul(%2, %4) : f32[40000]
   %6 = constant[value=[0.1]]() : f32[]
-  %7 = broadcast_in_dim[dims=[]](%6) : f32[10000]
-  %8 = add(%5, %7) : f32[10000]
+  %7 = broadcast_in_dim[dims=[]](%6) : f32[40000]
+  %8 = add(%5, %7) : f32[40000]
   %9 = reshape(%1) : f32[1]
-  %10 = broadcast_in_dim[dims=[0]](%9) : f32[10000]
-  %11 = sub(%8, %10) : f32[10000]
-  %12 = broadcast_in_dim[dims=[1]](%0) : f32[3,10000]
+  %10 = broadcast_in_dim[dims=[0]](%9) : f32[40000]
+  %11 = sub(%8, %10) : f32[40000]
+  %12 = broadcast_in_dim[dims=[1]](%0) : f32[3,40000]
   return %11, %4, %12
 }
 ",
@@ -302,7 +303,7 @@ mod tests {
             ]
             .map(String::from)
         );
-        let ins = vec![f32_tensor(vec![10000], 5), f32_tensor(vec![1, 1], 6)];
+        let ins = vec![f32_tensor(vec![40000], 5), f32_tensor(vec![1, 1], 6)];
         let fused = run(&p, ins.clone());
         let values = node_by_node(&p, ins);
         assert_eq!(bits(&fused[0]), bits(&values[11]));
@@ -311,15 +312,15 @@ mod tests {
     }
 
     /// A bias row broadcast along a new leading axis joins the fused step and is rebuilt
-    /// per tile (tiles start mid-row: 4096 is no multiple of 7), with the bits of the
+    /// per tile (tiles start mid-row: 4096 is no multiple of 13), with the bits of the
     /// broadcast array; the same broadcast run as a node (returned whole) gives them too.
     #[test]
     fn row_broadcasts_join_the_fused_group_with_node_by_node_bits() {
         let p = Program::parse(
-            "program(%0: f32[2000,7], %1: f32[7], %2: f32[3]) {
-  %3 = broadcast_in_dim[dims=[1]](%1) : f32[2000,7]
-  %4 = add(%0, %3) : f32[2000,7]
-  %5 = tanh(%4) : f32[2000,7]
+            "program(%0: f32[2000,13], %1: f32[13], %2: f32[3]) {
+  %3 = broadcast_in_dim[dims=[1]](%1) : f32[2000,13]
+  %4 = add(%0, %3) : f32[2000,13]
+  %5 = tanh(%4) : f32[2000,13]
   %6 = broadcast_in_dim[dims=[2]](%2) : f32[5,2,3]
   %7 = broadcast_in_dim[dims=[0]](%2) : f32[3,4]
   return %5, %6, %7
@@ -341,8 +342,8 @@ mod tests {
         // repeats no row and is one anyway.
         assert_eq!(fused, [vec![0, 1, 2]]);
         let ins = vec![
-            f32_tensor(vec![2000, 7], 7),
-            f32_tensor(vec![7], 8),
+            f32_tensor(vec![2000, 13], 7),
+            f32_tensor(vec![13], 8),
             f32_tensor(vec![3], 9),
         ];
         let out = run(&p, ins.clone());
