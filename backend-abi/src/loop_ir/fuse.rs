@@ -46,12 +46,14 @@ use std::collections::{HashMap, HashSet};
 /// `counter`) as one loop.
 pub type Accept = dyn Fn(&Function, Reg, &Block) -> bool;
 
-/// Fuses `f`'s element loops where `accept` takes the result, drops stores to scratch
-/// memory nothing reads, and merges evenly stepped levels of every nest.
+/// Fuses `f`'s element loops where `accept` takes the result, folds products a float sum
+/// alone reads into the sum (`product_sums.rs`), drops stores to scratch memory nothing
+/// reads, and merges evenly stepped levels of every nest.
 pub fn fuse(f: &mut Function, accept: &Accept) {
     let mut body = std::mem::take(&mut f.body);
     body.for_each_region_mut(|b| fuse_block(b, f, accept));
     f.body = body;
+    product_sums::sum_products_in_place(f);
     drop_dead_stores(f);
     collapse_levels(&mut f.body);
 }
@@ -386,8 +388,8 @@ fn drop_dead_stores(f: &mut Function) {
                 read.insert(lhs.array);
                 read.insert(rhs.array);
             }
-            Inst::Reduce { src, .. } => {
-                read.insert(src.array);
+            Inst::Reduce { src, times, .. } => {
+                read.extend(std::iter::once(src).chain(times).map(|i| i.array));
             }
             _ => {}
         }
@@ -455,7 +457,9 @@ fn all_reads(inst: &Inst) -> Vec<Reg> {
     let starts = |i: &ElementIndex| i.terms.iter().map(|t| t.start).collect::<Vec<_>>();
     match inst {
         Inst::Dot { lhs, rhs, .. } => [starts(lhs), starts(rhs)].concat(),
-        Inst::Reduce { src, .. } => starts(src),
+        Inst::Reduce { src, times, .. } => {
+            std::iter::once(src).chain(times).flat_map(starts).collect()
+        }
         Inst::While { test, next, .. } => {
             let mut r = next.clone();
             r.push(*test);
@@ -532,5 +536,6 @@ fn collapse(mut nest: Nest) -> Nest {
     nest
 }
 
+mod product_sums;
 #[cfg(test)]
 mod tests;

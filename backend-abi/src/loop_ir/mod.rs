@@ -244,12 +244,16 @@ pub enum Inst {
     },
     /// `dst[r] = fold(kind, src[r * len .. (r + 1) * len])` for each of `rows` contiguous
     /// rows from element `src` (a QIR `reduce` over trailing axes), in the reference's fixed
-    /// order (a backend calls its own reduction).
+    /// order (a backend calls its own reduction). With `times` (float sums only), element
+    /// `i` of the rows is the product `src[i] * times[i]`, rounded as QIR's `mul`: the sum
+    /// of a product nothing else reads, folded exactly as if the products were stored
+    /// first ([`fuse`] makes these from a product loop and the reduction after it).
     Reduce {
         kind: ReduceKind,
         dtype: DType,
         dst: ArrayId,
         src: ElementIndex,
+        times: Option<ElementIndex>,
         rows: u64,
         len: u64,
     },
@@ -519,12 +523,13 @@ impl Function {
                     }
                 }
                 Inst::Reduce {
+                    kind,
                     dtype,
                     dst,
                     src,
+                    times,
                     rows,
                     len,
-                    ..
                 } => {
                     let last = ElementIndex {
                         array: *dst,
@@ -532,16 +537,26 @@ impl Function {
                         terms: Vec::new(),
                     };
                     index(&last, true)?;
-                    let mut end = src.clone();
-                    end.offset = end
-                        .offset
-                        .saturating_add(rows.saturating_mul(*len).saturating_sub(1));
-                    index(&end, false)?;
-                    let same = [dst.index(), src.array.index()]
-                        .iter()
-                        .all(|a| self.arrays[*a].dtype == *dtype);
+                    for operand in std::iter::once(src).chain(times) {
+                        let mut end = operand.clone();
+                        end.offset = end
+                            .offset
+                            .saturating_add(rows.saturating_mul(*len).saturating_sub(1));
+                        index(&end, false)?;
+                    }
+                    let same = [
+                        Some(dst),
+                        Some(&src.array),
+                        times.as_ref().map(|t| &t.array),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .all(|a| self.arrays[a.index()].dtype == *dtype);
                     if !same || *rows == 0 || *len == 0 {
                         return Err("a reduction of another dtype, or of nothing".into());
+                    }
+                    if times.is_some() && (*kind != ReduceKind::Sum || !dtype.is_float()) {
+                        return Err("a reduction of products that is not a float sum".into());
                     }
                 }
                 Inst::Const { .. }

@@ -294,6 +294,44 @@ fn fold_rows_into<T: Copy + Send + Sync, M: Monoid<T>>(
     }
 }
 
+/// `dst[r]` = the sum of row `r` (rows of `len`) of the products `a[i] * b[i]`, rounded as
+/// `mul` rounds them, folded exactly as [`fold_rows_into`] folds the stored products: each
+/// group of blocks' products are made in a buffer in cache and folded as [`fold_row`] folds
+/// that group, so the products are never written to memory and read back (the compiled
+/// tier's sums of products, CG's `p . Ap`).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn sum_products_into<T: Real + Send + Sync>(
+    a: &[T],
+    b: &[T],
+    len: usize,
+    dst: &mut [T],
+) {
+    let m = F(T::zero(), T::add);
+    if len == 0 {
+        dst.fill(m.identity());
+        return;
+    }
+    let mut buf = [m.identity(); BLOCK * LANES];
+    let mut partials = Vec::with_capacity(len.div_ceil(BLOCK));
+    let rows = a.chunks(len).zip(b.chunks(len));
+    for (d, (x, y)) in dst.iter_mut().zip(rows) {
+        let groups = x.chunks(BLOCK * LANES).zip(y.chunks(BLOCK * LANES));
+        partials.clear();
+        for (gx, gy) in groups {
+            let products = &mut buf[..gx.len().min(gy.len())];
+            for ((p, u), v) in products.iter_mut().zip(gx).zip(gy) {
+                *p = u.mul(*v);
+            }
+            if len <= BLOCK {
+                partials.push(fold_block(&m, products));
+            } else {
+                group_partials(&m, products, &mut partials);
+            }
+        }
+        *d = pairwise(&m, &partials);
+    }
+}
+
 macro_rules! reducible {
     ($($t:ty => $($class:ident)?),* $(,)?) => {
         $(#[cfg(not(target_arch = "wasm32"))]
@@ -521,5 +559,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Sums of products against the fold of the stored products, bit for bit: row lengths
+    /// around the block and group edges, one row and several, magnitudes that make the
+    /// order visible, f32 and f64.
+    #[test]
+    fn sums_of_products_fold_as_the_stored_products_do() {
+        fn check<T: Real + Send + Sync + std::fmt::Debug>(from: fn(f64) -> T, bits: fn(T) -> u64) {
+            for len in [1, 7, 255, 256, 257, 2047, 2048, 2049, 5000] {
+                for rows in [1, 3] {
+                    let n = rows * len;
+                    let big = |i: usize| if i.is_multiple_of(7) { 1e8 } else { 1.0 };
+                    let a: Vec<T> = (0..n)
+                        .map(|i| from(((i as f64) * 0.37).sin() * big(i)))
+                        .collect();
+                    let b: Vec<T> = (0..n)
+                        .map(|i| from(((i as f64) * 0.11).cos() - 0.25))
+                        .collect();
+                    let stored: Vec<T> = a.iter().zip(&b).map(|(x, y)| x.mul(*y)).collect();
+                    let (mut want, mut got) = (vec![from(0.0); rows], vec![from(0.0); rows]);
+                    fold_rows_into(&F(T::zero(), T::add), &stored, len, &mut want);
+                    sum_products_into(&a, &b, len, &mut got);
+                    let (want, got): (Vec<u64>, Vec<u64>) = (
+                        want.into_iter().map(bits).collect(),
+                        got.into_iter().map(bits).collect(),
+                    );
+                    assert_eq!(got, want, "len {len}, rows {rows}");
+                }
+            }
+        }
+        check::<f32>(|x| x as f32, |x| x.to_bits() as u64);
+        check::<f64>(|x| x, f64::to_bits);
     }
 }

@@ -129,3 +129,92 @@ fn a_strided_nest_keeps_its_levels_and_a_row_major_one_merges_them() {
     assert!(shapes.contains(&vec![4, 4]), "{shapes:?}");
     assert!(shapes.contains(&vec![16]), "{shapes:?}");
 }
+
+/// The reductions of `f`: each one's source array and whether it reads factors.
+fn sums(f: &Function) -> Vec<(ArrayId, bool)> {
+    f.body
+        .instructions()
+        .iter()
+        .filter_map(|i| match i {
+            Inst::Reduce { src, times, .. } => Some((src.array, times.is_some())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_sum_of_products_reads_the_factors_where_the_loop_leaves_them() {
+    // x . 2x: x is read from the carry, which the loop does not write (x is read again
+    // after the sum); 2x is stored to scratch by the loop; the products are never stored.
+    let f = lowered(
+        "f32[4,3]",
+        "%1 = add(%0, %0) : f32[4,3]
+         %2 = mul(%0, %1) : f32[4,3]
+         %3 = reduce[kind=sum, axes=[0,1]](%2) : f32[]
+         %4 = broadcast_in_dim[dims=[]](%3) : f32[4,3]
+         %5 = add(%0, %1) : f32[4,3]
+         %6 = add(%5, %4) : f32[4,3]
+         return %6",
+    );
+    let [(products, false)] = sums(&f)[..] else {
+        panic!("one plain sum before fusion: {:?}", f.body)
+    };
+    let f = fused(f, &|_, _, _| true);
+    assert_eq!(sums(&f), [(ArrayId(0), true)], "{:?}", f.body);
+    assert!(!stores(&f).contains(&products), "{:?}", f.body);
+}
+
+#[test]
+fn a_factor_the_loop_overwrites_keeps_the_products_stored() {
+    // x . x summed after the same loop negates x in place: x is no longer in memory.
+    let f = lowered(
+        "f32[4,3]",
+        "%1 = mul(%0, %0) : f32[4,3]
+         %2 = neg(%0) : f32[4,3]
+         %3 = reduce[kind=sum, axes=[0,1]](%1) : f32[]
+         %4 = broadcast_in_dim[dims=[]](%3) : f32[4,3]
+         %5 = add(%2, %4) : f32[4,3]
+         return %5",
+    );
+    let f = fused(f, &|_, _, _| true);
+    assert!(
+        stores(&f).contains(&ArrayId(0)),
+        "negated in place: {:?}",
+        f.body
+    );
+    assert!(sums(&f).iter().all(|(_, times)| !times), "{:?}", f.body);
+    // x . 2x with x dead after the product: the products overwrite x in place.
+    let f = lowered(
+        "f32[4,3]",
+        "%1 = add(%0, %0) : f32[4,3]
+         %2 = mul(%0, %1) : f32[4,3]
+         %3 = reduce[kind=sum, axes=[0,1]](%2) : f32[]
+         %4 = broadcast_in_dim[dims=[]](%3) : f32[4,3]
+         %5 = add(%1, %4) : f32[4,3]
+         return %5",
+    );
+    let f = fused(f, &|_, _, _| true);
+    assert_eq!(sums(&f), [(ArrayId(0), false)], "{:?}", f.body);
+}
+
+#[test]
+fn integer_sums_and_float_maxima_of_products_stay_as_they_are() {
+    for (ty, kind) in [("i32", "sum"), ("f32", "max")] {
+        let f = lowered(
+            &format!("{ty}[8]"),
+            &format!(
+                "%1 = mul(%0, %0) : {ty}[8]
+                 %2 = reduce[kind={kind}, axes=[0]](%1) : {ty}[]
+                 %3 = broadcast_in_dim[dims=[]](%2) : {ty}[8]
+                 %4 = add(%0, %3) : {ty}[8]
+                 return %4"
+            ),
+        );
+        let f = fused(f, &|_, _, _| true);
+        assert!(
+            sums(&f).iter().all(|(_, times)| !times),
+            "{ty} {kind}: {:?}",
+            f.body
+        );
+    }
+}

@@ -427,6 +427,7 @@ impl Lowering {
             dtype: t.dtype,
             dst: dst.index.array,
             src: v.index.clone(),
+            times: None,
             rows,
             len,
         });

@@ -91,6 +91,27 @@ extern "C" fn reduce<T: crate::reduce::Reducible>(
     T::fold_rows_into(*kind, src, len, dst);
 }
 
+/// `dst[r]` = the sum of row `r` of the products `src[i] * times[i]`, exactly as the
+/// interpreter sums the stored products (`reduce::sum_products_into`).
+extern "C" fn sum_products<T: crate::elementwise::Real + Send + Sync>(
+    dst: *mut T,
+    src: *const T,
+    times: *const T,
+    rows: u64,
+    len: u64,
+) {
+    let (rows, len) = (rows as usize, len as usize);
+    // SAFETY: as in `reduce`; `Function::check` bounded both factors' rows alike.
+    let (src, times, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(src, rows * len),
+            std::slice::from_raw_parts(times, rows * len),
+            std::slice::from_raw_parts_mut(dst, rows),
+        )
+    };
+    crate::reduce::sum_products_into(src, times, len, dst);
+}
+
 /// The code `reduce` reads a reduction's kind from: its position in `ReduceKind::ALL`.
 pub fn reduce_kind_code(kind: ReduceKind) -> u32 {
     ReduceKind::ALL
@@ -169,6 +190,11 @@ pub fn reduce_symbol(dtype: DType) -> String {
     typed_symbol("reduce", dtype)
 }
 
+/// The symbol of the sum of products of a float dtype ([`sum_products`]).
+pub fn sum_products_symbol(dtype: DType) -> String {
+    typed_symbol("sum_products", dtype)
+}
+
 /// The symbol of the matrix product of a float dtype.
 pub fn dot_symbol(dtype: DType) -> String {
     typed_symbol("dot", dtype)
@@ -214,6 +240,8 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     typed("reduce", DType::I32, reduce::<i32> as *const u8);
     typed("reduce", DType::U32, reduce::<u32> as *const u8);
     typed("reduce", DType::Bool, reduce::<bool> as *const u8);
+    typed("sum_products", DType::F32, sum_products::<f32> as *const u8);
+    typed("sum_products", DType::F64, sum_products::<f64> as *const u8);
     typed("dot", DType::F32, dot::<f32> as *const u8);
     typed("dot", DType::F64, dot::<f64> as *const u8);
     typed("sign", DType::F32, sign::<f32> as *const u8);

@@ -4,7 +4,8 @@
 //! each, read once at entry.
 
 use super::callouts::{
-    dot_symbol, f32_kernel_symbol, f64_symbol, reduce_kind_code, reduce_symbol, typed_symbol,
+    dot_symbol, f32_kernel_symbol, f64_symbol, reduce_kind_code, reduce_symbol,
+    sum_products_symbol, typed_symbol,
 };
 use crate::elementwise::via_f64;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -268,10 +269,33 @@ impl Emitter<'_, '_> {
                 shape,
             } => self.dot(*dtype, *dst, lhs, rhs, shape)?,
             Inst::Reduce {
+                dtype,
+                dst,
+                src,
+                times: Some(times),
+                rows,
+                len,
+                ..
+            } => {
+                // `Function::check` admits factors only in float sums.
+                let p = self.pointer;
+                let fref = self.import(
+                    sum_products_symbol(*dtype),
+                    &[p, p, p, types::I64, types::I64],
+                    &[],
+                )?;
+                let dst = self.bases[dst.index()];
+                let (src, times) = (self.address(src), self.address(times));
+                let rows = self.b.ins().iconst(types::I64, *rows as i64);
+                let len = self.b.ins().iconst(types::I64, *len as i64);
+                self.b.ins().call(fref, &[dst, src, times, rows, len]);
+            }
+            Inst::Reduce {
                 kind,
                 dtype,
                 dst,
                 src,
+                times: None,
                 rows,
                 len,
             } => {

@@ -717,3 +717,66 @@ fn a_lowered_fori_loop_compiles_and_passes_its_index_vector_through() {
     // The closed form of x <- 0.999 x + 0.001 from 1 is 1 (a fixed point).
     assert!((f64::from_bits(a[0].data.bits_at(0)) - 1.0).abs() < 1e-9);
 }
+
+/// Sums of products read from where the loop leaves their factors (`x . y`, and `x' . x'`
+/// of the updated `x`), next to one whose factor the same loop negates in place (kept as
+/// stored products), give the interpreter's bits: rows shorter than a block and longer
+/// than a group, f32 and f64.
+#[test]
+fn sums_of_products_give_the_interpreters_bits() {
+    for d in [DType::F32, DType::F64] {
+        for n in [300usize, 5000] {
+            let t = d.name();
+            let v = format!("{t}[{n}]");
+            let p = Program::parse(&format!(
+                "program(%0: i32[], %1: {v}, %2: {v}, %3: {t}[]) {{
+                   %4, %5, %6, %7 = while(%0, %1, %2, %3) : i32[], {v}, {v}, {t}[] {{
+                     cond(%0: i32[], %1: {v}, %2: {v}, %3: {t}[]) {{
+                       %4 = constant[value=[3]]() : i32[]
+                       %5 = compare[dir=lt](%0, %4) : bool[]
+                       return %5
+                     }}
+                     body(%0: i32[], %1: {v}, %2: {v}, %3: {t}[]) {{
+                       %4 = mul(%1, %2) : {v}
+                       %5 = neg(%2) : {v}
+                       %6 = reduce[kind=sum, axes=[0]](%4) : {t}[]
+                       %7 = constant[value=[0.001]]() : {t}[]
+                       %8 = mul(%6, %7) : {t}[]
+                       %9 = broadcast_in_dim[dims=[]](%8) : {v}
+                       %10 = add(%1, %9) : {v}
+                       %11 = mul(%10, %10) : {v}
+                       %12 = reduce[kind=sum, axes=[0]](%11) : {t}[]
+                       %13 = add(%3, %12) : {t}[]
+                       %14 = constant[value=[1]]() : i32[]
+                       %15 = add(%0, %14) : i32[]
+                       return %15, %10, %5, %13
+                     }}
+                   }}
+                   return %5, %6, %7
+                 }}"
+            ))
+            .unwrap();
+            let (compiled, reference) = both_tiers(&p, 0);
+            let big = |i: usize| if i.is_multiple_of(7) { 1e4 } else { 1.0 };
+            let data = |f: fn(f64) -> f64| {
+                let x = (0..n).map(move |i| f(i as f64) * big(i));
+                match d {
+                    DType::F32 => Storage::F32(x.map(|v| v as f32).collect()),
+                    _ => Storage::F64(x.collect()),
+                }
+            };
+            let args = || {
+                vec![
+                    Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
+                    Tensor::new(TensorType::new(d, vec![n]), data(|i| (i * 0.37).sin())),
+                    Tensor::new(TensorType::new(d, vec![n]), data(|i| (i * 0.11).cos())),
+                    Tensor::new(TensorType::new(d, vec![]), Storage::zeros(d, 1)),
+                ]
+            };
+            let (a, b) = (run(&compiled, args()), run(&reference, args()));
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.data.to_bytes(), y.data.to_bytes(), "{t}, {n} elements");
+            }
+        }
+    }
+}
