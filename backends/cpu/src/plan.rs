@@ -105,6 +105,9 @@ pub struct Plan {
     pub constants: Vec<Option<Arc<Storage>>>,
     /// Native code of each node the compiled tier covers.
     pub native: Vec<Option<NativeFunction>>,
+    /// Whether a value of the plan, or of a region's, is big enough for steps to run on
+    /// several threads (`fused::PAR_MIN` elements).
+    pub parallel: bool,
 }
 
 /// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
@@ -196,7 +199,7 @@ impl Plan {
             .map(|n| compile_native(n, tier))
             .collect();
         // A node that runs natively needs no interpreted regions.
-        let regions = program
+        let regions: Vec<Vec<Plan>> = program
             .nodes
             .iter()
             .zip(&native)
@@ -258,7 +261,12 @@ impl Plan {
         if let Some(g) = open.take() {
             steps.push(g);
         }
+        let parallel = types
+            .iter()
+            .any(|t| t.num_elements() >= crate::fused::PAR_MIN)
+            || regions.iter().flatten().any(|r| r.parallel);
         let mut plan = Plan {
+            parallel,
             program,
             first_ids,
             steps: Vec::new(),
