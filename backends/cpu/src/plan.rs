@@ -108,6 +108,10 @@ pub struct Plan {
     /// Whether a value of the plan, or of a region's, is big enough for steps to run on
     /// several threads (`fused::PAR_MIN` elements).
     pub parallel: bool,
+    /// Whether every output is smaller than that: made on a pool worker and dropped by the
+    /// caller, a big output's buffer would go back to the caller's free list (`pool.rs`
+    /// keeps one per thread), and the worker would fault in fresh pages for it every call.
+    pub small_outputs: bool,
 }
 
 /// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
@@ -265,8 +269,13 @@ impl Plan {
             .iter()
             .any(|t| t.num_elements() >= crate::fused::PAR_MIN)
             || regions.iter().flatten().any(|r| r.parallel);
+        let small_outputs = program
+            .outputs
+            .iter()
+            .all(|o| types[o.index()].num_elements() < crate::fused::PAR_MIN);
         let mut plan = Plan {
             parallel,
+            small_outputs,
             program,
             first_ids,
             steps: Vec::new(),
