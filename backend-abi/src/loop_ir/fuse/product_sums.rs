@@ -9,7 +9,7 @@
 //! loaded from an array the loop does not write, or stored by the loop (its only store to
 //! that array) at that index.
 
-use super::Nest;
+use super::{flat_regs, Nest};
 use crate::loop_ir::{ArrayId, Block, ElementIndex, Function, Inst, Reg};
 use crate::qir::{BinaryOp, ReduceKind};
 
@@ -85,7 +85,8 @@ fn rewrite(nest: &Nest, sum: &mut Inst, reads: &[(ArrayId, usize)]) {
 /// if it does.
 fn factors(nest: &Nest, products: &ElementIndex) -> Option<(ElementIndex, ElementIndex)> {
     let body = &nest.body.0;
-    if !body.iter().all(is_element_work) {
+    // Per-element work only: no control flow, no library call, no nested loop.
+    if !body.iter().all(|i| flat_regs(i).is_some()) {
         return None;
     }
     let mut stores = body.iter().filter_map(|i| match i {
@@ -146,30 +147,9 @@ fn stores_to(inst: &Inst, a: ArrayId) -> bool {
     matches!(inst, Inst::Store { index, .. } if index.array == a)
 }
 
-/// The register an element-loop instruction writes.
+/// The register an element-loop instruction writes (`flat_regs`).
 fn writes(inst: &Inst) -> Option<Reg> {
-    match inst {
-        Inst::Const { dst, .. }
-        | Inst::Unary { dst, .. }
-        | Inst::Binary { dst, .. }
-        | Inst::Compare { dst, .. }
-        | Inst::Select { dst, .. }
-        | Inst::Convert { dst, .. }
-        | Inst::Bitcast { dst, .. }
-        | Inst::Copy { dst, .. }
-        | Inst::Load { dst, .. } => Some(*dst),
-        Inst::Store { .. }
-        | Inst::Loop { .. }
-        | Inst::Dot { .. }
-        | Inst::Reduce { .. }
-        | Inst::While { .. }
-        | Inst::Switch { .. } => None,
-    }
-}
-
-/// Whether `inst` is per-element work (no control flow, no library call, no nested loop).
-fn is_element_work(inst: &Inst) -> bool {
-    writes(inst).is_some() || matches!(inst, Inst::Store { .. })
+    flat_regs(inst).and_then(|(_, dst)| dst)
 }
 
 /// The offset of `index` if it walks the nest's elements in order, one element per

@@ -17,7 +17,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variab
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use quabla_abi::loop_ir::{ArrayId, Block, DotShape, ElementIndex, Function, Inst, Reg};
-use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
+use quabla_abi::qir::{BinaryOp, CompareDir, ReduceKind, UnaryOp};
 use quabla_abi::DType;
 use std::collections::HashMap;
 
@@ -269,52 +269,14 @@ impl Emitter<'_, '_> {
                 shape,
             } => self.dot(*dtype, *dst, lhs, rhs, shape)?,
             Inst::Reduce {
-                dtype,
-                dst,
-                src,
-                times: Some(times),
-                rows,
-                len,
-                ..
-            } => {
-                // `Function::check` admits factors only in float sums.
-                let p = self.pointer;
-                let fref = self.import(
-                    sum_products_symbol(*dtype),
-                    &[p, p, p, types::I64, types::I64],
-                    &[],
-                )?;
-                let dst = self.bases[dst.index()];
-                let (src, times) = (self.address(src), self.address(times));
-                let rows = self.b.ins().iconst(types::I64, *rows as i64);
-                let len = self.b.ins().iconst(types::I64, *len as i64);
-                self.b.ins().call(fref, &[dst, src, times, rows, len]);
-            }
-            Inst::Reduce {
                 kind,
                 dtype,
                 dst,
                 src,
-                times: None,
+                times,
                 rows,
                 len,
-            } => {
-                let p = self.pointer;
-                let fref = self.import(
-                    reduce_symbol(*dtype),
-                    &[p, p, types::I64, types::I64, types::I32],
-                    &[],
-                )?;
-                let dst = self.bases[dst.index()];
-                let src = self.address(src);
-                let rows = self.b.ins().iconst(types::I64, *rows as i64);
-                let len = self.b.ins().iconst(types::I64, *len as i64);
-                let kind = self
-                    .b
-                    .ins()
-                    .iconst(types::I32, i64::from(reduce_kind_code(*kind)));
-                self.b.ins().call(fref, &[dst, src, rows, len, kind]);
-            }
+            } => self.reduce(*kind, *dtype, *dst, src, times.as_ref(), (*rows, *len))?,
             Inst::While {
                 carries,
                 cond,
@@ -457,6 +419,41 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(header, &[]);
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
+        Ok(())
+    }
+    /// A row reduction by the interpreter's own fold (`callouts::reduce`), or with
+    /// factors a sum of their products (`callouts::sum_products`; `Function::check` admits
+    /// factors only in float sums).
+    fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        dtype: DType,
+        dst: ArrayId,
+        src: &ElementIndex,
+        times: Option<&ElementIndex>,
+        (rows, len): (u64, u64),
+    ) -> Result<(), String> {
+        let dst = self.bases[dst.index()];
+        let src = self.address(src);
+        let rows = self.b.ins().iconst(types::I64, rows as i64);
+        let len = self.b.ins().iconst(types::I64, len as i64);
+        let (symbol, args) = match times {
+            Some(times) => {
+                let times = self.address(times);
+                (sum_products_symbol(dtype), vec![dst, src, times, rows, len])
+            }
+            None => {
+                let kind = i64::from(reduce_kind_code(kind));
+                let kind = self.b.ins().iconst(types::I32, kind);
+                (reduce_symbol(dtype), vec![dst, src, rows, len, kind])
+            }
+        };
+        let params: Vec<Type> = args
+            .iter()
+            .map(|v| self.b.func.dfg.value_type(*v))
+            .collect();
+        let fref = self.import(symbol, &params, &[])?;
+        self.b.ins().call(fref, &args);
         Ok(())
     }
 
