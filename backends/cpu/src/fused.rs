@@ -22,7 +22,7 @@ const ONE_TILE_MAX: usize = 16384;
 /// rayon's workers costs a wake-up and a wait (microseconds, measured as half of a
 /// 100x100 Hessian's time), more than a few tiles of work. The tiles are the same either
 /// way, so the bits are too.
-pub(crate) const PAR_MIN: usize = 1 << 15;
+const PAR_MIN: usize = 1 << 15;
 
 /// Evaluates an elementwise node over views of its operands.
 pub(crate) fn eval_elementwise(node: &Node, args: &[View]) -> Storage {

@@ -50,18 +50,7 @@ impl Executable for CpuExecutable {
                 })?;
             inputs.push(b.0.clone());
         }
-        // A plan with parallel steps and small outputs runs on a pool worker: its fused
-        // tiles and reductions then fork from there, rather than each parallel step handing
-        // work from this thread to the pool and sleeping until it is done (a context switch
-        // each: a quarter of a PINN step's time on two threads). One hand-off costs tens of
-        // microseconds across cores, so small plans stay on this thread; so do plans with
-        // big outputs, whose buffers this thread frees (`Plan::small_outputs`: run on a
-        // worker, one `exp` over 1e6 f32 went from 1.0 to 2.5 ms, faulting in fresh pages).
-        let outs = if self.0.parallel && self.0.small_outputs {
-            rayon::scope(|_| exec::run(&self.0, inputs))
-        } else {
-            exec::run(&self.0, inputs)
-        };
+        let outs = exec::run(&self.0, inputs);
         Ok(outs
             .into_iter()
             .map(|t| Arc::new(CpuBuffer(t)) as Arc<dyn DeviceBuffer>)
@@ -378,61 +367,5 @@ mod tests {
         assert_eq!(bits(&out[1]), bits(&Tensor::new(out[1].ty.clone(), want)));
         let want = strided(&out[2].ty, &ins[2], &[0]);
         assert_eq!(bits(&out[2]), bits(&Tensor::new(out[2].ty.clone(), want)));
-    }
-
-    /// Plans holding a value of `fused::PAR_MIN` elements, their regions' included, are
-    /// parallel; those whose outputs are all smaller have small outputs (the two together
-    /// run on the pool).
-    #[test]
-    fn plans_with_big_values_are_parallel() {
-        let flags = |text: &str| {
-            let p = Program::parse(text).unwrap();
-            p.validate().unwrap();
-            let plan = plan::Plan::new(p, plan::Tier::Interpreter);
-            (plan.parallel, plan.small_outputs)
-        };
-        let parallel = |text: &str| flags(text).0;
-        let min = fused::PAR_MIN;
-        let small = min - 1;
-        assert_eq!(
-            flags(&format!(
-                "program(%0: f32[{min}]) {{ %1 = exp(%0) : f32[{min}]\n return %1 }}"
-            )),
-            (true, false)
-        );
-        assert_eq!(
-            flags(&format!(
-                "program(%0: f32[{small}]) {{ %1 = exp(%0) : f32[{small}]\n return %1 }}"
-            )),
-            (false, true)
-        );
-        assert_eq!(
-            flags(&format!(
-                "program(%0: f32[{min}]) {{
-                   %1 = exp(%0) : f32[{min}]
-                   %2 = reduce[kind=sum, axes=[0]](%1) : f32[]
-                   return %2
-                 }}"
-            )),
-            (true, true)
-        );
-        // A loop over scalars whose body builds a big array it sums.
-        assert!(parallel(&format!(
-            "program(%0: f32[]) {{
-               %1 = while(%0) : f32[] {{
-                 cond(%0: f32[]) {{
-                   %1 = constant[value=[false]]() : bool[]
-                   return %1
-                 }}
-                 body(%0: f32[]) {{
-                   %1 = broadcast_in_dim[dims=[]](%0) : f32[{min}]
-                   %2 = exp(%1) : f32[{min}]
-                   %3 = reduce[kind=sum, axes=[0]](%2) : f32[]
-                   return %3
-                 }}
-               }}
-               return %1
-             }}"
-        )));
     }
 }

@@ -105,13 +105,6 @@ pub struct Plan {
     pub constants: Vec<Option<Arc<Storage>>>,
     /// Native code of each node the compiled tier covers.
     pub native: Vec<Option<NativeFunction>>,
-    /// Whether a value of the plan, or of a region's, is big enough for steps to run on
-    /// several threads (`fused::PAR_MIN` elements).
-    pub parallel: bool,
-    /// Whether every output is smaller than that: made on a pool worker and dropped by the
-    /// caller, a big output's buffer would go back to the caller's free list (`pool.rs`
-    /// keeps one per thread), and the worker would fault in fresh pages for it every call.
-    pub small_outputs: bool,
 }
 
 /// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
@@ -203,7 +196,7 @@ impl Plan {
             .map(|n| compile_native(n, tier))
             .collect();
         // A node that runs natively needs no interpreted regions.
-        let regions: Vec<Vec<Plan>> = program
+        let regions = program
             .nodes
             .iter()
             .zip(&native)
@@ -265,17 +258,7 @@ impl Plan {
         if let Some(g) = open.take() {
             steps.push(g);
         }
-        let parallel = types
-            .iter()
-            .any(|t| t.num_elements() >= crate::fused::PAR_MIN)
-            || regions.iter().flatten().any(|r| r.parallel);
-        let small_outputs = program
-            .outputs
-            .iter()
-            .all(|o| types[o.index()].num_elements() < crate::fused::PAR_MIN);
         let mut plan = Plan {
-            parallel,
-            small_outputs,
             program,
             first_ids,
             steps: Vec::new(),
