@@ -48,13 +48,15 @@ pub type Accept = dyn Fn(&Function, Reg, &Block) -> bool;
 
 /// Fuses `f`'s element loops where `accept` takes the result, folds products a float sum
 /// alone reads into the sum (`product_sums.rs`), drops stores to scratch memory nothing
-/// reads, and merges evenly stepped levels of every nest.
+/// reads or that a loop body's next iteration overwrites unread (`back_edge_stores.rs`),
+/// and merges evenly stepped levels of every nest.
 pub fn fuse(f: &mut Function, accept: &Accept) {
     let mut body = std::mem::take(&mut f.body);
     body.for_each_region_mut(|b| fuse_block(b, f, accept));
     f.body = body;
     product_sums::sum_products_in_place(f);
     drop_dead_stores(f);
+    back_edge_stores::drop_stores_dead_across_iterations(f);
     collapse_levels(&mut f.body);
 }
 
@@ -536,6 +538,7 @@ fn collapse(mut nest: Nest) -> Nest {
     nest
 }
 
+mod back_edge_stores;
 mod product_sums;
 #[cfg(test)]
 mod tests;

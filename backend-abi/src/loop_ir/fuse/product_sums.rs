@@ -154,7 +154,7 @@ fn writes(inst: &Inst) -> Option<Reg> {
 
 /// The offset of `index` if it walks the nest's elements in order, one element per
 /// iteration (row-major over the nest's counters, each term unclamped).
-fn dense_offset(index: &ElementIndex, nest: &Nest) -> Option<u64> {
+pub(super) fn dense_offset(index: &ElementIndex, nest: &Nest) -> Option<u64> {
     if index.terms.len() != nest.counters.len() {
         return None;
     }

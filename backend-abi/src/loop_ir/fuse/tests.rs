@@ -218,3 +218,81 @@ fn integer_sums_and_float_maxima_of_products_stay_as_they_are() {
         );
     }
 }
+
+/// The body of `f`'s loop: its nests' stored arrays, in order, one list per nest.
+fn stores_per_nest(f: &Function) -> Vec<Vec<ArrayId>> {
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("no while: {:?}", f.body)
+    };
+    body.0
+        .iter()
+        .filter_map(Nest::of)
+        .map(|n| {
+            n.body
+                .0
+                .iter()
+                .filter_map(|i| match i {
+                    Inst::Store { index, .. } => Some(index.array),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `y = 2x; s = sum(y); x + y * s`: `y * s` goes in place over `y`'s scratch, and nothing
+/// reads it there before the next iteration writes all of `y` again.
+const OVERWRITTEN_NEXT_ITERATION: &str = "%1 = add(%0, %0) : f32[64]
+     %2 = reduce[kind=sum, axes=[0]](%1) : f32[]
+     %3 = broadcast_in_dim[dims=[]](%2) : f32[64]
+     %4 = mul(%1, %3) : f32[64]
+     %5 = add(%0, %4) : f32[64]
+     return %5";
+
+#[test]
+fn a_store_the_next_iteration_overwrites_unread_goes() {
+    let f = fused(
+        lowered("f32[64]", OVERWRITTEN_NEXT_ITERATION),
+        &|_, _, _| true,
+    );
+    let nests = stores_per_nest(&f);
+    let [first, last] = &nests[..] else {
+        panic!("two nests: {nests:?}")
+    };
+    // The first nest writes y's scratch; the last writes only the carry.
+    assert_eq!(last, &[ArrayId(0)], "{:?}", f.body);
+    assert!(first.iter().all(|a| *a != ArrayId(0)), "{nests:?}");
+    assert_eq!(first.len(), 1, "{nests:?}");
+}
+
+#[test]
+fn a_store_a_later_iteration_reads_stays() {
+    // The same body, but reading y's scratch at its start (before it is overwritten): the
+    // previous iteration's `y * s` is seen, so its store stays.
+    let mut f = lowered("f32[64]", OVERWRITTEN_NEXT_ITERATION);
+    let scratch = f
+        .arrays
+        .iter()
+        .position(|a| a.is_scratch() && a.len == 64)
+        .map(|k| ArrayId(k as u32))
+        .unwrap();
+    let r = Reg(f.regs.len() as u32);
+    f.regs.push(crate::DType::F32);
+    let Some(Inst::While { body, .. }) = f.body.0.last_mut() else {
+        panic!("no while")
+    };
+    body.0.insert(
+        0,
+        Inst::Load {
+            dst: r,
+            index: ElementIndex {
+                array: scratch,
+                offset: 3,
+                terms: Vec::new(),
+            },
+        },
+    );
+    let f = fused(f, &|_, _, _| true);
+    let nests = stores_per_nest(&f);
+    assert!(nests.last().unwrap().contains(&scratch), "{nests:?}");
+}

@@ -780,3 +780,49 @@ fn sums_of_products_give_the_interpreters_bits() {
         }
     }
 }
+
+/// A store the next iteration overwrites unread is dropped (`y * s` over `y`'s scratch),
+/// and the loop still gives the interpreter's bits.
+#[test]
+fn a_loop_without_its_dead_back_edge_store_gives_the_interpreters_bits() {
+    for d in [DType::F32, DType::F64] {
+        let t = d.name();
+        let p = Program::parse(&format!(
+            "program(%0: i32[], %1: {t}[64]) {{
+               %2, %3 = while(%0, %1) : i32[], {t}[64] {{
+                 cond(%0: i32[], %1: {t}[64]) {{
+                   %2 = constant[value=[4]]() : i32[]
+                   %3 = compare[dir=lt](%0, %2) : bool[]
+                   return %3
+                 }}
+                 body(%0: i32[], %1: {t}[64]) {{
+                   %2 = add(%1, %1) : {t}[64]
+                   %3 = reduce[kind=sum, axes=[0]](%2) : {t}[]
+                   %4 = broadcast_in_dim[dims=[]](%3) : {t}[64]
+                   %5 = mul(%2, %4) : {t}[64]
+                   %6 = add(%1, %5) : {t}[64]
+                   %7 = constant[value=[1]]() : i32[]
+                   %8 = add(%0, %7) : i32[]
+                   return %8, %6
+                 }}
+               }}
+               return %3
+             }}"
+        ))
+        .unwrap();
+        let (compiled, reference) = both_tiers(&p, 0);
+        let x = (0..64).map(|i| ((i as f64) * 0.37).sin() * 1e-3);
+        let data = match d {
+            DType::F32 => Storage::F32(x.map(|v| v as f32).collect()),
+            _ => Storage::F64(x.collect()),
+        };
+        let args = || {
+            vec![
+                Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
+                Tensor::new(TensorType::new(d, vec![64]), data.clone()),
+            ]
+        };
+        let (a, b) = (run(&compiled, args()), run(&reference, args()));
+        assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes(), "{t}");
+    }
+}
