@@ -382,19 +382,7 @@ fn drop_dead_stores(f: &mut Function) {
     let mut read: HashSet<ArrayId> = HashSet::new();
     let mut reg_reads: HashMap<Reg, usize> = HashMap::new();
     for inst in &instructions {
-        match inst {
-            Inst::Load { index, .. } => {
-                read.insert(index.array);
-            }
-            Inst::Dot { lhs, rhs, .. } => {
-                read.insert(lhs.array);
-                read.insert(rhs.array);
-            }
-            Inst::Reduce { src, times, .. } => {
-                read.extend(std::iter::once(src).chain(times).map(|i| i.array));
-            }
-            _ => {}
-        }
+        read.extend(arrays_read(inst));
         for r in all_reads(inst) {
             *reg_reads.entry(r).or_default() += 1;
         }
@@ -413,6 +401,49 @@ fn drop_dead_stores(f: &mut Function) {
             _ => true,
         })
     });
+}
+
+/// The arrays one instruction reads (not those of blocks nested in it).
+fn arrays_read(inst: &Inst) -> Vec<ArrayId> {
+    match inst {
+        Inst::Load { index, .. } => vec![index.array],
+        Inst::Dot { lhs, rhs, .. } => vec![lhs.array, rhs.array],
+        Inst::Reduce { src, times, .. } => {
+            std::iter::once(src).chain(times).map(|i| i.array).collect()
+        }
+        Inst::Store { .. }
+        | Inst::Const { .. }
+        | Inst::Unary { .. }
+        | Inst::Binary { .. }
+        | Inst::Compare { .. }
+        | Inst::Select { .. }
+        | Inst::Convert { .. }
+        | Inst::Bitcast { .. }
+        | Inst::Copy { .. }
+        | Inst::Loop { .. }
+        | Inst::While { .. }
+        | Inst::Switch { .. } => Vec::new(),
+    }
+}
+
+/// The array one instruction writes, if any (not those of blocks nested in it).
+fn arrays_written(inst: &Inst) -> Option<ArrayId> {
+    match inst {
+        Inst::Store { index, .. } => Some(index.array),
+        Inst::Dot { dst, .. } | Inst::Reduce { dst, .. } => Some(*dst),
+        Inst::Load { .. }
+        | Inst::Const { .. }
+        | Inst::Unary { .. }
+        | Inst::Binary { .. }
+        | Inst::Compare { .. }
+        | Inst::Select { .. }
+        | Inst::Convert { .. }
+        | Inst::Bitcast { .. }
+        | Inst::Copy { .. }
+        | Inst::Loop { .. }
+        | Inst::While { .. }
+        | Inst::Switch { .. } => None,
+    }
 }
 
 /// Prunes a nest's dead stores and the work only they read; whether anything is left.

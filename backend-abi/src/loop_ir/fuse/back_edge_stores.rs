@@ -7,7 +7,7 @@
 //! Only stores go, and only where no read can see them, so the bits do not change.
 
 use super::product_sums::dense_offset;
-use super::{all_reads, flat_regs, prune_nest, Nest};
+use super::{all_reads, arrays_read, arrays_written, flat_regs, prune_nest, Nest};
 use crate::loop_ir::{ArrayId, ArrayRole, Block, ElementIndex, Function, Inst};
 use std::collections::{HashMap, HashSet};
 
@@ -94,26 +94,9 @@ fn access_counts(instructions: &[&Inst]) -> HashMap<ArrayId, usize> {
 
 /// The arrays one instruction reads or writes (not those of blocks nested in it).
 fn arrays(inst: &Inst) -> Vec<ArrayId> {
-    match inst {
-        Inst::Load { index, .. } | Inst::Store { index, .. } => vec![index.array],
-        Inst::Dot { dst, lhs, rhs, .. } => vec![*dst, lhs.array, rhs.array],
-        Inst::Reduce {
-            dst, src, times, ..
-        } => std::iter::once(*dst)
-            .chain(std::iter::once(src).chain(times).map(|i| i.array))
-            .collect(),
-        Inst::Const { .. }
-        | Inst::Unary { .. }
-        | Inst::Binary { .. }
-        | Inst::Compare { .. }
-        | Inst::Select { .. }
-        | Inst::Convert { .. }
-        | Inst::Bitcast { .. }
-        | Inst::Copy { .. }
-        | Inst::Loop { .. }
-        | Inst::While { .. }
-        | Inst::Switch { .. } => Vec::new(),
-    }
+    let mut a = arrays_read(inst);
+    a.extend(arrays_written(inst));
+    a
 }
 
 /// The arrays `inst` and everything nested in it access.

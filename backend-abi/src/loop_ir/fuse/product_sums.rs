@@ -9,9 +9,10 @@
 //! loaded from an array the loop does not write, or stored by the loop (its only store to
 //! that array) at that index.
 
-use super::{flat_regs, Nest};
+use super::{arrays_read, flat_regs, Nest};
 use crate::loop_ir::{ArrayId, Block, ElementIndex, Function, Inst, Reg};
 use crate::qir::{BinaryOp, ReduceKind};
+use std::collections::HashMap;
 
 /// Rewrites every such loop-and-sum pair of `f` (the stores of the products are then dead,
 /// for `drop_dead_stores`).
@@ -29,34 +30,17 @@ pub(super) fn sum_products_in_place(f: &mut Function) {
 }
 
 /// How many instructions read each array.
-fn array_reads(body: &Block) -> Vec<(ArrayId, usize)> {
-    let mut reads: Vec<(ArrayId, usize)> = Vec::new();
-    let mut count = |a: ArrayId| match reads.iter_mut().find(|(b, _)| *b == a) {
-        Some((_, n)) => *n += 1,
-        None => reads.push((a, 1)),
-    };
-    for inst in body.instructions() {
-        match inst {
-            Inst::Load { index, .. } => count(index.array),
-            Inst::Dot { lhs, rhs, .. } => {
-                count(lhs.array);
-                count(rhs.array);
-            }
-            Inst::Reduce { src, times, .. } => {
-                count(src.array);
-                if let Some(t) = times {
-                    count(t.array);
-                }
-            }
-            _ => {}
-        }
+fn array_reads(body: &Block) -> HashMap<ArrayId, usize> {
+    let mut reads = HashMap::new();
+    for a in body.instructions().into_iter().flat_map(arrays_read) {
+        *reads.entry(a).or_default() += 1;
     }
     reads
 }
 
 /// Makes `sum` read the factors of the products `nest` stores, if it is a float sum of
 /// exactly those products and nothing else reads them.
-fn rewrite(nest: &Nest, sum: &mut Inst, reads: &[(ArrayId, usize)]) {
+fn rewrite(nest: &Nest, sum: &mut Inst, reads: &HashMap<ArrayId, usize>) {
     let Inst::Reduce {
         kind: ReduceKind::Sum,
         dtype,
@@ -70,7 +54,7 @@ fn rewrite(nest: &Nest, sum: &mut Inst, reads: &[(ArrayId, usize)]) {
         return;
     };
     let elements: u64 = nest.counts.iter().product();
-    let read_once = reads.iter().any(|(a, n)| *a == src.array && *n == 1);
+    let read_once = reads.get(&src.array) == Some(&1);
     if !dtype.is_float() || !src.terms.is_empty() || *rows * *len != elements || !read_once {
         return;
     }
