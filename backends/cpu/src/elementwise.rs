@@ -170,7 +170,8 @@ pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
         Acos => c_fn!(f64::acos),
         Atan => c_fn!(f64::atan),
         Asinh => c_fn!(libm::asinh),
-        Acosh => c_fn!(libm::acosh),
+        // libm's acosh answers log of a cancelled difference, not NaN, on (-2^26, -2].
+        Acosh => c_fn!(|v: f64| if v < 1.0 { f64::NAN } else { libm::acosh(v) }),
         Atanh => c_fn!(libm::atanh),
         Erf => c_fn!(libm::erf),
         Erfc => c_fn!(libm::erfc),
@@ -178,7 +179,8 @@ pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
     })
 }
 
-/// The f64 function of a float binary op without an exact native form (as [`via_f64`]).
+/// The f64 function of a float binary op without an exact native form (as [`via_f64`]); f32
+/// operands use `vmath`'s kernels ([`crate::vmath::scalar_binary`]) instead.
 pub fn binary_via_f64(op: BinaryOp) -> Option<F64BinaryFn> {
     extern "C" fn pow(x: f64, y: f64) -> f64 {
         x.powf(y)
@@ -473,7 +475,9 @@ fn bool_binary(op: BinaryOp, a: &[bool], b: &[bool]) -> Vec<bool> {
 /// Applies a binary op to two views of one dtype and length.
 pub fn binary(op: BinaryOp, a: View, b: View) -> Storage {
     match (a, b) {
-        (View::F32(x), View::F32(y)) => Storage::F32(float_binary(op, x, y)),
+        (View::F32(x), View::F32(y)) => Storage::F32(
+            crate::vmath::map_binary(op, x, y).unwrap_or_else(|| float_binary(op, x, y)),
+        ),
         (View::F64(x), View::F64(y)) => Storage::F64(float_binary(op, x, y)),
         (View::I32(x), View::I32(y)) => Storage::I32(int_binary(op, x, y)),
         (View::U32(x), View::U32(y)) => Storage::U32(int_binary(op, x, y)),
@@ -565,5 +569,21 @@ pub fn bitcast(x: View, to: DType) -> Storage {
         DType::F32 => Storage::F32(bits.into_iter().map(f32::from_bits).collect_pooled()),
         DType::I32 => Storage::I32(bits.into_iter().map(|b| b as i32).collect_pooled()),
         _ => Storage::U32(bits),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::via_f64;
+    use quabla_abi::qir::UnaryOp;
+
+    #[test]
+    fn acosh_below_one_is_the_one_nan() {
+        let f = via_f64(UnaryOp::Acosh).unwrap();
+        for x in [0.5, -0.5, -3.0, -6620.0, -1e30, f64::NEG_INFINITY] {
+            assert_eq!(f(x).to_bits(), f64::NAN.to_bits(), "acosh({x})");
+        }
+        assert_eq!(f(1.0).to_bits(), 0);
+        assert_eq!(f(2.0), 2f64.acosh());
     }
 }

@@ -15,6 +15,8 @@ mod exec;
 mod fold;
 mod fused;
 mod linalg;
+#[cfg(test)]
+mod loop_allocation_tests;
 mod matvec;
 mod movement;
 #[cfg(not(target_arch = "wasm32"))]

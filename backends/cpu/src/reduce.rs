@@ -42,12 +42,12 @@ const LANES: usize = 8;
 /// end of a row), each folded in its own order exactly as [`fold_block`] folds it, but
 /// side by side: one fold is a chain of dependent operations, `LANES` independent chains
 /// keep the core's pipelines full (the bits are the same).
-fn group_partials<T: Copy, M: Monoid<T>>(m: &M, group: &[T], out: &mut Vec<T>) {
+fn group_partials<T: Copy, M: Monoid<T>>(m: &M, group: &[T], out: &mut impl Extend<T>) {
     if group.len() != BLOCK * LANES {
         out.extend(group.chunks(BLOCK).map(|c| fold_block(m, c)));
         return;
     }
-    out.extend_from_slice(&pulp::Arch::new().dispatch(SideBySide { m, group }));
+    out.extend(pulp::Arch::new().dispatch(SideBySide { m, group }));
 }
 
 /// [`group_partials`]' folds of one whole group, compiled per instruction set. Each step
@@ -81,6 +81,10 @@ impl<T: Copy, M: Monoid<T>> pulp::WithSimd for SideBySide<'_, T, M> {
     }
 }
 
+/// A row's block partials, on the stack for rows of up to 64K elements (CG's 256x256 grid),
+/// so a compiled loop's reductions allocate nothing per iteration.
+type Partials<T> = smallvec::SmallVec<[T; 256]>;
+
 fn pairwise<T: Copy, M: Monoid<T>>(m: &M, xs: &[T]) -> T {
     match xs.len() {
         0 => m.identity(),
@@ -96,20 +100,20 @@ fn fold_row<T: Copy + Send + Sync, M: Monoid<T>>(m: &M, row: &[T], parallel: boo
     if row.len() <= BLOCK {
         return fold_block(m, row);
     }
-    let partials: Vec<T> = if parallel {
-        row.par_chunks(BLOCK * LANES)
+    if parallel {
+        let partials: Vec<T> = row
+            .par_chunks(BLOCK * LANES)
             .flat_map_iter(|g| {
                 let mut out = Vec::with_capacity(LANES);
                 group_partials(m, g, &mut out);
                 out
             })
-            .collect()
-    } else {
-        let mut out = Vec::with_capacity(row.len().div_ceil(BLOCK));
-        row.chunks(BLOCK * LANES)
-            .for_each(|g| group_partials(m, g, &mut out));
-        out
-    };
+            .collect();
+        return pairwise(m, &partials);
+    }
+    let mut partials = Partials::new();
+    row.chunks(BLOCK * LANES)
+        .for_each(|g| group_partials(m, g, &mut partials));
     pairwise(m, &partials)
 }
 
@@ -312,7 +316,7 @@ pub(crate) fn sum_products_into<T: Real + Send + Sync>(
         return;
     }
     let mut buf = [m.identity(); BLOCK * LANES];
-    let mut partials = Vec::with_capacity(len.div_ceil(BLOCK));
+    let mut partials = Partials::new();
     let rows = a.chunks(len).zip(b.chunks(len));
     for (d, (x, y)) in dst.iter_mut().zip(rows) {
         let groups = x.chunks(BLOCK * LANES).zip(y.chunks(BLOCK * LANES));

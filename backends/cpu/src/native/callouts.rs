@@ -205,7 +205,8 @@ pub fn f64_symbol(op_name: &str) -> String {
     format!("quabla_f64_{op_name}")
 }
 
-/// The symbol of the f32 vector-math kernel of a unary op (`vmath::scalar`).
+/// The symbol of the f32 vector-math kernel of an op (`vmath::scalar`,
+/// `vmath::scalar_binary`).
 pub fn f32_kernel_symbol(op_name: &str) -> String {
     format!("quabla_f32_{op_name}")
 }
@@ -230,6 +231,9 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     for op in BinaryOp::ALL {
         if let Some(f) = binary_via_f64(*op) {
             s.push((f64_symbol(op.name()), f as *const u8));
+        }
+        if let Some(f) = crate::vmath::scalar_binary(*op) {
+            s.push((f32_kernel_symbol(op.name()), f as *const u8));
         }
     }
     s.push((map_symbol(DType::F32), map_f32 as *const u8));

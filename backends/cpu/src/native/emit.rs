@@ -637,6 +637,9 @@ impl Emitter<'_, '_> {
                 Div => ins.fdiv(a, b),
                 Max | Min => return Ok(self.float_max_min(op == Max, d, a, b)),
                 Rem => self.call(typed_symbol(op.name(), d), clif_type(d), &[a, b])?,
+                Pow | Atan2 if d == DType::F32 && crate::vmath::scalar_binary(op).is_some() => {
+                    self.call(f32_kernel_symbol(op.name()), types::F32, &[a, b])?
+                }
                 Pow | Atan2 => self.call_f64(op.name(), d, &[a, b])?,
                 And | Or | Xor | ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => {
                     return Err(not_qir(op.name(), d))

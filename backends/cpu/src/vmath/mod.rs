@@ -1,4 +1,4 @@
-//! Vector math: the transcendental unary ops on f32, evaluated in f64 with range reduction
+//! Vector math: the transcendental ops on f32, evaluated in f64 with range reduction
 //! and polynomials and rounded once to f32, so each result is within 1 ulp (the conformance
 //! suite's f32 bound; `tests.rs` checks it on samples, and on all 2^32 inputs when asked).
 //!
@@ -11,12 +11,17 @@
 //! ([`scalar`]) give the same bits. NaN inputs come back as themselves and domain errors as
 //! the one quiet NaN, so even NaN bits do not depend on the hardware.
 //!
+//! The f32 kernels: the exponential family (`exp.rs`), the logarithms (`log.rs`), `sin`,
+//! `cos` and `tan` (`trig.rs`), the inverse trigonometric and hyperbolic functions
+//! (`inverse.rs`), `erf` and `erfc` (`erf.rs`), `cbrt` (`pow.rs`), `rsqrt` here, and the
+//! two-operand `pow` and `atan2` (`binary.rs`: [`map_binary`], [`scalar_binary`]). Every
+//! transcendental f32 op has one; the rest are exact in f32 itself.
+//!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
-//! `tanh`, `logistic`, `sinh`, `cosh`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`, `cos` and
-//! `tan` (`trig64.rs`), within the suite's
-//! f64 bounds, with the same vector-loop and same-bits design ([`map_f64`], [`scalar_f64`]);
-//! its other functions keep libm (`elementwise::via_f64`). Ops without a kernel here (inverse trigonometric and
-//! hyperbolic functions, `erf`, `erfc`, `cbrt`, `pow`, `atan2`) keep libm for f32 too.
+//! `tanh`, `logistic`, `sinh`, `cosh`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`,
+//! `cos` and `tan` (`trig64.rs`), within the suite's f64 bounds, with the same vector-loop and
+//! same-bits design ([`map_f64`], [`scalar_f64`]); its other functions keep libm
+//! (`elementwise::via_f64`).
 //!
 //! ```
 //! use quabla_abi::qir::UnaryOp;
@@ -24,15 +29,21 @@
 //! assert_eq!(y, [1.0, std::f32::consts::E]);
 //! ```
 
+mod binary;
+mod erf;
 mod exp;
 mod exp64;
+mod inverse;
 mod log;
 mod log64;
+mod pow;
 mod trig;
 mod trig64;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_binary;
 #[cfg(test)]
 mod tests_f64;
 
@@ -41,6 +52,8 @@ use crate::pool;
 use quabla_abi::qir::UnaryOp;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
+
+pub use binary::{map_binary, map_binary_to, scalar_binary, F32BinaryFn};
 
 /// A kernel with the C calling convention, for the compiled tier to call.
 pub type F32Fn = extern "C" fn(f32) -> f32;
@@ -227,8 +240,16 @@ pub fn map_to(op: UnaryOp, x: &[f32], out: &mut [MaybeUninit<f32>]) -> bool {
             trig::fix_outside,
             trig::tan,
         ),
-        Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos
-        | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
+        Atan => map_kernel!(x, out, f32, inverse::atan),
+        Asin => map_kernel!(x, out, f32, inverse::asin),
+        Acos => map_kernel!(x, out, f32, inverse::acos),
+        Asinh => map_kernel!(x, out, f32, inverse::asinh),
+        Acosh => map_kernel!(x, out, f32, inverse::acosh),
+        Atanh => map_kernel!(x, out, f32, inverse::atanh),
+        Erf => map_kernel!(x, out, f32, erf::erf),
+        Erfc => map_kernel!(x, out, f32, erf::erfc),
+        Cbrt => map_kernel!(x, out, f32, pow::cbrt),
+        Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return false,
     };
     true
 }
@@ -260,8 +281,16 @@ pub fn scalar(op: UnaryOp) -> Option<F32Fn> {
         Sin => c_kernel!(f32, trig::sin),
         Cos => c_kernel!(f32, trig::cos),
         Tan => c_kernel!(f32, trig::tan),
-        Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin | Acos
-        | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
+        Atan => c_kernel!(f32, inverse::atan),
+        Asin => c_kernel!(f32, inverse::asin),
+        Acos => c_kernel!(f32, inverse::acos),
+        Asinh => c_kernel!(f32, inverse::asinh),
+        Acosh => c_kernel!(f32, inverse::acosh),
+        Atanh => c_kernel!(f32, inverse::atanh),
+        Erf => c_kernel!(f32, erf::erf),
+        Erfc => c_kernel!(f32, erf::erfc),
+        Cbrt => c_kernel!(f32, pow::cbrt),
+        Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return None,
     })
 }
 

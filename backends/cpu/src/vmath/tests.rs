@@ -23,6 +23,15 @@ fn reference(op: UnaryOp) -> fn(f64) -> f64 {
         Sin => f64::sin,
         Cos => f64::cos,
         Tan => f64::tan,
+        Atan => f64::atan,
+        Asin => f64::asin,
+        Acos => f64::acos,
+        Asinh => libm::asinh,
+        Acosh => |v| if v < 1.0 { f64::NAN } else { libm::acosh(v) },
+        Atanh => libm::atanh,
+        Erf => libm::erf,
+        Erfc => libm::erfc,
+        Cbrt => f64::cbrt,
         _ => unreachable!("{op:?} has no kernel"),
     }
 }
@@ -36,7 +45,7 @@ fn kernel_ops() -> Vec<UnaryOp> {
 }
 
 /// Steps between two f32 values along the number line (+0 and -0 one apart).
-fn ulps(a: f32, b: f32) -> u64 {
+pub(super) fn ulps(a: f32, b: f32) -> u64 {
     let key = |v: f32| {
         let b = v.to_bits() as i64;
         if b < 0 {
@@ -69,7 +78,7 @@ fn check(op: UnaryOp, x: f32, got: f32) -> Option<String> {
     })
 }
 
-fn edge_inputs() -> Vec<f32> {
+pub(super) fn edge_inputs() -> Vec<f32> {
     let mut v = vec![
         0.0,
         -0.0,
@@ -109,6 +118,24 @@ fn edge_inputs() -> Vec<f32> {
         -super::trig::FAST_LIMIT,
         1e6,
         1e30,
+        // Where the inverse functions' reductions and domains end.
+        0.414_213_57,
+        0.414_213_6,
+        0.999_999_94,
+        1.000_000_1,
+        -1.000_000_1,
+        1.5,
+        // erf's two forms meet at 1/2; erfc leaves the normal range near 9.2 and reaches 0
+        // near 10.06; the polynomial ends at 11.
+        0.499_999_97,
+        0.500_000_06,
+        9.2,
+        10.05,
+        10.06,
+        11.0,
+        -11.0,
+        8.0,
+        -27.0,
     ];
     // Near multiples of pi/2, where the reduction cancels.
     for k in 1..64 {
@@ -166,7 +193,9 @@ fn the_vector_loop_gives_the_scalar_kernels_bits() {
 fn signs_of_zero_and_exact_values() {
     use UnaryOp::*;
     let f = |op: UnaryOp, x: f32| scalar(op).unwrap()(x);
-    for op in [Expm1, Log1p, Tanh, Sinh, Sin, Tan] {
+    for op in [
+        Expm1, Log1p, Tanh, Sinh, Sin, Tan, Atan, Asin, Asinh, Atanh, Erf, Cbrt,
+    ] {
         assert_eq!(f(op, -0.0).to_bits(), (-0.0f32).to_bits(), "{op:?}(-0)");
         assert_eq!(f(op, 0.0).to_bits(), 0, "{op:?}(+0)");
     }
@@ -186,6 +215,29 @@ fn signs_of_zero_and_exact_values() {
     assert_eq!(f(Cos, 0.0), 1.0);
     assert!(f(Sin, f32::INFINITY).is_nan());
     assert_eq!(f(Sin, 1e30), (1e30f32 as f64).sin() as f32);
+    assert_eq!(f(Acos, 1.0).to_bits(), 0);
+    assert_eq!(f(Acos, -1.0), std::f32::consts::PI);
+    assert_eq!(f(Asin, -1.0), -std::f32::consts::FRAC_PI_2);
+    assert_eq!(f(Atan, f32::NEG_INFINITY), -std::f32::consts::FRAC_PI_2);
+    assert_eq!(f(Acosh, 1.0).to_bits(), 0);
+    assert_eq!(f(Atanh, -1.0), f32::NEG_INFINITY);
+    assert_eq!(f(Asinh, f32::INFINITY), f32::INFINITY);
+    assert_eq!(f(Erf, f32::NEG_INFINITY), -1.0);
+    assert_eq!(f(Erfc, f32::NEG_INFINITY), 2.0);
+    assert_eq!(f(Erfc, f32::INFINITY).to_bits(), 0);
+    assert_eq!(f(Erfc, 0.0), 1.0);
+    assert_eq!(f(Cbrt, -8.0), -2.0);
+    assert_eq!(f(Cbrt, f32::NEG_INFINITY), f32::NEG_INFINITY);
+    // Domain errors are the one quiet NaN, whatever the hardware's default NaN is.
+    for (op, x) in [
+        (Asin, 1.5),
+        (Acos, -2.0),
+        (Acosh, 0.5),
+        (Atanh, 2.0),
+        (Log, -1.0),
+    ] {
+        assert_eq!(f(op, x).to_bits(), f32::NAN.to_bits(), "{op:?}({x})");
+    }
 }
 
 /// All 2^32 inputs of every kernel (minutes in release: `cargo test --release -p quabla-cpu
