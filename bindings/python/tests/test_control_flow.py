@@ -156,3 +156,53 @@ def test_vmap_of_cond_with_batched_predicate():
     x = qnp.asarray(np.array([-1.0, 2.0, -3.0]))
     out = quabla.vmap(lambda v: lax.cond(v > 0, lambda u: u * 10, lambda u: u, v))(x)
     assert out.tolist() == [-1.0, 20.0, -3.0]
+
+
+BAD_BRANCHES = {
+    "sqrt": lambda c: c + qnp.sqrt(c - c),   # value finite, derivative inf
+    "log": lambda c: c + qnp.log(c - c),     # value -inf
+    "div": lambda c: c + 1.0 / (c - c),      # value inf, derivative -inf
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_BRANCHES))
+def test_an_untaken_branch_with_inf_or_nan_leaves_derivatives_alone(bad):
+    """A cond's untaken branch is not differentiated, as in JAX: its inf and NaN reach no
+    cotangent, under grad, vmap of grad, scan and forward mode through while_loop. The
+    expected values are analytic (the taken branch is 2c)."""
+    branch = BAD_BRANCHES[bad]
+
+    def f(x):
+        return quabla.lax.cond(x > 50.0, branch, lambda c: 2.0 * c, x)
+
+    assert float(quabla.grad(f)(1.0)) == 2.0
+    assert_close(quabla.vmap(quabla.grad(f))(qnp.array([1.0, 2.0])), [2.0, 2.0])
+
+    def scanned(x):
+        return quabla.lax.scan(lambda c, _: (f(c), None), x, None, length=3)[0]
+
+    assert float(quabla.grad(scanned)(1.0)) == 8.0
+    assert_close(quabla.vmap(quabla.grad(scanned))(qnp.array([1.0, 2.0])), [8.0, 8.0])
+
+    def looped(x):
+        return quabla.lax.while_loop(lambda c: c < 10.0, f, x)
+
+    value, tangent = quabla.jvp(looped, (1.0,), (1.0,))
+    assert (float(value), float(tangent)) == (16.0, 16.0)
+
+
+def test_where_differentiates_both_sides_as_jax_does():
+    """`where` (select) is not `cond`: both sides are computed and differentiated, so at 0 the
+    unselected `sqrt`'s infinite derivative times its zero cotangent is NaN, as in JAX
+    (numerical conventions). The double-where idiom keeps it out."""
+    def plain(x):
+        return qnp.where(x > 0.0, qnp.sqrt(x), 0.0)
+
+    def double(x):
+        return qnp.where(x > 0.0, qnp.sqrt(qnp.where(x > 0.0, x, 1.0)), 0.0)
+
+    assert np.isnan(float(quabla.grad(plain)(0.0)))
+    got = np.asarray(quabla.vmap(quabla.grad(plain))(qnp.array([0.0, 4.0])))
+    assert np.isnan(got[0]) and got[1] == 0.25
+    assert float(quabla.grad(double)(0.0)) == 0.0
+    assert_close(quabla.vmap(quabla.grad(double))(qnp.array([0.0, 4.0])), [0.0, 0.25])

@@ -164,3 +164,42 @@ def test_odeint_input_errors():
         quabla.odeint(decay, np.ones(1), np.array([0.0, 1.0, 0.5]))
     with pytest.raises(TypeError, match="shaped like y"):
         quabla.odeint(lambda y, t: qnp.sum(y), np.ones(2), np.array([0.0, 1.0]))
+
+
+@pytest.mark.parametrize("method,gradient,batched", [
+    ("dopri5", "direct", True), ("dopri5", "direct", False), ("tsit5", "direct", True),
+    ("dopri5", "adjoint", True)])
+def test_odenet_gradient_is_finite_and_matches_jax(method, gradient, batched):
+    """The ODE-Net of the JAX tutorials in float32 at the default tolerances: its steps get
+    so short that some error estimates are exactly 0, where the controller's norm used to
+    turn a zero cotangent into 0 * inf = NaN ("direct" mode: every gradient NaN)."""
+    g = golden("jax_odenet")
+    params = [(qnp.asarray(dec(g["w1"])), qnp.asarray(dec(g["b1"]))),
+              (qnp.asarray(dec(g["w2"])), qnp.asarray(dec(g["b2"])))]
+    inputs, targets = qnp.asarray(dec(g["inputs"])), qnp.asarray(dec(g["targets"]))
+    t = qnp.array([0.0, 1.0], dtype=qnp.float32)
+
+    def mlp(params, x):
+        for w, b in params:
+            out = qnp.dot(x, w) + b
+            x = qnp.tanh(out)
+        return out
+
+    def dynamics(state, time, params):
+        return mlp(params, qnp.hstack([state, qnp.array(time)]))
+
+    def final(params, x):
+        return quabla.odeint(dynamics, x, t, params, method=method, gradient=gradient)[1]
+
+    def loss(params):
+        if batched:
+            preds = quabla.vmap(final, in_axes=(None, 0))(params, inputs)
+        else:
+            preds = qnp.stack([final(params, inputs[i]) for i in range(10)])
+        return qnp.mean(qnp.sum((preds - targets) ** 2, axis=1))
+
+    assert_close(loss(params), dec(g["loss"]), rtol=1e-5)
+    (g1, gb1), (g2, gb2) = quabla.grad(loss)(params)
+    for got, name in [(g1, "grad_w1"), (gb1, "grad_b1"), (g2, "grad_w2"), (gb2, "grad_b2")]:
+        assert np.isfinite(np.asarray(got)).all(), name
+        assert_close(got, dec(g[name]), rtol=2e-4, atol=2e-5)

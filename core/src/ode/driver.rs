@@ -96,7 +96,14 @@ impl Carry {
     }
 }
 
-/// Root mean square over every element of every leaf.
+/// Root mean square over every element of every leaf, with derivative 0 at the zero vector.
+///
+/// The norm has no derivative there, and `sqrt`'s rule (JAX's: `0.5 / sqrt(0) = inf`) turns a
+/// zero cotangent into `0 * inf = NaN`. The controller meets exactly that: a step whose error
+/// estimate is exactly 0 (a field constant over the step, or f32 steps so short that every
+/// stage agrees, as JAX's default tolerances of 1.4e-8 make them) is clamped by
+/// `max(ratio, 1e-10)`, whose cotangent into `ratio` is 0. Taking 0, the smallest subgradient,
+/// is what `optax.safe_norm` does below its floor; elsewhere this is the plain norm.
 fn rms(v: &[Array]) -> Result<Array> {
     let n: usize = v.iter().map(Array::size).sum();
     let mut total: Option<Array> = None;
@@ -107,10 +114,14 @@ fn rms(v: &[Array]) -> Result<Array> {
             None => s,
         });
     }
-    match total {
-        Some(t) => (t / n.max(1) as f64)?.sqrt(),
-        None => Err(crate::Error::Value("odeint needs a non-empty state".into())),
-    }
+    let mean = match total {
+        Some(t) => (t / n.max(1) as f64)?,
+        None => return Err(crate::Error::Value("odeint needs a non-empty state".into())),
+    };
+    // Both sides of a select are differentiated: the root of the zero side is taken at 1.
+    let positive = mean.gt(0.0)?;
+    let safe = positive.select(&mean, &mean.full_like(1.0)?)?;
+    positive.select(&safe.sqrt()?, &mean.zeros_like()?)
 }
 
 /// Entry `i` of the 1-D times.
@@ -149,7 +160,9 @@ fn initial_step(
     let d0 = rms(&div(y0)?)?;
     let d1 = rms(&div(f0)?)?;
     let tiny = d0.lt(1e-5)?.bitwise_or(&d1.lt(1e-5)?)?;
-    let h0 = tiny.select(&d0.full_like(1e-6)?, &(&(&d0 / &d1)? * 0.01)?)?;
+    // The unselected quotient is differentiated too: never divide by a zero `d1` there.
+    let safe_d1 = tiny.select(&d1.full_like(1.0)?, &d1)?;
+    let h0 = tiny.select(&d0.full_like(1e-6)?, &(&(&d0 / &safe_d1)? * 0.01)?)?;
     let y1: Vec<Array> = y0
         .iter()
         .zip(f0)
@@ -163,9 +176,11 @@ fn initial_step(
         .collect::<Result<_>>()?;
     let d2 = (&rms(&div(&df)?)? / &h0)?;
     let dm = d1.maximum(&d2)?;
-    let h1 = dm.le(1e-15)?.select(
+    let flat = dm.le(1e-15)?;
+    let safe_dm = flat.select(&dm.full_like(1.0)?, &dm)?;
+    let h1 = flat.select(
         &(&h0 * 1e-3)?.maximum(1e-6)?,
-        &(&dm.full_like(0.01)? / &dm)?.pow(&dm.full_like(1.0 / (order + 1.0))?)?,
+        &(&dm.full_like(0.01)? / &safe_dm)?.pow(&dm.full_like(1.0 / (order + 1.0))?)?,
     )?;
     (&h0 * 100.0)?.minimum(&h1)
 }

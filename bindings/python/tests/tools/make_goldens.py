@@ -151,6 +151,41 @@ def ode_goldens():
             "grad_y0": enc(g_y0), "grad_p": enc(g_p)}
 
 
+def odenet_goldens():
+    """The ODE-Net of the JAX-era tutorials (an MLP field 2-20-1 over (y, t), tanh hidden
+    layer, ten inputs on [-2, 2], targets x^3 + x/10, parameters from RandomState(0)), in
+    float32: the loss and its gradient by jax.experimental.ode.odeint's adjoint, at its
+    default tolerances."""
+    from jax.experimental.ode import odeint
+
+    rs = np.random.RandomState(0)
+    params = [(rs.randn(m, n).astype(np.float32), rs.randn(n).astype(np.float32))
+              for m, n in zip([2, 20], [20, 1])]
+
+    def mlp(params, inputs):
+        for w, b in params:
+            outputs = jnp.dot(inputs, w) + b
+            inputs = jnp.tanh(outputs)
+        return outputs
+
+    def dynamics(state, time, params):
+        return mlp(params, jnp.hstack([state, jnp.array(time)]))
+
+    t = jnp.array([0.0, 1.0], dtype=jnp.float32)
+    inputs = jnp.reshape(jnp.linspace(-2.0, 2.0, 10, dtype=jnp.float32), (10, 1))
+    targets = inputs ** 3 + jnp.float32(0.1) * inputs
+
+    def loss(params):
+        preds = jax.vmap(lambda x: odeint(dynamics, x, t, params)[1])(inputs)
+        return jnp.mean(jnp.sum((preds - targets) ** 2, axis=1))
+
+    (w1, b1), (w2, b2) = params
+    (g1, gb1), (g2, gb2) = jax.grad(loss)(params)
+    return {"jax": jax.__version__, "w1": enc(w1), "b1": enc(b1), "w2": enc(w2), "b2": enc(b2),
+            "inputs": enc(inputs), "targets": enc(targets), "loss": enc(loss(params)),
+            "grad_w1": enc(g1), "grad_b1": enc(gb1), "grad_w2": enc(g2), "grad_b2": enc(gb2)}
+
+
 def linalg_goldens():
     """Gradients of scalar functions of the jnp.linalg factorizations (JAX's conventions:
     symmetrized cholesky/eigh input, sign-invariant uses of singular/eigen vectors)."""
@@ -193,7 +228,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
-                       ("jax_linalg", linalg_goldens)]:
+                       ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")
