@@ -62,9 +62,10 @@ fn newton(
     Ok((raws(x), info.into()))
 }
 
-/// `(ys, steps, accepted, rejected)`; `func` takes the flat list `(y..., t, args...)`.
+/// `(ys, steps, accepted, rejected, reached)`; `func` takes the flat list `(y..., t,
+/// args...)`.
 #[pyfunction]
-#[pyo3(signature = (func, y0, t, args, method, rtol, atol, max_steps, dt0, gradient))]
+#[pyo3(signature = (func, y0, t, args, method, rtol, atol, max_steps, dt0, gradient, throw))]
 #[allow(clippy::too_many_arguments)] // one flat entry point mirroring the Python keywords
 fn odeint(
     func: Py<PyAny>,
@@ -77,7 +78,8 @@ fn odeint(
     max_steps: usize,
     dt0: Option<f64>,
     gradient: &str,
-) -> PyResult<(Vec<RawArray>, RawArray, RawArray, RawArray)> {
+    throw: bool,
+) -> PyResult<(Vec<RawArray>, RawArray, RawArray, RawArray, RawArray)> {
     let method = match method {
         "dopri5" => Method::Dopri5,
         "tsit5" => Method::Tsit5,
@@ -110,6 +112,7 @@ fn odeint(
         dt0,
         gradient,
         save_step_times: false,
+        throw,
     };
     let sol = ode::odeint(&field, &inners(&y0), &t.inner, &inners(&args), &opts).py()?;
     Ok((
@@ -117,6 +120,7 @@ fn odeint(
         sol.stats.steps.into(),
         sol.stats.accepted.into(),
         sol.stats.rejected.into(),
+        sol.stats.reached.into(),
     ))
 }
 

@@ -203,3 +203,28 @@ def test_odenet_gradient_is_finite_and_matches_jax(method, gradient, batched):
     for got, name in [(g1, "grad_w1"), (gb1, "grad_b1"), (g2, "grad_w2"), (gb2, "grad_b2")]:
         assert np.isfinite(np.asarray(got)).all(), name
         assert_close(got, dec(g[name]), rtol=2e-4, atol=2e-5)
+
+
+def test_odeint_says_when_max_steps_runs_out():
+    """The times not reached are NaN: a concrete solve warns, OdeStats.reached says so
+    (also batched under vmap), throw=True raises, and refuses a traced solve."""
+    import warnings
+
+    t = np.array([0.0, 0.1, 5.0])
+    decay = lambda y, t, k: -k * y  # noqa: E731
+    y0, k = np.ones(1), np.array(50.0)
+    with pytest.warns(RuntimeWarning, match="max_steps=20"):
+        ys, stats = quabla.odeint(decay, y0, t, k, max_steps=20, full_output=True)
+    assert np.isnan(np.asarray(ys)[2]).all() and not bool(stats.reached)
+    with pytest.raises(ValueError, match="max_steps = 20"):
+        quabla.odeint(decay, y0, t, k, max_steps=20, throw=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ys, stats = quabla.odeint(decay, y0, t, k, full_output=True, throw=True)
+    assert bool(stats.reached) and abs(float(np.asarray(ys)[2, 0])) < 1e-7
+    reached = quabla.vmap(
+        lambda k: quabla.odeint(decay, y0, t, k, max_steps=40, full_output=True)[1].reached
+    )(np.array([0.5, 500.0]))
+    assert np.asarray(reached).tolist() == [True, False]
+    with pytest.raises(ValueError, match="traced"):
+        quabla.jit(lambda k: quabla.odeint(decay, y0, t, k, throw=True))(k)

@@ -23,7 +23,7 @@ pub(crate) fn solve(
     t: &Array,
     params: &[Array],
     s: Settings,
-) -> Result<(Vec<Array>, [Array; 3])> {
+) -> Result<(Vec<Array>, [Array; 4])> {
     let ny = y0.len();
     let np = params.len();
     let s = Arc::new(s);
@@ -66,7 +66,10 @@ pub(crate) fn solve(
         .collect();
     let mut outs = custom_vjp(forward, fwd, bwd)(&operands)?;
     let stats = outs.split_off(ny);
-    Ok((outs, [stats[0].clone(), stats[1].clone(), stats[2].clone()]))
+    let [steps, accepted, rejected, reached] = <[Array; 4]>::try_from(stats).map_err(|s| {
+        crate::Error::Internal(format!("the adjoint solve returned {} counts", s.len()))
+    })?;
+    Ok((outs, [steps, accepted, rejected, reached]))
 }
 
 /// Row `i` of a stacked trajectory.

@@ -203,8 +203,9 @@ fn interpolate(c: &Carry, to: &Array) -> Result<Vec<Array>> {
 }
 
 /// What a solve returns: the states at every requested time, the counts `(steps,
-/// accepted, rejected)`, and with `save_step_times` the accepted steps' end times.
-pub(crate) type Integrated = (Vec<Array>, [Array; 3], Option<Array>);
+/// accepted, rejected, requested times reached)`, and with `save_step_times` the accepted
+/// steps' end times.
+pub(crate) type Integrated = (Vec<Array>, [Array; 4], Option<Array>);
 
 /// Integrates `y' = field(y, t)` from `t[0]`, returning the states at every `t` (each leaf
 /// stacked along a new leading axis; NaN where `max_steps` ran out first) and the counts.
@@ -375,5 +376,5 @@ pub(crate) fn integrate(
         }
     };
     let c = Carry::from(&out, ny);
-    Ok((c.ys, [c.steps, c.accepted, c.rejected], c.step_times))
+    Ok((c.ys, [c.steps, c.accepted, c.rejected, c.i], c.step_times))
 }

@@ -88,6 +88,11 @@ pub struct OdeOptions {
     /// `SaveAt(steps=True)` for the times). A diagnostic of the step-size controller; not
     /// with [`Gradient::Adjoint`].
     pub save_step_times: bool,
+    /// Fail with an error, instead of returning NaN at the times not reached, when
+    /// `max_steps` runs out first (as diffrax's `throw`). The check reads the result, so it
+    /// needs a concrete one: inside `jit`, `grad` or `vmap` the solve is traced and `throw`
+    /// is refused; test [`OdeStats::reached`] there.
+    pub throw: bool,
 }
 
 impl Default for OdeOptions {
@@ -100,6 +105,7 @@ impl Default for OdeOptions {
             dt0: None,
             gradient: Gradient::Direct,
             save_step_times: false,
+            throw: false,
         }
     }
 }
@@ -114,6 +120,9 @@ pub struct OdeStats {
     /// With [`OdeOptions::save_step_times`]: a 1-D array of `max_steps` entries, the end
     /// times of the accepted steps in order, then NaN.
     pub step_times: Option<Array>,
+    /// Whether the solve reached every requested time (a bool scalar). `false`: `max_steps`
+    /// ran out first, and the states at the times not reached are NaN.
+    pub reached: Array,
 }
 
 /// The states at the requested times (each leaf with a leading time axis) and the counts.
@@ -171,7 +180,7 @@ pub fn odeint(
         dt0: opts.dt0,
         save_step_times: opts.save_step_times,
     };
-    let (ys, [steps, accepted, rejected], step_times) = match opts.gradient {
+    let (ys, [steps, accepted, rejected, times_reached], step_times) = match opts.gradient {
         Gradient::Adjoint => {
             let (ys, stats) = adjoint::solve(std::sync::Arc::new(fp), y0, t, &params, settings)?;
             (ys, stats, None)
@@ -188,6 +197,10 @@ pub fn odeint(
             integrate(&field, y0, t, &settings, looping)?
         }
     };
+    let reached = times_reached.ge(t.shape()[0] as i32)?;
+    if opts.throw {
+        check_reached(&reached, t, opts)?;
+    }
     Ok(OdeSolution {
         ys,
         stats: OdeStats {
@@ -195,8 +208,31 @@ pub fn odeint(
             accepted,
             rejected,
             step_times,
+            reached,
         },
     })
+}
+
+/// [`OdeOptions::throw`]'s check: an error when the solve stopped short of the last time.
+fn check_reached(reached: &Array, t: &Array, opts: &OdeOptions) -> Result<()> {
+    if reached.is_traced() {
+        return Err(Error::Value(
+            "odeint: throw needs a concrete result to check, and this solve is traced (inside \
+             jit, grad or vmap); solve without throw there and test OdeStats::reached"
+                .into(),
+        ));
+    }
+    if reached.item::<bool>()? {
+        return Ok(());
+    }
+    let last = t.astype(quabla_abi::DType::F64)?.to_vec::<f64>()?;
+    Err(Error::Value(format!(
+        "odeint: max_steps = {} ran out before the last requested time t = {}, so the states at \
+         the times not reached are NaN; raise max_steps, loosen rtol/atol, or use \
+         Method::Rosenbrock23 if the problem is stiff",
+        opts.max_steps,
+        last.last().copied().unwrap_or(f64::NAN)
+    )))
 }
 
 fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {

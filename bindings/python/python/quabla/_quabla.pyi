@@ -166,7 +166,8 @@ def newton(f: FlatFn, x0: Sequence[RawArray], args: Sequence[RawArray], tol: Opt
            maxiter: Optional[int]) -> Tuple[List[RawArray], RawArray]: ...
 def odeint(func: FlatFn, y0: Sequence[RawArray], t: RawArray, args: Sequence[RawArray],
            method: str, rtol: float, atol: float, max_steps: int, dt0: Optional[float],
-           gradient: str) -> Tuple[List[RawArray], RawArray, RawArray, RawArray]: ...
+           gradient: str, throw: bool) -> Tuple[List[RawArray], RawArray, RawArray, RawArray,
+                                                RawArray]: ...
 
 class linalg:
     @staticmethod

@@ -9,6 +9,7 @@ Functions may close over traced values, which receive gradients like explicit ar
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, NamedTuple, Optional
 
 from .. import _quabla
@@ -116,10 +117,13 @@ def newton(f: Callable, x0, *args, tol: Optional[float] = None, maxiter: Optiona
 
 
 class OdeStats(NamedTuple):
-    """Step counts of a solve (int32 scalars; batched under vmap)."""
+    """Step counts of a solve (int32 scalars; batched under vmap), and ``reached``: whether
+    every requested time was reached (a bool; ``False`` when ``max_steps`` ran out first and
+    the states at the later times are NaN)."""
     steps: Array
     accepted: Array
     rejected: Array
+    reached: Array
 
 
 _METHODS = ("dopri5", "tsit5", "rk4", "rosenbrock23")
@@ -128,7 +132,7 @@ _GRADIENTS = ("direct", "adjoint", "forward")
 
 def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4e-8,
            max_steps: int = 4096, method: str = "dopri5", dt0: Optional[float] = None,
-           gradient: str = "direct", full_output: bool = False):
+           gradient: str = "direct", full_output: bool = False, throw: bool = False):
     """Integrates ``dy/dt = func(y, t, *args)`` from ``y(t[0]) = y0``; returns ``y`` at every
     time in ``t`` (strictly increasing), each leaf with a leading time axis, as
     ``jax.experimental.ode.odeint``.
@@ -142,6 +146,13 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     (reverse only, memory independent of the steps), ``"forward"`` is the cheapest solve
     (forward mode only). ``y0`` leaves must have ``t``'s float dtype. With ``full_output``
     returns ``(ys, OdeStats)``.
+
+    When ``max_steps`` runs out before the last time, the states at the times not reached
+    are NaN: a concrete solve warns (``RuntimeWarning``), ``OdeStats.reached`` is ``False``
+    (also under ``jit``, ``grad`` and ``vmap``), and ``throw=True`` raises ``ValueError``
+    instead, as diffrax's ``throw``. ``throw`` reads the result, so it needs a concrete
+    solve: inside ``jit``, ``grad`` or ``vmap`` it raises at trace time; test
+    ``OdeStats.reached`` there.
     """
     if method not in _METHODS:
         raise ValueError(f"odeint: method must be one of {_METHODS}, got {method!r}")
@@ -164,10 +175,16 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
                             f"got {store.tree}")
         return out
 
-    ys, steps, acc, rej = _quabla.odeint(checked, y_raws, t_raw, a_raws, method, float(rtol),
-                                         float(atol), int(max_steps),
-                                         None if dt0 is None else float(dt0), gradient)
+    ys, steps, acc, rej, reached = _quabla.odeint(
+        checked, y_raws, t_raw, a_raws, method, float(rtol), float(atol), int(max_steps),
+        None if dt0 is None else float(dt0), gradient, bool(throw))
+    reached = Array(reached)
+    if not reached.is_traced and not bool(reached):
+        warnings.warn(f"odeint: max_steps={int(max_steps)} ran out before the last requested "
+                      "time; the states at the times not reached are NaN. Raise max_steps, "
+                      "loosen rtol/atol, or use method='rosenbrock23' if the problem is stiff "
+                      "(throw=True raises instead)", RuntimeWarning, stacklevel=2)
     out = tree_unflatten(y_tree, [Array(r) for r in ys])
     if full_output:
-        return out, OdeStats(Array(steps), Array(acc), Array(rej))
+        return out, OdeStats(Array(steps), Array(acc), Array(rej), reached)
     return out
