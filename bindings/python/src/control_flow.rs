@@ -39,15 +39,23 @@ fn switch(
     ))
 }
 
+/// A `while` loop; with `max_steps`, bounded and reverse-differentiable
+/// (`lax::bounded_while_loop`).
 #[pyfunction]
+#[pyo3(signature = (cond_fn, body_fn, init, max_steps=None))]
 fn while_loop(
     cond_fn: Py<PyAny>,
     body_fn: Py<PyAny>,
     init: Vec<RawArray>,
+    max_steps: Option<usize>,
 ) -> PyResult<Vec<RawArray>> {
     let c = |a: &[Array]| call_flat(&cond_fn, a);
     let b = |a: &[Array]| call_flat(&body_fn, a);
-    Ok(raws(lax::while_loop(&c, &b, &inners(&init)).py()?))
+    let init = inners(&init);
+    Ok(raws(match max_steps {
+        Some(n) => lax::bounded_while_loop(&c, &b, &init, n).py()?,
+        None => lax::while_loop(&c, &b, &init).py()?,
+    }))
 }
 
 /// A loop bound: a Python int (static) or an array (traced).

@@ -147,8 +147,9 @@ pub(crate) fn partial_eval_transpose(
     for &ni in &linear_nodes {
         if let Op::While { .. } = &j.nodes[ni].op {
             return Err(Error::Value(
-                "reverse-mode differentiation through `while` is not supported: reverse mode needs a loop with \
-                 static bounds (scan, or fori_loop with constant bounds)"
+                "reverse-mode differentiation through `while` is not supported: give the loop a bound \
+                 (lax::bounded_while_loop; in Python while_loop(..., max_steps=N)), or use a loop \
+                 with static bounds (scan, or fori_loop with constant bounds)"
                     .into(),
             ));
         }

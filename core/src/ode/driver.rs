@@ -1,23 +1,25 @@
 //! The integration loop: adaptive (or fixed) steps interleaved with dense-output
 //! evaluations at the requested times, as one flat loop whose iteration either takes a step
-//! or fills the next output. The same iteration runs as a `while_loop` (exact trip count;
-//! forward mode) or as a `scan` of `max_steps + len(t)` iterations whose finished ones are
-//! skipped by a `cond` (reverse mode through the solver, with scan's tape).
+//! or fills the next output. The same iteration runs as a `while_loop` (forward mode only)
+//! or as a `bounded_while_loop` bounded by `max_steps + len(t)` (reverse mode through the
+//! solver too, with checkpointed segments); both cost the iterations the solve takes.
 
 use super::stepper::{self, Step};
 use super::tableau::{DOPRI5, RK4, TSIT5};
 use super::{Field, Method};
 use crate::array::Array;
 use crate::error::Result;
-use crate::ops::control_flow::{cond, scan, while_loop};
+use crate::ops::control_flow::{bounded_while_loop, cond, while_loop};
 use crate::ops::Axes;
 use quabla_abi::DType;
 
 /// How the loop is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Looping {
+    /// A plain `while`: forward mode only.
     While,
-    Scan,
+    /// A bounded `while` (`lax::bounded_while_loop`): reverse mode too.
+    Bounded,
 }
 
 /// What the loop needs besides the state.
@@ -364,15 +366,9 @@ pub(crate) fn integrate(
     };
     let out = match looping {
         Looping::While => while_loop(&keep_going, &iteration, &init)?,
-        Looping::Scan => {
-            let body = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
-                let go = keep_going(c)?.remove(0);
-                Ok((
-                    cond(&go, &iteration, &|c: &[Array]| Ok(c.to_vec()), c)?,
-                    vec![],
-                ))
-            };
-            scan(&body, &init, &[], Some(s.max_steps + n_out), false, 1)?.0
+        // Reverse-differentiable, and the solve still costs the iterations it takes.
+        Looping::Bounded => {
+            bounded_while_loop(&keep_going, &iteration, &init, s.max_steps + n_out)?
         }
     };
     let c = Carry::from(&out, ny);

@@ -56,9 +56,9 @@ impl Method {
 /// How derivatives of the solution are computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gradient {
-    /// Through the solver's own operations (the loop runs `max_steps + len(t)` iterations
-    /// as a `scan`, finished ones skipped, with scan's tape): forward and
-    /// reverse mode, to any order; the derivative of the discrete solution.
+    /// Through the solver's own operations (a `bounded_while_loop` bounded by `max_steps +
+    /// len(t)`: the solve and its gradient cost the steps taken): forward and reverse mode,
+    /// to any order; the derivative of the discrete solution.
     #[default]
     Direct,
     /// Reverse mode by the continuous adjoint method (as `jax.experimental.ode`): an
@@ -190,7 +190,7 @@ pub fn odeint(
                 crate::eval::eval_program(&fp, &[y, std::slice::from_ref(tt), &params].concat())
             };
             let looping = if g == Gradient::Direct {
-                Looping::Scan
+                Looping::Bounded
             } else {
                 Looping::While
             };

@@ -20,9 +20,11 @@ use crate::trace::trace_function;
 use quabla_abi::qir::{Node, Op, Program, ReduceKind};
 use quabla_abi::TensorType;
 
+mod bounded_while;
 mod scan;
 mod scan_tape;
 
+pub use bounded_while::bounded_while_loop;
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;
 use scan::{batch_scan, scan_jvp, scan_results, scan_transpose};
@@ -404,7 +406,8 @@ pub fn switch(index: &Array, branches: &[RegionFn], operands: &[Array]) -> Resul
 }
 
 /// `while cond_fn(carry): carry = body_fn(carry)`. Forward-mode differentiable; reverse mode
-/// needs static bounds (`fori_loop` with constant bounds, or `scan`).
+/// needs a bound ([`bounded_while_loop`], whose cost follows the trips taken) or static
+/// bounds (`fori_loop` with constant bounds, or `scan`).
 pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Result<Vec<Array>> {
     let device = device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();

@@ -47,9 +47,17 @@ def switch(index, branches: Sequence[Callable], *operands):
     return unflatten_raw(stores[0].tree, outs)
 
 
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
-    """Runs ``body_fun`` while ``cond_fun`` holds. Forward-mode differentiable; for reverse
-    mode use ``fori_loop`` with static bounds or ``scan``."""
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Optional[int] = None):
+    """Runs ``body_fun`` while ``cond_fun`` holds. Forward-mode differentiable.
+
+    With ``max_steps`` (a keyword JAX does not have; equinox's checkpointed ``while_loop``
+    has it) the loop stops after that many trips at the latest and is reverse-differentiable
+    too, at a cost that follows the trips taken: checkpointed segments of about
+    ``sqrt(max_steps)`` trips, recomputed in the backward pass. Without it, reverse mode
+    raises, as in JAX.
+    """
+    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
+        raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")
     raws, tree = flatten_to_raw(init_val)
     sc, sb = OutStore(), OutStore()
     body = flat_function(body_fun, tree, sb, call=lambda f, a: f(a))
@@ -63,7 +71,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         return out
 
     cond_flat = flat_function(cond_fun, tree, sc, call=lambda f, a: f(a))
-    outs = _quabla.while_loop(cond_flat, checked_body, raws)
+    outs = _quabla.while_loop(cond_flat, checked_body, raws, max_steps)
     return tree_unflatten(tree, [Array(r) for r in outs])
 
 
