@@ -175,10 +175,10 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
                             f"got {store.tree}")
         return out
 
-    ys, steps, acc, rej, reached = _quabla.odeint(
+    ys, steps, acc, rej, reached_raw = _quabla.odeint(
         checked, y_raws, t_raw, a_raws, method, float(rtol), float(atol), int(max_steps),
         None if dt0 is None else float(dt0), gradient, bool(throw))
-    reached = Array(reached)
+    reached = Array(reached_raw)
     if not reached.is_traced and not bool(reached):
         warnings.warn(f"odeint: max_steps={int(max_steps)} ran out before the last requested "
                       "time; the states at the times not reached are NaN. Raise max_steps, "
