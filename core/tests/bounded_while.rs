@@ -139,87 +139,50 @@ fn vmap_runs_each_element_for_its_own_trips() {
     assert!((vals(&gr[0])[0] - sum).abs() <= 1e-12 * sum.abs());
 }
 
+/// Outer loop `c <- update(c, s)` while `c < 12`, where `s` comes from an inner bounded loop
+/// (`d <- 1.5 d` from `c + 0.5` while `d < 3`) and a `cond` (`d / 2` or `log d`).
+fn nested(a: &[Array], update: fn(&Array, &Array) -> Result<Array>) -> Result<Vec<Array>> {
+    let body = move |c: &[Array]| -> Result<Vec<Array>> {
+        let inner = bounded_while_loop(
+            &|d: &[Array]| Ok(vec![d[0].lt(3.0)?]),
+            &|d: &[Array]| Ok(vec![(&d[0] * 1.5)?]),
+            &[(&c[0] + 0.5)?],
+            10,
+        )?;
+        let s = cond(
+            &inner[0].gt(4.0)?,
+            &|v: &[Array]| Ok(vec![(&v[0] * 0.5)?]),
+            &|v: &[Array]| Ok(vec![v[0].log()?]),
+            &inner,
+        )?;
+        Ok(vec![update(&c[0], &s[0])?])
+    };
+    bounded_while_loop(&|c: &[Array]| Ok(vec![c[0].lt(12.0)?]), &body, a, 20)
+}
+
 #[test]
 fn nested_loops_conds_and_custom_rules_compose() {
-    // An inner bounded loop, a cond and a custom_vjp (a doubled-gradient identity) in the
-    // outer body; checked against finite differences, the custom rule accounted for by
-    // comparing with the same program where it is a plain doubling of the gradient.
-    let doubled = |a: &[Array]| -> Result<Vec<Array>> {
-        custom_vjp(
-            |x: &[Array]| Ok(vec![x[0].clone()]),
-            |x: &[Array]| Ok((vec![x[0].clone()], vec![])),
-            |_: &[Array], ct: &[Array]| Ok(vec![(&ct[0] * 2.0)?]),
-        )(a)
+    let x = [f64s(&[0.2], &[])];
+    // Without custom rules, against finite differences to second order.
+    let plain = |a: &[Array]| nested(a, |c, s| c + s);
+    assert!(vals(&plain(&x).unwrap()[0])[0] >= 12.0);
+    check_grads(&plain, &x, 2, None).unwrap();
+    // A custom_vjp that doubles the cotangent through `s` at every trip gives the gradient
+    // of the program whose value is `c + s` but whose derivative is that of `c + 2 s`.
+    let custom = |a: &[Array]| {
+        nested(a, |c, s| {
+            let doubled = custom_vjp(
+                |x: &[Array]| Ok(vec![x[0].clone()]),
+                |x: &[Array]| Ok((vec![x[0].clone()], vec![])),
+                |_: &[Array], ct: &[Array]| Ok(vec![(&ct[0] * 2.0)?]),
+            )(std::slice::from_ref(s))?;
+            c + &doubled[0]
+        })
     };
-    let f = move |a: &[Array]| -> Result<Vec<Array>> {
-        let body = |c: &[Array]| -> Result<Vec<Array>> {
-            let inner = bounded_while_loop(
-                &|d: &[Array]| Ok(vec![d[0].lt(3.0)?]),
-                &|d: &[Array]| Ok(vec![(&d[0] * 1.5)?]),
-                &[(&c[0] + 0.5)?],
-                10,
-            )?;
-            let big = inner[0].gt(4.0)?;
-            let stepped = cond(
-                &big,
-                &|v: &[Array]| Ok(vec![(&v[0] * 0.5)?]),
-                &|v: &[Array]| Ok(vec![v[0].log()?]),
-                &inner,
-            )?;
-            Ok(vec![(&c[0] + &doubled(&stepped)?[0])?])
-        };
-        bounded_while_loop(&|c: &[Array]| Ok(vec![c[0].lt(12.0)?]), &body, a, 20)
-    };
-    let x = f64s(&[0.2], &[]);
-    let out = f(std::slice::from_ref(&x)).unwrap();
-    assert!(vals(&out[0])[0] >= 12.0);
-    let g = vals(&grad(f, &[0])(std::slice::from_ref(&x)).unwrap()[0])[0];
-    // d/dx with the custom rule doubling the cotangent through `stepped` at every trip: the
-    // same as differentiating c + 2 * stepped while the value uses c + stepped. Finite
-    // differences of the value cannot see the rule, so compare with a second loop whose
-    // body adds `stepped` plus a stop-gradient copy of it.
-    let twice = move |a: &[Array]| -> Result<Vec<Array>> {
-        let body = |c: &[Array]| -> Result<Vec<Array>> {
-            let inner = bounded_while_loop(
-                &|d: &[Array]| Ok(vec![d[0].lt(3.0)?]),
-                &|d: &[Array]| Ok(vec![(&d[0] * 1.5)?]),
-                &[(&c[0] + 0.5)?],
-                10,
-            )?;
-            let big = inner[0].gt(4.0)?;
-            let s = cond(
-                &big,
-                &|v: &[Array]| Ok(vec![(&v[0] * 0.5)?]),
-                &|v: &[Array]| Ok(vec![v[0].log()?]),
-                &inner,
-            )?;
-            let doubled_grad = (&(&s[0] * 2.0)? - &s[0].stop_gradient()?)?;
-            Ok(vec![(&c[0] + &doubled_grad)?])
-        };
-        bounded_while_loop(&|c: &[Array]| Ok(vec![c[0].lt(12.0)?]), &body, a, 20)
-    };
-    let want = vals(&grad(twice, &[0])(std::slice::from_ref(&x)).unwrap()[0])[0];
+    let twice = |a: &[Array]| nested(a, |c, s| c + &(&(s * 2.0)? - &s.stop_gradient()?)?);
+    let g = vals(&grad(custom, &[0])(&x).unwrap()[0])[0];
+    let want = vals(&grad(twice, &[0])(&x).unwrap()[0])[0];
     assert!((g - want).abs() <= 1e-12 * want.abs(), "{g} vs {want}");
-    // Without the custom rule, the nested loops and the cond against finite differences.
-    let plain = move |a: &[Array]| -> Result<Vec<Array>> {
-        let body = |c: &[Array]| -> Result<Vec<Array>> {
-            let inner = bounded_while_loop(
-                &|d: &[Array]| Ok(vec![d[0].lt(3.0)?]),
-                &|d: &[Array]| Ok(vec![(&d[0] * 1.5)?]),
-                &[(&c[0] + 0.5)?],
-                10,
-            )?;
-            let s = cond(
-                &inner[0].gt(4.0)?,
-                &|v: &[Array]| Ok(vec![(&v[0] * 0.5)?]),
-                &|v: &[Array]| Ok(vec![v[0].log()?]),
-                &inner,
-            )?;
-            Ok(vec![(&c[0] + &s[0])?])
-        };
-        bounded_while_loop(&|c: &[Array]| Ok(vec![c[0].lt(12.0)?]), &body, a, 20)
-    };
-    check_grads(&plain, std::slice::from_ref(&x), 2, None).unwrap();
 }
 
 #[test]
