@@ -515,3 +515,28 @@ fn forward_mode_goes_through_cond_and_while_and_reverse_mode_through_while_is_re
         Ok(_) => panic!("reverse mode through while must be refused"),
     }
 }
+
+#[test]
+fn a_batched_cond_guards_each_branch_by_whether_any_element_takes_it() {
+    // The mechanism that lets a vmapped bounded loop stop paying for finished elements: each
+    // branch sits behind an unbatched cond on `any(index == k)`; values stay per element.
+    let f = |a: &[Array]| {
+        quabla::lax::cond(
+            &a[0].gt(0.0)?,
+            &|x: &[Array]| Ok(vec![x[0].sin()?]),
+            &|x: &[Array]| Ok(vec![x[0].neg()?]),
+            a,
+        )
+    };
+    let xs = Array::from_slice_on(&cpu(), &[-1.0f64, 2.0, -3.0], &[3]).unwrap();
+    let v = vmap(f, &[Some(0)], &[Some(0)]);
+    let text = quabla::make_program(&v, std::slice::from_ref(&xs))
+        .unwrap()
+        .to_text();
+    assert_eq!(text.matches("cond").count(), 2, "{text}");
+    assert!(text.contains("reduce[kind=or"), "{text}");
+    let out = v(std::slice::from_ref(&xs)).unwrap()[0]
+        .to_vec::<f64>()
+        .unwrap();
+    assert_eq!(out, [1.0, 2f64.sin(), 3.0]);
+}

@@ -6,7 +6,8 @@
 //!   and its transpose is a `cond` over the branches' transposes, so reverse mode runs only
 //!   the selected branch (a NaN in another branch never leaks into values or gradients).
 //! - JVP of `while`: one loop carrying tangents beside the primal carry (forward mode only).
-//! - Batching: a batched `cond` index becomes a select over every branch; a batched `while`
+//! - Batching: a batched `cond` index becomes a select over the branches some element takes
+//!   (each behind an unbatched `cond` on whether any does); a batched `while`
 //!   predicate runs until every element is done, freezing finished elements' carries.
 
 use super::apply;
@@ -178,15 +179,35 @@ fn batch_cond(a: &BatchArgs, branches: &[Program]) -> Result<Vec<(Array, bool)>>
         let outs = apply(Op::Cond { branches: progs }, &refs, out_types)?;
         return Ok(outs.into_iter().zip(force).collect());
     }
-    // A batched index: run every branch and select per element (out of range: last branch).
+    // A batched index: run the branches some element takes and select per element (out of
+    // range: last branch). A branch no element takes is skipped behind an unbatched `cond`,
+    // so a loop whose elements have all finished stops paying for its guarded steps.
     let n = progs.len() as i32;
     let idx = &a.args[0];
     let bad = idx.lt(0)?.bitwise_or(&idx.ge(n)?)?;
     let idx = bad.select(&idx.full_like(n - 1)?, idx)?;
     let args = &a.args[1..];
-    let mut results: Vec<Array> = eval_program(&progs[progs.len() - 1], args)?;
+    let run_if_taken = |k: usize| -> Result<Vec<Array>> {
+        let taken = super::apply1(
+            Op::Reduce {
+                kind: ReduceKind::Or,
+                axes: vec![0],
+            },
+            &[&idx.eq(k as i32)?],
+            vec![],
+        )?;
+        let branch = |x: &[Array]| eval_program(&progs[k], x);
+        let skipped = |_: &[Array]| -> Result<Vec<Array>> {
+            out_types
+                .iter()
+                .map(|t| crate::ops::zeros_typed(like, t))
+                .collect()
+        };
+        cond(&taken, &branch, &skipped, args)
+    };
+    let mut results: Vec<Array> = run_if_taken(progs.len() - 1)?;
     for k in (0..progs.len() - 1).rev() {
-        let outs = eval_program(&progs[k], args)?;
+        let outs = run_if_taken(k)?;
         let pick = idx.eq(k as i32)?;
         results = outs
             .iter()
