@@ -1,8 +1,8 @@
 //! ODE integration with JAX's `odeint` signature: explicit Runge-Kutta pairs (dopri5, tsit5)
 //! with PI step-size control, fixed-step rk4, and the L-stable rosenbrock23 for stiff
 //! problems; states at the requested times come from dense output, so those times do not
-//! force steps. Gradients go through the solver (a loop with scan's tape; forward and reverse)
-//! or, as an option, through the continuous adjoint method.
+//! force steps. Gradients go through the solver (a bounded while loop with checkpointed
+//! segments; forward and reverse) or, as an option, through the continuous adjoint method.
 
 mod adjoint;
 mod driver;
@@ -57,8 +57,9 @@ impl Method {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gradient {
     /// Through the solver's own operations (a `bounded_while_loop` bounded by `max_steps +
-    /// len(t)`: the solve and its gradient cost the steps taken): forward and reverse mode,
-    /// to any order; the derivative of the discrete solution.
+    /// len(t)`: the solve costs the steps taken, its gradient those plus O(sqrt(max_steps))
+    /// skipped ones): forward and reverse mode, to any order; the derivative of the discrete
+    /// solution.
     #[default]
     Direct,
     /// Reverse mode by the continuous adjoint method (as `jax.experimental.ode`): an
