@@ -143,9 +143,9 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     problems). ``max_steps`` bounds the steps over the whole solve (unlike JAX's per-interval
     ``mxstep``); times not reached are NaN. ``gradient``: ``"direct"`` differentiates through
     the solver (forward and reverse, through a bounded ``while_loop`` with checkpointed
-    segments), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of the steps), ``"forward"`` is the cheapest solve
-    (forward mode only). ``y0`` leaves must have ``t``'s float dtype. With ``full_output``
-    returns ``(ys, OdeStats)``.
+    segments), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
+    the steps), ``"forward"`` is the cheapest solve (forward mode only). ``y0`` leaves must
+    have ``t``'s float dtype. With ``full_output`` returns ``(ys, OdeStats)``.
 
     When ``max_steps`` runs out before the last time, the states at the times not reached
     are NaN: a concrete solve warns (``RuntimeWarning``), ``OdeStats.reached`` is ``False``
