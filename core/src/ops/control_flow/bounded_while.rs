@@ -1,36 +1,36 @@
 //! A `while` loop with a bound on its trips, differentiable in reverse mode, whose cost
-//! follows the trips it takes (equinox's `while_loop(kind="checkpointed", max_steps=...)`;
+//! follows the trips it takes (equinox's `while_loop(kind="bounded", max_steps=...)`;
 //! JAX's `while_loop` refuses reverse mode).
 //!
 //! It is built from primitives that carry every rule already, so forward mode, `vmap`,
-//! nesting, and `cond`, `checkpoint` or custom rules in the body compose as they do for
-//! them:
-//! - one guarded step is a `cond`: `cond(carry) and count < max_steps` runs `body`, else the
-//!   carry passes through. A `cond` transposes into the selected branch only, so the skipped
-//!   steps cost neither a body evaluation nor a backward step;
-//! - `K = ceil(sqrt(max_steps))` guarded steps make a segment (a `scan`), wrapped in
-//!   `checkpoint`: reverse mode keeps only the segment's input and recomputes its steps'
-//!   residuals when it gets there;
-//! - `ceil(max_steps / K)` segments make the loop (an outer `scan`), each behind a `cond` on
-//!   the same predicate, so a finished loop skips whole segments at the cost of the
-//!   predicate alone.
+//! nesting, higher derivatives, and `cond`, `checkpoint` or custom rules in the body compose
+//! as they do for them. The loop is a tree of `scan`s, [`BRANCHING`] children a node:
+//! - a leaf is a guarded step, a `cond`: `cond(carry) and count < max_steps` runs `body`,
+//!   else the carry passes through. A `cond` transposes into the selected branch only, so a
+//!   skipped step costs neither a body evaluation nor a backward step;
+//! - a node at level `l` is a `scan` over its children, each behind a `cond` on the same
+//!   predicate, so a finished loop skips a whole subtree at the cost of the predicate;
+//! - nodes at odd levels (below the root) are wrapped in `checkpoint`: reverse mode keeps
+//!   only their inputs and recomputes their insides when it gets there.
 //!
-//! Costs, for `n` trips taken: forward `n` body evaluations plus at most `K` skipped steps
-//! and `max_steps / K` skipped segments; reverse about three more forward passes over the
-//! `n` trips (the outer scan's recomputation, each segment's rematerialisation) and `n`
-//! backward steps; memory `max_steps / K` carries plus one segment's residuals, O(sqrt of
-//! the bound), since shapes are static.
+//! Costs, for `n` trips taken and `d = ceil(log16(max_steps))` levels: forward `n` body
+//! evaluations plus at most `15` skipped children a level (the tree's last partly used
+//! path), so the bound adds `O(log max_steps)` predicate evaluations, not
+//! `O(sqrt(max_steps))`; reverse two or three forward passes over the `n` trips (one for
+//! each checkpointed level) and `n` backward steps; memory at most 16 * 16 carries per
+//! checkpointed level and 16 steps' residuals, whatever the bound.
 
 use super::{cond, scan, RegionFn};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::eval::eval_program;
 use crate::trace::trace_function_capturing;
+use quabla_abi::qir::Program;
 use quabla_abi::{DType, TensorType};
 
 /// `while cond_fn(carry): carry = body_fn(carry)`, stopping after `max_steps` trips at the
 /// latest, and differentiable in reverse mode as well as forward mode. The bound sizes the
-/// loop's storage (O(sqrt(max_steps)) carries); the time is that of the trips taken.
+/// loop's storage (at most a few hundred carries); the time is that of the trips taken.
 ///
 /// ```no_run
 /// # use quabla::{lax, Array};
@@ -82,44 +82,96 @@ pub fn bounded_while_loop(
     if max_steps == 0 {
         return Ok(init.to_vec());
     }
-    let (n, nc) = (init.len(), ccaps.len());
-    let per_segment = (max_steps as f64).sqrt().ceil().max(1.0) as usize;
-    let segments = max_steps.div_ceil(per_segment);
-    let bound = max_steps as i32;
-    // The loop state: the carry, the trips taken so far, then cond's and body's captures.
-    let going = |state: &[Array]| -> Result<Array> {
-        let caps = &state[n + 1..n + 1 + nc];
-        let go = eval_program(&cprog, &[&state[..n], caps].concat())?.remove(0);
-        go.bitwise_and(&state[n].lt(bound)?)
-    };
-    let step = |state: &[Array]| -> Result<Vec<Array>> {
-        let caps = &state[n + 1 + nc..];
-        let mut next = eval_program(&bprog, &[&state[..n], caps].concat())?;
-        next.push((&state[n] + 1)?);
-        next.extend(state[n + 1..].iter().cloned());
-        Ok(next)
-    };
-    let unchanged = |state: &[Array]| -> Result<Vec<Array>> { Ok(state.to_vec()) };
-    let guarded =
-        |state: &[Array]| -> Result<Vec<Array>> { cond(&going(state)?, &step, &unchanged, state) };
-    let segment = |state: &[Array]| -> Result<Vec<Array>> {
-        let inner = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
-            Ok((guarded(c)?, vec![]))
-        };
-        Ok(scan(&inner, state, &[], Some(per_segment), false, 1)?.0)
-    };
-    let remat = crate::checkpoint(segment);
-    let outer = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
-        Ok((cond(&going(c)?, &remat, &unchanged, c)?, vec![]))
-    };
     let mut state = init.to_vec();
     state.push(crate::ops::zeros_typed(
         like,
         &TensorType::scalar(DType::I32),
     )?);
-    state.extend(ccaps);
-    state.extend(bcaps);
-    let mut out = scan(&outer, &state, &[], Some(segments), false, 1)?.0;
-    out.truncate(n);
+    let mut caps = ccaps;
+    let tree = Tree {
+        cond: &cprog,
+        body: &bprog,
+        carry: init.len(),
+        cond_caps: caps.len(),
+        bound: max_steps as i32,
+        children: level_sizes(max_steps),
+    };
+    caps.extend(bcaps);
+    let mut out = tree.node(tree.children.len(), &state, &caps)?;
+    out.truncate(init.len());
     Ok(out)
+}
+
+/// Children of each node of the loop's tree.
+pub const BRANCHING: usize = 16;
+
+/// The number of children of a node at each level, leaves' parents first: [`BRANCHING`]
+/// everywhere but at the root, which has as many as the bound needs.
+fn level_sizes(max_steps: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut below = 1usize;
+    while below.saturating_mul(BRANCHING) < max_steps {
+        sizes.push(BRANCHING);
+        below *= BRANCHING;
+    }
+    sizes.push(max_steps.div_ceil(below));
+    sizes
+}
+
+/// The traced regions and the tree's shape. A loop state is `(carry..., trips taken)`; the
+/// captures of `cond` then `body` travel beside it, as the consts of every `scan`.
+struct Tree<'a> {
+    cond: &'a Program,
+    body: &'a Program,
+    carry: usize,
+    cond_caps: usize,
+    bound: i32,
+    children: Vec<usize>,
+}
+
+impl Tree<'_> {
+    fn going(&self, state: &[Array], caps: &[Array]) -> Result<Array> {
+        let args = [&state[..self.carry], &caps[..self.cond_caps]].concat();
+        let go = eval_program(self.cond, &args)?.remove(0);
+        go.bitwise_and(&state[self.carry].lt(self.bound)?)
+    }
+
+    fn step(&self, state: &[Array], caps: &[Array]) -> Result<Vec<Array>> {
+        let args = [&state[..self.carry], &caps[self.cond_caps..]].concat();
+        let mut next = eval_program(self.body, &args)?;
+        next.push((&state[self.carry] + 1)?);
+        Ok(next)
+    }
+
+    /// The subtree at `level` (0: one trip), run only while the loop is going.
+    fn guarded(&self, level: usize, state: &[Array], caps: &[Array]) -> Result<Vec<Array>> {
+        let unchanged = |s: &[Array]| -> Result<Vec<Array>> { Ok(s.to_vec()) };
+        let inside = |s: &[Array]| -> Result<Vec<Array>> {
+            if level == 0 {
+                self.step(s, caps)
+            } else {
+                self.node(level, s, caps)
+            }
+        };
+        cond(&self.going(state, caps)?, &inside, &unchanged, state)
+    }
+
+    /// A node at `level` >= 1: a `scan` over its guarded children, checkpointed at odd
+    /// levels below the root.
+    fn node(&self, level: usize, state: &[Array], caps: &[Array]) -> Result<Vec<Array>> {
+        let k = state.len();
+        let children = |args: &[Array]| -> Result<Vec<Array>> {
+            let (state, caps) = args.split_at(k);
+            let child = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+                Ok((self.guarded(level - 1, c, caps)?, vec![]))
+            };
+            Ok(scan(&child, state, &[], Some(self.children[level - 1]), false, 1)?.0)
+        };
+        let args = [state, caps].concat();
+        if level % 2 == 1 && level < self.children.len() {
+            crate::checkpoint(children)(&args)
+        } else {
+            children(&args)
+        }
+    }
 }
