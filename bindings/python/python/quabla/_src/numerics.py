@@ -142,8 +142,8 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     step ``dt0``, landing on every requested time) or ``"rosenbrock23"`` (L-stable, for stiff
     problems). ``max_steps`` bounds the steps over the whole solve (unlike JAX's per-interval
     ``mxstep``); times not reached are NaN. ``gradient``: ``"direct"`` differentiates through
-    the solver (forward and reverse, through a bounded ``while_loop`` with checkpointed
-    segments), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
+    the solver (forward and reverse, through a bounded ``while_loop``, whose cost
+    follows the steps taken), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
     the steps), ``"forward"`` is the cheapest solve (forward mode only). ``y0`` leaves must
     have ``t``'s float dtype. With ``full_output`` returns ``(ys, OdeStats)``.
 
