@@ -2,7 +2,7 @@
 --compare-jax`: compile time (first call of a fresh jit) and steady time (median of repeated
 calls), one JSON object per line. Nothing in the test command runs this.
 
-    python benches/jax_suite.py --dtype f32|f64 [--quick]
+    python benches/jax_suite.py --dtype f32|f64 [--quick] [--only ode]
 """
 
 import argparse
@@ -19,6 +19,8 @@ import jax.numpy as jnp
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import optax  # noqa: E402
+
+from jax_ode_rows import ode_rows  # noqa: E402
 
 LAYERS = [(2, 64), (64, 64), (64, 64), (64, 1)]
 
@@ -125,11 +127,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="f32")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["ode"], help="run only the ODE rows")
     a = ap.parse_args()
     dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
     reps = 3 if a.quick else 15
     threads = len(os.sched_getaffinity(0))
     rows = []
+    if a.only == "ode":
+        rows += ode_rows(dtype, reps, timed)
+        emit(rows, a.dtype, threads)
+        return
     for suffix, loss in (("", pinn_loss), ("_jvp_grad", pinn_loss_jvp_of_grad)):
         rows.append((f"pinn_step{suffix}_n1024",) + pinn_step(1024, dtype, reps, loss))
         if not a.quick:
@@ -192,7 +199,7 @@ def main():
 
     rows.append(("hvp_rosenbrock_n1000",) + timed(hvp, (data([1000], 1.0, dtype),
                                                         data([1000], 0.3, dtype)), reps))
-    # CG on the 256x256 Laplacian and a neural ODE (examples/src/solver_problems.rs).
+    # CG on the 256x256 Laplacian (examples/src/solver_problems.rs).
     grid = 256
 
     def laplacian(u):
@@ -214,32 +221,13 @@ def main():
     rows.append(("cg_laplacian256",) + timed(cg_solve, (b,), min(reps, 3)))
     rows.append(("cg_laplacian256_grad_b",) + timed(jax.grad(cg_loss), (b, w), min(reps, 3)))
 
-    def layer(i, o, s):
-        k = np.arange(i * o)
-        wl = (np.sin((k + s) * 0.7371) / np.sqrt(i)).reshape(i, o)
-        bl = np.cos((np.arange(o) + s) * 1.31) * 0.1
-        return [jnp.asarray(wl, dtype), jnp.asarray(bl, dtype)]
+    rows += ode_rows(dtype, reps, timed)
+    emit(rows, a.dtype, threads)
 
-    mlp_params = layer(8, 64, 1.0) + layer(64, 64, 2.0) + layer(64, 8, 3.0)
-    from jax.experimental.ode import odeint
 
-    def field(y, t, *p):
-        h = jnp.tanh(y @ p[0] + p[1])
-        h = jnp.tanh(h @ p[2] + p[3])
-        return h @ p[4] + p[5]
-
-    y0 = jnp.asarray([0.5, -0.25, 0.15, 0.4, -0.5, 0.1, 0.0, 0.3], dtype)
-    ts = jnp.asarray(np.arange(11) * 0.5, dtype)
-
-    def neural_ode(*p):
-        ys = odeint(field, y0, ts, *p, rtol=1e-6, atol=1e-6)
-        return jnp.sum(ys * ys)
-
-    rows.append(("neural_ode_mlp64",) + timed(neural_ode, mlp_params, reps))
-    rows.append(("neural_ode_mlp64_grad_adjoint",) + timed(
-        jax.grad(neural_ode, argnums=tuple(range(len(mlp_params)))), mlp_params, reps))
+def emit(rows, dtype, threads):
     for name, c, s in rows:
-        print(json.dumps({"system": "jax", "name": name, "dtype": a.dtype, "threads": threads,
+        print(json.dumps({"system": "jax", "name": name, "dtype": dtype, "threads": threads,
                           "compile_ms": round(c, 3), "steady_ms": round(s, 4)}))
 
 

@@ -3,6 +3,7 @@
 
 pub mod inverse_diffusion;
 pub mod neural_ode;
+pub mod ode_workloads;
 pub mod pinn;
 pub mod solver_problems;
 

@@ -30,10 +30,11 @@
 //! - `wasm-bench`: the browser-anchor workloads against jax-js and TensorFlow.js (installed
 //!   from npm into `target/wasm/bench`) in Node and in headless Chromium; tables in
 //!   `target/wasm/bench/report-node.md` and `report-chromium.md`.
-//! - `bench [--compare-jax] [--quick]`: the benchmark suite (`examples/src/bin/bench_suite.rs`)
-//!   in f32 and f64 on one thread (pinned with `taskset`) and on all; with `--compare-jax` the
-//!   same workloads in JAX (`benches/jax_suite.py`, in a venv under `target/` with jax and
-//!   optax from PyPI) in the same run, and a table of ratios in `target/bench/report.md`.
+//! - `bench [--compare-jax] [--quick] [--only ode]`: the benchmark suite
+//!   (`examples/src/bin/bench_suite.rs`) in f32 and f64 on one thread (pinned with `taskset`)
+//!   and on all; with `--compare-jax` the same workloads in JAX (`benches/jax_suite.py`, in a
+//!   venv under `target/` with jax, optax and diffrax from PyPI) in the same run, and a table
+//!   of ratios in `target/bench/report.md`. `--only ode` runs the ODE rows alone.
 
 mod apt;
 mod fuzz;
@@ -347,6 +348,7 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 fn bench(extra: &[String]) {
     let compare = extra.iter().any(|a| a == "--compare-jax");
     let quick = extra.iter().any(|a| a == "--quick");
+    let only_ode = extra.windows(2).any(|w| w[0] == "--only" && w[1] == "ode");
     build_plugins(true);
     let mut b = cargo();
     b.args([
@@ -368,7 +370,7 @@ fn bench(extra: &[String]) {
             );
         }
         run(
-            "install jax and optax for the comparison",
+            "install jax, optax and diffrax for the comparison",
             Command::new(&bin).args([
                 "-m",
                 "pip",
@@ -377,6 +379,11 @@ fn bench(extra: &[String]) {
                 "jax==0.10.2",
                 "jaxlib==0.10.2",
                 "optax==0.2.8",
+                // diffrax 0.7.0 rejects every Kvaerno5 step under these versions; 0.7.2 does not.
+                "diffrax==0.7.2",
+                "equinox==0.13.8",
+                "lineax==0.1.1",
+                "optimistix==0.1.0",
                 "numpy",
             ]),
         );
@@ -392,6 +399,9 @@ fn bench(extra: &[String]) {
             if quick {
                 q.arg("--quick");
             }
+            if only_ode {
+                q.args(["--only", "ode"]);
+            }
             q.env("QUABLA_PLUGIN_PATH", plugin_file("release", "quabla_cpu"));
             let t = if one_thread {
                 "1 thread"
@@ -406,12 +416,15 @@ fn bench(extra: &[String]) {
                 if quick {
                     j.arg("--quick");
                 }
+                if only_ode {
+                    j.args(["--only", "ode"]);
+                }
                 rows.extend(bench_rows(&format!("JAX {dtype}, {t}"), j, one_thread));
             }
         }
     }
     let mut md = String::from(
-        "| workload | dtype | threads | Quabla compile ms | Quabla steady ms | JAX compile ms | JAX steady ms | steady ratio (Quabla / JAX) |\n|---|---|---|---|---|---|---|---|\n",
+        "| workload (`_vs_X`: the JAX side is X) | dtype | threads | Quabla compile ms | Quabla steady ms | JAX compile ms | JAX steady ms | steady ratio (Quabla / JAX) |\n|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows.iter().filter(|r| field(r, "system") == Some("quabla")) {
         let (name, dtype, threads) = (field(r, "name"), field(r, "dtype"), field(r, "threads"));
@@ -468,7 +481,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

@@ -12,8 +12,13 @@ use quabla::ode::Gradient;
 use quabla::optim::{adam, apply_updates};
 use quabla::test_util::rosenbrock;
 use quabla::{jit, vmap, Array, Axes, DType, Result};
+use quabla_examples::ode_workloads::{
+    lotka_volterra_sum, robertson_readout, LV_BOUNDS, LV_PARAMS, LV_SPANS,
+};
 use quabla_examples::pinn;
-use quabla_examples::solver_problems::{cg_loss, cg_solve, grid_values, mlp_params, neural_ode};
+use quabla_examples::solver_problems::{
+    cg_loss, cg_solve, grid_values, mlp_params, neural_ode, neural_ode_at_speed,
+};
 use std::time::Instant;
 
 struct Run {
@@ -326,44 +331,96 @@ fn second_order(dtype: DType, reps: usize) -> Result<Vec<Run>> {
     ])
 }
 
-/// CG on the 256x256 Laplacian (and the gradient in `b`), the neural ODE forward and its
-/// adjoint gradient (`quabla_examples::solver_problems`).
+/// CG on the 256x256 Laplacian and its gradient in `b`.
 fn solvers(dtype: DType, reps: usize) -> Result<Vec<Run>> {
     let (b, w) = (grid_values(0.0137, dtype)?, grid_values(0.071, dtype)?);
     let solve = |a: &[Array]| Ok(vec![cg_solve(&a[0])?.0]);
     let r = reps.min(3);
     let (c1, s1) = time(solve, std::slice::from_ref(&b), r)?;
     let (c2, s2) = time(grad(cg_loss, &[0]), &[b, w], r)?;
+    Ok(vec![
+        run("cg_laplacian256".into(), dtype, c1, s1),
+        run("cg_laplacian256_grad_b".into(), dtype, c2, s2),
+    ])
+}
+
+fn run(name: String, dtype: DType, compile_ms: f64, steady_ms: f64) -> Run {
+    Run {
+        name,
+        dtype,
+        compile_ms,
+        steady_ms,
+        rate: None,
+    }
+}
+
+/// The ODE rows (`quabla_examples::ode_workloads`): the neural ODE forward, its adjoint and
+/// direct gradients, at speed 1 and 10; in f64, Lotka-Volterra forward and direct gradient
+/// at about 5, 50 and 500 steps under two bounds, and Robertson by rosenbrock23.
+fn ode_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let mut rows = Vec::new();
     let params = mlp_params(dtype)?;
     let all: Vec<usize> = (0..params.len()).collect();
-    let (c3, s3) = time(
-        |a: &[Array]| Ok(vec![neural_ode(a, Gradient::ForwardOnly)?]),
-        &params,
-        reps,
-    )?;
-    let (c4, s4) = time(
-        grad(
-            |a: &[Array]| Ok(vec![neural_ode(a, Gradient::Adjoint)?]),
-            &all,
-        ),
-        &params,
-        reps,
-    )?;
-    Ok([
-        ("cg_laplacian256", c1, s1),
-        ("cg_laplacian256_grad_b", c2, s2),
-        ("neural_ode_mlp64", c3, s3),
-        ("neural_ode_mlp64_grad_adjoint", c4, s4),
-    ]
-    .into_iter()
-    .map(|(name, c, s)| Run {
-        name: name.into(),
+    for (speed, tag) in [(1.0, ""), (10.0, "_x10")] {
+        let forward = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![neural_ode_at_speed(a, Gradient::ForwardOnly, speed)?])
+        };
+        let (c, s) = time(forward, &params, reps)?;
+        rows.push(run(format!("neural_ode_mlp64{tag}"), dtype, c, s));
+        if speed == 1.0 {
+            let adjoint = |a: &[Array]| Ok(vec![neural_ode(a, Gradient::Adjoint)?]);
+            let (c, s) = time(grad(adjoint, &all), &params, reps)?;
+            rows.push(run("neural_ode_mlp64_grad_adjoint".into(), dtype, c, s));
+        }
+        let direct = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![neural_ode_at_speed(a, Gradient::Direct, speed)?])
+        };
+        let (c, s) = time(grad(direct, &all), &params, reps)?;
+        rows.push(run(
+            format!("neural_ode_mlp64{tag}_grad_direct_vs_diffrax"),
+            dtype,
+            c,
+            s,
+        ));
+    }
+    if dtype != DType::F64 {
+        return Ok(rows);
+    }
+    let lv = Array::from_slice(&LV_PARAMS, &[4])?;
+    for (t_end, steps) in LV_SPANS {
+        for bound in LV_BOUNDS {
+            let name = format!("lv_{steps}steps_max{bound}");
+            let solve = move |a: &[Array]| -> Result<Vec<Array>> {
+                Ok(vec![lotka_volterra_sum(
+                    &a[0],
+                    t_end,
+                    bound,
+                    Gradient::Direct,
+                )?])
+            };
+            let (c, s) = time(solve, std::slice::from_ref(&lv), reps)?;
+            rows.push(run(name.clone(), dtype, c, s));
+            let (c, s) = time(grad(solve, &[0]), std::slice::from_ref(&lv), reps)?;
+            rows.push(run(format!("{name}_grad_vs_diffrax"), dtype, c, s));
+        }
+    }
+    let rates = Array::from_slice(&[1.0f64, 1.0, 1.0], &[3])?;
+    let robertson = |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![robertson_readout(&a[0])?]) };
+    let (c, s) = time(robertson, std::slice::from_ref(&rates), reps)?;
+    rows.push(run(
+        "robertson_rosenbrock23_vs_kvaerno5".into(),
         dtype,
-        compile_ms: c,
-        steady_ms: s,
-        rate: None,
-    })
-    .collect())
+        c,
+        s,
+    ));
+    let (c, s) = time(grad(robertson, &[0]), std::slice::from_ref(&rates), reps)?;
+    rows.push(run(
+        "robertson_rosenbrock23_grad_vs_kvaerno5".into(),
+        dtype,
+        c,
+        s,
+    ));
+    Ok(rows)
 }
 
 fn main() -> Result<()> {
@@ -377,9 +434,15 @@ fn main() -> Result<()> {
         _ => DType::F32,
     };
     let quick = args.iter().any(|a| a == "--quick");
+    let only_ode = args.windows(2).any(|w| w[0] == "--only" && w[1] == "ode");
     let reps = if quick { 3 } else { 15 };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut runs = Vec::new();
+    if only_ode {
+        runs.extend(ode_rows(dtype, reps)?);
+        print_rows(runs, threads);
+        return Ok(());
+    }
     for formulation in [Laplacian::Hessian, Laplacian::JvpOfGrad] {
         runs.push(pinn_step(1024, formulation, dtype, reps)?);
         if !quick {
@@ -394,6 +457,12 @@ fn main() -> Result<()> {
     runs.extend(loops(dtype, reps)?);
     runs.extend(second_order(dtype, reps)?);
     runs.extend(solvers(dtype, reps)?);
+    runs.extend(ode_rows(dtype, reps)?);
+    print_rows(runs, threads);
+    Ok(())
+}
+
+fn print_rows(runs: Vec<Run>, threads: usize) {
     for r in runs {
         let rate = r
             .rate
@@ -407,5 +476,4 @@ fn main() -> Result<()> {
             r.steady_ms
         );
     }
-    Ok(())
 }
