@@ -80,7 +80,7 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
 /// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
 pub mod lax {
     pub use crate::ops::control_flow::{
-        bounded_while_loop, cond, fori_loop, last_scan_tape_bytes, scan, switch, while_loop, Bound,
-        LoopBody, RegionFn, ScanStep,
+        bounded_while_loop, cond, fori_loop, last_scan_tape_bytes, scan, switch,
+        take_scan_tape_bytes, while_loop, Bound, LoopBody, RegionFn, ScanStep,
     };
 }

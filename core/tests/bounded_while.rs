@@ -221,3 +221,46 @@ fn values_and_forward_mode_give_the_plain_while_loops_bits() {
         assert_eq!(vals(&tb[0]), vals(&tp[0]), "x {x}");
     }
 }
+
+/// Bytes the reverse-mode scans of `grad(f)` keep for the backward pass (summed over the
+/// nested loops' backward passes, each built once: one node of each level runs at a time).
+fn tape_of(f: impl Fn(&[Array]) -> Result<Vec<Array>> + 'static) -> usize {
+    let x = f64s(&[0.5; 16], &[16]);
+    quabla::lax::take_scan_tape_bytes();
+    quabla::make_program(grad(f, &[0]), &[x]).unwrap();
+    quabla::lax::take_scan_tape_bytes()
+}
+
+/// `n` trips of a 16-float update, as a bounded loop (bound `n`) and as a scan.
+fn tapes(n: usize) -> (usize, usize) {
+    let step = |c: &Array| -> Result<Array> { (c * 1.0001)?.sin() };
+    let bounded = move |a: &[Array]| -> Result<Vec<Array>> {
+        let keep = |c: &[Array]| Ok(vec![c[0].sum(quabla::Axes::All, false)?.lt(1e9)?]);
+        let body = |c: &[Array]| Ok(vec![step(&c[0])?]);
+        let out = bounded_while_loop(&keep, &body, a, n)?;
+        Ok(vec![out[0].sum(quabla::Axes::All, false)?])
+    };
+    let scanned = move |a: &[Array]| -> Result<Vec<Array>> {
+        let body = |c: &[Array], _: &[Array]| Ok((vec![step(&c[0])?], vec![]));
+        let out = scan(&body, a, &[], Some(n), false, 1)?.0;
+        Ok(vec![out[0].sum(quabla::Axes::All, false)?])
+    };
+    (tape_of(bounded), tape_of(scanned))
+}
+
+#[test]
+fn reverse_mode_storage_is_a_few_hundred_carries_whatever_the_bound() {
+    let sizes = [64usize, 1024, 16384];
+    let (bounded, scanned): (Vec<usize>, Vec<usize>) = sizes.iter().map(|&n| tapes(n)).unzip();
+    println!("tape bytes at n = {sizes:?}: bounded while {bounded:?}; scan {scanned:?}");
+    // The scan stores every step (its default under 256 MiB): 16x the steps, 16x the bytes.
+    assert_eq!(scanned[2], 16 * scanned[1]);
+    // The tree of a bounded loop stores at most 16 * 16 carries at a checkpointed level, a
+    // level more for each 16x of the bound: 16x the bound adds a level, not 16x the bytes.
+    let carry = 16 * 8;
+    for b in &bounded {
+        assert!(*b <= 3 * 16 * 16 * (carry + 16), "{bounded:?}");
+    }
+    assert!(bounded[2] <= 2 * bounded[1], "{bounded:?}");
+    assert!(bounded[2] * 20 < scanned[2], "{bounded:?} vs {scanned:?}");
+}

@@ -29,7 +29,7 @@ pub use bounded_while::bounded_while_loop;
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;
 use scan::{batch_scan, scan_jvp, scan_results, scan_transpose};
-pub use scan_tape::last_scan_tape_bytes;
+pub use scan_tape::{last_scan_tape_bytes, take_scan_tape_bytes};
 
 fn float_types(ts: &[TensorType]) -> Vec<TensorType> {
     ts.iter().filter(|t| t.dtype.is_float()).cloned().collect()

@@ -35,6 +35,8 @@ pub(super) fn checkpoints_tape(length: usize, step_bytes: usize) -> Result<bool>
 thread_local! {
     /// Set by the transformation on the thread that builds the backward pass.
     static LAST_TAPE_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Summed over the backward passes built on this thread since the last reset.
+    static TOTAL_TAPE_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn bytes_of(arrays: &[Array]) -> usize {
@@ -42,7 +44,27 @@ fn bytes_of(arrays: &[Array]) -> usize {
 }
 
 pub(super) fn record_tape(arrays: &[Array]) {
-    LAST_TAPE_BYTES.with(|c| c.set(bytes_of(arrays)));
+    record_tape_bytes(bytes_of(arrays));
+}
+
+fn record_tape_bytes(bytes: usize) {
+    LAST_TAPE_BYTES.with(|c| c.set(bytes));
+    TOTAL_TAPE_BYTES.with(|c| c.set(c.get().saturating_add(bytes)));
+}
+
+/// Bytes of loop state every reverse-mode `scan` built on this thread since the last call
+/// kept for its backward pass, and a reset to zero. Each nested loop's backward pass is
+/// built once, and one node of each level runs at a time, so for nested loops (a bounded
+/// `while`'s tree of scans) this bounds the tape live at once. A diagnostic for memory
+/// measurements.
+///
+/// ```no_run
+/// let _ = quabla::lax::take_scan_tape_bytes(); // reset
+/// // ... build a reverse-mode program (grad, make_program) ...
+/// let bytes = quabla::lax::take_scan_tape_bytes();
+/// ```
+pub fn take_scan_tape_bytes() -> usize {
+    TOTAL_TAPE_BYTES.with(|c| c.replace(0))
 }
 
 /// Bytes of loop state the last reverse-mode `scan` kept for its backward pass (the carry
@@ -307,7 +329,7 @@ impl Checkpointed {
             .map(|t| t.size_bytes())
             .sum::<usize>()
             * k;
-        LAST_TAPE_BYTES.with(|c| c.set(bytes_of(&checkpoints) + seg_res));
+        record_tape_bytes(bytes_of(&checkpoints) + seg_res);
         let mut out = b_out[..nstate].to_vec();
         for g in &b_out[nstate..] {
             let rows: Vec<isize> = std::iter::once(p as isize)
