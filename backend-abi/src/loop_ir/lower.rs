@@ -568,6 +568,11 @@ impl Lowering {
         }
         match (&n.op, args) {
             (Op::Constant(h), []) if h.ty.num_elements() != 1 => return Ok(vec![self.constant(h)]),
+            // Its values are known when lowering: a constant, as the interpreter computes it.
+            (Op::Iota { dim }, []) if n.results[0].num_elements() != 1 => {
+                let h = iota_values(*dim, &n.results[0]).map_err(|why| decline(&n.op, why))?;
+                return Ok(vec![self.constant(&h)]);
+            }
             (Op::Reduce { kind, axes }, [Val::Array(v)]) => {
                 return self.reduce(n, *kind, axes, v, out)
             }
@@ -695,3 +700,35 @@ mod memory;
 #[cfg(test)]
 mod tests;
 mod views;
+
+/// The values of `iota(dim)` of type `t`: the index along `dim`, converted as by `as`.
+fn iota_values(dim: usize, t: &TensorType) -> Result<crate::HostArray, &'static str> {
+    let n = *t
+        .shape
+        .get(dim)
+        .ok_or("an iota axis past the shape (a bug)")?;
+    let inner: usize = t.shape[dim + 1..].iter().product();
+    let index = |k: usize| (k / inner.max(1)) % n.max(1);
+    let len = t.num_elements();
+    let shape = t.shape.clone();
+    let host = match t.dtype {
+        DType::I32 => crate::HostArray::from_slice(
+            shape,
+            &(0..len).map(|k| index(k) as i32).collect::<Vec<_>>(),
+        ),
+        DType::U32 => crate::HostArray::from_slice(
+            shape,
+            &(0..len).map(|k| index(k) as u32).collect::<Vec<_>>(),
+        ),
+        DType::F32 => crate::HostArray::from_slice(
+            shape,
+            &(0..len).map(|k| index(k) as f32).collect::<Vec<_>>(),
+        ),
+        DType::F64 => crate::HostArray::from_slice(
+            shape,
+            &(0..len).map(|k| index(k) as f64).collect::<Vec<_>>(),
+        ),
+        DType::Bool => return Err("a bool iota (validation rejects it)"),
+    };
+    host.map_err(|_| "an iota too large for host memory")
+}

@@ -826,3 +826,58 @@ fn a_loop_without_its_dead_back_edge_store_gives_the_interpreters_bits() {
         assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes(), "{t}");
     }
 }
+
+#[test]
+fn an_array_iota_in_a_loop_compiles_to_the_interpreters_bits() {
+    let p = Program::parse(
+        "program(%0: i32[], %1: f32[3,4], %2: i32[2,3]) {
+           %3, %4, %5 = while(%0, %1, %2) : i32[], f32[3,4], i32[2,3] {
+             cond(%0: i32[], %1: f32[3,4], %2: i32[2,3]) {
+               %3 = constant[value=[3]]() : i32[]
+               %4 = compare[dir=lt](%0, %3) : bool[]
+               return %4
+             }
+             body(%0: i32[], %1: f32[3,4], %2: i32[2,3]) {
+               %3 = constant[value=[1]]() : i32[]
+               %4 = add(%0, %3) : i32[]
+               %5 = iota[dim=0]() : f32[3,4]
+               %6 = iota[dim=1]() : f32[3,4]
+               %7 = mul(%5, %6) : f32[3,4]
+               %8 = add(%1, %7) : f32[3,4]
+               %9 = iota[dim=1]() : i32[2,3]
+               %10 = add(%2, %9) : i32[2,3]
+               return %4, %8, %10
+             }
+           }
+           return %3, %4, %5
+         }",
+    )
+    .unwrap();
+    let (compiled, reference) = both_tiers(&p, 0);
+    let inputs = || {
+        vec![
+            Tensor::new(TensorType::new(DType::I32, vec![]), Storage::I32(vec![0])),
+            Tensor::new(
+                TensorType::new(DType::F32, vec![3, 4]),
+                Storage::F32((0..12).map(|k| k as f32 * 0.25).collect()),
+            ),
+            Tensor::new(
+                TensorType::new(DType::I32, vec![2, 3]),
+                Storage::I32(vec![0; 6]),
+            ),
+        ]
+    };
+    let (a, b) = (run(&compiled, inputs()), run(&reference, inputs()));
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.data.to_bytes(), y.data.to_bytes());
+    }
+    // Three trips of + i * j and + j, against the values written out.
+    let want: Vec<f32> = (0..12)
+        .map(|k| k as f32 * 0.25 + 3.0 * ((k / 4) * (k % 4)) as f32)
+        .collect();
+    assert_eq!(a[1].data.to_bytes(), Storage::F32(want).to_bytes());
+    assert_eq!(
+        a[2].data.to_bytes(),
+        Storage::I32(vec![0, 3, 6, 0, 3, 6]).to_bytes()
+    );
+}
