@@ -20,13 +20,19 @@ pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
                 let node = &plan.program.nodes[*ni];
                 let outs = match &plan.native[*ni] {
                     Some(code) => run_native(plan, si, node, &mut values, code),
-                    None => interpret_node(plan, si, *ni, &mut values),
+                    None => {
+                        crate::stats::count(&node.op);
+                        interpret_node(plan, si, *ni, &mut values)
+                    }
                 };
                 for (k, t) in outs.into_iter().enumerate() {
                     values[plan.first_ids[*ni].index() + k] = Some(t);
                 }
             }
             Step::Fused(g) => {
+                for ni in &g.nodes {
+                    crate::stats::count(&plan.program.nodes[*ni].op);
+                }
                 let outs = run_fused(plan, g, &values);
                 for (v, t) in g.exports.iter().zip(outs) {
                     values[v.index()] = Some(t);

@@ -24,6 +24,7 @@ mod native;
 mod plan;
 mod pool;
 mod reduce;
+pub mod stats;
 mod tensor;
 pub mod vmath;
 

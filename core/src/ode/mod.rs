@@ -57,9 +57,9 @@ impl Method {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gradient {
     /// Through the solver's own operations (a `bounded_while_loop` bounded by `max_steps +
-    /// len(t)`: the solve costs the steps taken, its gradient those plus O(log(max_steps))
-    /// skipped predicates): forward and reverse mode, to any order; the derivative of the
-    /// discrete solution.
+    /// len(t)`: the solve costs the steps taken; its gradient recomputes them once per level
+    /// of the loop's tree, `ceil(log16(max_steps + len(t)))` levels): forward and reverse
+    /// mode, to any order; the derivative of the discrete solution.
     #[default]
     Direct,
     /// Reverse mode by the continuous adjoint method (as `jax.experimental.ode`): an

@@ -1,0 +1,127 @@
+//! The work a bounded loop does, counted by the interpreter (`quabla_cpu::stats`), not
+//! timed: a loop that needs 5 trips runs its body 5 times forward whatever its bound, and a
+//! small multiple of 5 in reverse mode; odeint's direct mode evaluates the field as often
+//! as its steps need. A test binary of its own: it sets `QUABLA_CPU_JIT=0` for the whole
+//! process, so every loop runs in the interpreter, which counts (native code does not).
+
+mod common;
+
+use common::cpu;
+use quabla::ad::grad;
+use quabla::lax::bounded_while_loop;
+use quabla::ode::{odeint, OdeOptions};
+use quabla::{jit, Array, Axes, Result};
+use quabla_abi::qir::UnaryOp;
+use quabla_cpu::stats::unary_runs;
+
+/// How many `sin` nodes the interpreter ran during `f`.
+fn sines(f: impl FnOnce()) -> u64 {
+    let before = unary_runs(UnaryOp::Sin);
+    f();
+    unary_runs(UnaryOp::Sin) - before
+}
+
+/// `c <- c + 0.25 (1 + 0.01 sin c)` while `c < 1.2`: 5 trips from 0. The body's `sin` is
+/// the only one in the program.
+fn creep(a: &[Array], max_steps: usize) -> Result<Vec<Array>> {
+    let keep = |c: &[Array]| Ok(vec![c[0].lt(1.2)?]);
+    let body = |c: &[Array]| {
+        let wobble = (&(&c[0].sin()? * 0.01)? + 1.0)?;
+        Ok(vec![(&c[0] + &(&wobble * 0.25)?)?])
+    };
+    let out = bounded_while_loop(&keep, &body, a, max_steps)?;
+    Ok(vec![(&out[0] * &out[0])?])
+}
+
+fn trips() -> u64 {
+    let (mut c, mut k) = (0.0f64, 0);
+    while c < 1.2 {
+        c += 0.25 * (1.0 + 0.01 * c.sin());
+        k += 1;
+    }
+    k
+}
+
+fn both_passes(max_steps: usize) -> (u64, u64) {
+    let x = Array::from_slice_on(&cpu(), &[0.0f64], &[]).unwrap();
+    let forward = jit(move |a: &[Array]| creep(a, max_steps));
+    forward.compile_for(std::slice::from_ref(&x)).unwrap();
+    let fwd = sines(|| {
+        forward.call(std::slice::from_ref(&x)).unwrap();
+    });
+    let backward = jit(grad(move |a: &[Array]| creep(a, max_steps), &[0]));
+    backward.compile_for(std::slice::from_ref(&x)).unwrap();
+    let bwd = sines(|| {
+        backward.call(std::slice::from_ref(&x)).unwrap();
+    });
+    (fwd, bwd)
+}
+
+/// `dy/dt = -y - sin(y) / 10` on [0, 1] by dopri5: the field's `sin` counts its
+/// evaluations. Returns the `sin` runs of the solve and of its gradient, and the steps.
+fn ode_work(max_steps: usize) -> (u64, u64, i32) {
+    let field = |y: &[Array], _t: &Array, _: &[Array]| -> Result<Vec<Array>> {
+        Ok(vec![(&y[0] + &(&y[0].sin()? * 0.1)?)?.neg()?])
+    };
+    let solve = move |a: &[Array]| -> Result<Vec<Array>> {
+        let t = Array::from_slice_on(a[0].device(), &[0.0f64, 1.0], &[2])?;
+        let opts = OdeOptions {
+            rtol: 1e-6,
+            atol: 1e-6,
+            max_steps,
+            ..Default::default()
+        };
+        let sol = odeint(&field, a, &t, &[], &opts)?;
+        Ok(vec![sol.ys[0].sum(Axes::All, false)?, sol.stats.steps])
+    };
+    let y0 = Array::from_slice_on(&cpu(), &[1.0f64, 2.0], &[2]).unwrap();
+    let forward = jit(solve);
+    forward.compile_for(std::slice::from_ref(&y0)).unwrap();
+    let mut steps = 0;
+    let fwd = sines(|| {
+        steps = forward.call(std::slice::from_ref(&y0)).unwrap()[1]
+            .item::<i32>()
+            .unwrap();
+    });
+    let loss = move |a: &[Array]| Ok(vec![solve(a)?.remove(0)]);
+    let backward = jit(grad(loss, &[0]));
+    backward.compile_for(std::slice::from_ref(&y0)).unwrap();
+    let bwd = sines(|| {
+        backward.call(std::slice::from_ref(&y0)).unwrap();
+    });
+    (fwd, bwd, steps)
+}
+
+#[test]
+fn loops_do_the_work_of_the_trips_they_take() {
+    // The only test in this binary, so no other test sees the variable change.
+    std::env::set_var("QUABLA_CPU_JIT", "0");
+    let n = trips();
+    assert_eq!(n, 5);
+    let bounds = [64usize, 4096, 65536];
+    let runs: Vec<(u64, u64)> = bounds.iter().map(|&b| both_passes(b)).collect();
+    println!(
+        "bounded loop of {n} trips, sin runs (forward, gradient) at bounds {bounds:?}: {runs:?}"
+    );
+    for (b, (fwd, bwd)) in bounds.iter().zip(&runs) {
+        // Forward: the body runs once a trip, and never for a skipped one.
+        assert_eq!(*fwd, n, "bound {b}");
+        // Reverse: the forward pass, then each level of the tree of scans (16 children a
+        // node) recomputes its steps' residuals in its backward pass: a pass more for each
+        // 16x of the bound, none for the trips not taken.
+        let levels = (b.ilog2() as u64).div_ceil(4);
+        assert_eq!(*bwd, n * (levels + 1), "bound {b}");
+    }
+    let odes: Vec<(u64, u64, i32)> = [4096, 65536].iter().map(|&b| ode_work(b)).collect();
+    println!("dopri5 solve, sin runs (solve, gradient, steps) at max_steps 4096, 65536: {odes:?}");
+    let (fwd, bwd, steps) = odes[0];
+    assert_eq!(odes[1].2, steps);
+    assert_eq!(odes[1].0, fwd, "the bound changes the solve's work");
+    // Six new stages a step (the first stage reuses the last), plus the first evaluation
+    // and the initial step's trial.
+    assert_eq!(fwd, 6 * steps as u64 + 2, "{steps} steps");
+    // Reverse: a pass over the steps' stages a level of the tree (3 levels at 4096, 4 at
+    // 65536), plus the forward pass: 16x the bound costs one more pass over the 6 steps.
+    assert_eq!(odes[1].1 - bwd, 6 * steps as u64, "{odes:?}");
+    assert!(bwd <= 5 * fwd, "{odes:?}");
+}
