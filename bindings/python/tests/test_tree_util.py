@@ -28,7 +28,8 @@ def test_flatten_orders_and_round_trips():
 
 def test_tree_map_and_errors():
     assert tu.tree_map(lambda x, y: x * y, [1, {"k": 2}], [3, {"k": 4}]) == [3, {"k": 8}]
-    with pytest.raises(ValueError, match="structures differ"):
+    with pytest.raises(ValueError, match="first tree has a list at the root, another tree has "
+                                         "a tuple"):
         tu.tree_map(lambda x, y: x, [1, 2], (1, 2))
     with pytest.raises(ValueError, match="too few"):
         tu.tree_unflatten(tu.tree_structure((1, 2)), [1])

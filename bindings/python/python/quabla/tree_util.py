@@ -1,9 +1,14 @@
 """``quabla.tree_util``: pytrees, as ``jax.tree_util``."""
 
 from ._src.tree_util import (  # noqa: F401
-    PyTreeDef, all_leaves, register_dataclass, register_pytree_node, tree_flatten, tree_leaves,
-    tree_map, tree_structure, tree_unflatten,
+    DictKey, FlattenedIndexKey, GetAttrKey, Partial, PyTreeDef, SequenceKey, all_leaves,
+    keystr, register_dataclass, register_pytree_node, register_pytree_node_class,
+    tree_flatten, tree_flatten_with_path, tree_leaves, tree_leaves_with_path, tree_map,
+    tree_map_with_path, tree_structure, tree_unflatten,
 )
 
-__all__ = ["PyTreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
-           "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "all_leaves"]
+__all__ = ["PyTreeDef", "register_pytree_node", "register_pytree_node_class",
+           "register_dataclass", "tree_flatten", "tree_unflatten", "tree_leaves",
+           "tree_structure", "tree_map", "all_leaves", "tree_flatten_with_path",
+           "tree_leaves_with_path", "tree_map_with_path", "keystr", "Partial", "SequenceKey",
+           "DictKey", "GetAttrKey", "FlattenedIndexKey"]

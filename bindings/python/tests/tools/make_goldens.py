@@ -224,11 +224,89 @@ def linalg_goldens():
     return out
 
 
+# Issue 20's items 4, 8 and 9: printing and formatting, jit's keywords, pytrees.
+FORMAT_CASES = [(1.2345678, "float32", ".3e"), (3, "int32", "5d"), (True, "bool", ""),
+                (2.5, "float64", ".2f"), (-0.0, "float32", "+.1f"), (float("nan"), "float32", ".3g"),
+                (float("inf"), "float64", "e"), (12345.678, "float32", ",.1f"),
+                (0.1, "float64", ""), (7, "int32", "")]
+PRINT_CASES = [([1.5, 2.5], "float32"), ([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], "float64"),
+               ([1, 2, 3], "int32"), ([True, False], "bool"), (2.5, "float32")]
+
+
+def outcome(thunk):
+    """What a call gives: its value, or the exception's type name."""
+    try:
+        return {"value": thunk()}
+    except Exception as e:  # noqa: BLE001 - the type is what is recorded
+        return {"raises": type(e).__name__}
+
+
+def semantics_goldens():
+    import collections
+    from jax import tree_util as tu
+
+    out = {"jax": jax.__version__, "format": [], "print": []}
+    for v, dt, spec in FORMAT_CASES:
+        x = jnp.asarray(v, dtype=dt)
+        out["format"].append({"v": repr(v), "dtype": dt, "spec": spec, "str": str(x),
+                              "format": format(x, spec), "fstring": f"{x}",
+                              "float": float(x), "bool": bool(x)})
+    for v, dt in PRINT_CASES:
+        x = jnp.asarray(v, dtype=dt)
+        out["print"].append({"v": v, "dtype": dt, "str": str(x), "fstring": f"{x}",
+                             "format_spec": outcome(lambda: format(x, ".2f"))})
+
+    def traced_spec(x):
+        out["traced_spec"] = outcome(lambda: f"{x:.3e}")
+        return x
+
+    jax.jit(traced_spec)(1.0)
+
+    def f(x, n, *, scale=1.0):
+        return x * n * scale
+
+    out["jit"] = {
+        "unknown_keyword": outcome(lambda: jax.jit(f, foo=1)),
+        "device_and_backend": outcome(lambda: jax.jit(f, device=jax.devices()[0],
+                                                      backend="cpu")),
+        "static_argnames_positional": float(jax.jit(f, static_argnames="n")(2.0, 3)),
+        "static_argnames_keyword": float(jax.jit(f, static_argnames="n")(2.0, n=3)),
+        "static_argnums_keyword": float(jax.jit(f, static_argnums=1)(2.0, n=4)),
+        "static_kwonly": float(jax.jit(f, static_argnames=("n", "scale"))(2.0, 3, scale=2.0)),
+        "backend_inline_keep_unused": float(jax.jit(f, backend="cpu", inline=True,
+                                                    keep_unused=True)(1.0, 2.0)),
+        "unhashable_static": outcome(lambda: jax.jit(f, static_argnames="n")(1.0, n=[3])),
+        "donate_argnames": [float(v) for v in jax.jit(lambda p, q: p + q,
+                                                      donate_argnames="q")(jnp.ones(2),
+                                                                           q=jnp.ones(2))],
+    }
+    point = collections.namedtuple("Point", ["w", "b"])
+    tree = {"a": [1, (2, None)], "b": point(3, 4)}
+    with_path, _ = tu.tree_flatten_with_path(tree)
+    part = tu.Partial(lambda a, b, c=0: a + b + c, 1, c=2)
+    out["pytree"] = {
+        "keystr": [tu.keystr(p) for p, _ in with_path],
+        "keystr_simple": [tu.keystr(p, simple=True, separator="/") for p, _ in with_path],
+        "leaves": [leaf for _, leaf in with_path],
+        "prefix_map": repr(tu.tree_map(lambda x, y: (x, y), {"a": 1, "b": 2},
+                                       {"a": [1, 2], "b": (3,)})),
+        "none_is_empty": repr(tu.tree_map(lambda x, y: x + y, [1, None], [2, None])),
+        "map_with_path": repr(tu.tree_map_with_path(lambda p, x: tu.keystr(p), {"a": [1, 2]})),
+        "mismatch_keys": outcome(lambda: tu.tree_map(lambda x, y: x, {"a": 1}, {"b": 1})),
+        "mismatch_length": outcome(lambda: tu.tree_map(lambda x, y: x, [1, 2], [1])),
+        "mismatch_none": outcome(lambda: tu.tree_map(lambda x, y: x, [1, None], [2, 3])),
+        "partial_leaves": tu.tree_leaves(part),
+        "partial_call": part(3),
+    }
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
-                       ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens)]:
+                       ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens),
+                       ("jax_semantics", semantics_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

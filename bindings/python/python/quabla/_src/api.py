@@ -8,6 +8,7 @@ as ``jax._src.api`` does; nesting is calling one inside another.
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
@@ -322,11 +323,14 @@ class _Lowered:
 
 
 class _Jitted:
-    def __init__(self, fun, static_argnums, donate_argnums, device):
+    def __init__(self, fun, static_argnums, donate_argnums, device, static_argnames=(),
+                 donate_argnames=()):
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._static = tuple(static_argnums)
         self._donate = tuple(donate_argnums)
+        self._static_names = frozenset(static_argnames)
+        self._donate_names = frozenset(donate_argnames)
         self._platform = None if device is None else getattr(device, "platform", device)
         self._cache: dict = {}
         self._fast: dict = {}
@@ -335,13 +339,18 @@ class _Jitted:
         n = len(args)
         static = tuple(a % n for a in self._static if -n <= a < n)
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        kw_static = {k: v for k, v in kwargs.items() if k in self._static_names}
+        kwargs = {k: v for k, v in kwargs.items() if k not in self._static_names}
         try:
             key_static = tuple((i, args[i]) for i in static)
-            hash(key_static)
+            key_kw = tuple(sorted(kw_static.items()))
+            hash((key_static, key_kw))
         except TypeError:
-            raise TypeError("jit: static arguments must be hashable") from None
+            # ValueError, as jax.jit raises for the same call.
+            raise ValueError("jit: non-hashable static arguments are not supported; pass a "
+                             "tuple instead of a list, or make the argument traced") from None
         raws, in_tree = flatten_to_raw((dyn, kwargs))
-        key = (in_tree, key_static, n)
+        key = (in_tree, key_static, key_kw, n)
         entry = self._cache.get(key)
         if entry is None:
             store = OutStore()
@@ -350,27 +359,36 @@ class _Jitted:
                 dyn_args, kw = a
                 it = iter(dyn_args)
                 full = [args_static[i] if i in static else next(it) for i in range(n)]
-                return f(*full, **kw)
+                return f(*full, **kw, **kw_static)
 
             args_static = dict(key_static)
             flat = flat_function(self._fun, in_tree, store, call)
             entry = (_quabla.Jit(flat, self._platform), store)
             self._cache[key] = entry
-            if not (kwargs or static or self._donate):
+            if not (kwargs or kw_static or static or self._donate or self._donate_names):
                 self._fast[tree_flatten(args)[1]] = entry
-        donate = []
-        if self._donate:
-            ranges = _leaf_ranges(dyn)
-            dyn_index = [i for i in range(n) if i not in static]
-            marked = set()
-            for d in self._donate:
-                if d % n in dyn_index:
-                    marked.update(ranges[dyn_index.index(d % n)])
-            donate = [k in marked for k in range(len(raws))]
-        return entry, raws, donate
+        return entry, raws, self._donated(n, static, dyn, kwargs, len(raws))
+
+    def _donated(self, n, static, dyn, kwargs, count):
+        """Per flattened leaf of `(dyn, kwargs)`, whether its buffer is donated."""
+        if not (self._donate or self._donate_names):
+            return []
+        # Leaves come in the order of `(dyn, kwargs)`: positional ones, then keyword ones
+        # by sorted name (a dict's flattening order).
+        names = sorted(kwargs)
+        ranges = _leaf_ranges(dyn + tuple(kwargs[k] for k in names))
+        dyn_index = [i for i in range(n) if i not in static]
+        marked = set()
+        for d in self._donate:
+            if -n <= d < n and d % n in dyn_index:
+                marked.update(ranges[dyn_index.index(d % n)])
+        for j, k in enumerate(names):
+            if k in self._donate_names:
+                marked.update(ranges[len(dyn) + j])
+        return [k in marked for k in range(count)]
 
     def __call__(self, *args, **kwargs):
-        if not (kwargs or self._static or self._donate):
+        if not (kwargs or self._static or self._donate or self._donate_names):
             # The common case, kept short: a jit call's own cost is mostly this function.
             raws, in_tree = flatten_to_raw(args)
             entry = self._fast.get(in_tree)
@@ -391,22 +409,74 @@ class _Jitted:
         return _Lowered(text, compile_)
 
 
+def _argnames(fun: Callable):
+    """The names of `fun`'s parameters that can be passed by position, in order (empty when
+    the signature cannot be read, as for some builtins)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in params if p.kind in kinds]
+
+
+def _nums_and_names(fun, nums, names, what: str):
+    """`nums` and `names` completed from each other through `fun`'s signature, as
+    `jax.jit` infers `static_argnames` from `static_argnums` and the reverse."""
+    nums = (nums,) if isinstance(nums, numbers.Integral) else tuple(nums)
+    names = (names,) if isinstance(names, str) else tuple(names)
+    positional = _argnames(fun)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"jit: {what}_argnames must be strings, got {name!r}")
+        if name in positional and positional.index(name) not in nums:
+            nums += (positional.index(name),)
+    for i in nums:
+        if -len(positional) <= i < len(positional) and positional[i] not in names:
+            names += (positional[i],)
+    return nums, names
+
+
+_JIT_IGNORED = ("inline", "keep_unused", "abstracted_axes", "compiler_options")
+
+
 def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = (),
-        donate_argnums: Union[int, Sequence[int]] = (), device=None):
-    """``fun`` traced once per input signature and run compiled (``device``: a Device or a
-    platform name; ``static_argnums`` are hashed into the cache key instead of traced).
+        static_argnames: Union[str, Sequence[str]] = (),
+        donate_argnums: Union[int, Sequence[int]] = (),
+        donate_argnames: Union[str, Sequence[str]] = (), device=None, backend=None,
+        **options):
+    """``fun`` traced once per input signature and run compiled, as ``jax.jit``.
+
+    ``device`` (a Device or a platform name) or its alias ``backend`` picks where it runs.
+    ``static_argnums`` / ``static_argnames`` are hashed into the cache key instead of traced
+    (each is completed from the other through ``fun``'s signature, as in JAX, so a static
+    argument may be passed by position or by name); ``donate_argnums`` /
+    ``donate_argnames`` hand those arguments' buffers to the computation. JAX's
+    ``inline``, ``keep_unused``, ``abstracted_axes`` and ``compiler_options`` are accepted
+    and change nothing here (Quabla inlines nested jits and keeps every argument);
+    ``in_shardings`` / ``out_shardings`` are refused, as is any other keyword.
 
     >>> import quabla, quabla.numpy as qnp
     >>> f = quabla.jit(lambda x: qnp.tanh(x) * 2)
     >>> f(qnp.zeros(3)).tolist()
     [0.0, 0.0, 0.0]
     """
+    unknown = sorted(k for k in options if k not in _JIT_IGNORED)
+    if unknown:
+        raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r}; it takes "
+                        "static_argnums, static_argnames, donate_argnums, donate_argnames, "
+                        "device, backend, inline, keep_unused, abstracted_axes and "
+                        "compiler_options (shardings are not supported)")
+    if device is not None and backend is not None:
+        raise ValueError("jit: pass device or backend, not both (backend is device's alias)")
+    device = backend if device is None else device
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, donate_argnums=donate_argnums,
-                             device=device)
-    s = (static_argnums,) if isinstance(static_argnums, numbers.Integral) else static_argnums
-    d = (donate_argnums,) if isinstance(donate_argnums, numbers.Integral) else donate_argnums
-    return _Jitted(fun, s, d, device)
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                             device=device, **options)
+    s, sn = _nums_and_names(fun, static_argnums, static_argnames, "static")
+    d, dn = _nums_and_names(fun, donate_argnums, donate_argnames, "donate")
+    return _Jitted(fun, s, d, device, sn, dn)
 
 
 class custom_jvp:

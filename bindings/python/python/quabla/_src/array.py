@@ -142,7 +142,24 @@ class Array:
         body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self.dtype})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """The values as numpy prints them (``print(x)``), as JAX does; ``repr`` keeps the
+        ``Array(..., dtype=...)`` form. A traced array shows its type."""
+        if self.is_traced:
+            return repr(self)
+        return str(np.asarray(self))
+
+    def __format__(self, spec: str) -> str:
+        """``format(x, ".3e")`` and f-strings: a 0-d array formats as its scalar, a larger
+        one as its numpy array (which takes an empty spec only), as JAX does. A traced array
+        formats its type with an empty spec and raises TypeError with any other."""
+        if self.is_traced:
+            if spec:
+                raise TypeError("unsupported format string passed to a traced Array.__format__"
+                                f" ({spec!r}): its value is not known while tracing")
+            return repr(self)
+        value = np.asarray(self)
+        return format(value[()] if value.ndim == 0 else value, spec)
 
     def __hash__(self):
         raise TypeError("arrays are not hashable")

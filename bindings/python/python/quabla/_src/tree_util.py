@@ -8,6 +8,7 @@ NamedTuples are pytree nodes out of the box; other classes join through
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Hashable, Iterable, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = [
@@ -20,6 +21,16 @@ __all__ = [
     "tree_structure",
     "tree_map",
     "all_leaves",
+    "tree_flatten_with_path",
+    "tree_leaves_with_path",
+    "tree_map_with_path",
+    "keystr",
+    "register_pytree_node_class",
+    "Partial",
+    "SequenceKey",
+    "DictKey",
+    "GetAttrKey",
+    "FlattenedIndexKey",
 ]
 
 
@@ -249,19 +260,51 @@ def tree_structure(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None) -
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Optional[Callable[[Any], bool]] = None) -> Any:
-    """``f`` applied leaf by leaf; ``rest`` trees must have ``tree``'s structure.
+    """``f`` applied leaf by leaf. Each of ``rest`` has ``tree``'s structure or has ``tree``
+    as a prefix: where ``tree`` has a leaf, ``f`` gets the whole subtree of each other tree
+    at that place, as ``jax.tree_util.tree_map``.
 
     >>> tree_map(lambda a, b: a + b, (1, [2]), (10, [20]))
     (11, [22])
+    >>> tree_map(lambda a, b: (a, b), {"x": 1}, {"x": [2, 3]})
+    {'x': (1, [2, 3])}
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
-    others = []
-    for r in rest:
-        rl, rd = tree_flatten(r, is_leaf)
-        if rd != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {rd}")
-        others.append(rl)
+    others = [_subtrees_up_to(treedef, r, is_leaf) for r in rest]
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def _kind_name(kind) -> str:
+    return "None" if kind is type(None) else f"a {kind.__name__}"
+
+
+def _subtrees_up_to(treedef: PyTreeDef, tree: Any, is_leaf) -> list:
+    """The subtrees of ``tree`` at the leaves of ``treedef`` (a prefix of its structure), in
+    flatten order; a ValueError naming the key path where the structures part."""
+    out: list = []
+    # An explicit stack: the depth of a tree is the user's, not bounded by Python's stack.
+    stack: list = [(treedef, tree, ())]
+    while stack:
+        d, t, path = stack.pop()
+        if d.kind is _LEAF:
+            out.append(t)
+            continue
+        node = None if is_leaf is not None and is_leaf(t) else _node_of(t)
+        where = keystr(path) or "the root"
+        if node is None or node[0] is not d.kind:
+            got = "a leaf" if node is None else _kind_name(node[0])
+            raise ValueError(f"tree_map: the first tree has {_kind_name(d.kind)} at {where}, "
+                             f"another tree has {got} there: every tree must have the first "
+                             "one's structure, or extend it at its leaves")
+        kind, aux, children = node
+        if len(children) != len(d.children) or aux != d.aux:
+            raise ValueError(f"tree_map: the trees' {kind.__name__} nodes at {where} differ "
+                             f"in their keys or lengths ({d.aux or len(d.children)} vs "
+                             f"{aux or len(children)})")
+        keys = _child_keys(t, kind, aux, len(children))
+        for c_def, c, k in reversed(list(zip(d.children, children, keys))):
+            stack.append((c_def, c, path + (k,)))
+    return out
 
 
 def all_leaves(iterable: Iterable[Any]) -> bool:
@@ -288,3 +331,149 @@ def broadcast_prefix(prefix: Any, tree: Any, what: str) -> list:
 
     walk(prefix, tree, "")
     return out
+
+
+# ---- key paths ------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """The position of a child in a tuple or list."""
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """The key of a child in a dict."""
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """The attribute name of a child of a NamedTuple or a registered dataclass."""
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """The position of a child among a registered node's flattened children."""
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+def _child_keys(x: Any, kind, aux, count: int) -> list:
+    if kind is tuple or kind is list:
+        return [SequenceKey(i) for i in range(count)]
+    if kind is dict:
+        return [DictKey(k) for k in aux]
+    if kind in child_names:
+        return [GetAttrKey(n) for n in child_names[kind]]
+    if kind not in _registry and _is_namedtuple(x):
+        return [GetAttrKey(n) for n in type(x)._fields]
+    return [FlattenedIndexKey(i) for i in range(count)]
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None):
+    """``([(key path, leaf), ...], treedef)``: each leaf with the keys that lead to it
+    (:class:`SequenceKey`, :class:`DictKey`, :class:`GetAttrKey`,
+    :class:`FlattenedIndexKey`), as ``jax.tree_util.tree_flatten_with_path``.
+
+    >>> paths, _ = tree_flatten_with_path({"a": [1, 2]})
+    >>> [keystr(p) for p, _ in paths]
+    ["['a'][0]", "['a'][1]"]
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    paths: list = []
+    stack: list = [(tree, ())]
+    while stack:
+        t, path = stack.pop()
+        node = None if is_leaf is not None and is_leaf(t) else _node_of(t)
+        if node is None or type(t) in leaf_types:
+            paths.append(path)
+            continue
+        kind, aux, children = node
+        keys = _child_keys(t, kind, aux, len(children))
+        for c, k in reversed(list(zip(children, keys))):
+            stack.append((c, path + (k,)))
+    return list(zip(paths, leaves)), treedef
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Optional[Callable[[Any], bool]] = None) -> list:
+    """``[(key path, leaf), ...]`` in flatten order."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Optional[Callable[[Any], bool]] = None) -> Any:
+    """:func:`tree_map` whose ``f`` also gets each leaf's key path first.
+
+    >>> tree_map_with_path(lambda p, x: keystr(p), {"a": [1]})
+    {'a': ["['a'][0]"]}
+    """
+    with_path, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = [_subtrees_up_to(treedef, r, is_leaf) for r in rest]
+    return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in
+                                    zip(with_path, *others)])
+
+
+def keystr(keys: Sequence[Any], *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``"['a'][0].w"``; with ``simple=True`` the bare keys joined by
+    ``separator`` (``"a/0/w"`` with ``separator="/"``), as ``jax.tree_util.keystr``."""
+    if not simple:
+        return separator.join(str(k) for k in keys)
+
+    def bare(k) -> str:
+        for field in ("idx", "key", "name"):
+            if hasattr(k, field):
+                return str(getattr(k, field))
+        return str(k)
+
+    return separator.join(bare(k) for k in keys)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Registers ``cls`` through its own ``tree_flatten(self) -> (children, aux)`` and
+    ``tree_unflatten(cls, aux, children)`` classmethod; usable as a decorator, as
+    ``jax.tree_util.register_pytree_node_class``."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), getattr(cls, "tree_unflatten"))
+    return cls
+
+
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree: the bound arguments are children (arrays stay
+    traceable), the function is static structure, as ``jax.tree_util.Partial``. A Partial
+    can be passed into and returned from transformed functions.
+
+    >>> add = Partial(lambda a, b: a + b, 1)
+    >>> tree_leaves(add), add(2)
+    ([1], 3)
+    """
+
+    def __new__(cls, func, *args, **kw):
+        # Partial(Partial(f, a), b) keeps one level, as functools.partial does for itself.
+        if isinstance(func, functools.partial):
+            base = func
+            func = base.func
+            args = base.args + args
+            kw = {**base.keywords, **kw}
+        return super().__new__(cls, func, *args, **kw)
+
+
+def _rebuild_partial(func, args, keywords) -> Partial:
+    return Partial(func, *args, **keywords)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: _rebuild_partial(func, *children),
+)

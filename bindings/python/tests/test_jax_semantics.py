@@ -1,0 +1,174 @@
+"""JAX behaviours ported programs rely on (issue 20), against JAX 0.10.2's recorded
+behaviour (goldens/jax_semantics.json, by tools/make_goldens.py): printing and formatting
+(item 4), jit's keywords (item 8), pytrees (item 9). Exceptions are compared by type."""
+
+import collections
+import math
+
+import numpy as np
+import pytest
+
+import quabla
+import quabla.numpy as qnp
+from quabla import tree_util as tu
+
+from conftest import golden
+
+G = golden("jax_semantics")
+
+
+def raises_as(expected, thunk):
+    """`thunk` raises the exception type JAX raised (recorded by name)."""
+    with pytest.raises(Exception) as info:
+        thunk()
+    assert type(info.value).__name__ == expected["raises"], info.value
+
+
+@pytest.mark.parametrize("case", G["format"], ids=lambda c: f"{c['dtype']}-{c['spec']!r}")
+def test_a_0d_array_prints_and_formats_as_jax(case):
+    v = float(case["v"]) if case["dtype"].startswith("float") else eval(case["v"])
+    x = qnp.asarray(v, dtype=case["dtype"])
+    assert str(x) == case["str"]
+    assert format(x, case["spec"]) == case["format"]
+    assert f"{x}" == case["fstring"]
+    f = float(x)
+    assert f == case["float"] or (math.isnan(f) and math.isnan(case["float"]))
+    assert bool(x) == case["bool"]
+    # repr keeps the type, as JAX's does.
+    assert repr(x).startswith("Array(") and case["dtype"] in repr(x)
+
+
+@pytest.mark.parametrize("case", G["print"], ids=lambda c: f"{c['dtype']}-{np.ndim(c['v'])}d")
+def test_arrays_print_their_values_as_jax(case):
+    x = qnp.asarray(case["v"], dtype=case["dtype"])
+    assert str(x) == case["str"]
+    assert f"{x}" == case["fstring"]
+    if "raises" in case["format_spec"]:
+        raises_as(case["format_spec"], lambda: format(x, ".2f"))
+    else:
+        assert format(x, ".2f") == case["format_spec"]["value"]
+
+
+def test_a_format_spec_on_a_traced_array_raises_as_jax():
+    seen = {}
+
+    def f(x):
+        seen["str"], seen["plain"] = str(x), f"{x}"
+        raises_as(G["traced_spec"], lambda: f"{x:.3e}")
+        return x
+
+    quabla.jit(f)(1.0)
+    assert seen["str"] == seen["plain"] and "float32" in seen["str"]
+
+
+def test_a_training_loop_logs_with_format_specs():
+    # The pattern that crashed three of the ten ported programs.
+    loss = qnp.mean((qnp.arange(4.0) - 1.5) ** 2)
+    line = f"step {qnp.asarray(3):4d} loss {loss:.3e} ok={bool(loss < 2)}"
+    assert line == "step    3 loss 1.250e+00 ok=True"
+
+
+def _f(x, n, *, scale=1.0):
+    return x * n * scale
+
+
+def test_jit_takes_jax_keywords():
+    g = G["jit"]
+    raises_as(g["unknown_keyword"], lambda: quabla.jit(_f, foo=1))
+    raises_as(g["device_and_backend"], lambda: quabla.jit(_f, device="cpu", backend="cpu"))
+    assert float(quabla.jit(_f, static_argnames="n")(2.0, 3)) == g["static_argnames_positional"]
+    assert float(quabla.jit(_f, static_argnames="n")(2.0, n=3)) == g["static_argnames_keyword"]
+    assert float(quabla.jit(_f, static_argnums=1)(2.0, n=4)) == g["static_argnums_keyword"]
+    assert float(quabla.jit(_f, static_argnames=("n", "scale"))(2.0, 3, scale=2.0)) == \
+        g["static_kwonly"]
+    assert float(quabla.jit(_f, backend="cpu", inline=True, keep_unused=True)(1.0, 2.0)) == \
+        g["backend_inline_keep_unused"]
+    raises_as(g["unhashable_static"],
+              lambda: quabla.jit(_f, static_argnames="n")(1.0, n=[3]))
+    donated = quabla.jit(lambda p, q: p + q, donate_argnames="q")
+    assert donated(qnp.ones(2), q=qnp.ones(2)).tolist() == g["donate_argnames"]
+
+
+def test_static_arguments_by_name_are_python_values_at_trace_time():
+    traces = []
+
+    def branchy(x, n):
+        traces.append(n)
+        return x if n > 2 else -x
+
+    jf = quabla.jit(branchy, static_argnames="n")
+    assert float(jf(1.0, n=3)) == 1.0
+    assert float(jf(1.0, 3)) == 1.0
+    assert float(jf(1.0, n=1)) == -1.0
+    # One trace per static value and way of passing it (JAX keys its cache the same way).
+    assert traces == [3, 3, 1]
+
+
+def test_donated_argument_names_mark_their_leaves():
+    jf = quabla.jit(lambda p, q: p["w"] + q, donate_argnames="p")
+    (_, _), _, donate = jf._entry((), {"q": qnp.ones(2), "p": {"w": qnp.ones(2)}})
+    # Keyword leaves come by sorted name: p's one leaf, then q's.
+    assert donate == [True, False]
+
+
+def test_pytree_key_paths_and_prefix_maps_as_jax():
+    g = G["pytree"]
+    point = collections.namedtuple("Point", ["w", "b"])
+    tree = {"a": [1, (2, None)], "b": point(3, 4)}
+    with_path, treedef = tu.tree_flatten_with_path(tree)
+    assert [tu.keystr(p) for p, _ in with_path] == g["keystr"]
+    assert [tu.keystr(p, simple=True, separator="/") for p, _ in with_path] == \
+        g["keystr_simple"]
+    assert [leaf for _, leaf in with_path] == g["leaves"]
+    assert treedef == tu.tree_structure(tree)
+    assert repr(tu.tree_map(lambda x, y: (x, y), {"a": 1, "b": 2},
+                            {"a": [1, 2], "b": (3,)})) == g["prefix_map"]
+    assert repr(tu.tree_map(lambda x, y: x + y, [1, None], [2, None])) == g["none_is_empty"]
+    assert repr(tu.tree_map_with_path(lambda p, x: tu.keystr(p), {"a": [1, 2]})) == \
+        g["map_with_path"]
+    raises_as(g["mismatch_keys"], lambda: tu.tree_map(lambda x, y: x, {"a": 1}, {"b": 1}))
+    raises_as(g["mismatch_length"], lambda: tu.tree_map(lambda x, y: x, [1, 2], [1]))
+    raises_as(g["mismatch_none"], lambda: tu.tree_map(lambda x, y: x, [1, None], [2, 3]))
+    part = tu.Partial(lambda a, b, c=0: a + b + c, 1, c=2)
+    assert tu.tree_leaves(part) == g["partial_leaves"]
+    assert part(3) == g["partial_call"]
+
+
+def test_a_partial_crosses_jit_with_its_arrays_traced():
+    scale = tu.Partial(lambda a, x: a * x, qnp.asarray(2.0))
+    out = quabla.jit(lambda f, x: f(x))(scale, qnp.asarray(3.0))
+    assert float(out) == 6.0
+    # The bound array is a leaf, so grad reaches it.
+    g = quabla.grad(lambda f: f(qnp.asarray(3.0)))(scale)
+    assert float(g.args[0]) == 3.0
+
+
+def test_register_pytree_node_class_and_dataclass_paths():
+    @tu.register_pytree_node_class
+    class Box:
+        def __init__(self, lo, hi):
+            self.lo, self.hi = lo, hi
+
+        def tree_flatten(self):
+            return (self.lo, self.hi), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    b = tu.tree_map(lambda v: v * 2, Box(1, 2))
+    assert (b.lo, b.hi) == (2, 4)
+    paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path({"box": Box(1, 2)})[0]]
+    assert paths == ["['box'][<flat index 0>]", "['box'][<flat index 1>]"]
+
+    import dataclasses
+
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Params:
+        w: object
+        b: object
+
+    paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path([Params(1, 2)])[0]]
+    assert paths == ["[0].w", "[0].b"]
+
