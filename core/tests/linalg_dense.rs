@@ -487,7 +487,14 @@ fn vmap_and_jit_agree_with_per_matrix_calls() {
     let a = spd(3, 4, 20);
     let f = |x: &[Array]| -> Result<Vec<Array>> {
         let (w, _) = linalg::eigh(&x[0])?;
-        Ok(vec![linalg::det(&x[0])?, w, linalg::solve(&x[0], &x[1])?])
+        // b[..., None]: numpy 2 reads a b of two axes as matrices, so the batched call
+        // (jit) passes vectors as one-column matrices.
+        let x1 = linalg::solve(&x[0], &x[1].expand_dims(-1)?)?;
+        let rows: Vec<isize> = x1.shape()[..x1.ndim() - 1]
+            .iter()
+            .map(|&d| d as isize)
+            .collect();
+        Ok(vec![linalg::det(&x[0])?, w, x1.reshape(&rows)?])
     };
     let b = random(&[3, 4], 21);
     let batched =
@@ -583,4 +590,71 @@ fn non_finite_input_gives_non_finite_output() {
         all_bad(&linalg::singular_values(m).unwrap(), "svd");
         all_bad(&linalg::qr(m, false).unwrap().1, "qr");
     }
+}
+
+/// `solve` broadcasts as numpy 2 (and JAX) do: a vector `b` against every matrix of `a`, a
+/// stack of matrices `b` with the batch axes broadcast; each result checked against the
+/// solve of its own matrix and right-hand side.
+#[test]
+fn solve_broadcasts_batch_axes_as_numpy_2() {
+    let a = spd(5, 3, 30);
+    let per_matrix = |k: usize, rhs: &Array| -> Array {
+        let ak = a
+            .slice(&[k, 0, 0], &[k + 1, 3, 3], &[1, 1, 1])
+            .unwrap()
+            .reshape(&[3, 3])
+            .unwrap();
+        linalg::solve(&ak, rhs).unwrap()
+    };
+    // b[3, 2]: one matrix for every matrix of a.
+    let b = random(&[3, 2], 31);
+    let x = linalg::solve(&a, &b).unwrap();
+    assert_eq!(x.shape(), &[5, 3, 2]);
+    for k in 0..5 {
+        let xk = x.slice(&[k, 0, 0], &[k + 1, 3, 2], &[1, 1, 1]).unwrap();
+        close(
+            &xk.reshape(&[3, 2]).unwrap(),
+            &per_matrix(k, &b),
+            1e-12,
+            "b[3, 2]",
+        );
+    }
+    // b[3]: a vector.
+    let v = random(&[3], 32);
+    let x = linalg::solve(&a, &v).unwrap();
+    assert_eq!(x.shape(), &[5, 3]);
+    for k in 0..5 {
+        let xk = x.slice(&[k, 0], &[k + 1, 3], &[1, 1]).unwrap();
+        close(
+            &xk.reshape(&[3]).unwrap(),
+            &per_matrix(k, &v),
+            1e-12,
+            "b[3]",
+        );
+    }
+    // b[2, 1, 3, 4]: batch axes (2, 1) and (5,) broadcast to (2, 5).
+    let b = random(&[2, 1, 3, 4], 33);
+    let x = linalg::solve(&a, &b).unwrap();
+    assert_eq!(x.shape(), &[2, 5, 3, 4]);
+    for (i, k) in [(0, 0), (1, 4), (1, 2)] {
+        let bi = b
+            .slice(&[i, 0, 0, 0], &[i + 1, 1, 3, 4], &[1, 1, 1, 1])
+            .unwrap()
+            .reshape(&[3, 4])
+            .unwrap();
+        let xik = x
+            .slice(&[i, k, 0, 0], &[i + 1, k + 1, 3, 4], &[1, 1, 1, 1])
+            .unwrap()
+            .reshape(&[3, 4])
+            .unwrap();
+        close(&xik, &per_matrix(k, &bi), 1e-12, "b[2, 1, 3, 4]");
+    }
+    // b[5, 3] was a stack of vectors before numpy 2; now it is one 5x3 matrix, which does
+    // not fit 3x3 matrices: a Value error that says how to write the old meaning.
+    let err = linalg::solve(&a, &random(&[5, 3], 34)).unwrap_err();
+    assert!(matches!(err, quabla::Error::Value(_)), "{err}");
+    assert!(err.to_string().contains("b[..., None]"), "{err}");
+    // Batch axes that do not broadcast.
+    let err = linalg::solve(&a, &random(&[4, 3, 1], 35)).unwrap_err();
+    assert!(err.to_string().contains("do not broadcast"), "{err}");
 }

@@ -172,3 +172,11 @@ def test_register_pytree_node_class_and_dataclass_paths():
     paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path([Params(1, 2)])[0]]
     assert paths == ["[0].w", "[0].b"]
 
+
+
+@pytest.mark.parametrize("name", sorted(G["errors"]))
+def test_exception_types_match_jax(name):
+    # Item 7: the same calls raise the same exception classes as in JAX (the messages are
+    # Quabla's own).
+    case = G["errors"][name]
+    raises_as(case, lambda: eval(case["code"], {"xp": qnp, "lib": quabla}))

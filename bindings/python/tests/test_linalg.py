@@ -25,7 +25,16 @@ def test_values_match_numpy_on_batches():
     assert_close(ld, nld, rtol=1e-12)
     assert_close(L.inv(G), np.linalg.inv(G), rtol=1e-11)
     b = RNG.uniform(-1, 1, (3, 4))
-    assert_close(L.solve(G, b), np.linalg.solve(G, b[..., None])[..., 0], rtol=1e-11)
+    assert_close(L.solve(G, b[..., None])[..., 0], np.linalg.solve(G, b[..., None])[..., 0],
+                 rtol=1e-11)
+    # numpy 2's broadcasting (issue 20 item 6): one vector, one matrix, broadcast batches.
+    v, m = RNG.uniform(-1, 1, 4), RNG.uniform(-1, 1, (4, 2))
+    assert_close(L.solve(G, v), np.linalg.solve(G, v), rtol=1e-11)
+    assert_close(L.solve(G, m), np.linalg.solve(G, m), rtol=1e-11)
+    stacked = RNG.uniform(-1, 1, (2, 1, 4, 3))
+    assert_close(L.solve(G, stacked), np.linalg.solve(G, stacked), rtol=1e-11)
+    with pytest.raises(ValueError, match=r"b\[\.\.\., None\]"):
+        L.solve(G, b)
     assert_close(L.cholesky(SPD), np.linalg.cholesky(SPD), rtol=1e-12)
     w, v = L.eigh(SPD)
     nw, nv = np.linalg.eigh(SPD)

@@ -96,8 +96,10 @@ fn restore(x: Array, was_vector: bool) -> Result<Array> {
     }
 }
 
-/// Solves `a x = b` by LU with partial pivoting, as `numpy.linalg.solve` (`b` a vector or
-/// matrix per matrix of `a`).
+/// Solves `a x = b` by LU with partial pivoting, as `numpy.linalg.solve` in numpy 2 (and
+/// JAX): `b` of one axis is a vector, solved against every matrix of `a`; otherwise `b`
+/// holds matrices in its last two axes, and the leading (batch) axes of `a` and `b`
+/// broadcast. A stack of vectors is `solve(a, b[..., None])[..., 0]`.
 ///
 /// ```no_run
 /// # use quabla::{linalg, Array};
@@ -107,9 +109,50 @@ fn restore(x: Array, was_vector: bool) -> Result<Array> {
 /// # Ok::<(), quabla::Error>(())
 /// ```
 pub fn solve(a: &Array, b: &Array) -> Result<Array> {
-    square(a, "solve")?;
-    let (f, _, perm) = lu(a)?;
-    lu_solve(&f, &perm, b)
+    let (a, bm, vector) = solve_operands(a, b)?;
+    let (f, _, perm) = lu(&a)?;
+    restore(lu_solve(&f, &perm, &bm)?, vector)
+}
+
+/// `a` and `b` broadcast to one batch shape, `b` as matrices, and whether `b` was a vector.
+fn solve_operands(a: &Array, b: &Array) -> Result<(Array, Array, bool)> {
+    let m = square(a, "solve")?;
+    let batch_a = &a.shape()[..a.ndim() - 2];
+    let (bm, vector) = match b.ndim() {
+        0 => {
+            return Err(Error::Value(
+                "solve: b must be a vector or a stack of matrices, got a scalar".into(),
+            ))
+        }
+        1 => (b.reshape(&[b.shape()[0] as isize, 1])?, true),
+        _ => (b.clone(), false),
+    };
+    let rows = bm.shape()[bm.ndim() - 2];
+    if rows != m {
+        // numpy before 2 read a b of one axis fewer than a as a stack of vectors.
+        let hint = if vector || b.ndim() + 1 != a.ndim() {
+            ""
+        } else {
+            "; if b is a stack of vectors, solve(a, b[..., None])[..., 0] (numpy 2 treats b \
+             of two or more axes as matrices)"
+        };
+        return Err(Error::Value(format!(
+            "solve: b {} has {rows} rows where a's matrices are {m}x{m}{hint}",
+            b.tensor_type()
+        )));
+    }
+    let batch_b = &bm.shape()[..bm.ndim() - 2];
+    let batch = crate::ops::elementwise::broadcast_shapes(batch_a, batch_b).map_err(|_| {
+        Error::Value(format!(
+            "solve: the batch axes of a {} and b {} do not broadcast",
+            a.tensor_type(),
+            b.tensor_type()
+        ))
+    })?;
+    let k = bm.shape()[bm.ndim() - 1];
+    let a = a.broadcast_to(&[batch.as_slice(), &[m, m]].concat())?;
+    let bm = bm.broadcast_to(&[batch.as_slice(), &[m, k]].concat())?;
+    Ok((a, bm, vector))
 }
 
 /// Solves `a x = b` from `lu(a)`'s factors (`lu` and `permutation`), as

@@ -233,6 +233,31 @@ PRINT_CASES = [([1.5, 2.5], "float32"), ([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], "fl
                ([1, 2, 3], "int32"), ([True, False], "bool"), (2.5, "float32")]
 
 
+# Calls whose exception type JAX code may catch: written once, evaluated with `xp` the numpy
+# module and `lib` the package (jax.numpy and jax here, quabla.numpy and quabla in the test).
+ERROR_CASES = {
+    "add_shapes": "xp.ones(3) + xp.ones(4)",
+    "matmul_shapes": "xp.ones((2, 3)) @ xp.ones((4, 5))",
+    "reshape_size": "xp.ones(6).reshape(4, 2)",
+    "concatenate_shapes": "xp.concatenate([xp.ones((2, 3)), xp.ones((2, 4))])",
+    "sum_axis_out_of_bounds": "xp.sum(xp.ones(3), axis=2)",
+    "where_shapes": "xp.where(xp.ones(3) > 0, xp.ones(4), 0.0)",
+    "broadcast_to_shape": "xp.broadcast_to(xp.ones(3), (4,))",
+    "broadcast_to_fewer_axes": "xp.broadcast_to(xp.ones((2, 3)), (3,))",
+    "broadcast_shapes": "xp.broadcast_shapes((3,), (4,))",
+    "broadcast_arrays": "xp.broadcast_arrays(xp.ones(3), xp.ones(4))",
+    "stack_shapes": "xp.stack([xp.ones(3), xp.ones(4)])",
+    "transpose_axes": "xp.transpose(xp.ones((2, 3)), (0, 0))",
+    "astype_unknown": "xp.ones(3).astype('foo')",
+    "float_of_vector": "float(xp.ones(3))",
+    "grad_of_vector_output": "lib.grad(lambda x: x)(xp.ones(3))",
+    "grad_of_int_input": "lib.grad(lambda x: x)(xp.asarray(1))",
+    "vmap_sizes": "lib.vmap(lambda a, b: a + b)(xp.ones(3), xp.ones(4))",
+    "solve_stacked_vectors": "xp.linalg.solve(xp.ones((5, 3, 3)), xp.ones((5, 3)))",
+    "solve_rows": "xp.linalg.solve(xp.ones((3, 3)), xp.ones(4))",
+}
+
+
 def outcome(thunk):
     """What a call gives: its value, or the exception's type name."""
     try:
@@ -245,7 +270,10 @@ def semantics_goldens():
     import collections
     from jax import tree_util as tu
 
-    out = {"jax": jax.__version__, "format": [], "print": []}
+    out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}}
+    for name, code in ERROR_CASES.items():
+        out["errors"][name] = {"code": code, **outcome(
+            lambda: eval(code, {"xp": jnp, "lib": jax}))}
     for v, dt, spec in FORMAT_CASES:
         x = jnp.asarray(v, dtype=dt)
         out["format"].append({"v": repr(v), "dtype": dt, "spec": spec, "str": str(x),

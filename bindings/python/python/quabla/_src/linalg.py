@@ -102,7 +102,10 @@ def inv(a) -> Array:
 
 
 def solve(a, b) -> Array:
-    """``a⁻¹ b`` by LU with partial pivoting (``b`` a vector or a matrix per matrix of ``a``)."""
+    """``a⁻¹ b`` by LU with partial pivoting, broadcast as numpy 2 and JAX: ``b`` of one axis
+    is a vector solved against every matrix of ``a``; otherwise ``b`` holds matrices and the
+    batch axes broadcast (a stack of vectors is ``solve(a, b[..., None])[..., 0]``).
+    Mismatched shapes raise ValueError."""
     return Array(_L.solve(_raw(a), _raw(b)))
 
 

@@ -86,17 +86,23 @@ def squeeze(a, axis=None) -> Array:
 
 
 def broadcast_shapes(*shapes) -> tuple:
+    """The numpy broadcast of ``shapes``; ValueError when they do not broadcast (as JAX)."""
     try:
         return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
     except ValueError:
-        raise TypeError(f"shapes {', '.join(map(str, shapes))} do not broadcast") from None
+        raise ValueError(f"shapes {', '.join(map(str, shapes))} do not broadcast") from None
 
 
 def broadcast_to(a, shape) -> Array:
+    """``a`` broadcast to ``shape``; ValueError when it does not fit (as JAX)."""
     a = _arr(a)
     shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
     if a.shape == shape:
         return a
+    fits = len(a.shape) <= len(shape) and all(
+        d in (1, s) for d, s in zip(reversed(a.shape), reversed(shape)))
+    if not fits:
+        raise ValueError(f"cannot broadcast an array of shape {a.shape} to shape {shape}")
     return Array(a._raw.broadcast_to(list(shape)))
 
 
