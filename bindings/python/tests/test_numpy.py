@@ -277,9 +277,9 @@ def test_indexing_matches_numpy(idx):
 
 
 def test_index_errors():
-    x = qnp.zeros((2, 3))
-    with pytest.raises(IndexError, match="out of bounds"):
-        x[2]
+    x = qnp.arange(6.0).reshape(2, 3)
+    # An out-of-range read clamps, as JAX's (tests/test_jax_semantics.py has the modes).
+    assert x[2].tolist() == x[1].tolist()
     with pytest.raises(IndexError, match="too many"):
         x[0, 0, 0]
     with pytest.raises(TypeError, match="immutable"):

@@ -258,6 +258,48 @@ ERROR_CASES = {
 }
 
 
+# Item 5: index modes. `x` is arange(5.0), `m` arange(12.0) as 3x4, `i` an index array.
+INDEX_CASES = {
+    "read_static_past_end": "x[7]",
+    "read_static_before_start": "x[-7]",
+    "read_array_clamps": "x[xp.array([7, -7, -1])]",
+    "get_default_clamps": "x.at[xp.array([7, -7])].get()",
+    "get_fill": "x.at[xp.array([1, 7, -7])].get(mode='fill', fill_value=-1.0)",
+    "get_fill_default_nan": "x.at[7].get(mode='fill')",
+    "get_drop": "x.at[xp.array([1, 7])].get(mode='drop')",
+    "get_fill_int": "xp.arange(5, dtype=xp.int32).at[xp.array([7])].get(mode='fill')",
+    "get_fill_uint": "xp.arange(5, dtype=xp.uint32).at[9].get(mode='fill')",
+    "get_fill_bool": "xp.array([True]).at[3].get(mode='fill')",
+    "get_fill_2d_index": "x.at[xp.array([[1, 7], [2, -9]])].get(mode='fill', fill_value=-1.0)",
+    "get_fill_two_arrays": "m.at[xp.array([0, 5]), xp.array([1, 2])].get(mode='fill', "
+                           "fill_value=-1.0)",
+    "get_fill_slice_and_array": "m.at[1:, xp.array([0, 9])].get(mode='fill', fill_value=-1.0)",
+    "get_fill_ellipsis": "m.at[..., 9].get(mode='fill', fill_value=-1.0)",
+    "set_static_drops": "x.at[7].set(100.0)",
+    "set_drops_out_of_range": "x.at[xp.array([1, 7, -7, -1])].set(100.0)",
+    "set_clip": "x.at[7].set(100.0, mode='clip')",
+    "add_clip": "x.at[xp.array([1, 7, -7])].add(1.0, mode='clip')",
+    "set_fill": "x.at[xp.array([1, 7])].set(9.0, mode='fill')",
+    "set_rows_drop": "m.at[xp.array([0, 5]), 1:3].set(7.0)",
+    "set_row_static_drop": "m.at[5].set(7.0)",
+    "add_columns_drop": "xp.zeros((3, 4)).at[:, xp.array([1, 9])].add(1.0)",
+    "mul_drop": "x.at[xp.array([2, 8])].mul(3.0)",
+    "min_max_drop": "x.at[xp.array([3, 11])].min(-1.0).at[xp.array([0, -6])].max(9.0)",
+    "take_default_fill": "xp.take(x, xp.array([1, 7, -7]))",
+    "take_clip": "xp.take(x, xp.array([1, 7, -7]), mode='clip')",
+    "take_fill_value": "xp.take(x, xp.array([1, 7]), mode='fill', fill_value=9.0)",
+    "take_wrap": "xp.take(x, xp.array([1, 7, -7]), mode='wrap')",
+    "take_axis": "xp.take(m, xp.array([3, 5]), axis=1)",
+    "unknown_mode": "x.at[1].set(2.0, mode='bogus')",
+    "take_raise": "xp.take(x, xp.array([1]), mode='raise')",
+}
+
+
+def index_env(xp):
+    return {"xp": xp, "x": xp.arange(5.0, dtype=xp.float32),
+            "m": xp.arange(12.0, dtype=xp.float32).reshape(3, 4)}
+
+
 def outcome(thunk):
     """What a call gives: its value, or the exception's type name."""
     try:
@@ -270,7 +312,10 @@ def semantics_goldens():
     import collections
     from jax import tree_util as tu
 
-    out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}}
+    out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {}}
+    for name, code in INDEX_CASES.items():
+        got = outcome(lambda: enc(eval(code, index_env(jnp))))
+        out["index"][name] = {"code": code, **got}
     for name, code in ERROR_CASES.items():
         out["errors"][name] = {"code": code, **outcome(
             lambda: eval(code, {"xp": jnp, "lib": jax}))}

@@ -330,7 +330,9 @@ class _IndexUpdateRef:
 
     Duplicate indices accumulate for ``add``; for ``set``, ``mul``, ``min`` and ``max`` give
     each element at most once (with duplicates ``set`` averages the updates, JAX leaves the
-    winner unspecified).
+    winner unspecified). ``mode`` as JAX: updates at out-of-range indices are dropped by
+    default (``"drop"``, ``"fill"``, ``"promise_in_bounds"``) or clamped onto the edge
+    (``"clip"``); negative indices count from the end.
     """
 
     __slots__ = ("_x", "_idx")
@@ -339,28 +341,32 @@ class _IndexUpdateRef:
         self._x = x
         self._idx = idx
 
-    def get(self) -> Array:
-        return self._x[self._idx]
+    def get(self, *, mode=None, fill_value=None) -> Array:
+        """``x[idx]``; ``mode="fill"`` (or ``"drop"``) reads ``fill_value`` (default NaN,
+        the least signed or largest unsigned integer, True) at out-of-range indices, other
+        modes clamp them, as JAX."""
+        from .indexing import gather
+        return gather(self._x, self._idx, mode, fill_value)
 
-    def set(self, values) -> Array:
+    def set(self, values, *, mode=None) -> Array:
         from .indexing import scatter
-        return scatter(self._x, self._idx, values, "set")
+        return scatter(self._x, self._idx, values, "set", mode)
 
-    def add(self, values) -> Array:
+    def add(self, values, *, mode=None) -> Array:
         from .indexing import scatter
-        return scatter(self._x, self._idx, values, "add")
+        return scatter(self._x, self._idx, values, "add", mode)
 
-    def mul(self, values) -> Array:
+    def mul(self, values, *, mode=None) -> Array:
         from .indexing import scatter
-        return scatter(self._x, self._idx, values, "mul")
+        return scatter(self._x, self._idx, values, "mul", mode)
 
-    def multiply(self, values) -> Array:
-        return self.mul(values)
+    def multiply(self, values, *, mode=None) -> Array:
+        return self.mul(values, mode=mode)
 
-    def min(self, values) -> Array:
+    def min(self, values, *, mode=None) -> Array:
         from .indexing import scatter
-        return scatter(self._x, self._idx, values, "min")
+        return scatter(self._x, self._idx, values, "min", mode)
 
-    def max(self, values) -> Array:
+    def max(self, values, *, mode=None) -> Array:
         from .indexing import scatter
-        return scatter(self._x, self._idx, values, "max")
+        return scatter(self._x, self._idx, values, "max", mode)

@@ -1,9 +1,11 @@
 """numpy indexing (``x[i, a:b:s, None, ..., idx]``) and ``x.at[...]`` updates.
 
 Basic indices become one ``slice`` (plus ``reverse`` for negative steps) and a reshape;
-integer-array indices become one XLA ``gather`` (out-of-range indices are clamped, as JAX
-does for gathers). Updates index an ``iota`` of flat positions with the same machinery and
-``scatter_add`` into the flattened array, so every index form works for every update.
+integer-array indices become one XLA ``gather``. Out-of-range reads are clamped, as JAX's.
+Updates index an ``iota`` of flat positions with the same machinery and ``scatter_add``
+into the flattened array, so every index form works for every update; out-of-range
+updates are dropped (JAX's default) by indexing a copy of the positions padded with -1, so
+that such an index reads the padding, and sending those updates past the end.
 """
 
 from __future__ import annotations
@@ -93,10 +95,9 @@ def getitem(x: Array, idx) -> Array:
             adv[d] = e
             _full(starts, limits, strides, n)
         elif isinstance(e, (numbers.Integral, np.integer)):
+            # Out of range reads clamp, as JAX's (negative indices count from the end first).
             k = int(e)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
-            k %= n
+            k = min(max(k + n if k < 0 else k, 0), n - 1)
             if has_adv:
                 adv[d] = qnp.asarray(k, dtype=np.int32)
                 _full(starts, limits, strides, n)
@@ -144,35 +145,117 @@ def _gather(y: Array, adv: dict) -> Array:
     return Array(y._raw.gather(indices._raw, offset, dims, dims, sizes))
 
 
-def scatter(x: Array, idx, values, mode: str) -> Array:
+MODES = ("clip", "fill", "drop", "promise_in_bounds")
+
+
+def check_mode(mode, default: str, what: str) -> str:
+    """``mode`` (None: ``default``) checked against JAX's index modes."""
+    if mode is None:
+        return default
+    if mode not in MODES:
+        raise ValueError(f"unknown {what} mode {mode!r}: use one of {', '.join(MODES)}")
+    return mode
+
+
+def default_fill(dtype) -> object:
+    """JAX's fill for out-of-range reads: NaN, the least signed or the largest unsigned
+    integer, True."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return float("nan")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min if dtype.kind == "i" else info.max)
+    return True
+
+
+def _positions(x: Array) -> Array:
+    return Array(x._raw.iota("int32", [x.size], 0)).reshape(x.shape)
+
+
+def positions_or_minus_one(x: Array, idx) -> Array:
+    """For each element of ``x[idx]``, its flat position in ``x``, or -1 where an integer
+    index is out of range (after negative indices count from the end). The integer indices
+    are shifted by one into a positions array padded with -1 on both sides, and clamped
+    there, so an out-of-range index reads the padding."""
     from .. import numpy as qnp
+    positions = _positions(x)
+    entries = _expand(positions, idx)
+    shifted: list = []
+    pad = [(0, 0)] * x.ndim
+    d = 0
+    for e in entries:
+        if e is None:
+            shifted.append(None)
+            continue
+        if isinstance(e, Array) or isinstance(e, (numbers.Integral, np.integer)):
+            size = x.shape[d]
+            i = qnp.asarray(e).astype(np.int32)
+            i = qnp.where(i < 0, i + size, i)
+            shifted.append(qnp.clip(i + 1, 0, size + 1))
+            pad[d] = (1, 1)
+        else:
+            shifted.append(e)
+        d += 1
+    padded = qnp.pad(positions, pad, constant_values=-1)
+    return getitem(padded, tuple(shifted))
+
+
+def gather(x: Array, idx, mode, fill_value) -> Array:
+    """``x[idx]`` under JAX's index ``mode``: clamped (``clip``, ``promise_in_bounds``, the
+    default) or ``fill_value`` at out-of-range indices (``fill``, ``drop``)."""
+    mode = check_mode(mode, "clip", "gather")
+    if mode in ("clip", "promise_in_bounds"):
+        return getitem(x, idx)
+    from .. import numpy as qnp
+    fill = default_fill(x.dtype) if fill_value is None else fill_value
+    pos = positions_or_minus_one(x, idx)
+    flat = qnp.concatenate([x.reshape(-1), qnp.asarray(np.asarray([fill]).astype(x.dtype))])
+    return getitem(flat, qnp.where(pos >= 0, pos, x.size))
+
+
+def scatter(x: Array, idx, values, op: str, mode=None) -> Array:
+    """``x.at[idx].<op>(values)``. Out-of-range updates are dropped (JAX's default, and
+    ``drop``/``fill``/``promise_in_bounds``) or clamped onto the edge (``clip``)."""
+    from .. import numpy as qnp
+    mode = check_mode(mode, "drop", "scatter")
     if x.dtype == np.bool_:
         return scatter(x.astype(np.int32), idx, qnp.asarray(values).astype(np.int32),
-                       mode).astype(np.bool_)
+                       op, mode).astype(np.bool_)
     n = x.size
-    positions = Array(x._raw.iota("int32", [n], 0)).reshape(x.shape)
-    pos = getitem(positions, idx)
-    v = qnp.broadcast_to(qnp.asarray(values).astype(x.dtype), pos.shape).reshape(-1)
-    p = pos.reshape(-1, 1)
     flat = x.reshape(-1)
+    if mode == "clip":
+        pos = getitem(_positions(x), idx)
+    else:
+        # Dropped updates go to a slot past the end, cut off afterwards.
+        pos = positions_or_minus_one(x, idx)
+        pos = qnp.where(pos >= 0, pos, n)
+        flat = qnp.concatenate([flat, qnp.zeros(1, x.dtype)])
+    out = _combine(flat, pos, values, op)
+    return out[:n].reshape(x.shape)
+
+
+def _combine(flat: Array, pos: Array, values, op: str) -> Array:
+    from .. import numpy as qnp
+    size = flat.shape[0]
+    v = qnp.broadcast_to(qnp.asarray(values).astype(flat.dtype), pos.shape).reshape(-1)
+    p = pos.reshape(-1, 1)
 
     def add_into(base: Array, upd: Array) -> Array:
         return Array(base._raw.scatter_add(p._raw, upd._raw, [], [0], [0]))
 
-    if mode == "add":
-        return add_into(flat, v).reshape(x.shape)
-    count = add_into(qnp.zeros(n, np.int32), qnp.ones(v.shape, np.int32))
+    if op == "add":
+        return add_into(flat, v)
+    count = add_into(qnp.zeros(size, np.int32), qnp.ones(v.shape, np.int32))
     hit = count > 0
-    total = add_into(qnp.zeros(n, x.dtype), v)
-    placed = Array(total._raw.binary("div_promoted", count.astype(x.dtype)._raw))
-    if mode == "set":
-        out = qnp.where(hit, placed, flat)
-    elif mode == "mul":
-        out = flat * qnp.where(hit, placed, qnp.ones_like(flat))
-    elif mode == "min":
-        out = qnp.where(hit, qnp.minimum(flat, placed), flat)
-    elif mode == "max":
-        out = qnp.where(hit, qnp.maximum(flat, placed), flat)
-    else:
-        raise ValueError(f"unknown update {mode!r}")
-    return out.reshape(x.shape)
+    total = add_into(qnp.zeros(size, flat.dtype), v)
+    placed = Array(total._raw.binary("div_promoted", count.astype(flat.dtype)._raw))
+    if op == "set":
+        return qnp.where(hit, placed, flat)
+    if op == "mul":
+        return flat * qnp.where(hit, placed, qnp.ones_like(flat))
+    if op == "min":
+        return qnp.where(hit, qnp.minimum(flat, placed), flat)
+    if op == "max":
+        return qnp.where(hit, qnp.maximum(flat, placed), flat)
+    raise ValueError(f"unknown update {op!r}")

@@ -17,22 +17,31 @@ def _arr(x) -> Array:
     return x if isinstance(x, Array) else asarray(x)
 
 
-def take(a, indices, axis: Optional[int] = None, mode: Optional[str] = None) -> Array:
-    """Elements of ``a`` at integer ``indices`` along ``axis`` (flattened when None). Out-of-range
-    indices are clamped (``mode`` "clip", the default of a gather, as JAX's "fill" is not
-    supported); negative indices count from the end."""
+def take(a, indices, axis: Optional[int] = None, mode: Optional[str] = None,
+         fill_value=None) -> Array:
+    """Elements of ``a`` at integer ``indices`` along ``axis`` (flattened when None), as
+    ``jnp.take``: negative indices count from the end; out-of-range ones read ``fill_value``
+    (``mode`` None or "fill"; default NaN, the least signed or largest unsigned integer,
+    True), are clamped ("clip", "promise_in_bounds") or wrap around ("wrap")."""
     a = _arr(a)
-    if mode not in (None, "clip"):
-        raise NotImplementedError(f"take: mode {mode!r}; only 'clip' is supported")
+    if mode == "raise":
+        raise NotImplementedError("take: mode 'raise' is not supported (as in JAX): the "
+                                  "indices are not known on the host under jit")
+    if mode not in (None, "fill", "clip", "wrap", "promise_in_bounds"):
+        raise ValueError(f"take: unknown mode {mode!r}: use 'fill', 'clip', 'wrap' or "
+                         "'promise_in_bounds'")
     if axis is None:
         a, axis = a.reshape(-1), 0
     ax = _axis(axis, a.ndim)
     idx = _arr(indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take needs integer indices, got {idx.dtype}")
+    if mode == "wrap":
+        n = a.shape[ax]
+        idx, mode = ((idx.astype(np.int32) % n) + n) % n, "clip"
     full: list = [slice(None)] * a.ndim
     full[ax] = idx
-    return a[tuple(full)]
+    return a.at[tuple(full)].get(mode="fill" if mode is None else mode, fill_value=fill_value)
 
 
 def take_along_axis(arr, indices, axis: int) -> Array:
