@@ -4,6 +4,8 @@ behaviour (goldens/jax_semantics.json, by tools/make_goldens.py): printing and f
 
 import collections
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +14,10 @@ import quabla
 import quabla.numpy as qnp
 from quabla import tree_util as tu
 
-from conftest import dec, golden
+from conftest import assert_close, dec, golden
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from programs import custom_rule_programs  # noqa: E402
 
 G = golden("jax_semantics")
 
@@ -213,3 +218,64 @@ def test_dropped_updates_under_jit_and_grad():
     # A filled read contributes nothing where it read the fill.
     g = quabla.grad(lambda x: x.at[qnp.array([0, 9])].get(mode="fill", fill_value=0.0).sum())(x)
     assert g.tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def _f64(v):
+    return qnp.asarray(v, dtype=qnp.float64)
+
+
+def test_custom_rules_run_jax_programs_unchanged():
+    # Item 2: JAX's documented fixed point (its rules call the function itself, with a
+    # function as a nondiff argument), defjvps, and a custom_vjp over dicts and tuples.
+    g = G["custom_rules"]
+    newton_sqrt, sin_times, scaled_loss = custom_rule_programs(quabla, qnp)
+    pts = [2.0, 9.0, 0.25]
+    assert_close([float(newton_sqrt(_f64(a))) for a in pts], g["sqrt"], rtol=1e-12)
+    assert_close([float(quabla.grad(newton_sqrt)(_f64(a))) for a in pts], g["sqrt_grad"],
+                 rtol=1e-9)
+    jg = quabla.jit(quabla.grad(newton_sqrt))
+    assert_close([float(jg(_f64(a))) for a in pts], g["sqrt_grad_jit"], rtol=1e-9)
+    gx, gy = quabla.grad(sin_times, argnums=(0, 1))(_f64(2.0), _f64(3.0))
+    assert_close([float(gx), float(gy)], g["defjvps_grad"], rtol=1e-12)
+    _, t = quabla.jvp(sin_times, (_f64(2.0), _f64(3.0)), (_f64(1.0), _f64(0.5)))
+    assert_close(float(t), g["defjvps_jvp"], rtol=1e-12)
+    grads = quabla.grad(scaled_loss, argnums=(0, 1, 2))(_f64(0.5), _f64(1.5), _f64(-2.0))
+    assert_close([float(v) for v in grads], g["pytree_grad"], rtol=1e-12)
+
+
+def test_a_plain_call_runs_only_the_function():
+    calls = collections.Counter()
+
+    @quabla.custom_vjp
+    def f(x):
+        calls["f"] += 1
+        return qnp.sin(x)
+
+    def f_fwd(x):
+        calls["fwd"] += 1
+        return f(x), qnp.cos(x)
+
+    def f_bwd(c, g):
+        calls["bwd"] += 1
+        return (g * c,)
+
+    f.defvjp(f_fwd, f_bwd)
+
+    @quabla.custom_jvp
+    def h(x):
+        calls["h"] += 1
+        return qnp.exp(x)
+
+    @h.defjvp
+    def h_jvp(p, t):
+        calls["h_jvp"] += 1
+        return h(p[0]), h(p[0]) * t[0]
+
+    x = qnp.asarray(0.5)
+    f(x), h(x)
+    assert calls == {"f": 1, "h": 1}
+    # Differentiation runs the rules (the function itself is traced for the primal).
+    assert float(quabla.grad(f)(x)) == pytest.approx(math.cos(0.5), rel=1e-6)
+    assert calls["fwd"] == 1 and calls["bwd"] == 1
+    assert float(quabla.grad(h)(x)) == pytest.approx(math.exp(0.5), rel=1e-6)
+    assert calls["h_jvp"] == 1

@@ -17,6 +17,8 @@ jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
+from programs import custom_rule_programs  # noqa: E402  (beside this file)
+
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
 
@@ -308,11 +310,26 @@ def outcome(thunk):
         return {"raises": type(e).__name__}
 
 
+def custom_rule_goldens():
+    newton_sqrt, sin_times, scaled_loss = custom_rule_programs(jax, jnp)
+    pts = [2.0, 9.0, 0.25]
+    return {
+        "sqrt": [float(newton_sqrt(a)) for a in pts],
+        "sqrt_grad": [float(jax.grad(newton_sqrt)(a)) for a in pts],
+        "sqrt_grad_jit": [float(jax.jit(jax.grad(newton_sqrt))(a)) for a in pts],
+        "defjvps_grad": [float(g) for g in jax.grad(sin_times, argnums=(0, 1))(2.0, 3.0)],
+        "defjvps_jvp": float(jax.jvp(sin_times, (2.0, 3.0), (1.0, 0.5))[1]),
+        "pytree_grad": [float(g) for g in jax.grad(scaled_loss, argnums=(0, 1, 2))(
+            0.5, 1.5, -2.0)],
+    }
+
+
 def semantics_goldens():
     import collections
     from jax import tree_util as tu
 
-    out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {}}
+    out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {},
+           "custom_rules": custom_rule_goldens()}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

@@ -210,6 +210,13 @@ def _zeros_raw(r):
     return r.filled(list(r.shape), 0, r.dtype)
 
 
+def _all_concrete(raws) -> bool:
+    """No argument is traced: the call is outside every transformation, so nothing can
+    differentiate it later and a custom rule's function runs alone (JAX runs rules only
+    under differentiation)."""
+    return not any(r.is_traced for r in raws)
+
+
 def _nest(outer_tree, inner_tree, flat: list):
     """Output-major flat blocks as ``outer_tree`` of ``inner_tree``s."""
     n = inner_tree.num_leaves
@@ -502,6 +509,30 @@ class custom_jvp:
         self.jvp = jvp_rule
         return jvp_rule
 
+    def defjvps(self, *rules: Optional[Callable]) -> None:
+        """One rule per argument, ``rule(tangent, primal_out, *primals) -> tangent_out``
+        (None for an argument with no contribution); the output tangent is their sum, as
+        ``jax.custom_jvp.defjvps``."""
+        if self.nondiff_argnums:
+            raise TypeError("custom_jvp.defjvps cannot be used with nondiff_argnums (as in "
+                            "JAX); use defjvp")
+
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            total = None
+            for rule, t in zip(rules, tangents):
+                if rule is None:
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else tree_map(lambda a, b: a + b, total, term)
+            if total is None:
+                total = tree_map(lambda o: o * 0, out)
+            return out, total
+
+        if len(rules) == 0:
+            raise TypeError("custom_jvp.defjvps needs one rule (or None) per argument")
+        self.jvp = jvp
+
     def __call__(self, *args):
         if self.jvp is None:
             raise TypeError(f"custom_jvp function {self.fun.__name__} has no rule: call defjvp")
@@ -513,6 +544,8 @@ class custom_jvp:
         static = {i: args[i] for i in nd}
         dyn = tuple(a for i, a in enumerate(args) if i not in nd)
         raws, in_tree = flatten_to_raw(dyn)
+        if _all_concrete(raws):
+            return self.fun(*args)
         n = len(args)
 
         def full(d):
@@ -550,6 +583,12 @@ class custom_vjp:
         def f_fwd(x, y): return f(x, y), residuals
         def f_bwd(residuals, g): return (gx, gy)   # None for a zero cotangent
         f.defvjp(f_fwd, f_bwd)
+
+    Arguments and outputs may be pytrees. With ``nondiff_argnums`` those arguments (any
+    Python value, a function say) are passed to ``bwd`` first, ``bwd(*nondiff, residuals,
+    g)``, which returns cotangents for the other arguments only. A call on concrete arrays
+    runs ``f`` alone; the rules may call ``f`` itself (they get its primal). Under ``jit``
+    the rules are traced with ``f`` (once per compilation) though only ``f`` runs.
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
@@ -558,6 +597,7 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Optional[Callable] = None
         self.bwd: Optional[Callable] = None
+        self._in_rule = 0
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         self.fwd, self.bwd = fwd, bwd
@@ -565,18 +605,34 @@ class custom_vjp:
     def __call__(self, *args):
         if self.fwd is None or self.bwd is None:
             raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call defvjp")
-        if self.nondiff_argnums:
-            raise NotImplementedError("custom_vjp: nondiff_argnums is not supported yet; close "
-                                      "over the value instead")
-        raws, in_tree = flatten_to_raw(args)
+        if self._in_rule:
+            # fwd computing its primal output by calling the function itself (JAX's
+            # fixed-point pattern): the primal, not the rule again.
+            return self.fun(*args)
+        n = len(args)
+        nd = sorted(set(a % n for a in self.nondiff_argnums))
+        static = {i: args[i] for i in nd}
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        raws, in_tree = flatten_to_raw(dyn)
+        if _all_concrete(raws):
+            return self.fun(*args)
+
+        def full(d):
+            it = iter(d)
+            return [static[i] if i in static else next(it) for i in range(n)]
+
         store = OutStore()
-        flat = flat_function(self.fun, in_tree, store)
+        flat = flat_function(lambda *d: self.fun(*full(d)), in_tree, store)
         res_tree = [None]
         is_float = [r.dtype in ("float32", "float64") for r in raws]
 
         def fwd(a_raws):
             assert self.fwd is not None
-            out, res = self.fwd(*unflatten_raw(in_tree, a_raws))
+            self._in_rule += 1
+            try:
+                out, res = self.fwd(*full(unflatten_raw(in_tree, a_raws)))
+            finally:
+                self._in_rule -= 1
             o_leaves, o_tree = tree_flatten(out)
             store.tree = o_tree
             r_leaves, res_tree[0] = tree_flatten(res)
@@ -586,30 +642,37 @@ class custom_vjp:
             res = unflatten_raw(res_tree[0], r_raws)
             ct = unflatten_raw(store.tree, ct_raws)
             assert self.bwd is not None
-            grads = self.bwd(res, ct)
-            if not isinstance(grads, tuple) or len(grads) != len(args):
-                raise TypeError(f"custom_vjp bwd must return a tuple of {len(args)} cotangents "
-                                "(one per argument)")
-            flat_g = []
-            for a, g in zip(args, grads):
-                leaves = tree_flatten(a)[0]
-                if g is None:
-                    flat_g.extend(None for _ in leaves)
-                else:
-                    gl, gt = tree_flatten(g)
-                    if gt != tree_flatten(a)[1]:
-                        raise TypeError(f"custom_vjp bwd: cotangent structure {gt} differs from "
-                                        f"its argument's {tree_flatten(a)[1]}")
-                    flat_g.extend(gl)
-            out = []
-            for r, g, fl in zip(raws, flat_g, is_float):
-                if not fl:
-                    continue
-                out.append(_zeros_raw(r) if g is None else to_raw(g))
-            return out
+            self._in_rule += 1
+            try:
+                # nondiff arguments come first, as in JAX.
+                grads = self.bwd(*[static[i] for i in nd], res, ct)
+            finally:
+                self._in_rule -= 1
+            return _flat_cotangents(grads, dyn, raws, is_float)
 
         outs = _quabla.custom_vjp(flat, fwd, bwd, raws)
         return unflatten_raw(store.tree, outs)
+
+
+def _flat_cotangents(grads, dyn: tuple, raws, is_float) -> list:
+    """custom_vjp bwd's cotangents (one per differentiable argument, None for zero) as one
+    raw array per float leaf."""
+    if not isinstance(grads, (tuple, list)) or len(grads) != len(dyn):
+        raise TypeError(f"custom_vjp bwd must return a tuple of {len(dyn)} cotangents (one "
+                        "per argument not in nondiff_argnums)")
+    flat_g: list = []
+    for a, g in zip(dyn, grads):
+        leaves, tree = tree_flatten(a)
+        if g is None:
+            flat_g.extend(None for _ in leaves)
+            continue
+        gl, gt = tree_flatten(g)
+        if gt != tree:
+            raise TypeError(f"custom_vjp bwd: cotangent structure {gt} differs from its "
+                            f"argument's {tree}")
+        flat_g.extend(gl)
+    return [_zeros_raw(r) if g is None else to_raw(g)
+            for r, g, fl in zip(raws, flat_g, is_float) if fl]
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None) -> Callable:

@@ -1,0 +1,70 @@
+"""Programs written once for JAX and for Quabla (``lib`` the package, ``xp`` its numpy):
+make_goldens.py records JAX's results from them and the tests run them on Quabla, so both
+sides run the same code, changed only by the import."""
+
+
+def custom_rule_programs(lib, xp):
+    """Item 2's programs, written once for JAX (`lib` = jax) and Quabla: JAX's documented
+    fixed-point custom_vjp (its rules call the function itself, with a nondiff function
+    argument), defjvps, and a custom_vjp over dicts and tuples."""
+    import functools
+
+    @functools.partial(lib.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, a, x_guess):
+        def cond_fun(carry):
+            x_prev, x = carry
+            return xp.abs(x_prev - x) > 1e-10
+
+        def body_fun(carry):
+            _, x = carry
+            return x, f(a, x)
+
+        _, x_star = lib.lax.while_loop(cond_fun, body_fun, (x_guess, f(a, x_guess)))
+        return x_star
+
+    def fixed_point_fwd(f, a, x_init):
+        x_star = fixed_point(f, a, x_init)
+        return x_star, (a, x_star)
+
+    def rev_iter(f, packed, u):
+        a, x_star, x_star_bar = packed
+        _, vjp_x = lib.vjp(lambda x: f(a, x), x_star)
+        return x_star_bar + vjp_x(u)[0]
+
+    def fixed_point_rev(f, res, x_star_bar):
+        a, x_star = res
+        _, vjp_a = lib.vjp(lambda a: f(a, x_star), a)
+        (a_bar,) = vjp_a(fixed_point(functools.partial(rev_iter, f), (a, x_star, x_star_bar),
+                                     x_star_bar))
+        return a_bar, xp.zeros_like(x_star)
+
+    fixed_point.defvjp(fixed_point_fwd, fixed_point_rev)
+
+    def newton_sqrt(a):
+        return fixed_point(lambda a, x: 0.5 * (x + a / x), a, a)
+
+    @lib.custom_jvp
+    def sin_times(x, y):
+        return xp.sin(x) * y
+
+    sin_times.defjvps(lambda x_dot, out, x, y: xp.cos(x) * x_dot * y,
+                      lambda y_dot, out, x, y: xp.sin(x) * y_dot)
+
+    @lib.custom_vjp
+    def scaled(p, pair):
+        return {"s": p["w"] * pair[0], "t": pair[1] * 2.0}
+
+    def scaled_fwd(p, pair):
+        return scaled(p, pair), (p, pair)
+
+    def scaled_bwd(res, g):
+        p, (a, b) = res
+        return {"w": g["s"] * a * 10.0}, (g["s"] * p["w"], g["t"] * 2.0)
+
+    scaled.defvjp(scaled_fwd, scaled_bwd)
+
+    def scaled_loss(w, a, b):
+        out = scaled({"w": w}, (a, b))
+        return xp.sum(out["s"]) + xp.sum(out["t"] ** 2)
+
+    return newton_sqrt, sin_times, scaled_loss
