@@ -619,6 +619,14 @@ fn solve_broadcasts_batch_axes_as_numpy_2() {
             "b[3, 2]",
         );
     }
+    // lu_solve from the factors of every matrix, the same right-hand side for each.
+    let (f, _, perm) = linalg::lu(&a).unwrap();
+    close(
+        &linalg::lu_solve(&f, &perm, &b).unwrap(),
+        &x,
+        1e-12,
+        "lu_solve b[3, 2]",
+    );
     // b[3]: a vector.
     let v = random(&[3], 32);
     let x = linalg::solve(&a, &v).unwrap();

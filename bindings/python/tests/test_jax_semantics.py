@@ -279,3 +279,32 @@ def test_a_plain_call_runs_only_the_function():
     assert calls["fwd"] == 1 and calls["bwd"] == 1
     assert float(quabla.grad(h)(x)) == pytest.approx(math.exp(0.5), rel=1e-6)
     assert calls["h_jvp"] == 1
+
+
+@pytest.mark.parametrize("shape", sorted(G["linalg"]["cases"]))
+def test_solves_broadcast_as_jax(shape):
+    # Item 6: numpy 2's solve and JAX's scipy solves against a[5, 3, 3].
+    import warnings
+
+    g = G["linalg"]
+    case = g["cases"][shape]
+    a, low, b = (qnp.asarray(dec(g["a"])), qnp.asarray(dec(g["low"])),
+                 qnp.asarray(dec(case["b"])))
+    c = quabla.linalg.cholesky(a)
+    calls = {
+        "solve": lambda: quabla.linalg.solve(a, b),
+        "cho_solve": lambda: quabla.linalg.cho_solve((c, True), b),
+        "solve_triangular": lambda: quabla.linalg.solve_triangular(low, b, lower=True),
+    }
+    for name, call in calls.items():
+        want = case[name]
+        if "raises" in want:
+            raises_as(want, call)
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = call()
+        # The stacked-vector reading JAX deprecates warns here too.
+        stacked = shape == "5x3" and name != "solve"
+        assert any(issubclass(w.category, FutureWarning) for w in caught) == stacked
+        assert_close(got, dec(want["value"]), rtol=1e-12, atol=1e-13)

@@ -70,13 +70,73 @@ pub fn eigh(a: &Array) -> Result<(Array, Array)> {
     eigh_lower(&symmetrize(a)?)
 }
 
-/// A right-hand side as matrices: numpy treats `b` with one axis fewer than `a` as vectors.
-fn as_matrix(a: &Array, b: &Array) -> Result<(Array, bool)> {
-    if b.ndim() + 1 == a.ndim() {
-        Ok((b.expand_dims(-1)?, true))
-    } else {
-        Ok((b.clone(), false))
+/// How a right-hand side `b` reads against the matrices of `a`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rhs {
+    /// numpy 2's `solve` (and JAX's): `b` of one axis is a vector, otherwise matrices.
+    Numpy2,
+    /// JAX's scipy functions: the same, except that `b` of one axis fewer than `a` whose
+    /// last axis fits is still a stack of vectors (numpy 1's reading, deprecated in JAX).
+    Scipy,
+}
+
+/// A right-hand side as matrices broadcast to the batch axes it shares with `a`.
+struct Operands {
+    /// The broadcast batch axes of `a` and `b`.
+    batch: Vec<usize>,
+    /// `b` as `batch + [m, k]`.
+    b: Array,
+    /// `b` was a vector (or a stack of them): the result drops its last axis.
+    vector: bool,
+}
+
+fn rhs(a: &Array, b: &Array, rule: Rhs, what: &str) -> Result<Operands> {
+    let m = square(a, what)?;
+    let (bm, vector) = match b.ndim() {
+        0 => {
+            return Err(Error::Value(format!(
+                "{what}: b must be a vector or a stack of matrices, got a scalar"
+            )))
+        }
+        1 => (b.expand_dims(-1)?, true),
+        n if rule == Rhs::Scipy && n + 1 == a.ndim() && b.shape()[n - 1] == m => {
+            (b.expand_dims(-1)?, true)
+        }
+        _ => (b.clone(), false),
+    };
+    let rows = bm.shape()[bm.ndim() - 2];
+    if rows != m {
+        // numpy before 2 read a b of one axis fewer than a as a stack of vectors.
+        let hint = if rule == Rhs::Numpy2 && !vector && b.ndim() + 1 == a.ndim() {
+            "; if b is a stack of vectors, solve(a, b[..., None])[..., 0] (numpy 2 treats b \
+             of two or more axes as matrices)"
+        } else {
+            ""
+        };
+        return Err(Error::Value(format!(
+            "{what}: b {} has {rows} rows where a's matrices are {m}x{m}{hint}",
+            b.tensor_type()
+        )));
     }
+    let batch = crate::ops::elementwise::broadcast_shapes(
+        &a.shape()[..a.ndim() - 2],
+        &bm.shape()[..bm.ndim() - 2],
+    )
+    .map_err(|_| {
+        Error::Value(format!(
+            "{what}: the batch axes of a {} and b {} do not broadcast",
+            a.tensor_type(),
+            b.tensor_type()
+        ))
+    })?;
+    let k = bm.shape()[bm.ndim() - 1];
+    let b = bm.broadcast_to(&[batch.as_slice(), &[m, k]].concat())?;
+    Ok(Operands { batch, b, vector })
+}
+
+/// `x` broadcast to `batch` followed by its own last `tail` axes.
+fn to_batch(x: &Array, batch: &[usize], tail: usize) -> Result<Array> {
+    x.broadcast_to(&[batch, &x.shape()[x.ndim() - tail..]].concat())
 }
 
 /// `x` without the given (size-1) axes.
@@ -109,50 +169,12 @@ fn restore(x: Array, was_vector: bool) -> Result<Array> {
 /// # Ok::<(), quabla::Error>(())
 /// ```
 pub fn solve(a: &Array, b: &Array) -> Result<Array> {
-    let (a, bm, vector) = solve_operands(a, b)?;
-    let (f, _, perm) = lu(&a)?;
-    restore(lu_solve(&f, &perm, &bm)?, vector)
-}
-
-/// `a` and `b` broadcast to one batch shape, `b` as matrices, and whether `b` was a vector.
-fn solve_operands(a: &Array, b: &Array) -> Result<(Array, Array, bool)> {
-    let m = square(a, "solve")?;
-    let batch_a = &a.shape()[..a.ndim() - 2];
-    let (bm, vector) = match b.ndim() {
-        0 => {
-            return Err(Error::Value(
-                "solve: b must be a vector or a stack of matrices, got a scalar".into(),
-            ))
-        }
-        1 => (b.reshape(&[b.shape()[0] as isize, 1])?, true),
-        _ => (b.clone(), false),
-    };
-    let rows = bm.shape()[bm.ndim() - 2];
-    if rows != m {
-        // numpy before 2 read a b of one axis fewer than a as a stack of vectors.
-        let hint = if vector || b.ndim() + 1 != a.ndim() {
-            ""
-        } else {
-            "; if b is a stack of vectors, solve(a, b[..., None])[..., 0] (numpy 2 treats b \
-             of two or more axes as matrices)"
-        };
-        return Err(Error::Value(format!(
-            "solve: b {} has {rows} rows where a's matrices are {m}x{m}{hint}",
-            b.tensor_type()
-        )));
-    }
-    let batch_b = &bm.shape()[..bm.ndim() - 2];
-    let batch = crate::ops::elementwise::broadcast_shapes(batch_a, batch_b).map_err(|_| {
-        Error::Value(format!(
-            "solve: the batch axes of a {} and b {} do not broadcast",
-            a.tensor_type(),
-            b.tensor_type()
-        ))
-    })?;
-    let k = bm.shape()[bm.ndim() - 1];
-    let a = a.broadcast_to(&[batch.as_slice(), &[m, m]].concat())?;
-    let bm = bm.broadcast_to(&[batch.as_slice(), &[m, k]].concat())?;
-    Ok((a, bm, vector))
+    let ops = rhs(a, b, Rhs::Numpy2, "solve")?;
+    // Factor each matrix of a once, then broadcast the factors.
+    let (f, _, perm) = lu(a)?;
+    let f = to_batch(&f, &ops.batch, 2)?;
+    let perm = to_batch(&perm, &ops.batch, 1)?;
+    restore(lu_solve_matrices(&f, &perm, &ops.b)?, ops.vector)
 }
 
 /// Solves `a x = b` from `lu(a)`'s factors (`lu` and `permutation`), as
@@ -166,25 +188,32 @@ fn solve_operands(a: &Array, b: &Array) -> Result<(Array, Array, bool)> {
 /// # Ok::<(), quabla::Error>(())
 /// ```
 pub fn lu_solve(lu: &Array, permutation: &Array, b: &Array) -> Result<Array> {
-    square(lu, "lu_solve")?;
-    let (bm, vector) = as_matrix(lu, b)?;
+    let ops = rhs(lu, b, Rhs::Scipy, "lu_solve")?;
+    let f = to_batch(lu, &ops.batch, 2)?;
+    let perm = to_batch(permutation, &ops.batch, 1)?;
+    restore(lu_solve_matrices(&f, &perm, &ops.b)?, ops.vector)
+}
+
+/// The two triangular solves of an LU solve, on operands of one batch shape.
+fn lu_solve_matrices(lu: &Array, permutation: &Array, b: &Array) -> Result<Array> {
     let unit_lower = Triangular {
         unit_diagonal: true,
         ..Default::default()
     };
-    let y = triangular_solve(lu, &permute_rows(permutation, &bm)?, unit_lower)?;
+    let y = triangular_solve(lu, &permute_rows(permutation, b)?, unit_lower)?;
     let upper = Triangular {
         lower: false,
         ..Default::default()
     };
-    restore(triangular_solve(lu, &y, upper)?, vector)
+    triangular_solve(lu, &y, upper)
 }
 
 /// Solves `a x = b` given the Cholesky factor `c` of `a` (`lower` as made by [`cholesky`]),
 /// as `scipy.linalg.cho_solve`.
 pub fn cho_solve(c: &Array, lower: bool, b: &Array) -> Result<Array> {
-    square(c, "cho_solve")?;
-    let (bm, vector) = as_matrix(c, b)?;
+    let ops = rhs(c, b, Rhs::Scipy, "cho_solve")?;
+    let c = &to_batch(c, &ops.batch, 2)?;
+    let (bm, vector) = (ops.b, ops.vector);
     let first = Triangular {
         lower,
         transpose_a: !lower,
@@ -208,8 +237,9 @@ pub fn solve_triangular(
     trans: bool,
     unit_diagonal: bool,
 ) -> Result<Array> {
-    square(a, "solve_triangular")?;
-    let (bm, vector) = as_matrix(a, b)?;
+    let ops = rhs(a, b, Rhs::Scipy, "solve_triangular")?;
+    let a = &to_batch(a, &ops.batch, 2)?;
+    let (bm, vector) = (ops.b, ops.vector);
     let how = Triangular {
         left_side: true,
         lower,

@@ -310,6 +310,27 @@ def outcome(thunk):
         return {"raises": type(e).__name__}
 
 
+def linalg_broadcast_goldens():
+    """Item 6: numpy 2's solve and JAX's scipy solves, broadcasting b against a[5, 3, 3]."""
+    import jax.scipy.linalg as sl
+
+    m = np.sin(np.arange(45.0) * 0.7).reshape(5, 3, 3)
+    a = m @ np.swapaxes(m, -1, -2) + 3.0 * np.eye(3)
+    low = np.tril(m) + 3.0 * np.eye(3)
+    c = np.linalg.cholesky(a)
+    out = {"a": enc(a), "low": enc(low), "cases": {}}
+    for shape in [(3,), (3, 2), (2, 1, 3, 4), (5, 3, 2), (5, 3)]:
+        b = np.cos(np.arange(float(np.prod(shape))) * 0.3).reshape(shape)
+        key = "x".join(map(str, shape))
+        out["cases"][key] = {
+            "b": enc(b),
+            "solve": outcome(lambda: enc(jnp.linalg.solve(a, b))),
+            "cho_solve": outcome(lambda: enc(sl.cho_solve((c, True), b))),
+            "solve_triangular": outcome(lambda: enc(sl.solve_triangular(low, b, lower=True))),
+        }
+    return out
+
+
 def custom_rule_goldens():
     newton_sqrt, sin_times, scaled_loss = custom_rule_programs(jax, jnp)
     pts = [2.0, 9.0, 0.25]
@@ -329,7 +350,7 @@ def semantics_goldens():
     from jax import tree_util as tu
 
     out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {},
-           "custom_rules": custom_rule_goldens()}
+           "custom_rules": custom_rule_goldens(), "linalg": linalg_broadcast_goldens()}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

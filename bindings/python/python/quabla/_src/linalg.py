@@ -12,7 +12,10 @@ there); ``qr`` derivatives need ``m >= n``.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple, Optional, Union
+
+import numpy as np
 
 from .. import _quabla
 from .array import Array
@@ -197,12 +200,25 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                                      bool(transpose_a), bool(unit_diagonal)))
 
 
+def _warn_stacked_vectors(a, b, what: str) -> None:
+    """JAX's scipy solves still read ``b`` of one axis fewer than ``a`` (more than one, its
+    last fitting ``a``) as a stack of vectors, with this FutureWarning; so does Quabla."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    if len(b_shape) > 1 and len(b_shape) + 1 == len(a_shape) and b_shape[-1] == a_shape[-1]:
+        warnings.warn(f"{what}: batched 1D solves with b.ndim > 1 are deprecated (as in JAX), "
+                      f"and in the future will be treated as a batched 2D solve. Use "
+                      f"{what}(a, b[..., None]).squeeze(-1) to avoid this warning.",
+                      FutureWarning, stacklevel=3)
+
+
 def solve_triangular(a, b, trans: Union[int, str] = 0, lower: bool = False,
                      unit_diagonal: bool = False) -> Array:
-    """``scipy.linalg.solve_triangular``: ``op(a) x = b`` with ``trans`` 0/'N' or 1/'T'."""
+    """``scipy.linalg.solve_triangular``: ``op(a) x = b`` with ``trans`` 0/'N' or 1/'T';
+    batch axes of ``a`` and ``b`` broadcast, as ``jax.scipy.linalg``."""
     t = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}.get(trans)
     if t is None:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 'N' or 'T', got {trans!r}")
+    _warn_stacked_vectors(a, b, "solve_triangular")
     return Array(_L.solve_triangular(_raw(a), _raw(b), bool(lower), t, bool(unit_diagonal)))
 
 
@@ -212,7 +228,9 @@ def cho_factor(a, lower: bool = False):
 
 
 def cho_solve(c_and_lower, b) -> Array:
-    """``scipy.linalg.cho_solve``: solves ``a x = b`` from ``cho_factor(a)``."""
+    """``scipy.linalg.cho_solve``: solves ``a x = b`` from ``cho_factor(a)``; batch axes
+    broadcast, as ``jax.scipy.linalg``."""
     c, lower = c_and_lower
+    _warn_stacked_vectors(c, b, "cho_solve")
     return Array(_L.cho_solve(_raw(c), bool(lower), _raw(b)))
 
