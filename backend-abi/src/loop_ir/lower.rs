@@ -709,25 +709,18 @@ fn iota_values(dim: usize, t: &TensorType) -> Result<crate::HostArray, &'static 
         .ok_or("an iota axis past the shape (a bug)")?;
     let inner: usize = t.shape[dim + 1..].iter().product();
     let index = |k: usize| (k / inner.max(1)) % n.max(1);
-    let len = t.num_elements();
-    let shape = t.shape.clone();
+    fn values<T: crate::Element>(
+        t: &TensorType,
+        at: impl Fn(usize) -> T,
+    ) -> Result<crate::HostArray, String> {
+        let all: Vec<T> = (0..t.num_elements()).map(at).collect();
+        crate::HostArray::from_slice(t.shape.clone(), &all)
+    }
     let host = match t.dtype {
-        DType::I32 => crate::HostArray::from_slice(
-            shape,
-            &(0..len).map(|k| index(k) as i32).collect::<Vec<_>>(),
-        ),
-        DType::U32 => crate::HostArray::from_slice(
-            shape,
-            &(0..len).map(|k| index(k) as u32).collect::<Vec<_>>(),
-        ),
-        DType::F32 => crate::HostArray::from_slice(
-            shape,
-            &(0..len).map(|k| index(k) as f32).collect::<Vec<_>>(),
-        ),
-        DType::F64 => crate::HostArray::from_slice(
-            shape,
-            &(0..len).map(|k| index(k) as f64).collect::<Vec<_>>(),
-        ),
+        DType::I32 => values(t, |k| index(k) as i32),
+        DType::U32 => values(t, |k| index(k) as u32),
+        DType::F32 => values(t, |k| index(k) as f32),
+        DType::F64 => values(t, |k| index(k) as f64),
         DType::Bool => return Err("a bool iota (validation rejects it)"),
     };
     host.map_err(|_| "an iota too large for host memory")
