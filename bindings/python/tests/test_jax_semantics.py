@@ -308,3 +308,16 @@ def test_solves_broadcast_as_jax(shape):
         stacked = shape == "5x3" and name != "solve"
         assert any(issubclass(w.category, FutureWarning) for w in caught) == stacked
         assert_close(got, dec(want["value"]), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", sorted(G["static_args"]))
+def test_non_array_arguments_pass_through_as_jax(name):
+    # Item 3: functions, strings and option dicts outside argnums pass through untouched.
+    from programs import static_argument_program
+
+    case = G["static_args"][name]
+    call = static_argument_program(quabla, qnp)[name]
+    if "raises" in case:
+        raises_as(case, call)
+    else:
+        assert_close(call(), dec(case["value"]), rtol=1e-6)

@@ -17,7 +17,7 @@ jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
-from programs import custom_rule_programs  # noqa: E402  (beside this file)
+from programs import custom_rule_programs, static_argument_program  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -350,7 +350,9 @@ def semantics_goldens():
     from jax import tree_util as tu
 
     out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {},
-           "custom_rules": custom_rule_goldens(), "linalg": linalg_broadcast_goldens()}
+           "custom_rules": custom_rule_goldens(), "linalg": linalg_broadcast_goldens(),
+           "static_args": {name: outcome(lambda: enc(call())) for name, call in
+                           static_argument_program(jax, jnp).items()}}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

@@ -68,3 +68,23 @@ def custom_rule_programs(lib, xp):
         return xp.sum(out["s"]) + xp.sum(out["t"] ** 2)
 
     return newton_sqrt, sin_times, scaled_loss
+
+
+def static_argument_program(lib, xp):
+    """Item 3: a loss taking a function, a string and a dict of options beside its array;
+    JAX passes the arguments outside ``argnums`` through untouched."""
+
+    def loss(x, act, name, opts):
+        assert isinstance(name, str)
+        return xp.sum(act(x)) * opts["scale"]
+
+    x = xp.linspace(-1.0, 1.0, 3).astype(xp.float32)
+    args = (x, xp.tanh, "run", {"scale": 2.0})
+    return {
+        "grad": lambda: lib.grad(loss)(*args),
+        "value": lambda: lib.value_and_grad(loss)(*args)[0],
+        "jacfwd": lambda: lib.jacfwd(loss)(*args),
+        "jacrev": lambda: lib.jacrev(loss)(*args),
+        "hessian": lambda: lib.hessian(loss)(*args),
+        "grad_of_the_function": lambda: lib.grad(loss, argnums=1)(*args),
+    }

@@ -66,6 +66,36 @@ def _differentiated(args: tuple, argnums, what: str):
     return nums, raws, in_tree, ranges, [k for i in nums for k in ranges[i]]
 
 
+def _array_like(tree) -> bool:
+    """Every leaf is an array or a number: a value a transformation can trace."""
+    return all(isinstance(x, (Array, np.ndarray, np.generic, numbers.Number))
+               for x in tree_flatten(tree)[0])
+
+
+def _static_args_closed_over(fun, args: tuple, argnums):
+    """``(fun, args, argnums)`` with the arguments outside ``argnums`` that are not arrays
+    (functions, strings, objects, trees holding them) baked into ``fun``: JAX passes such
+    arguments through untouched. ``argnums`` keeps its form (an int stays an int)."""
+    n = len(args)
+    nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
+    differentiated = {a % n for a in nums if -n <= a < n}
+    static = {i: a for i, a in enumerate(args)
+              if i not in differentiated and not _array_like(a)}
+    if not static:
+        return fun, args, argnums
+    keep = [i for i in range(n) if i not in static]
+
+    def with_static(*dyn):
+        it = iter(dyn)
+        return fun(*[static[i] if i in static else next(it) for i in range(n)])
+
+    # Out-of-range argnums stay out of range, for the transformation's own error.
+    renumber = {old: new for new, old in enumerate(keep)}
+    moved = tuple(renumber.get(a % n, n) if -n <= a < n else a for a in nums)
+    new_nums = moved[0] if isinstance(argnums, numbers.Integral) else moved
+    return with_static, tuple(args[i] for i in keep), new_nums
+
+
 def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
                    has_aux: bool = False) -> Callable:
     """``fun``'s value and its gradient w.r.t. ``argnums`` (a tree like those arguments).
@@ -80,6 +110,9 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
     def vg(*args, **kwargs):
         if kwargs:
             return value_and_grad(functools.partial(fun, **kwargs), argnums, has_aux)(*args)
+        closed, dyn, dyn_nums = _static_args_closed_over(fun, args, argnums)
+        if closed is not fun:
+            return value_and_grad(closed, dyn_nums, has_aux)(*dyn)
         nums, raws, in_tree, ranges, flat_nums = _differentiated(args, argnums, "grad")
 
         def call(f, a):
@@ -228,6 +261,9 @@ def _nest(outer_tree, inner_tree, flat: list):
 def _jacobian_transform(fun, argnums, mode: str):
     @functools.wraps(fun)
     def jac(*args):
+        closed, dyn, dyn_nums = _static_args_closed_over(fun, args, argnums)
+        if closed is not fun:
+            return _jacobian_transform(closed, dyn_nums, mode)(*dyn)
         nums, raws, in_tree, _, flat_nums = _differentiated(args, argnums, "jacobian")
         store = OutStore()
         res = _quabla.jacobian(flat_function(fun, in_tree, store), raws, flat_nums, mode)
