@@ -131,13 +131,28 @@ impl Array {
         }
     }
 
-    /// Copies the data to the host. An error while tracing.
+    /// Copies the data to the host. An error while tracing, except for a value a
+    /// transformation called outside `jit` can compute from its concrete inputs (as JAX's
+    /// tracers outside `jit` have their primal values).
     pub fn to_host(&self) -> Result<HostArray> {
         match &self.repr {
             Repr::Concrete { device, buffer } => {
                 buffer.to_host().map_err(|e| device.backend_err(e))
             }
-            Repr::Traced { .. } => Err(Error::TracedValue),
+            Repr::Traced { .. } => match self.known_value()? {
+                Some(a) => a.to_host(),
+                None => Err(Error::TracedValue),
+            },
+        }
+    }
+
+    /// This array's value as a concrete array: itself when concrete; for a traced value, the
+    /// value computed from the trace's concrete inputs when a transformation was called
+    /// outside `jit`, else `None`.
+    pub(crate) fn known_value(&self) -> Result<Option<Array>> {
+        match &self.repr {
+            Repr::Concrete { .. } => Ok(Some(self.clone())),
+            Repr::Traced { trace, value } => trace.value_of(*value),
         }
     }
 

@@ -61,7 +61,11 @@ pub fn make_program<F>(f: F, args: &[Array]) -> Result<qir::Program>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    Ok(ad::trace_at(&f, args)?.1)
+    // Traced on types alone: the program serves any values of them, so it must not
+    // depend on these ones.
+    let device = ad::device_of(args)?;
+    let types: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
+    Ok(trace::trace_function_capturing(&device, &types, &f)?.0)
 }
 
 /// Runs a QIR program on arrays, as `jax.core.eval_jaxpr`: compiled on the device for

@@ -20,6 +20,9 @@ struct TraceState {
     /// Values of enclosing traces used inside this one (region functions closing over outer
     /// values): each gets a placeholder id, turned into an extra input when tracing ends.
     outer: Vec<(Array, ValueId)>,
+    /// Concrete values of traced values, where known: the inputs of a transformation called
+    /// on concrete arrays (outside `jit`), and what was computed from them on request.
+    known: HashMap<ValueId, Array>,
 }
 
 /// Placeholder ids for captured outer values, far above any real value id.
@@ -78,6 +81,7 @@ impl Trace {
                 next,
                 captured: HashMap::new(),
                 outer: Vec::new(),
+                known: HashMap::new(),
             }),
         })
     }
@@ -162,6 +166,39 @@ impl Trace {
         Ok(id)
     }
 
+    /// The concrete value of `v`, when the trace's inputs are known: the trace so far that
+    /// `v` depends on, run on them (and remembered, so a later request runs only what is
+    /// new). `None` when `v` depends on an input whose value is not known (under `jit`).
+    /// This is how a transformation called outside `jit` lets Python control flow read
+    /// primal values (`if x > 0:`), as JAX's JVP tracers do; the program then holds the
+    /// path those values took.
+    pub(crate) fn value_of(&self, v: ValueId) -> Result<Option<Array>> {
+        let (program, inputs) = {
+            let s = self.lock();
+            if s.known.is_empty() {
+                return Ok(None);
+            }
+            if let Some(a) = s.known.get(&v) {
+                return Ok(Some(a.clone()));
+            }
+            match prefix_program(&s, v)? {
+                Some(found) => found,
+                None => return Ok(None),
+            }
+        };
+        let value = crate::eval::eval_program(&program, &inputs)?.remove(0);
+        self.lock().known.insert(v, value.clone());
+        Ok(Some(value))
+    }
+
+    /// Makes the trace's inputs known (a transformation called on concrete arrays).
+    fn know_inputs(&self, args: &[Array]) {
+        let mut s = self.lock();
+        for (i, a) in args.iter().enumerate() {
+            s.known.insert(ValueId(i as u32), a.clone());
+        }
+    }
+
     /// The finished program returning `outputs`.
     pub(crate) fn finish(&self, outputs: Vec<ValueId>) -> Program {
         let mut p = self.lock().program.clone();
@@ -170,13 +207,106 @@ impl Trace {
     }
 }
 
+/// The nodes of the trace so far that `v` needs beyond the known values, as a program of
+/// those known values (returned, concrete, in input order). `None` when an input or an
+/// outer value it needs is not known. The walk is an explicit stack: its depth is the
+/// user's program's, not bounded by the Rust stack.
+fn prefix_program(s: &TraceState, v: ValueId) -> Result<Option<(Program, Vec<Array>)>> {
+    let n_in = s.program.inputs.len() as u32;
+    let mut firsts = Vec::with_capacity(s.program.nodes.len());
+    let mut next = n_in;
+    for node in &s.program.nodes {
+        firsts.push(next);
+        next += node.results.len() as u32;
+    }
+    let node_of = |u: ValueId| firsts.partition_point(|f| *f <= u.0).checked_sub(1);
+    let mut leaves: Vec<ValueId> = Vec::new();
+    let mut needed = vec![false; s.program.nodes.len()];
+    let mut stack = vec![v];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(u) = stack.pop() {
+        if !seen.insert(u) {
+            continue;
+        }
+        if s.known.contains_key(&u) {
+            leaves.push(u);
+            continue;
+        }
+        if u.0 < n_in {
+            return Ok(None);
+        }
+        if u.0 >= PLACEHOLDER_BASE {
+            // An enclosing trace's value: known there, or not at all.
+            let Some((outer, _)) = s.outer.iter().find(|(_, p)| *p == u) else {
+                return Ok(None);
+            };
+            match outer.known_value()? {
+                Some(_) => {
+                    leaves.push(u);
+                    continue;
+                }
+                None => return Ok(None),
+            }
+        }
+        let Some(i) = node_of(u) else {
+            return Ok(None);
+        };
+        if !needed[i] {
+            needed[i] = true;
+            stack.extend(s.program.nodes[i].operands.iter().copied());
+        }
+    }
+    leaves.sort();
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut inputs = Vec::with_capacity(leaves.len());
+    let mut types = Vec::with_capacity(leaves.len());
+    for (k, u) in leaves.iter().enumerate() {
+        let value = match s.known.get(u) {
+            Some(a) => a.clone(),
+            None => {
+                let outer = s.outer.iter().find(|(_, p)| p == u).map(|(a, _)| a);
+                match outer.map(Array::known_value).transpose()?.flatten() {
+                    Some(a) => a,
+                    None => return Ok(None),
+                }
+            }
+        };
+        map.insert(*u, ValueId(k as u32));
+        types.push(value.tensor_type().clone());
+        inputs.push(value);
+    }
+    let mut nodes = Vec::new();
+    let mut id = leaves.len() as u32;
+    for (i, node) in s.program.nodes.iter().enumerate() {
+        if !needed[i] {
+            continue;
+        }
+        let operands = node.operands.iter().map(|o| map[o]).collect();
+        for r in 0..node.results.len() as u32 {
+            map.insert(ValueId(firsts[i] + r), ValueId(id));
+            id += 1;
+        }
+        nodes.push(Node {
+            op: node.op.clone(),
+            operands,
+            results: node.results.clone(),
+        });
+    }
+    let program = Program {
+        inputs: types,
+        nodes,
+        outputs: vec![map[&v]],
+    };
+    Ok(Some((program, inputs)))
+}
+
 /// Traces `f` on fresh traced inputs of `types` into a validated program. Concrete arrays
 /// the function returns or captures become constants.
 pub(crate) fn trace_function<F>(device: &Arc<Device>, types: &[TensorType], f: F) -> Result<Program>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    Ok(trace_inner(device, types, f, false)?.0)
+    Ok(trace_inner(device, types, f, false, None)?.0)
 }
 
 /// Like [`trace_function`], for region functions that may close over traced values of the
@@ -190,7 +320,31 @@ pub(crate) fn trace_function_capturing<F>(
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
-    trace_inner(device, types, f, true)
+    trace_inner(device, types, f, true, None)
+}
+
+/// [`trace_function_capturing`] for a transformation called on `args`: when their values
+/// are known (outside `jit`), the traced values know theirs, so Python-style control flow
+/// on primal values works while tracing (see [`Trace::value_of`]).
+pub(crate) fn trace_function_at<F>(
+    device: &Arc<Device>,
+    args: &[Array],
+    f: F,
+) -> Result<(Program, Vec<Array>)>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let types: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
+    // Concrete arguments, or traced ones whose trace knows their values (a transformation
+    // nested in another called outside `jit`, as hessian's).
+    let mut known = Vec::with_capacity(args.len());
+    for a in args {
+        match a.known_value()? {
+            Some(v) => known.push(v),
+            None => return trace_inner(device, &types, f, true, None),
+        }
+    }
+    trace_inner(device, &types, f, true, Some(&known))
 }
 
 /// Moves captured placeholders to inputs after the declared ones, renumbering the rest.
@@ -224,11 +378,15 @@ fn trace_inner<F>(
     types: &[TensorType],
     f: F,
     capturing: bool,
+    known: Option<&[Array]>,
 ) -> Result<(Program, Vec<Array>)>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     let trace = Trace::with_capture(device.clone(), types.to_vec(), capturing);
+    if let Some(args) = known {
+        trace.know_inputs(args);
+    }
     let _active = ActiveGuard::push(trace.id());
     let traced: Vec<Array> = types
         .iter()

@@ -321,3 +321,20 @@ def test_non_array_arguments_pass_through_as_jax(name):
         raises_as(case, call)
     else:
         assert_close(call(), dec(case["value"]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(G["python_control_flow"]))
+def test_python_control_flow_on_primal_values_as_jax(name):
+    # Item 3: outside jit, transformations see concrete primal values; under jit (and
+    # vmap) control flow on them fails, with Quabla's ConcretizationTypeError where JAX
+    # raises a subclass of its own (TracerBoolConversionError).
+    from programs import python_control_flow_program
+
+    case = G["python_control_flow"][name]
+    call = python_control_flow_program(quabla, qnp)[name]
+    if "raises" in case:
+        with pytest.raises(Exception) as info:
+            call()
+        assert type(info.value).__name__ in case["bases"], info.value
+    else:
+        assert_close(call(), dec(case["value"]), rtol=2e-6, atol=1e-7)

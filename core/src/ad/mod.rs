@@ -43,8 +43,7 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     let device = device_of(args)?;
-    let types: Vec<TensorType> = args.iter().map(|a| a.tensor_type().clone()).collect();
-    let (p, captures) = crate::trace::trace_function_capturing(&device, &types, f)?;
+    let (p, captures) = crate::trace::trace_function_at(&device, args, f)?;
     Ok((device, p, captures))
 }
 

@@ -17,7 +17,8 @@ jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
-from programs import custom_rule_programs, static_argument_program  # noqa: E402
+from programs import (  # noqa: E402  (beside this file)
+    custom_rule_programs, python_control_flow_program, static_argument_program)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -303,11 +304,12 @@ def index_env(xp):
 
 
 def outcome(thunk):
-    """What a call gives: its value, or the exception's type name."""
+    """What a call gives: its value, or the exception's type name (and its bases', for
+    JAX's subclasses of the classes Quabla raises)."""
     try:
         return {"value": thunk()}
     except Exception as e:  # noqa: BLE001 - the type is what is recorded
-        return {"raises": type(e).__name__}
+        return {"raises": type(e).__name__, "bases": [t.__name__ for t in type(e).__mro__]}
 
 
 def linalg_broadcast_goldens():
@@ -352,7 +354,9 @@ def semantics_goldens():
     out = {"jax": jax.__version__, "format": [], "print": [], "errors": {}, "index": {},
            "custom_rules": custom_rule_goldens(), "linalg": linalg_broadcast_goldens(),
            "static_args": {name: outcome(lambda: enc(call())) for name, call in
-                           static_argument_program(jax, jnp).items()}}
+                           static_argument_program(jax, jnp).items()},
+           "python_control_flow": {name: outcome(lambda: enc(call())) for name, call in
+                                   python_control_flow_program(jax, jnp).items()}}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

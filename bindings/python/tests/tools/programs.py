@@ -88,3 +88,45 @@ def static_argument_program(lib, xp):
         "hessian": lambda: lib.hessian(loss)(*args),
         "grad_of_the_function": lambda: lib.grad(loss, argnums=1)(*args),
     }
+
+
+def python_control_flow_program(lib, xp):
+    """Item 3: Python control flow on primal values under transformations called outside
+    jit (an if on the sign, a Newton loop until converged, a length read with int()), and
+    the same under jit, where it must fail."""
+
+    def piecewise(x):
+        if x > 0:
+            return xp.sin(x) * 2.0
+        return x ** 3
+
+    def newton_sqrt(a):
+        x = a
+        while abs(x * x - a) > 1e-6:
+            x = 0.5 * (x + a / x)
+        return x
+
+    def leading_positive_squares(x):
+        n = int(xp.sum(x > 0))
+        return xp.sum(x[:n] ** 2)
+
+    pos, neg = xp.asarray(0.5), xp.asarray(-0.5)
+    v = xp.asarray([1.0, 2.0, -1.0, 3.0])
+    return {
+        "grad_pos": lambda: lib.grad(piecewise)(pos),
+        "grad_neg": lambda: lib.grad(piecewise)(neg),
+        "value_and_grad": lambda: lib.value_and_grad(piecewise)(neg)[0],
+        "jvp": lambda: lib.jvp(piecewise, (neg,), (xp.asarray(2.0),))[1],
+        "vjp": lambda: lib.vjp(piecewise, pos)[1](xp.asarray(1.0))[0],
+        "jacfwd": lambda: lib.jacfwd(piecewise)(pos),
+        "jacrev": lambda: lib.jacrev(piecewise)(neg),
+        "hessian_pos": lambda: lib.hessian(piecewise)(pos),
+        "hessian_neg": lambda: lib.hessian(piecewise)(neg),
+        "grad_of_grad": lambda: lib.grad(lib.grad(piecewise))(pos),
+        "newton": lambda: newton_sqrt(xp.asarray(2.0)),
+        "newton_grad": lambda: lib.grad(newton_sqrt)(xp.asarray(2.0)),
+        "int_length_grad": lambda: lib.grad(leading_positive_squares)(v),
+        "jit_grad_fails": lambda: lib.jit(lib.grad(piecewise))(pos),
+        "jit_fails": lambda: lib.jit(piecewise)(pos),
+        "vmap_grad_fails": lambda: lib.vmap(lib.grad(piecewise))(xp.asarray([0.5, -0.5])),
+    }

@@ -104,6 +104,12 @@ class Array:
 
     def _concrete(self, what: str):
         if self.is_traced:
+            # A transformation called outside jit (grad, jvp, jacfwd, ...) knows the primal
+            # values, as JAX's does: Python control flow on them works.
+            try:
+                return np.asarray(self)
+            except _quabla.ConcretizationTypeError:
+                pass
             from .flat import tracing
             where = f" while tracing `{tracing[-1]}`" if tracing else ""
             raise _quabla.ConcretizationTypeError(
