@@ -224,6 +224,7 @@ fn prefix_program(s: &TraceState, v: ValueId) -> Result<Option<(Program, Vec<Arr
     let mut needed = vec![false; s.program.nodes.len()];
     let mut stack = vec![v];
     let mut seen = std::collections::HashSet::new();
+    let mut outer_values: HashMap<ValueId, Array> = HashMap::new();
     while let Some(u) = stack.pop() {
         if !seen.insert(u) {
             continue;
@@ -241,7 +242,8 @@ fn prefix_program(s: &TraceState, v: ValueId) -> Result<Option<(Program, Vec<Arr
                 return Ok(None);
             };
             match outer.known_value()? {
-                Some(_) => {
+                Some(value) => {
+                    outer_values.insert(u, value);
                     leaves.push(u);
                     continue;
                 }
@@ -261,27 +263,31 @@ fn prefix_program(s: &TraceState, v: ValueId) -> Result<Option<(Program, Vec<Arr
     let mut inputs = Vec::with_capacity(leaves.len());
     let mut types = Vec::with_capacity(leaves.len());
     for (k, u) in leaves.iter().enumerate() {
-        let value = match s.known.get(u) {
-            Some(a) => a.clone(),
-            None => {
-                let outer = s.outer.iter().find(|(_, p)| p == u).map(|(a, _)| a);
-                match outer.map(Array::known_value).transpose()?.flatten() {
-                    Some(a) => a,
-                    None => return Ok(None),
-                }
-            }
+        let Some(value) = s.known.get(u).or_else(|| outer_values.get(u)).cloned() else {
+            return Ok(None);
         };
         map.insert(*u, ValueId(k as u32));
         types.push(value.tensor_type().clone());
         inputs.push(value);
     }
+    let renumbered = |map: &HashMap<ValueId, ValueId>, o: &ValueId| -> Result<ValueId> {
+        map.get(o).copied().ok_or_else(|| {
+            Error::Internal(format!(
+                "reading a traced value: {o} is computed nowhere before"
+            ))
+        })
+    };
     let mut nodes = Vec::new();
     let mut id = leaves.len() as u32;
     for (i, node) in s.program.nodes.iter().enumerate() {
         if !needed[i] {
             continue;
         }
-        let operands = node.operands.iter().map(|o| map[o]).collect();
+        let operands = node
+            .operands
+            .iter()
+            .map(|o| renumbered(&map, o))
+            .collect::<Result<_>>()?;
         for r in 0..node.results.len() as u32 {
             map.insert(ValueId(firsts[i] + r), ValueId(id));
             id += 1;
@@ -295,7 +301,7 @@ fn prefix_program(s: &TraceState, v: ValueId) -> Result<Option<(Program, Vec<Arr
     let program = Program {
         inputs: types,
         nodes,
-        outputs: vec![map[&v]],
+        outputs: vec![renumbered(&map, &v)?],
     };
     Ok(Some((program, inputs)))
 }

@@ -64,3 +64,24 @@ fn under_jit_a_primal_value_is_still_unknown() {
     let err = quabla::make_program(piecewise, &[scalar(0.5)]).unwrap_err();
     assert!(matches!(err, Error::TracedValue), "{err}");
 }
+
+#[test]
+fn an_inner_transformation_reads_values_it_computes_from_an_outer_trace() {
+    // d/dx of [d/dy of (y x if y + x > 0 else -y x)] at y = x: the inner function's
+    // branch reads a value built from x, which it closes over from the outer trace.
+    let outer = |a: &[Array]| -> Result<Vec<Array>> {
+        let x = a[0].clone();
+        let inner = move |b: &[Array]| -> Result<Vec<Array>> {
+            let yx = (&b[0] * &x)?;
+            Ok(vec![if (&b[0] + &x)?.item::<f64>()? > 0.0 {
+                yx
+            } else {
+                yx.neg()?
+            }])
+        };
+        grad(inner, &[0])(&[a[0].clone()])
+    };
+    // d/dy = x (or -x), so the outer derivative is 1 (or -1).
+    assert_eq!(value(&grad(outer, &[0])(&[scalar(0.5)]).unwrap()[0]), 1.0);
+    assert_eq!(value(&grad(outer, &[0])(&[scalar(-0.5)]).unwrap()[0]), -1.0);
+}
