@@ -338,3 +338,33 @@ def test_python_control_flow_on_primal_values_as_jax(name):
         assert type(info.value).__name__ in case["bases"], info.value
     else:
         assert_close(call(), dec(case["value"]), rtol=2e-6, atol=1e-7)
+
+
+@pytest.fixture
+def x64():
+    quabla.config.update("jax_enable_x64", True)
+    yield
+    quabla.config.update("jax_enable_x64", False)
+
+
+@pytest.mark.parametrize("code", sorted(G["x64"]["dtypes"]))
+def test_x64_default_dtypes_as_jax(x64, code):
+    # Item 1: with jax_enable_x64 the default float is float64. Quabla's int32 stands for
+    # JAX's default int (int64 with x64), so an int64 result is int32 here.
+    want = G["x64"]["dtypes"][code].replace("int64", "int32")
+    got = eval(code, {"xp": qnp, "lib": quabla, "i": qnp.arange(3)})
+    assert str(got.dtype) == want
+
+
+def test_x64_computes_in_float64_as_jax(x64):
+    case = G["x64"]["value"]
+    got = eval(case["code"], {"xp": qnp})
+    assert got.dtype == np.float64
+    assert_close(got, dec(case["value"]), rtol=1e-15)
+
+
+def test_x64_is_off_by_default_and_switches_back():
+    assert quabla.config.jax_enable_x64 is False
+    assert qnp.zeros(2).dtype == np.float32 and (qnp.arange(3) * 0.1).dtype == np.float32
+    with pytest.raises(AttributeError, match="jax_enable_x64"):
+        quabla.config.update("jax_no_such_option", True)

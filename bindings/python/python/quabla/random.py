@@ -149,10 +149,10 @@ def _float_dtype(dtype):
     return d
 
 
-def uniform(key: Array, shape: Sequence[int] = (), dtype=np.float32, minval=0.0,
+def uniform(key: Array, shape: Sequence[int] = (), dtype=None, minval=0.0,
             maxval=1.0) -> Array:
-    """Uniform floats in ``[minval, maxval)``."""
-    d = _float_dtype(dtype)
+    """Uniform floats in ``[minval, maxval)`` (float32, or float64 with x64 on, by default)."""
+    d = _float_dtype(_dt.default_float() if dtype is None else dtype)
     k = _check_key(key)
     shape = tuple(shape)
     lo = asarray(minval, d) if not isinstance(minval, Array) else minval.astype(d)
@@ -184,9 +184,10 @@ def _erfinv(x: Array) -> Array:
     return where(absolute(x) == 1.0, x * float("inf"), y)
 
 
-def normal(key: Array, shape: Sequence[int] = (), dtype=np.float32) -> Array:
-    """Standard normal samples: ``sqrt(2) * erfinv(u)`` with ``u`` uniform in (-1, 1), as JAX."""
-    d = _float_dtype(dtype)
+def normal(key: Array, shape: Sequence[int] = (), dtype=None) -> Array:
+    """Standard normal samples: ``sqrt(2) * erfinv(u)`` with ``u`` uniform in (-1, 1), as JAX
+    (float32, or float64 with x64 on, by default)."""
+    d = _float_dtype(_dt.default_float() if dtype is None else dtype)
     lo = float(np.nextafter(np.array(-1.0, d), np.array(0.0, d)))
     u = uniform(key, shape, d, lo, 1.0)
     return _erfinv(u) * float(np.sqrt(np.array(2.0, d)))

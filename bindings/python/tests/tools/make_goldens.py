@@ -303,6 +303,18 @@ def index_env(xp):
             "m": xp.arange(12.0, dtype=xp.float32).reshape(3, 4)}
 
 
+# Item 1: default dtypes with x64 on (the recorder runs with it on), `i` an array of the
+# default int (int64 in JAX with x64; Quabla's int32 stands for it).
+X64_CASES = [
+    "xp.asarray(1.0)", "xp.asarray([1.0, 2.0])", "xp.zeros(2)", "xp.ones(2)", "xp.eye(2)",
+    "xp.arange(3.0)", "xp.linspace(0, 1, 3)", "xp.full(2, 1.5)", "i * 0.1", "0.1 * i",
+    "xp.multiply(i, 0.5)", "xp.mean(i)", "xp.sqrt(i)", "xp.ones(2, dtype=xp.float32) * 0.1",
+    "xp.arange(3)", "i + 1", "lib.random.normal(lib.random.PRNGKey(0), (2,))",
+    "lib.random.uniform(lib.random.PRNGKey(0), (2,))",
+]
+X64_VALUE = "xp.sum(xp.sin(xp.linspace(0.0, 1.0, 5)) * 0.1) + xp.mean(xp.arange(4)) / 3.0"
+
+
 def outcome(thunk):
     """What a call gives: its value, or the exception's type name (and its bases', for
     JAX's subclasses of the classes Quabla raises)."""
@@ -356,7 +368,12 @@ def semantics_goldens():
            "static_args": {name: outcome(lambda: enc(call())) for name, call in
                            static_argument_program(jax, jnp).items()},
            "python_control_flow": {name: outcome(lambda: enc(call())) for name, call in
-                                   python_control_flow_program(jax, jnp).items()}}
+                                   python_control_flow_program(jax, jnp).items()},
+           "x64": {"dtypes": {code: str(eval(code, {"xp": jnp, "lib": jax,
+                                                    "i": jnp.arange(3)}).dtype)
+                              for code in X64_CASES},
+                   "value": {"code": X64_VALUE,
+                             "value": enc(eval(X64_VALUE, {"xp": jnp}))}}}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

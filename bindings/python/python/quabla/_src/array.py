@@ -206,6 +206,10 @@ class Array:
 
     # ---- operators ------------------------------------------------------------------
     def _bin(self, op: str, other, reflected: bool = False) -> "Array":
+        if _dt.is_python_float(other) and _dt.default_float() == np.float64 \
+                and self.dtype.kind in "iub":
+            # x64: `i * 0.1` is float64, as in JAX (the core would make it float32).
+            return self.astype(np.float64)._bin(op, other, reflected)
         o = _operand(other)
         if o is NotImplemented:
             return NotImplemented

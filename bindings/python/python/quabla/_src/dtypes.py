@@ -1,12 +1,15 @@
 """Dtypes: the five Quabla supports, as numpy dtypes, and how Python values map to them.
 
 Arrays given with an explicit dtype keep it (float64 stays float64, as JAX with x64 on);
-Python scalars are weakly typed; literals with no other type default to float32 / int32.
+Python scalars are weakly typed; literals with no other type default to float32 (float64
+with ``jax_enable_x64``, see ``config.py``) / int32.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .config import default_float  # noqa: F401  (re-exported: the default float dtype)
 
 float32 = np.float32
 float64 = np.float64
@@ -37,7 +40,7 @@ def canonicalize(dtype) -> np.dtype:
     strings are refused.
     """
     if dtype is float:
-        return np.dtype(np.float32)
+        return default_float()
     if dtype is int:
         return np.dtype(np.int32)
     if dtype is bool:
@@ -69,7 +72,7 @@ def scalar_dtype(x) -> np.dtype:
     if isinstance(x, int):
         return np.dtype(np.int32)
     if isinstance(x, float):
-        return np.dtype(np.float32)
+        return default_float()
     return canonicalize(np.asarray(x).dtype)
 
 
@@ -84,3 +87,8 @@ def result_type(*dtypes) -> np.dtype:
         kinds = {d.kind for d in ints}
         return np.dtype(np.int32) if "i" in kinds else np.dtype(np.uint32)
     return np.dtype(np.bool_)
+
+
+def is_python_float(x) -> bool:
+    """A Python float (weakly typed), not a numpy scalar."""
+    return isinstance(x, float) and not isinstance(x, np.generic)

@@ -49,7 +49,7 @@ def asarray(a, dtype=None, device=None) -> Array:
     if isinstance(a, (list, tuple)) and dtype is None:
         probe = np.asarray(a)
         if probe.dtype == np.float64:
-            dtype = np.float32  # Python floats are float32 by default
+            dtype = _dt.default_float()  # Python floats: float32 unless x64 is on
         elif probe.dtype.kind == "i":
             dtype = np.int32
     if isinstance(a, numbers.Number) and not isinstance(a, (bool, int, float, np.generic)):
@@ -89,12 +89,12 @@ def broadcast_to_dtype(x: Array, shape, dtype) -> Array:
 
 def zeros(shape, dtype=None, device=None) -> Array:
     """Zeros (float32 unless ``dtype``)."""
-    return full(shape, 0, dtype if dtype is not None else np.float32, device)
+    return full(shape, 0, dtype if dtype is not None else _dt.default_float(), device)
 
 
 def ones(shape, dtype=None, device=None) -> Array:
     """Ones (float32 unless ``dtype``)."""
-    return full(shape, 1, dtype if dtype is not None else np.float32, device)
+    return full(shape, 1, dtype if dtype is not None else _dt.default_float(), device)
 
 
 def full_like(a, fill_value, dtype=None, shape=None) -> Array:
@@ -137,7 +137,7 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
         step = 1
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
-        dtype = np.int32 if ints else np.float32
+        dtype = np.int32 if ints else _dt.default_float()
     d = _dt.canonicalize(dtype)
     return _from_numpy(np.arange(start, stop, step, dtype=np.float64 if d.kind == "f" else None)
                        .astype(d), d)
@@ -150,7 +150,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         s, e = asarray(start), asarray(stop)
         d = _dt.canonicalize(dtype) if dtype is not None else _dt.result_type(s.dtype, e.dtype)
         if d.kind != "f":
-            d = np.dtype(np.float32)
+            d = _dt.default_float()
         div = (num - 1) if endpoint else num
         steps = arange(num, dtype=d)
         from .shape import expand_dims, moveaxis
@@ -162,7 +162,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
             out = out.at[-1].set(e)
         out = moveaxis(out, 0, axis)
         return (out, delta) if retstep else out
-    d = _dt.canonicalize(dtype) if dtype is not None else np.dtype(np.float32)
+    d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
     vals, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, dtype=np.float64)
     out = _from_numpy(vals.astype(d), d)
     if axis != 0:
@@ -173,7 +173,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype=None) -> Array:
     """The identity (ones on the ``k``-th diagonal)."""
-    d = _dt.canonicalize(dtype) if dtype is not None else np.dtype(np.float32)
+    d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
     return _from_numpy(np.eye(N, M, k, dtype=d), d)
 
 

@@ -27,6 +27,7 @@ def _arr(x) -> Array:
 
 def binary(op: str, x, y) -> Array:
     """A core binary primitive on array-likes, the array side deciding the dtype of scalars."""
+    x, y = widen_for_python_float(x, y)
     if isinstance(x, Array):
         return Array(x._raw.binary(op, _operand(y) if _is_scalar(y) else _arr(y)._raw))
     if isinstance(y, Array) and _is_scalar(x):
@@ -37,7 +38,7 @@ def binary(op: str, x, y) -> Array:
 
 def _float(x) -> Array:
     x = _arr(x)
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    return x if x.dtype.kind == "f" else x.astype(_dt.default_float())
 
 
 def _unary(op: str, float_only: bool = True):
@@ -133,7 +134,7 @@ def bitwise_xor(x, y): return binary("xor", x, y)
 def arctan2(y, x) -> Array:
     """Four-quadrant arctangent of ``y / x`` (signed zeros respected)."""
     if not isinstance(y, Array) and isinstance(x, Array):
-        y = asarray(y, x.dtype if x.dtype.kind == "f" else np.float32)
+        y = asarray(y, x.dtype if x.dtype.kind == "f" else _dt.default_float())
     return binary("atan2", _float(y), x)
 
 
@@ -401,3 +402,16 @@ def array_equal(a, b) -> bool:
     from .reductions import all as all_
     return bool(all_(a == b))
 
+
+
+
+def widen_for_python_float(x, y):
+    """With x64 on, an integer or bool array meeting a Python float becomes float64 first:
+    the core promotes ``int32 * 0.1`` to float32, JAX with x64 to float64."""
+    if _dt.default_float() != np.float64:
+        return x, y
+    if isinstance(x, Array) and x.dtype.kind in "iub" and _dt.is_python_float(y):
+        return x.astype(np.float64), y
+    if isinstance(y, Array) and y.dtype.kind in "iub" and _dt.is_python_float(x):
+        return x, y.astype(np.float64)
+    return x, y

@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..array import Array, _axis
 from .creation import asarray
 from .elementwise import where
@@ -114,7 +115,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Array:
         raise NotImplementedError("interp: `period` is not supported")
     x, xp, fp = _arr(x), _arr(xp), _arr(fp)
     if x.dtype.kind != "f":
-        x = x.astype(fp.dtype if fp.dtype.kind == "f" else np.float32)
+        x = x.astype(fp.dtype if fp.dtype.kind == "f" else _dt.default_float())
     n = xp.shape[0]
     i = searchsorted(xp, x, side="right")
     i = where(i < 1, 1, where(i > n - 1, n - 1, i))

@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..array import Array, _axis
 from .creation import asarray, iota_like
 from .elementwise import isnan, sqrt, where
@@ -34,7 +35,7 @@ def _reduce(kind: str, a, axis, keepdims: bool, dtype=None) -> Array:
     if kind in ("all", "any") and a.dtype != np.bool_:
         a = a != 0
     if kind == "mean" and a.dtype.kind != "f":
-        a = a.astype(np.float32)
+        a = a.astype(_dt.default_float())
     axes = _axes(axis, a.ndim)
     if axes is not None and not axes:
         return a
@@ -82,7 +83,7 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False) -> Arra
     if dtype is not None:
         a = a.astype(dtype)
     elif a.dtype.kind != "f":
-        a = a.astype(np.float32)
+        a = a.astype(_dt.default_float())
     centered = a - mean(a, axis, keepdims=True)
     axes = _axes(axis, a.ndim)
     n = a.size if axes is None else int(np.prod([a.shape[d] for d in axes]))

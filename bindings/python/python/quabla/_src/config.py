@@ -1,0 +1,65 @@
+"""``quabla.config``: the JAX configuration flags that change Quabla's behaviour.
+
+``jax_enable_x64`` (also the ``QUABLA_ENABLE_X64`` or ``JAX_ENABLE_X64`` environment
+variable, read once at import): with it on, the default float dtype is float64, as JAX's
+with x64 on: Python floats, float lists, ``zeros``/``ones``/``eye``/``arange``/``linspace``
+without a dtype, ``random.uniform``/``normal``, integer arrays combined with a Python float
+(``0.1 * i``) and float results of integer inputs (``mean``, ``sqrt``). Integers stay int32:
+Quabla has no int64. With it off (the default) the default float is float32; unlike JAX,
+float64 numpy arrays and explicit ``dtype=float64`` keep float64 either way.
+
+>>> import quabla
+>>> quabla.config.update("jax_enable_x64", True)
+>>> quabla.numpy.zeros(2).dtype
+dtype('float64')
+>>> quabla.config.update("jax_enable_x64", False)
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _env_x64() -> bool:
+    for name in ("QUABLA_ENABLE_X64", "JAX_ENABLE_X64"):
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip().lower() in _TRUE
+    return False
+
+
+class Config:
+    """The flags, read as attributes or with :meth:`read`, set with :meth:`update`."""
+
+    def __init__(self) -> None:
+        self._values = {"jax_enable_x64": _env_x64()}
+
+    def update(self, name: str, value) -> None:
+        """Sets ``name`` (``"jax_enable_x64"``) to ``value``, as ``jax.config.update``."""
+        if name not in self._values:
+            raise AttributeError(f"unknown config option {name!r}: Quabla has "
+                                 f"{', '.join(sorted(self._values))}")
+        self._values[name] = bool(value)
+
+    def read(self, name: str):
+        """The value of ``name``."""
+        if name not in self._values:
+            raise AttributeError(f"unknown config option {name!r}")
+        return self._values[name]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.read(name)
+
+
+config = Config()
+
+
+def default_float() -> np.dtype:
+    """float64 with ``jax_enable_x64`` on, else float32."""
+    return np.dtype(np.float64 if config.read("jax_enable_x64") else np.float32)
