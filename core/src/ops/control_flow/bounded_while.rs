@@ -27,7 +27,6 @@ use super::{cond, scan, RegionFn};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::eval::eval_program;
-use crate::trace::trace_function_capturing;
 use quabla_abi::qir::Program;
 use quabla_abi::{DType, TensorType};
 
@@ -64,24 +63,10 @@ pub fn bounded_while_loop(
     }
     let device = super::device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
-    // The regions are traced once, and what they capture travels in the loop state:
-    // `checkpoint` re-traces the segment and must not capture values of an outer trace.
-    let (cprog, ccaps) = trace_function_capturing(&device, &types, cond_fn)?;
-    if cprog.output_types() != vec![TensorType::scalar(DType::Bool)] {
-        return Err(Error::DType(format!(
-            "bounded_while_loop's cond_fn must return one bool scalar, got {}",
-            crate::ops::show_types(&cprog.output_types())
-        )));
-    }
-    let (bprog, bcaps) = trace_function_capturing(&device, &types, body_fn)?;
-    if bprog.output_types() != types {
-        return Err(Error::Shape(format!(
-            "bounded_while_loop's body_fn must return the carry's structure, shapes and dtypes \
-             {}, got {}",
-            crate::ops::show_types(&types),
-            crate::ops::show_types(&bprog.output_types())
-        )));
-    }
+    // The regions are traced once; what they capture travels beside the loop state, as the
+    // consts of every scan of the tree (`checkpoint` must not capture an outer trace's values).
+    let regions =
+        super::LoopRegions::trace("bounded_while_loop", &device, &types, cond_fn, body_fn)?;
     if max_steps == 0 {
         return Ok(init.to_vec());
     }
@@ -90,16 +75,16 @@ pub fn bounded_while_loop(
         like,
         &TensorType::scalar(DType::I32),
     )?);
-    let mut caps = ccaps;
+    let mut caps = regions.cond_captures;
     let tree = Tree {
-        cond: &cprog,
-        body: &bprog,
+        cond: &regions.cond,
+        body: &regions.body,
         carry: init.len(),
         cond_caps: caps.len(),
         bound: max_steps as i32,
         children: level_sizes(max_steps),
     };
-    caps.extend(bcaps);
+    caps.extend(regions.body_captures);
     let mut out = tree.node(tree.children.len(), &state, &caps)?;
     out.truncate(init.len());
     Ok(out)

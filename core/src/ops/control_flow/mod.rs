@@ -426,27 +426,59 @@ pub fn switch(index: &Array, branches: &[RegionFn], operands: &[Array]) -> Resul
     run_cond(i, branches, operands)
 }
 
+/// A loop's traced `cond` and `body` regions with what each captures, checked against the
+/// carry's types (`what` names the loop in errors).
+pub(super) struct LoopRegions {
+    pub(super) cond: Program,
+    pub(super) cond_captures: Vec<Array>,
+    pub(super) body: Program,
+    pub(super) body_captures: Vec<Array>,
+}
+
+impl LoopRegions {
+    pub(super) fn trace(
+        what: &str,
+        device: &std::sync::Arc<crate::runtime::Device>,
+        types: &[TensorType],
+        cond_fn: RegionFn,
+        body_fn: RegionFn,
+    ) -> Result<LoopRegions> {
+        let (cond, cond_captures) = trace_function_capturing(device, types, cond_fn)?;
+        if cond.output_types() != vec![TensorType::scalar(quabla_abi::DType::Bool)] {
+            return Err(Error::DType(format!(
+                "{what}'s cond_fn must return one bool scalar, got {}",
+                crate::ops::show_types(&cond.output_types())
+            )));
+        }
+        let (body, body_captures) = trace_function_capturing(device, types, body_fn)?;
+        if body.output_types() != types {
+            return Err(Error::Shape(format!(
+                "{what}'s body_fn must return the carry's structure, shapes and dtypes {}, got {}",
+                crate::ops::show_types(types),
+                crate::ops::show_types(&body.output_types())
+            )));
+        }
+        Ok(LoopRegions {
+            cond,
+            cond_captures,
+            body,
+            body_captures,
+        })
+    }
+}
+
 /// `while cond_fn(carry): carry = body_fn(carry)`. Forward-mode differentiable; reverse mode
 /// needs a bound ([`bounded_while_loop`], whose cost follows the trips taken) or static
 /// bounds (`fori_loop` with constant bounds, or `scan`).
 pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Result<Vec<Array>> {
     let device = device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
-    let (cprog, ccaps) = trace_function_capturing(&device, &types, cond_fn)?;
-    if cprog.output_types() != vec![TensorType::scalar(quabla_abi::DType::Bool)] {
-        return Err(Error::DType(format!(
-            "while_loop's cond_fn must return one bool scalar, got {}",
-            crate::ops::show_types(&cprog.output_types())
-        )));
-    }
-    let (bprog, bcaps) = trace_function_capturing(&device, &types, body_fn)?;
-    if bprog.output_types() != types {
-        return Err(Error::Shape(format!(
-            "while_loop's body_fn must return the carry's structure, shapes and dtypes {}, got {}",
-            crate::ops::show_types(&types),
-            crate::ops::show_types(&bprog.output_types())
-        )));
-    }
+    let LoopRegions {
+        cond: cprog,
+        cond_captures: ccaps,
+        body: bprog,
+        body_captures: bcaps,
+    } = LoopRegions::trace("while_loop", &device, &types, cond_fn, body_fn)?;
     let (n, nc) = (init.len(), ccaps.len());
     let mut carry_types = types.clone();
     carry_types.extend(ccaps.iter().chain(&bcaps).map(|a| a.tensor_type().clone()));

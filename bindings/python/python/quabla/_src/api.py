@@ -562,7 +562,9 @@ class custom_jvp:
                 term = rule(t, out, *primals)
                 total = term if total is None else tree_map(lambda a, b: a + b, total, term)
             if total is None:
-                total = tree_map(lambda o: o * 0, out)
+                # No rule contributes: zeros (o * 0 would be NaN where o is inf or NaN).
+                from .numpy.creation import zeros_like
+                total = tree_map(zeros_like, out)
             return out, total
 
         if len(rules) == 0:
