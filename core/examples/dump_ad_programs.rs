@@ -399,6 +399,36 @@ fn main() -> Result<()> {
         "solver_odeint_decay_grad",
         passes::lower(&make_program(ode, &[f64v(&[1]), f64v(&[])])?, &dev)?,
     ));
+    // y' = -k A y by rosenbrock23: an LU factorisation and triangular solves every step,
+    // inside the solver's while loop (the loop IR's linear-algebra calls).
+    let linear = |y: &[Array], _t: &Array, k: &[Array]| -> Result<Vec<Array>> {
+        let a = Array::from_slice_on(y[0].device(), &[2.0f64, 1.0, 1.0, 3.0], &[2, 2])?;
+        Ok(vec![(&a.matmul(&y[0])? * &k[0])?.neg()?])
+    };
+    let stiff = move |a: &[Array]| -> Result<Vec<Array>> {
+        let opts = quabla::ode::OdeOptions {
+            method: quabla::ode::Method::Rosenbrock23,
+            rtol: 1e-8,
+            atol: 1e-10,
+            max_steps: 4096,
+            ..Default::default()
+        };
+        let t = Array::from_slice_on(a[0].device(), &[0.0f64, 0.5, 1.0], &[3])?;
+        let ys = |q: &[Array]| -> Result<Vec<Array>> {
+            Ok(quabla::ode::odeint(&linear, &q[..1], &t, &q[1..2], &opts)?.ys)
+        };
+        let last = |q: &[Array]| {
+            Ok(vec![ys(q)?[0]
+                .slice(&[2, 0], &[3, 2], &[1, 1])?
+                .sum(Axes::All, false)?])
+        };
+        let g = grad(last, &[1])(a)?;
+        Ok(vec![ys(a)?.remove(0), g[0].clone()])
+    };
+    programs.push((
+        "solver_rosenbrock_linear_grad",
+        passes::lower(&make_program(stiff, &[f64v(&[2]), f64v(&[])])?, &dev)?,
+    ));
     for (name, p) in &programs {
         std::fs::write(out.join(format!("{name}.qir")), p.to_text())
             .map_err(|e| quabla::Error::Value(e.to_string()))?;

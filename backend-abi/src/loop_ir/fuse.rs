@@ -142,6 +142,7 @@ fn flat_regs(inst: &Inst) -> Option<(Vec<Reg>, Option<Reg>)> {
         Inst::Loop { .. }
         | Inst::Dot { .. }
         | Inst::Reduce { .. }
+        | Inst::Linalg { .. }
         | Inst::While { .. }
         | Inst::Switch { .. } => return None,
     })
@@ -184,6 +185,7 @@ fn rename_reads(inst: &mut Inst, map: &HashMap<Reg, Reg>) {
         Inst::Loop { .. }
         | Inst::Dot { .. }
         | Inst::Reduce { .. }
+        | Inst::Linalg { .. }
         | Inst::While { .. }
         | Inst::Switch { .. } => {}
     }
@@ -411,6 +413,7 @@ fn arrays_read(inst: &Inst) -> Vec<ArrayId> {
         Inst::Reduce { src, times, .. } => {
             std::iter::once(src).chain(times).map(|i| i.array).collect()
         }
+        Inst::Linalg { operands, .. } => operands.iter().map(|o| o.start.array).collect(),
         Inst::Store { .. }
         | Inst::Const { .. }
         | Inst::Unary { .. }
@@ -426,11 +429,12 @@ fn arrays_read(inst: &Inst) -> Vec<ArrayId> {
     }
 }
 
-/// The array one instruction writes, if any (not those of blocks nested in it).
-fn arrays_written(inst: &Inst) -> Option<ArrayId> {
+/// The arrays one instruction writes (not those of blocks nested in it).
+fn arrays_written(inst: &Inst) -> Vec<ArrayId> {
     match inst {
-        Inst::Store { index, .. } => Some(index.array),
-        Inst::Dot { dst, .. } | Inst::Reduce { dst, .. } => Some(*dst),
+        Inst::Store { index, .. } => vec![index.array],
+        Inst::Dot { dst, .. } | Inst::Reduce { dst, .. } => vec![*dst],
+        Inst::Linalg { results, .. } => results.clone(),
         Inst::Load { .. }
         | Inst::Const { .. }
         | Inst::Unary { .. }
@@ -442,7 +446,7 @@ fn arrays_written(inst: &Inst) -> Option<ArrayId> {
         | Inst::Copy { .. }
         | Inst::Loop { .. }
         | Inst::While { .. }
-        | Inst::Switch { .. } => None,
+        | Inst::Switch { .. } => Vec::new(),
     }
 }
 
@@ -493,6 +497,7 @@ fn all_reads(inst: &Inst) -> Vec<Reg> {
         Inst::Reduce { src, times, .. } => {
             std::iter::once(src).chain(times).flat_map(starts).collect()
         }
+        Inst::Linalg { operands, .. } => operands.iter().flat_map(|o| starts(&o.start)).collect(),
         Inst::While { test, next, .. } => {
             let mut r = next.clone();
             r.push(*test);

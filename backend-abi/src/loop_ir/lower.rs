@@ -261,6 +261,7 @@ impl Lowering {
         let mut values: Vec<Val> = inputs.to_vec();
         // The last node reading each value (the outputs are read after every node).
         let mut last_use = vec![0usize; p.num_values()];
+        let types = p.value_types();
         for (i, n) in p.nodes.iter().enumerate() {
             n.operands.iter().for_each(|o| last_use[o.index()] = i);
         }
@@ -290,7 +291,15 @@ impl Lowering {
             } else {
                 Vec::new()
             };
-            values.extend(self.node(n, &args, &live, out)?);
+            let produced = match &n.op {
+                Op::Linalg(op) => {
+                    let operand_types: Vec<&TensorType> =
+                        n.operands.iter().map(|o| &types[o.index()]).collect();
+                    self.linalg(n, op, &args, &operand_types, out)?
+                }
+                _ => self.node(n, &args, &live, out)?,
+            };
+            values.extend(produced);
         }
         Ok(p.outputs
             .iter()
@@ -656,9 +665,8 @@ impl Lowering {
             Op::DynamicSlice { .. }
             | Op::DynamicUpdateSlice
             | Op::While { .. }
-            | Op::Cond { .. } => {
-                return Err(decline(&n.op, "lowered before the scalar ops (a bug)"))
-            }
+            | Op::Cond { .. }
+            | Op::Linalg(_) => return Err(decline(&n.op, "lowered before the scalar ops (a bug)")),
             // Over one element the interpreter folds `identity ⊕ x`: the same instructions.
             Op::Reduce { kind, .. } => {
                 let (identity, combine) = reduce_step(*kind, n.results[0].dtype);
@@ -679,8 +687,7 @@ impl Lowering {
             | Op::Cumulative { .. }
             | Op::DotGeneral(_)
             | Op::Gather(_)
-            | Op::ScatterAdd(_)
-            | Op::Linalg(_) => return Err(decline(&n.op, "not in the scalar loop IR yet")),
+            | Op::ScatterAdd(_) => return Err(decline(&n.op, "not in the scalar loop IR yet")),
             Op::StopGradient
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }
@@ -696,6 +703,7 @@ impl Lowering {
     }
 }
 
+mod linalg;
 mod memory;
 #[cfg(test)]
 mod tests;

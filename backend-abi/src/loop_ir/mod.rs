@@ -14,8 +14,10 @@
 //!   arrays, a fill, a copy; a one-element `broadcast_in_dim` is not filled at all for
 //!   elementwise consumers (its register is read in the loop). [`fuse`] then fuses
 //!   consecutive loops over one index space, their intermediates in registers.
-//! - Library calls: [`Inst::Dot`] (a matrix product read in place) and [`Inst::Reduce`]
-//!   (rows over trailing axes), which a backend implements with its reference kernels.
+//! - Library calls: [`Inst::Dot`] (a matrix product read in place), [`Inst::Reduce`]
+//!   (rows over trailing axes) and [`Inst::Linalg`] (a factorisation or triangular solve,
+//!   so an implicit stepper's Newton solve stays compiled), which a backend implements with
+//!   its reference kernels.
 //! - Value semantics in place: an update writes the memory of a value nothing reads
 //!   afterwards (liveness per region), else a copy; a carry's new value is copied into its
 //!   memory at the end of the body; [`Function::check`] proves every access in bounds.
@@ -115,6 +117,13 @@ pub struct DotShape {
     pub rhs_strides: (u64, u64),
 }
 
+/// An operand a library call reads whole: the row-major elements of `ty` from `start`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DenseOperand {
+    pub start: ElementIndex,
+    pub ty: TensorType,
+}
+
 /// One term of an element index: `clamp(start, 0, max) * stride`, `start` an `i32`
 /// register read as signed, as QIR's dynamic slices clamp their starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,8 +162,8 @@ pub enum Operand {
     Array(ArrayId),
 }
 
-use crate::qir::{BinaryOp, CompareDir, ReduceKind, UnaryOp};
-use crate::{DType, HostArray};
+use crate::qir::{infer_result_types, BinaryOp, CompareDir, LinalgOp, Op, ReduceKind, UnaryOp};
+use crate::{DType, HostArray, TensorType};
 
 /// A register: one scalar of the dtype `Function::regs` gives it. Registers are variables,
 /// not SSA values: a `While` writes its carries every iteration.
@@ -257,6 +266,14 @@ pub enum Inst {
         rows: u64,
         len: u64,
     },
+    /// `results = op(operands)`: the QIR `linalg` op on row-major memory, each result a
+    /// whole array of its own (none of them an operand's), in the op's result order; a
+    /// backend calls its own kernels, so the bits are the reference's.
+    Linalg {
+        op: LinalgOp,
+        operands: Vec<DenseOperand>,
+        results: Vec<ArrayId>,
+    },
     /// Runs `cond`; while its `test` register is true, runs `body` and then sets every
     /// `carries[k] = next[k]` at once (all `next` read before any carry is written).
     While {
@@ -294,7 +311,8 @@ impl Inst {
             | Inst::Load { .. }
             | Inst::Store { .. }
             | Inst::Dot { .. }
-            | Inst::Reduce { .. } => Vec::new(),
+            | Inst::Reduce { .. }
+            | Inst::Linalg { .. } => Vec::new(),
         }
     }
 
@@ -315,7 +333,8 @@ impl Inst {
             | Inst::Load { .. }
             | Inst::Store { .. }
             | Inst::Dot { .. }
-            | Inst::Reduce { .. } => Vec::new(),
+            | Inst::Reduce { .. }
+            | Inst::Linalg { .. } => Vec::new(),
         }
     }
 }
@@ -367,7 +386,9 @@ impl Block {
             | Inst::Bitcast { dst, .. }
             | Inst::Copy { dst, .. }
             | Inst::Load { dst, .. } => *dst == r,
-            Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } => false,
+            Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } | Inst::Linalg { .. } => {
+                false
+            }
             Inst::Loop { counter, .. } => *counter == r,
             Inst::While { carries, .. } => carries.contains(&r),
             Inst::Switch { results, .. } => results.contains(&r),
@@ -559,6 +580,11 @@ impl Function {
                         return Err("a reduction of products that is not a float sum".into());
                     }
                 }
+                Inst::Linalg {
+                    op,
+                    operands,
+                    results,
+                } => self.check_linalg(op, operands, results, &index)?,
                 Inst::Const { .. }
                 | Inst::Unary { .. }
                 | Inst::Binary { .. }
@@ -567,6 +593,56 @@ impl Function {
                 | Inst::Convert { .. }
                 | Inst::Bitcast { .. }
                 | Inst::Copy { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// An `Inst::Linalg` is the QIR op on operands inside their arrays, writing results
+    /// whose arrays hold exactly the op's result types and are nobody else's.
+    fn check_linalg(
+        &self,
+        op: &LinalgOp,
+        operands: &[DenseOperand],
+        results: &[ArrayId],
+        index: &dyn Fn(&ElementIndex, bool) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
+        let want = infer_result_types(&Op::Linalg(*op), &types, &[], &[])?;
+        for o in operands {
+            let len = o.ty.num_elements() as u64;
+            let mut last = o.start.clone();
+            last.offset = last.offset.saturating_add(len.saturating_sub(1));
+            index(&last, false)?;
+            if len == 0 || self.arrays[o.start.array.index()].dtype != o.ty.dtype {
+                return Err(format!(
+                    "a {} operand of another dtype, or empty",
+                    op.name()
+                ));
+            }
+        }
+        if results.len() != want.len() {
+            return Err(format!(
+                "{} has {} results, not {}",
+                op.name(),
+                want.len(),
+                results.len()
+            ));
+        }
+        for (k, (r, t)) in results.iter().zip(&want).enumerate() {
+            let whole = ElementIndex {
+                array: *r,
+                offset: (t.num_elements() as u64).saturating_sub(1),
+                terms: Vec::new(),
+            };
+            index(&whole, true)?;
+            let a = &self.arrays[r.index()];
+            let shared = operands.iter().any(|o| o.start.array == *r) || results[..k].contains(r);
+            if a.dtype != t.dtype || a.len != t.num_elements() || shared {
+                return Err(format!(
+                    "{} result {k} is not an array of its own of {t}",
+                    op.name()
+                ));
             }
         }
         Ok(())

@@ -11,7 +11,7 @@ use quabla_abi::TensorType;
 use rayon::prelude::*;
 
 /// The float element types, with what the kernels need beyond faer's trait.
-trait Float: RealField + Copy + Send + Sync + 'static {
+pub(crate) trait Float: RealField + Copy + Send + Sync + 'static {
     const NAN: Self;
     const ZERO: Self;
     fn slice(s: &Storage) -> &[Self];
@@ -47,9 +47,37 @@ impl Float for f64 {
 }
 
 /// One output of one matrix: floats or indices.
-enum Part<T> {
+pub(crate) enum Part<T> {
     F(Vec<T>),
     I(Vec<i32>),
+}
+
+/// A batch of row-major matrices: `batch` of `rows x cols`, one after another in `data`.
+#[derive(Clone, Copy)]
+pub(crate) struct Matrices<'a, T> {
+    pub data: &'a [T],
+    pub batch: usize,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl<'a, T: Float> Matrices<'a, T> {
+    /// A tensor's elements as matrices in its last two axes.
+    fn of(t: &'a Tensor) -> Self {
+        let shape = t.shape();
+        let r = shape.len();
+        Matrices {
+            data: T::slice(&t.data),
+            batch: shape[..r - 2].iter().product(),
+            rows: shape[r - 2],
+            cols: shape[r - 1],
+        }
+    }
+
+    fn matrix(&self, b: usize) -> MatRef<'a, T> {
+        let size = self.rows * self.cols;
+        MatRef::from_row_major_slice(&self.data[b * size..(b + 1) * size], self.rows, self.cols)
+    }
 }
 
 /// Evaluates a linalg node on the CPU.
@@ -61,44 +89,8 @@ pub fn eval(op: &LinalgOp, a: &[&Tensor], results: &[TensorType]) -> Vec<Tensor>
 }
 
 fn run<T: Float>(op: &LinalgOp, a: &[&Tensor], results: &[TensorType]) -> Vec<Tensor> {
-    let shape = a[0].shape();
-    let r = shape.len();
-    let (m, n) = (shape[r - 2], shape[r - 1]);
-    let batch: usize = shape[..r - 2].iter().product();
-    let x = T::slice(&a[0].data);
-    let per = |b: usize| -> Vec<Part<T>> {
-        let mat = MatRef::from_row_major_slice(&x[b * m * n..(b + 1) * m * n], m, n);
-        match op {
-            LinalgOp::Cholesky => vec![Part::F(cholesky(mat))],
-            LinalgOp::Lu => lu(mat),
-            LinalgOp::Eigh => eigh(mat),
-            LinalgOp::Qr { full_matrices } => qr(mat, *full_matrices),
-            LinalgOp::Svd {
-                full_matrices,
-                compute_uv,
-            } => svd(mat, *full_matrices, *compute_uv),
-            LinalgOp::TriangularSolve {
-                left_side,
-                lower,
-                transpose_a,
-                unit_diagonal,
-            } => {
-                let bshape = a[1].shape();
-                let rb = bshape.len();
-                let (p, q) = (bshape[rb - 2], bshape[rb - 1]);
-                let rhs = &T::slice(&a[1].data)[b * p * q..(b + 1) * p * q];
-                vec![Part::F(triangular_solve(
-                    mat,
-                    MatRef::from_row_major_slice(rhs, p, q),
-                    *left_side,
-                    *lower,
-                    *transpose_a,
-                    *unit_diagonal,
-                ))]
-            }
-        }
-    };
-    let parts: Vec<Vec<Part<T>>> = (0..batch).into_par_iter().map(per).collect();
+    let rhs = a.get(1).map(|b| Matrices::of(b));
+    let parts = per_matrix(op, Matrices::of(a[0]), rhs);
     results
         .iter()
         .enumerate()
@@ -123,6 +115,51 @@ fn run<T: Float>(op: &LinalgOp, a: &[&Tensor], results: &[TensorType]) -> Vec<Te
             Tensor::new(ty.clone(), storage)
         })
         .collect()
+}
+
+/// Every result of `op` for each matrix of `a` (and `b`, a triangular solve's right-hand
+/// sides, of the same batch), in batch order: the one place both tiers compute linear
+/// algebra, so compiled loops (`native::callouts::linalg`) get the interpreter's bits.
+pub(crate) fn per_matrix<T: Float>(
+    op: &LinalgOp,
+    a: Matrices<'_, T>,
+    b: Option<Matrices<'_, T>>,
+) -> Vec<Vec<Part<T>>> {
+    let per = |k: usize| -> Vec<Part<T>> {
+        let mat = a.matrix(k);
+        match op {
+            LinalgOp::Cholesky => vec![Part::F(cholesky(mat))],
+            LinalgOp::Lu => lu(mat),
+            LinalgOp::Eigh => eigh(mat),
+            LinalgOp::Qr { full_matrices } => qr(mat, *full_matrices),
+            LinalgOp::Svd {
+                full_matrices,
+                compute_uv,
+            } => svd(mat, *full_matrices, *compute_uv),
+            LinalgOp::TriangularSolve {
+                left_side,
+                lower,
+                transpose_a,
+                unit_diagonal,
+            } => match b {
+                Some(b) => vec![Part::F(triangular_solve(
+                    mat,
+                    b.matrix(k),
+                    *left_side,
+                    *lower,
+                    *transpose_a,
+                    *unit_diagonal,
+                ))],
+                // Validation gives a triangular solve two operands.
+                None => vec![Part::F(nans(a.rows * a.cols))],
+            },
+        }
+    };
+    if a.batch == 1 {
+        // A loop's small solve each iteration: no trip through rayon.
+        return vec![per(0)];
+    }
+    (0..a.batch).into_par_iter().map(per).collect()
 }
 
 /// Row-major elements of a faer matrix.

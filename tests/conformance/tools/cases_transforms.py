@@ -13,7 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(7)
 TOL = tol_close(1e-13, 1e-13)
 # The solvers stop at their tolerances: CG at 1e-13 relative, dopri5 at rtol = atol = 1e-10.
-SOLVER_TOL = {"solver_cg_grad": tol_close(1e-11, 1e-12), "solver_odeint_decay_grad": tol_close(1e-8, 1e-9)}
+SOLVER_TOL = {"solver_cg_grad": tol_close(1e-11, 1e-12), "solver_odeint_decay_grad": tol_close(1e-8, 1e-9),
+              # A second-order method's global error at rtol 1e-8 (1.5e-6 measured).
+              "solver_rosenbrock_linear_grad": tol_close(1e-5, 1e-8)}
 
 
 class Loaded:
@@ -101,6 +103,12 @@ def references():
     ts = np.array([0.0, 0.5, 1.0])
     r["solver_odeint_decay_grad"] = ([y0, k], [y0[None, :] * np.exp(-k * ts)[:, None],
                                               -1.0 * y0[0] * np.exp(-k)])
+    # y' = -k A y, A symmetric: y(t) = V exp(-k L t) V^T y0, and d/dk sum y(1) in closed form.
+    y0, k, t = np.array([1.0, -0.5]), np.float64(0.8), np.array([0.0, 0.5, 1.0])
+    lam, vec = np.linalg.eigh(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    c = vec.T @ y0
+    ys = np.stack([vec @ (np.exp(-k * lam * s) * c) for s in t])
+    r["solver_rosenbrock_linear_grad"] = ([y0, k], [ys, (vec @ (-lam * np.exp(-k * lam) * c)).sum()])
     x = RNG.normal(size=6)
     g = np.zeros(6)
     for i in [3, 0, 3, 9, -2]:

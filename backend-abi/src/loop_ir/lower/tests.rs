@@ -725,3 +725,129 @@ fn a_cond_inside_the_body_becomes_a_switch_over_its_branches() {
     assert_eq!(branches[0].block.0.len(), 0);
     assert_eq!(branches[1].block.0.len(), 2);
 }
+
+#[test]
+fn a_factorisation_is_a_library_call_into_arrays_of_its_own() {
+    // LU of the matrix's leading 3x3 block, then solves against its first column.
+    let f = over_matrix(
+        "%4 = slice[start=[0,0], limit=[3,3], strides=[1,1]](%1) : f32[3,3]
+         %5, %6, %7 = lu(%4) : f32[3,3], i32[3], i32[3]
+         %8 = slice[start=[0,0], limit=[3,1], strides=[1,1]](%1) : f32[3,1]
+         %9 = triangular_solve[left_side=true, lower=false, transpose_a=false, unit_diagonal=false](%5, %8) : f32[3,1]
+         return %3, %1",
+    )
+    .unwrap();
+    f.check().unwrap();
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("{:?}", f.body)
+    };
+    let calls: Vec<&Inst> = body
+        .0
+        .iter()
+        .filter(|i| matches!(i, Inst::Linalg { .. }))
+        .collect();
+    let [Inst::Linalg {
+        operands: lu_in,
+        results: lu_out,
+        ..
+    }, Inst::Linalg {
+        operands: solve_in,
+        results: solve_out,
+        ..
+    }] = &calls[..]
+    else {
+        panic!("{body:?}")
+    };
+    // The leading rows are row-major already: read in place.
+    assert_eq!(lu_in[0].start.array, ArrayId(0));
+    assert_eq!(lu_in[0].ty.shape, vec![3, 3]);
+    assert_eq!(lu_out.len(), 3);
+    // The solve reads LU's first result where it lies; the column (stride 3) is copied.
+    assert_eq!(solve_in[0].start.array, lu_out[0]);
+    assert_ne!(solve_in[1].start.array, ArrayId(0));
+    assert_eq!(solve_in[1].ty.shape, vec![3, 1]);
+    assert!(f.arrays[solve_out[0].index()].is_scratch());
+}
+
+#[test]
+fn a_one_element_factorisation_stores_its_operand_and_loads_its_results() {
+    let f = lower(
+        "program(%0: f64[1,1]) {
+           %1 = while(%0) : f64[1,1] {
+             cond(%0: f64[1,1]) {
+               %1 = constant[value=[false]]() : bool[]
+               return %1
+             }
+             body(%0: f64[1,1]) {
+               %1 = cholesky(%0) : f64[1,1]
+               return %1
+             }
+           }
+           return %1
+         }",
+    )
+    .unwrap();
+    f.check().unwrap();
+    let Some(Inst::While { body, .. }) = f.body.0.last() else {
+        panic!("{:?}", f.body)
+    };
+    let kinds: Vec<&str> = body
+        .0
+        .iter()
+        .map(|i| match i {
+            Inst::Store { .. } => "store",
+            Inst::Linalg { .. } => "linalg",
+            Inst::Load { .. } => "load",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["store", "linalg", "load"]);
+}
+
+#[test]
+fn check_holds_a_linalg_call_to_its_ops_result_types_and_own_arrays() {
+    let t = TensorType::new(DType::F64, vec![2, 2]);
+    let decl = |len, written| ArrayDecl {
+        dtype: DType::F64,
+        len,
+        written,
+        role: ArrayRole::Scratch,
+    };
+    let operand = |array, offset| crate::loop_ir::DenseOperand {
+        start: ElementIndex {
+            array: ArrayId(array),
+            offset,
+            terms: vec![],
+        },
+        ty: t.clone(),
+    };
+    let f = |arrays: Vec<ArrayDecl>, offset, result| Function {
+        regs: vec![],
+        params: vec![],
+        operands: vec![],
+        arrays,
+        body: Block(vec![Inst::Linalg {
+            op: crate::qir::LinalgOp::Cholesky,
+            operands: vec![operand(0, offset)],
+            results: vec![ArrayId(result)],
+        }]),
+        results: vec![],
+    };
+    assert!(f(vec![decl(4, false), decl(4, true)], 0, 1).check().is_ok());
+    // The operand's last element lies past its array.
+    let e = f(vec![decl(4, false), decl(4, true)], 1, 1)
+        .check()
+        .unwrap_err();
+    assert!(e.contains("element 4"), "{e}");
+    // A result array of another length, one written over its operand, a read-only one.
+    let e = f(vec![decl(4, false), decl(6, true)], 0, 1)
+        .check()
+        .unwrap_err();
+    assert!(e.contains("not an array of its own"), "{e}");
+    let e = f(vec![decl(4, true)], 0, 0).check().unwrap_err();
+    assert!(e.contains("not an array of its own"), "{e}");
+    let e = f(vec![decl(4, false), decl(4, false)], 0, 1)
+        .check()
+        .unwrap_err();
+    assert!(e.contains("read-only"), "{e}");
+}

@@ -6,7 +6,7 @@ use crate::elementwise::{
     self, binary_via_f64, int_div, int_rem, int_shift_left, int_shift_right_arithmetic,
     int_shift_right_logical, via_f64, Int, Real,
 };
-use quabla_abi::qir::{BinaryOp, ReduceKind, UnaryOp};
+use quabla_abi::qir::{BinaryOp, LinalgOp, ReduceKind, UnaryOp};
 use quabla_abi::DType;
 use std::mem::MaybeUninit;
 
@@ -112,6 +112,112 @@ extern "C" fn sum_products<T: crate::elementwise::Real + Send + Sync>(
     crate::reduce::sum_products_into(src, times, len, dst);
 }
 
+/// `op` (decoded by [`linalg_op`]) on the `batch` row-major `m x n` matrices at `a` (and a
+/// triangular solve's `p x q` right-hand sides at `b`), result `k` written whole to `rk`
+/// (float results are `T`, index results `i32`; an op has at most three), by
+/// the interpreter's own kernels (`linalg::per_matrix`).
+#[allow(clippy::too_many_arguments)]
+extern "C" fn linalg<T: crate::linalg::Float>(
+    code: u32,
+    a: *const T,
+    b: *const T,
+    r0: *mut u8,
+    r1: *mut u8,
+    r2: *mut u8,
+    batch: u64,
+    m: u64,
+    n: u64,
+    p: u64,
+    q: u64,
+) {
+    use crate::linalg::{per_matrix, Matrices, Part};
+    let Some(op) = linalg_op(code) else {
+        return;
+    };
+    let u = |x: u64| x as usize;
+    let (batch, two) = (u(batch), matches!(op, LinalgOp::TriangularSolve { .. }));
+    // SAFETY: `Function::check` bounded every operand inside its array and gave each result
+    // an array of its own of exactly the op's result type (so its dtype and length are the
+    // parts' below), which the caller of the compiled code vouches for.
+    unsafe {
+        let mats = |ptr: *const T, rows: usize, cols: usize| Matrices {
+            data: std::slice::from_raw_parts(ptr, batch * rows * cols),
+            batch,
+            rows,
+            cols,
+        };
+        let rhs = two.then(|| mats(b, u(p), u(q)));
+        let parts = per_matrix(&op, mats(a, u(m), u(n)), rhs);
+        for (k, dst) in [r0, r1, r2].into_iter().enumerate() {
+            if parts.first().is_none_or(|m| k >= m.len()) {
+                break;
+            }
+            for (i, matrix) in parts.iter().enumerate() {
+                match &matrix[k] {
+                    Part::F(x) => {
+                        let at = dst.cast::<T>().add(i * x.len());
+                        std::ptr::copy_nonoverlapping(x.as_ptr(), at, x.len());
+                    }
+                    Part::I(x) => {
+                        let at = dst.cast::<i32>().add(i * x.len());
+                        std::ptr::copy_nonoverlapping(x.as_ptr(), at, x.len());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The code [`linalg`] reads an op from: the variant in the low three bits, its flags
+/// above them.
+pub fn linalg_code(op: &LinalgOp) -> u32 {
+    let flags = |bits: &[bool]| {
+        bits.iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (3 + i)))
+    };
+    match op {
+        LinalgOp::Cholesky => 0,
+        LinalgOp::Lu => 1,
+        LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a,
+            unit_diagonal,
+        } => 2 | flags(&[*left_side, *lower, *transpose_a, *unit_diagonal]),
+        LinalgOp::Eigh => 3,
+        LinalgOp::Qr { full_matrices } => 4 | flags(&[*full_matrices]),
+        LinalgOp::Svd {
+            full_matrices,
+            compute_uv,
+        } => 5 | flags(&[*full_matrices, *compute_uv]),
+    }
+}
+
+/// The op of a [`linalg_code`].
+fn linalg_op(code: u32) -> Option<LinalgOp> {
+    let flag = |i: u32| code & (1 << (3 + i)) != 0;
+    Some(match code & 7 {
+        0 => LinalgOp::Cholesky,
+        1 => LinalgOp::Lu,
+        2 => LinalgOp::TriangularSolve {
+            left_side: flag(0),
+            lower: flag(1),
+            transpose_a: flag(2),
+            unit_diagonal: flag(3),
+        },
+        3 => LinalgOp::Eigh,
+        4 => LinalgOp::Qr {
+            full_matrices: flag(0),
+        },
+        5 => LinalgOp::Svd {
+            full_matrices: flag(0),
+            compute_uv: flag(1),
+        },
+        _ => return None,
+    })
+}
+
 /// The code `reduce` reads a reduction's kind from: its position in `ReduceKind::ALL`.
 pub fn reduce_kind_code(kind: ReduceKind) -> u32 {
     ReduceKind::ALL
@@ -200,6 +306,11 @@ pub fn dot_symbol(dtype: DType) -> String {
     typed_symbol("dot", dtype)
 }
 
+/// The symbol of the linear algebra of a float dtype ([`linalg`]).
+pub fn linalg_symbol(dtype: DType) -> String {
+    typed_symbol("linalg", dtype)
+}
+
 /// The symbol of the f64 function a float op is evaluated with (`via_f64`, `binary_via_f64`).
 pub fn f64_symbol(op_name: &str) -> String {
     format!("quabla_f64_{op_name}")
@@ -248,6 +359,8 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     typed("sum_products", DType::F64, sum_products::<f64> as *const u8);
     typed("dot", DType::F32, dot::<f32> as *const u8);
     typed("dot", DType::F64, dot::<f64> as *const u8);
+    typed("linalg", DType::F32, linalg::<f32> as *const u8);
+    typed("linalg", DType::F64, linalg::<f64> as *const u8);
     typed("sign", DType::F32, sign::<f32> as *const u8);
     typed("sign", DType::F64, sign::<f64> as *const u8);
     typed("rem", DType::F32, rem::<f32> as *const u8);
@@ -278,6 +391,37 @@ pub fn symbols() -> Vec<(String, *const u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linalg_codes_round_trip_every_op_and_flag() {
+        let mut ops = vec![LinalgOp::Cholesky, LinalgOp::Lu, LinalgOp::Eigh];
+        for bits in 0..16u32 {
+            let bit = |i: u32| bits & (1 << i) != 0;
+            ops.push(LinalgOp::TriangularSolve {
+                left_side: bit(0),
+                lower: bit(1),
+                transpose_a: bit(2),
+                unit_diagonal: bit(3),
+            });
+            if bits < 2 {
+                ops.push(LinalgOp::Qr {
+                    full_matrices: bit(0),
+                });
+            }
+            if bits < 4 {
+                ops.push(LinalgOp::Svd {
+                    full_matrices: bit(0),
+                    compute_uv: bit(1),
+                });
+            }
+        }
+        let codes: std::collections::HashSet<u32> = ops.iter().map(linalg_code).collect();
+        assert_eq!(codes.len(), ops.len(), "two ops share a code");
+        for op in &ops {
+            assert_eq!(linalg_op(linalg_code(op)).as_ref(), Some(op));
+        }
+        assert_eq!(linalg_op(7), None);
+    }
 
     /// The vector-math callout gives the scalar kernel's bits writing into another array,
     /// in place, and into a run that overlaps its source by part.

@@ -4,8 +4,8 @@
 //! each, read once at entry.
 
 use super::callouts::{
-    dot_symbol, f32_kernel_symbol, f64_symbol, reduce_kind_code, reduce_symbol,
-    sum_products_symbol, typed_symbol,
+    dot_symbol, f32_kernel_symbol, f64_symbol, linalg_code, linalg_symbol, reduce_kind_code,
+    reduce_symbol, sum_products_symbol, typed_symbol,
 };
 use crate::elementwise::via_f64;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -16,8 +16,10 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
-use quabla_abi::loop_ir::{ArrayId, Block, DotShape, ElementIndex, Function, Inst, Reg};
-use quabla_abi::qir::{BinaryOp, CompareDir, ReduceKind, UnaryOp};
+use quabla_abi::loop_ir::{
+    ArrayId, Block, DenseOperand, DotShape, ElementIndex, Function, Inst, Reg,
+};
+use quabla_abi::qir::{BinaryOp, CompareDir, LinalgOp, ReduceKind, UnaryOp};
 use quabla_abi::DType;
 use std::collections::HashMap;
 
@@ -277,6 +279,11 @@ impl Emitter<'_, '_> {
                 rows,
                 len,
             } => self.reduce(*kind, *dtype, *dst, src, times.as_ref(), (*rows, *len))?,
+            Inst::Linalg {
+                op,
+                operands,
+                results,
+            } => self.linalg(op, operands, results)?,
             Inst::While {
                 carries,
                 cond,
@@ -487,6 +494,53 @@ impl Emitter<'_, '_> {
         ] {
             args.push(self.b.ins().iconst(types::I64, w as i64));
         }
+        self.b.ins().call(fref, &args);
+        Ok(())
+    }
+
+    /// Calls the interpreter's linear algebra (`callouts::linalg`) on matrices in the last
+    /// two axes of each operand; absent operands and results are null.
+    fn linalg(
+        &mut self,
+        op: &LinalgOp,
+        operands: &[DenseOperand],
+        results: &[ArrayId],
+    ) -> Result<(), String> {
+        let a = operands
+            .first()
+            .ok_or_else(|| format!("{} without operands (a bug)", op.name()))?;
+        // `Function::check` held the operands to the op's shape rule: matrices, rank >= 2.
+        let matrix = |t: &quabla_abi::TensorType| match t.shape[..] {
+            [ref batch @ .., rows, cols] => Ok((
+                batch.iter().product::<usize>() as u64,
+                rows as u64,
+                cols as u64,
+            )),
+            _ => Err(format!("{} of a non-matrix {t} (a bug)", op.name())),
+        };
+        let (batch, m, n) = matrix(&a.ty)?;
+        let (_, p, q) = match operands.get(1) {
+            Some(b) => matrix(&b.ty)?,
+            None => (0, 0, 0),
+        };
+        let null = self.b.ins().iconst(self.pointer, 0);
+        let mut args = vec![self.b.ins().iconst(types::I32, i64::from(linalg_code(op)))];
+        args.push(self.address(&a.start));
+        args.push(match operands.get(1) {
+            Some(b) => self.address(&b.start),
+            None => null,
+        });
+        for k in 0..3 {
+            args.push(results.get(k).map_or(null, |r| self.bases[r.index()]));
+        }
+        for w in [batch, m, n, p, q] {
+            args.push(self.b.ins().iconst(types::I64, w as i64));
+        }
+        let params: Vec<Type> = args
+            .iter()
+            .map(|v| self.b.func.dfg.value_type(*v))
+            .collect();
+        let fref = self.import(linalg_symbol(a.ty.dtype), &params, &[])?;
         self.b.ins().call(fref, &args);
         Ok(())
     }

@@ -9,6 +9,8 @@ mod array_tests;
 mod callouts;
 mod emit;
 #[cfg(test)]
+mod linalg_tests;
+#[cfg(test)]
 mod stencil_tests;
 #[cfg(test)]
 mod tests;

@@ -153,6 +153,7 @@ pub(super) fn lanes(f: &Function, counter: Reg, body: &Block) -> Option<u64> {
             | Inst::Loop { .. }
             | Inst::Dot { .. }
             | Inst::Reduce { .. }
+            | Inst::Linalg { .. }
             | Inst::While { .. }
             | Inst::Switch { .. } => false,
         };
@@ -370,6 +371,7 @@ impl Emitter<'_, '_> {
                 | Inst::Loop { .. }
                 | Inst::Dot { .. }
                 | Inst::Reduce { .. }
+                | Inst::Linalg { .. }
                 | Inst::While { .. }
                 | Inst::Switch { .. } => {
                     return Err(format!(
