@@ -392,6 +392,8 @@ fn drop_dead_stores(f: &mut Function) {
     let dead: HashSet<ArrayId> = (0..f.arrays.len())
         .map(|a| ArrayId(a as u32))
         .filter(|a| f.arrays[a.index()].role == ArrayRole::Scratch && !read.contains(a))
+        // A result is read by the caller.
+        .filter(|a| !f.is_output(*a))
         .collect();
     if dead.is_empty() {
         return;

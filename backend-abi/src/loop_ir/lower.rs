@@ -86,31 +86,11 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
         return Err(decline(&node.op, "only `while` nodes are compiled"));
     };
     let mut l = Lowering::default();
-    let mut params = Vec::new();
-    let mut operands = Vec::with_capacity(node.results.len());
-    let mut args = Vec::with_capacity(node.results.len());
-    for t in &node.results {
-        if t.num_elements() == 1 {
-            let r = l.fresh(t, &node.op)?;
-            params.push(r);
-            operands.push(Operand::Scalar);
-            args.push(Val::Scalar(r));
-        } else if t.num_elements() == 0 {
-            return Err(decline(&node.op, "an empty array"));
-        } else {
-            let id = l.array(t);
-            operands.push(Operand::Array(id));
-            args.push(Val::Array(View::dense(
-                ElementIndex {
-                    array: id,
-                    offset: 0,
-                    terms: Vec::new(),
-                },
-                t.shape.clone(),
-                0,
-            )));
-        }
-    }
+    let Entry {
+        params,
+        operands,
+        args,
+    } = l.entry(&node.results, &node.op)?;
     let mut body_block = Block::default();
     let (cond, body) = (super::outer_products(cond), super::outer_products(body));
     // The node's array operands are the function's own (the caller copies what it must).
@@ -126,6 +106,7 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
         regs: l.regs,
         params,
         arrays: l.arrays,
+        outputs: operands.clone(),
         operands,
         body: body_block,
         results,
@@ -135,6 +116,52 @@ pub fn lower_while(node: &Node) -> Result<Function, Declined> {
     f.check()
         .map_err(|_| decline(&node.op, "the lowering broke its own invariant (a bug)"))?;
     Ok(f)
+}
+
+/// How a function's operands enter: its parameter registers, how each operand enters, and
+/// each operand's value inside.
+struct Entry {
+    params: Vec<Reg>,
+    operands: Vec<Operand>,
+    args: Vec<Val>,
+}
+
+impl Lowering {
+    /// The function's entry for operands of `types`: a one-element one is the next
+    /// parameter register, a larger one an array operand of its own (the caller copies what
+    /// the function may not update in place).
+    fn entry(&mut self, types: &[TensorType], op: &Op) -> Result<Entry, Declined> {
+        let mut params = Vec::new();
+        let mut operands = Vec::with_capacity(types.len());
+        let mut args = Vec::with_capacity(types.len());
+        for t in types {
+            if t.num_elements() == 1 {
+                let r = self.fresh(t, op)?;
+                params.push(r);
+                operands.push(Operand::Scalar);
+                args.push(Val::Scalar(r));
+            } else if t.num_elements() == 0 {
+                return Err(decline(op, "an empty array"));
+            } else {
+                let id = self.array(t);
+                operands.push(Operand::Array(id));
+                args.push(Val::Array(View::dense(
+                    ElementIndex {
+                        array: id,
+                        offset: 0,
+                        terms: Vec::new(),
+                    },
+                    t.shape.clone(),
+                    0,
+                )));
+            }
+        }
+        Ok(Entry {
+            params,
+            operands,
+            args,
+        })
+    }
 }
 
 /// The identity's bits and the combining op the CPU interpreter folds a `reduce` of `kind`
@@ -705,6 +732,8 @@ impl Lowering {
 
 mod linalg;
 mod memory;
+mod program;
+pub use program::lower_program;
 #[cfg(test)]
 mod tests;
 mod views;

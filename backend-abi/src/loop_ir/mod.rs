@@ -62,7 +62,7 @@ mod lower;
 mod outer_product;
 
 pub use fuse::{fuse, Accept};
-pub use lower::{lower_while, Declined};
+pub use lower::{lower_program, lower_while, Declined};
 pub use outer_product::outer_products;
 
 /// An array operand in memory: the node's operand of that index (see [`Operand`]).
@@ -403,8 +403,8 @@ pub struct Branch {
     pub results: Vec<Reg>,
 }
 
-/// A compiled unit: its scalar parameters arrive in `params` and its arrays in memory,
-/// `body` runs, `results` are returned.
+/// A compiled unit (a `while` node, or a whole program): its scalar parameters arrive in
+/// `params` and its arrays in memory, `body` runs, `results` are returned.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     /// The dtype of every register, by index.
@@ -413,11 +413,15 @@ pub struct Function {
     pub params: Vec<Reg>,
     /// The array operands, in operand order.
     pub arrays: Vec<ArrayDecl>,
-    /// How each operand of the node enters (and each result leaves).
+    /// How each operand of the node (or input of the program) enters.
     pub operands: Vec<Operand>,
     pub body: Block,
     /// The scalar results, in result order.
     pub results: Vec<Reg>,
+    /// How each result leaves: a scalar as the next of `results`, an array as the whole
+    /// memory of that array (row-major, the result's length). A `while`'s are its operands:
+    /// a carry leaves where it entered.
+    pub outputs: Vec<Operand>,
 }
 
 impl Function {
@@ -471,6 +475,7 @@ impl Function {
             })
         };
         self.params.iter().chain(&self.results).try_for_each(reg)?;
+        self.check_interface()?;
         for inst in self.body.instructions() {
             match inst {
                 Inst::Load { dst, index: i } => {
@@ -594,6 +599,38 @@ impl Function {
                 | Inst::Bitcast { .. }
                 | Inst::Copy { .. } => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Whether array `a` leaves the function as a result (the caller reads it after).
+    pub fn is_output(&self, a: ArrayId) -> bool {
+        self.outputs.contains(&Operand::Array(a))
+    }
+
+    /// The operands and outputs match the parameters, results and arrays: one register per
+    /// scalar, in order, arrays that exist, and each operand array named by one operand.
+    fn check_interface(&self) -> Result<(), String> {
+        let scalars = |ops: &[Operand]| ops.iter().filter(|o| **o == Operand::Scalar).count();
+        let arrays_exist = self.operands.iter().chain(&self.outputs).all(|o| match o {
+            Operand::Scalar => true,
+            Operand::Array(a) => a.index() < self.arrays.len(),
+        });
+        let entered = |k: usize| {
+            let named = self
+                .operands
+                .iter()
+                .filter(|o| **o == Operand::Array(ArrayId(k as u32)));
+            (self.arrays[k].role == ArrayRole::Operand) == (named.count() == 1)
+        };
+        if scalars(&self.operands) != self.params.len()
+            || scalars(&self.outputs) != self.results.len()
+            || !arrays_exist
+            || !(0..self.arrays.len()).all(entered)
+        {
+            return Err(
+                "operands or outputs that do not match the parameters, results and arrays".into(),
+            );
         }
         Ok(())
     }

@@ -7,9 +7,13 @@ use crate::tensor::{Storage, Tensor};
 use crate::{dot, movement, reduce};
 use quabla_abi::loop_ir::{ArrayRole, Operand};
 use quabla_abi::qir::{Node, Op, ValueId};
+use quabla_abi::TensorType;
 use std::sync::Arc;
 
 pub fn run(plan: &Plan, inputs: Vec<Tensor>) -> Vec<Tensor> {
+    if let Some((code, outputs)) = &plan.whole {
+        return call_native(code, inputs, outputs);
+    }
     let mut values: Vec<Option<Tensor>> = vec![None; plan.program.num_values()];
     for (i, t) in inputs.into_iter().enumerate() {
         values[i] = Some(t);
@@ -84,12 +88,9 @@ fn interpret_node(plan: &Plan, si: usize, ni: usize, values: &mut [Option<Tensor
     }
 }
 
-/// Runs a node's native code: one-element operands go in as bits, arrays as pointers to
-/// their elements. An array the code updates in place gets memory of its own: the operand
-/// itself where it dies here and nothing else holds it, else a copy. Every other array is
-/// read where it is and comes back as the result unchanged (no copy). Scratch arrays (the
-/// values the code computes) are taken from the buffer pool for the call; constants are the
-/// code's own, converted once.
+/// Runs a node's native code. An array the code updates in place gets memory of its own:
+/// the operand itself where it dies here and nothing else holds it, else a copy
+/// ([`call_native`]).
 fn run_native(
     plan: &Plan,
     si: usize,
@@ -97,61 +98,106 @@ fn run_native(
     values: &mut [Option<Tensor>],
     code: &NativeFunction,
 ) -> Vec<Tensor> {
-    let mut bits = Vec::with_capacity(node.operands.len());
-    let mut arrays: Vec<Option<Tensor>> = vec![None; code.arrays().len()];
-    for (k, (o, how)) in node.operands.iter().zip(code.operands()).enumerate() {
-        match how {
-            Operand::Scalar => bits.push(get(values, *o).data.bits_at(0)),
+    let mut operands = Vec::with_capacity(node.operands.len());
+    for (o, how) in node.operands.iter().zip(code.operands()) {
+        let handed_over = match how {
             Operand::Array(a) => {
                 let once = node.operands.iter().filter(|x| *x == o).count() == 1;
-                let t = if code.arrays()[a.index()].written
-                    && once
-                    && plan.free_after[si].contains(o)
-                {
-                    values[o.index()].take()
-                } else {
-                    None
-                };
-                arrays[a.index()] =
-                    Some(t.unwrap_or_else(|| get(values, node.operands[k]).clone()));
+                code.arrays()[a.index()].written && once && plan.free_after[si].contains(o)
             }
-        }
-    }
-    for (k, (t, decl)) in arrays.iter_mut().zip(code.arrays()).enumerate() {
-        let ty = || quabla_abi::TensorType::new(decl.dtype, vec![decl.len]);
-        match &decl.role {
-            ArrayRole::Operand => {}
-            ArrayRole::Scratch => {
-                *t = Some(Tensor::new(ty(), Storage::zeros(decl.dtype, decl.len)))
-            }
-            ArrayRole::Constant(_) => *t = code.constant(k).map(|data| Tensor { ty: ty(), data }),
-        }
-    }
-    let mut pointers = Vec::with_capacity(arrays.len());
-    for (t, decl) in arrays.iter_mut().zip(code.arrays()) {
-        let t = t.as_mut().expect("every array operand was set above");
-        pointers.push(if decl.written {
-            // Copies the elements unless this tensor is their only holder.
-            Arc::make_mut(&mut t.data).as_mut_ptr()
+            Operand::Scalar => false,
+        };
+        let t = if handed_over {
+            values[o.index()].take()
         } else {
-            t.data.as_ptr().cast_mut()
+            None
+        };
+        operands.push(t.unwrap_or_else(|| get(values, *o).clone()));
+    }
+    call_native(code, operands, &node.results)
+}
+
+/// Where one array of a native call lives.
+enum Memory {
+    /// An operand's tensor (updated in place once it is the storage's only holder).
+    Operand(Tensor),
+    /// A constant's elements, the code's own.
+    Constant(Arc<Storage>),
+    /// A scratch array that is a result: zeroed storage of its own, handed out after.
+    Result(Arc<Storage>),
+    /// A scratch array in the call's arena, from this f64 word.
+    Arena(usize),
+}
+
+/// Runs native code on `operands`: one-element ones go in as bits, arrays as pointers to
+/// their elements; an array the code updates in place is written where no one else holds
+/// it, else copied first. Every other array is read where it is, and comes back unchanged
+/// (no copy) where it is a result. Scratch arrays (the values the code computes) share
+/// one zeroed arena from the buffer pool, except those that are results, which get
+/// storage of their own; constants are the code's own, converted once.
+pub(crate) fn call_native(
+    code: &NativeFunction,
+    operands: Vec<Tensor>,
+    results: &[TensorType],
+) -> Vec<Tensor> {
+    let mut bits = Vec::with_capacity(operands.len());
+    let mut memory: Vec<Option<Memory>> = (0..code.arrays().len()).map(|_| None).collect();
+    for (t, how) in operands.into_iter().zip(code.operands()) {
+        match how {
+            Operand::Scalar => bits.push(t.data.bits_at(0)),
+            Operand::Array(a) => memory[a.index()] = Some(Memory::Operand(t)),
+        }
+    }
+    for (k, (m, decl)) in memory.iter_mut().zip(code.arrays()).enumerate() {
+        *m = match (&decl.role, code.arena_offset(k)) {
+            (ArrayRole::Operand, _) => continue,
+            (ArrayRole::Constant(_), _) => code.constant(k).map(Memory::Constant),
+            (ArrayRole::Scratch, Some(at)) => Some(Memory::Arena(at)),
+            (ArrayRole::Scratch, None) => Some(Memory::Result(Arc::new(Storage::zeros(
+                decl.dtype, decl.len,
+            )))),
+        };
+    }
+    let mut arena: Vec<f64> = crate::pool::filled(code.arena_words(), 0.0);
+    let mut pointers = Vec::with_capacity(memory.len());
+    for (m, decl) in memory.iter_mut().zip(code.arrays()) {
+        // `Function::check` names every operand array by one operand.
+        pointers.push(match m.as_mut().expect("every array was placed above") {
+            // Copies the elements unless this tensor is their only holder.
+            Memory::Operand(t) if decl.written => Arc::make_mut(&mut t.data).as_mut_ptr(),
+            Memory::Operand(t) => t.data.as_ptr().cast_mut(),
+            Memory::Constant(c) => c.as_ptr().cast_mut(),
+            Memory::Result(r) => Arc::make_mut(r).as_mut_ptr(),
+            Memory::Arena(at) => arena[*at..].as_mut_ptr().cast(),
         });
     }
-    // SAFETY: each pointer addresses a live tensor of the array's type (the node's operand
-    // types are the lowered function's), and each written array's storage is held by
-    // `arrays` alone (`make_mut`), which outlives the call.
+    // SAFETY: each pointer addresses memory of the array's type and length, live for the
+    // call (the operand types are the lowered function's; the arena holds each of its
+    // arrays at a 16-byte aligned offset of its own, `NativeFunction::arena_offset`), and
+    // each written array's memory is held by this call alone (`make_mut`, the arena).
     let mut out = unsafe { code.call(&bits, &pointers) }.into_iter();
-    node.results
+    crate::pool::give(arena);
+    results
         .iter()
-        .zip(code.operands())
+        .zip(code.outputs())
         .map(|(ty, how)| match how {
             Operand::Scalar => {
                 let b = out.next().unwrap_or_default();
                 Tensor::new(ty.clone(), Storage::from_bits(ty.dtype, b))
             }
-            Operand::Array(a) => arrays[a.index()]
-                .clone()
-                .expect("every array operand was set above"),
+            Operand::Array(a) => {
+                let data = match memory[a.index()].as_ref() {
+                    Some(Memory::Operand(t)) => t.data.clone(),
+                    Some(Memory::Constant(c) | Memory::Result(c)) => c.clone(),
+                    // The arena holds no output (`native::arena_layout`).
+                    Some(Memory::Arena(_)) | None => unreachable!("an output in the arena"),
+                };
+                debug_assert_eq!(data.len(), ty.num_elements(), "an output of its length");
+                Tensor {
+                    ty: ty.clone(),
+                    data,
+                }
+            }
         })
         .collect()
 }

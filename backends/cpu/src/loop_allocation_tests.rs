@@ -170,7 +170,10 @@ fn allocations_compiled(steps: usize) -> usize {
     let p = recurrence(steps, 64);
     p.validate().expect("test program is valid");
     let plan = Plan::new(p, Tier::Compiled);
-    assert!(plan.native[1].is_some(), "the recurrence compiles");
+    assert!(
+        plan.native[1].is_some() || plan.whole.is_some(),
+        "the recurrence compiles"
+    );
     let inputs = vec![f64_tensor(vec![64], 0.1), f64_tensor(vec![steps, 64], 0.2)];
     counted(&plan, inputs).1
 }
@@ -441,8 +444,9 @@ fn f32_tensor(shape: Vec<usize>, fill: f32) -> Tensor {
 fn counted_in(tier: Tier, program: Program, inputs: Vec<Tensor>) -> (usize, usize) {
     program.validate().expect("test program is valid");
     let plan = Plan::new(program, tier);
-    if tier == Tier::Compiled {
-        assert!(plan.native.iter().any(Option::is_some), "the loop compiles");
+    if tier != Tier::Interpreter {
+        let compiled = plan.native.iter().any(Option::is_some) || plan.whole.is_some();
+        assert!(compiled, "the loop compiles");
     }
     counted(&plan, inputs)
 }
@@ -459,7 +463,7 @@ fn assert_iterations_allocate_nothing(tier: Tier) {
     for (name, short, long) in [("CG", cg(4), cg(64)), ("dopri5", dp(4), dp(64))] {
         let (short, long) = match tier {
             Tier::Interpreter => (short.0, long.0),
-            Tier::Compiled => (short.1, long.1),
+            Tier::Compiled | Tier::Loops => (short.1, long.1),
         };
         assert_eq!(
             short, long,
@@ -477,6 +481,7 @@ fn cg_and_dopri5_iterations_reuse_buffers() {
 #[test]
 fn compiled_cg_and_dopri5_iterations_allocate_nothing() {
     assert_iterations_allocate_nothing(Tier::Compiled);
+    assert_iterations_allocate_nothing(Tier::Loops);
 }
 
 /// The Dormand-Prince loop (f32 `tanh` and `pow` kernels among its ops) gives the same bits

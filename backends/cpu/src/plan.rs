@@ -27,10 +27,19 @@ impl NativeFunction {
     pub fn operands(&self) -> &[quabla_abi::loop_ir::Operand] {
         match *self {}
     }
+    pub fn outputs(&self) -> &[quabla_abi::loop_ir::Operand] {
+        match *self {}
+    }
     pub fn arrays(&self) -> &[quabla_abi::loop_ir::ArrayDecl] {
         match *self {}
     }
     pub fn constant(&self, _: usize) -> Option<Arc<Storage>> {
+        match *self {}
+    }
+    pub fn arena_offset(&self, _: usize) -> Option<usize> {
+        match *self {}
+    }
+    pub fn arena_words(&self) -> usize {
         match *self {}
     }
 }
@@ -40,17 +49,22 @@ impl NativeFunction {
 pub enum Tier {
     /// The reference: every node interpreted.
     Interpreter,
-    /// `while` nodes the loop IR covers run as native code; everything else is interpreted.
+    /// A program the loop IR covers whole runs as native code ([`compile_whole`]);
+    /// otherwise as [`Tier::Loops`].
     Compiled,
+    /// `while` nodes the loop IR covers run as native code; everything else is interpreted.
+    Loops,
 }
 
 impl Tier {
-    /// The tier `QUABLA_CPU_JIT` asks for: compiled unless it is `0`, and the interpreter
-    /// wherever native code cannot run (wasm32).
+    /// The tier `QUABLA_CPU_JIT` asks for: the interpreter for `0`, compiled loops only for
+    /// `loops`, else compiled; and the interpreter wherever native code cannot run (wasm32).
     pub fn from_env() -> Tier {
-        let off = std::env::var("QUABLA_CPU_JIT").is_ok_and(|v| v == "0");
-        if off || cfg!(target_arch = "wasm32") {
+        let asked = std::env::var("QUABLA_CPU_JIT").unwrap_or_default();
+        if asked == "0" || cfg!(target_arch = "wasm32") {
             Tier::Interpreter
+        } else if asked == "loops" {
+            Tier::Loops
         } else {
             Tier::Compiled
         }
@@ -105,6 +119,47 @@ pub struct Plan {
     pub constants: Vec<Option<Arc<Storage>>>,
     /// Native code of each node the compiled tier covers.
     pub native: Vec<Option<NativeFunction>>,
+    /// Native code for the whole program, with its output types, where the compiled tier
+    /// covers all of it ([`compile_whole`]); the other fields then plan nothing.
+    pub whole: Option<(NativeFunction, Vec<TensorType>)>,
+}
+
+/// The largest value, in elements, of a program compiled whole: beyond it the interpreter's
+/// fused tiles (SIMD over rayon's threads) beat single-threaded element loops.
+pub const WHOLE_PROGRAM_ELEMENTS: usize = 1 << 16;
+
+/// Native code for all of `program` if the tier is compiled, the program runs a `while`
+/// loop (the straight-line code around it then costs no interpreter step per node: an ODE
+/// solve's initial step and read-out, a loop's tape set-up), no value of its own exceeds
+/// [`WHOLE_PROGRAM_ELEMENTS`], and the loop IR covers it; `None` plans it node by node.
+#[cfg(not(target_arch = "wasm32"))]
+fn compile_whole(program: &Program, tier: Tier) -> Option<NativeFunction> {
+    let loops = program
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, Op::While { .. }));
+    let small = program
+        .value_types()
+        .iter()
+        .all(|t| t.num_elements() <= WHOLE_PROGRAM_ELEMENTS);
+    if tier != Tier::Compiled || !loops || !small {
+        return None;
+    }
+    let compiled = quabla_abi::loop_ir::lower_program(program)
+        .map_err(|e| e.to_string())
+        .and_then(NativeFunction::compile);
+    if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
+        match &compiled {
+            Ok(_) => eprintln!("quabla-cpu: program compiled to native code"),
+            Err(why) => eprintln!("quabla-cpu: program planned node by node: {why}"),
+        }
+    }
+    compiled.ok()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn compile_whole(_: &Program, _: Tier) -> Option<NativeFunction> {
+    None
 }
 
 /// Native code for `node` if the tier is compiled and the loop IR covers it (a `while` over
@@ -112,7 +167,7 @@ pub struct Plan {
 /// interpreter.
 #[cfg(not(target_arch = "wasm32"))]
 fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
-    if tier != Tier::Compiled || !matches!(node.op, Op::While { .. }) {
+    if tier == Tier::Interpreter || !matches!(node.op, Op::While { .. }) {
         return None;
     }
     let compiled = quabla_abi::loop_ir::lower_while(node)
@@ -190,6 +245,19 @@ impl Plan {
     /// `MAX_REGION_DEPTH`, so the recursion into regions is.
     pub fn new(program: Program, tier: Tier) -> Plan {
         let first_ids = program.first_result_ids();
+        if let Some(code) = compile_whole(&program, tier) {
+            let n = program.nodes.len();
+            return Plan {
+                whole: Some((code, program.output_types())),
+                first_ids,
+                steps: Vec::new(),
+                free_after: Vec::new(),
+                regions: (0..n).map(|_| Vec::new()).collect(),
+                constants: vec![None; n],
+                native: (0..n).map(|_| None).collect(),
+                program,
+            };
+        }
         let native: Vec<Option<NativeFunction>> = program
             .nodes
             .iter()
@@ -266,6 +334,7 @@ impl Plan {
             regions,
             constants,
             native,
+            whole: None,
         };
         plan.steps = steps
             .into_iter()

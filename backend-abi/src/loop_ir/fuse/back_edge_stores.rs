@@ -27,7 +27,7 @@ pub(super) fn drop_stores_dead_across_iterations(f: &mut Function) {
         .arrays
         .iter()
         .enumerate()
-        .filter(|(_, a)| a.role == ArrayRole::Scratch)
+        .filter(|(k, a)| a.role == ArrayRole::Scratch && !f.is_output(ArrayId(*k as u32)))
         .map(|(k, a)| (ArrayId(k as u32), a.len as u64))
         .collect();
     f.body.for_each_region_mut(|block| {

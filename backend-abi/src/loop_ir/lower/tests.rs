@@ -1,6 +1,6 @@
 //! The lowering on hand-written programs: what lowers to what, and what declines why.
 use super::*;
-use crate::loop_ir::{ArrayDecl, ArrayRole, IndexTerm};
+use crate::loop_ir::{lower_program, ArrayDecl, ArrayRole, IndexTerm};
 use crate::qir::BinaryOp;
 
 fn lower(src: &str) -> Result<Function, Declined> {
@@ -614,6 +614,7 @@ fn check_refuses_an_index_past_the_array_and_a_store_to_a_read_only_one() {
         operands: vec![Operand::Scalar, Operand::Array(ArrayId(0))],
         body: Block(vec![inst]),
         results: vec![Reg(0)],
+        outputs: vec![Operand::Scalar, Operand::Array(ArrayId(0))],
     };
     let load = |max| Inst::Load {
         dst: Reg(1),
@@ -628,6 +629,13 @@ fn check_refuses_an_index_past_the_array_and_a_store_to_a_read_only_one() {
     };
     assert!(f(store.clone(), true).check().is_ok());
     assert!(f(store, false).check().unwrap_err().contains("read-only"));
+    // An output with no result register, an operand array named twice.
+    let mut g = f(load(3), false);
+    g.outputs.push(Operand::Scalar);
+    assert!(g.check().unwrap_err().contains("operands or outputs"));
+    let mut g = f(load(3), false);
+    g.operands.push(Operand::Array(ArrayId(0)));
+    assert!(g.check().unwrap_err().contains("operands or outputs"));
 }
 
 #[test]
@@ -832,6 +840,7 @@ fn check_holds_a_linalg_call_to_its_ops_result_types_and_own_arrays() {
             results: vec![ArrayId(result)],
         }]),
         results: vec![],
+        outputs: vec![],
     };
     assert!(f(vec![decl(4, false), decl(4, true)], 0, 1).check().is_ok());
     // The operand's last element lies past its array.
@@ -850,4 +859,69 @@ fn check_holds_a_linalg_call_to_its_ops_result_types_and_own_arrays() {
         .check()
         .unwrap_err();
     assert!(e.contains("read-only"), "{e}");
+}
+
+#[test]
+fn a_whole_programs_results_leave_as_registers_or_whole_arrays() {
+    let p = Program::parse(
+        "program(%0: f32[4], %1: f32[]) {
+           %2 = slice[start=[1], limit=[4], strides=[2]](%0) : f32[2]
+           %3 = broadcast_in_dim[dims=[]](%1) : f32[3]
+           %4 = constant[value=[1, 2]]() : i32[2]
+           %5 = add(%0, %0) : f32[4]
+           return %1, %0, %2, %3, %4, %5, %5
+         }",
+    )
+    .unwrap();
+    let f = lower_program(&p).unwrap();
+    f.check().unwrap();
+    assert_eq!(
+        f.operands,
+        vec![Operand::Array(ArrayId(0)), Operand::Scalar]
+    );
+    let arrays: Vec<ArrayId> = f
+        .outputs
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Array(a) => Some(*a),
+            Operand::Scalar => None,
+        })
+        .collect();
+    let [input, slice, splat, constant, sum, same] = arrays[..] else {
+        panic!("{:?}", f.outputs)
+    };
+    assert_eq!(f.outputs[0], Operand::Scalar);
+    // The input leaves whole, as it came; the strided slice and the splat get memory of
+    // their own of their length; the constant is its own array; one value twice is one array.
+    assert_eq!(input, ArrayId(0));
+    for (a, len) in [(slice, 2), (splat, 3), (sum, 4)] {
+        assert!(f.arrays[a.index()].is_scratch());
+        assert_eq!(f.arrays[a.index()].len, len);
+    }
+    assert!(matches!(
+        f.arrays[constant.index()].role,
+        ArrayRole::Constant(_)
+    ));
+    assert_eq!(sum, same);
+    assert!(f.is_output(slice) && !f.is_output(ArrayId(99)));
+}
+
+#[test]
+fn a_whole_program_declines_naming_the_program_or_the_op() {
+    let empty = Program::parse(
+        "program(%0: f32[0]) {
+           return %0
+         }",
+    )
+    .unwrap();
+    let e = lower_program(&empty).unwrap_err();
+    assert_eq!((e.op, e.reason), ("program", "an empty array"));
+    let gather = Program::parse(
+        "program(%0: f32[4], %1: i32[2, 1]) {
+           %2 = gather[offset_dims=[], collapsed_slice_dims=[0], start_index_map=[0], slice_sizes=[1]](%0, %1) : f32[2]
+           return %2
+         }",
+    )
+    .unwrap();
+    assert_eq!(lower_program(&gather).unwrap_err().op, "gather");
 }

@@ -504,7 +504,7 @@ fn random_loops_over_arrays_give_the_interpreters_bits() {
         for draw in 0..4 {
             let args = inputs(&mut rng, d);
             let kept = args[2].clone();
-            let a = run(&compiled, args.clone());
+            let a = compiled.run(args.clone());
             let b = run(&reference, args);
             for (k, (x, y)) in a.iter().zip(&b).enumerate() {
                 assert_eq!(

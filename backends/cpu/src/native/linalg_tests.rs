@@ -235,7 +235,7 @@ fn loops_that_factor_and_solve_give_the_interpreters_bits() {
                 matrices(&b, d, 0.91),
                 Tensor::new(TensorType::new(d, vec![]), scalar(d, 0.0)),
             ];
-            let x = run(&compiled, inputs.clone());
+            let x = compiled.run(inputs.clone());
             let y = run(&reference, inputs.clone());
             for (k, (x, y)) in x.iter().zip(&y).enumerate() {
                 assert_eq!(

@@ -11,6 +11,8 @@ mod emit;
 #[cfg(test)]
 mod linalg_tests;
 #[cfg(test)]
+mod program_tests;
+#[cfg(test)]
 mod stencil_tests;
 #[cfg(test)]
 mod tests;
@@ -19,7 +21,7 @@ use crate::tensor::Storage;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
-use quabla_abi::loop_ir::{fuse, ArrayDecl, ArrayRole, Function, Operand};
+use quabla_abi::loop_ir::{fuse, ArrayDecl, ArrayId, ArrayRole, Function, Operand};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
@@ -31,9 +33,15 @@ pub struct NativeFunction {
     entry: unsafe extern "C" fn(*mut u64, *const *mut u8),
     slots: usize,
     operands: Vec<Operand>,
+    outputs: Vec<Operand>,
     arrays: Vec<ArrayDecl>,
     /// The elements of each constant array, converted once.
     constants: Vec<Option<Arc<Storage>>>,
+    /// Where each scratch array that is no output lives in the call's one zeroed arena (its
+    /// first f64 word): a call makes one allocation for all of them, not one each.
+    arena: Vec<Option<usize>>,
+    /// The arena's length in f64 words.
+    arena_words: usize,
 }
 
 // SAFETY: after `finalize_definitions` the module is only read (its code is immutable and
@@ -77,9 +85,25 @@ impl NativeFunction {
         &self.operands
     }
 
+    /// How each result leaves (`loop_ir::Function::outputs`).
+    pub fn outputs(&self) -> &[Operand] {
+        &self.outputs
+    }
+
     /// The arrays the code reads, and which of them it updates in place.
     pub fn arrays(&self) -> &[ArrayDecl] {
         &self.arrays
+    }
+
+    /// The first f64 word of array `k` in the call's arena, if it lives there (a scratch
+    /// array no output is).
+    pub fn arena_offset(&self, k: usize) -> Option<usize> {
+        self.arena.get(k).copied().flatten()
+    }
+
+    /// The length in f64 words of the zeroed arena a call provides.
+    pub fn arena_words(&self) -> usize {
+        self.arena_words
     }
 
     /// The elements of array `k` if it is a constant.
@@ -145,6 +169,7 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
     for (name, ptr) in callouts::symbols() {
         jb.symbol(name, ptr);
     }
+    let (arena, arena_words) = arena_layout(f);
     let mut module = JITModule::new(jb);
     match define(&mut module, f) {
         Ok(id) => {
@@ -160,6 +185,7 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
                 entry,
                 slots: f.params.len().max(f.results.len()),
                 operands: f.operands.clone(),
+                outputs: f.outputs.clone(),
                 arrays: f.arrays.clone(),
                 constants: f
                     .arrays
@@ -169,6 +195,8 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
                         ArrayRole::Operand | ArrayRole::Scratch => None,
                     })
                     .collect(),
+                arena,
+                arena_words,
             })
         }
         Err(e) => {
@@ -177,6 +205,28 @@ fn compile_unguarded(f: &Function) -> Result<NativeFunction, String> {
             Err(e)
         }
     }
+}
+
+/// The arena offset of each scratch array no output is, each starting on a 16-byte
+/// boundary, and the arena's length (both in f64 words).
+fn arena_layout(f: &Function) -> (Vec<Option<usize>>, usize) {
+    let mut words = 0usize;
+    let offsets = f
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let output = f.outputs.contains(&Operand::Array(ArrayId(k as u32)));
+            if !a.is_scratch() || output {
+                return None;
+            }
+            let at = words;
+            let bytes = a.len * a.dtype.size_bytes();
+            words += bytes.div_ceil(16) * 2;
+            Some(at)
+        })
+        .collect();
+    (offsets, words)
 }
 
 fn define(module: &mut JITModule, f: &Function) -> Result<cranelift_module::FuncId, String> {

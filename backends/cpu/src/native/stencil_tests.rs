@@ -87,7 +87,7 @@ fn steepest_descent_on_a_padded_laplacian_gives_the_interpreters_bits() {
             grid(d, 0.0),
             grid(d, 0.0137),
         ];
-        let a = run(&compiled, inputs.clone());
+        let a = compiled.run(inputs.clone());
         let b = run(&reference, inputs);
         for (k, (x, y)) in a.iter().zip(&b).enumerate() {
             assert_eq!(x.data.to_bytes(), y.data.to_bytes(), "{name}: output {k}");

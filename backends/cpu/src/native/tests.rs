@@ -264,18 +264,62 @@ fn random_node(rng: &mut Rng, r: &mut Region, depth: usize) {
             }
         }
         7 => random_cond(rng, r, depth),
-        _ => {
-            let carried: Vec<DType> = (0..1 + rng.below(2)).map(|_| *rng.pick(&DTYPES)).collect();
-            let init: Vec<usize> = carried.iter().map(|d| r.value(rng, *d)).collect();
-            let trips = rng.below(4) as i32;
-            let text = random_while(rng, &carried, trips, depth + 1);
-            let mut all = vec![DType::I32];
-            all.extend(&carried);
-            let zero = r.push(&[DType::I32], "constant[value=[0]]() : i32[]".into());
-            let mut operands = vec![zero];
-            operands.extend(init);
-            let text = text.replace("OPERANDS", &refs(&operands));
-            r.push(&all, text);
+        _ => push_random_while(rng, r, depth),
+    }
+}
+
+/// Appends a `while` over 1-2 values of the region (and a counter).
+fn push_random_while(rng: &mut Rng, r: &mut Region, depth: usize) {
+    let carried: Vec<DType> = (0..1 + rng.below(2)).map(|_| *rng.pick(&DTYPES)).collect();
+    let init: Vec<usize> = carried.iter().map(|d| r.value(rng, *d)).collect();
+    let trips = rng.below(4) as i32;
+    let text = random_while(rng, &carried, trips, depth + 1);
+    let mut all = vec![DType::I32];
+    all.extend(&carried);
+    let zero = r.push(&[DType::I32], "constant[value=[0]]() : i32[]".into());
+    let mut operands = vec![zero];
+    operands.extend(init);
+    let text = text.replace("OPERANDS", &refs(&operands));
+    r.push(&all, text);
+}
+
+/// Whole programs: random scalar code before and after a loop (with `cond`s and inner
+/// loops of its own), compiled as one function and as a loop alone, against the
+/// interpreter.
+#[test]
+fn random_programs_around_a_loop_give_the_interpreters_bits() {
+    for seed in 0..property_draws(300) {
+        let mut rng = Rng(seed ^ 0x5eed);
+        let ins: Vec<DType> = (0..1 + rng.below(3)).map(|_| *rng.pick(&DTYPES)).collect();
+        let mut r = Region::new(&ins);
+        for _ in 0..rng.below(8) {
+            random_node(&mut rng, &mut r, 1);
+        }
+        push_random_while(&mut rng, &mut r, 0);
+        for _ in 0..rng.below(8) {
+            random_node(&mut rng, &mut r, 1);
+        }
+        let outs: Vec<usize> = (0..1 + rng.below(3))
+            .map(|_| {
+                let d = *rng.pick(&DTYPES);
+                r.latest(&mut rng, d)
+            })
+            .collect();
+        let src = r.body_text(&format!("program({})", params(&ins)), &outs);
+        let p = Program::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        p.validate().unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+        let (compiled, reference) = both_tiers(&p, seed);
+        for draw in 0..4 {
+            let args: Vec<u64> = ins.iter().map(|d| edge_bits(&mut rng, *d)).collect();
+            let a = compiled.run(tensors(&args, &ins));
+            let b = run(&reference, tensors(&args, &ins));
+            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert_eq!(
+                    x.data.to_bytes(),
+                    y.data.to_bytes(),
+                    "seed {seed}, draw {draw}, output {k}\n{src}"
+                );
+            }
         }
     }
 }
@@ -378,17 +422,47 @@ pub(super) fn property_draws(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The plans of `p` on both tiers; the compiled one must have compiled its loop.
-pub(super) fn both_tiers(p: &Program, seed: u64) -> (Plan, Plan) {
-    let compiled = Plan::new(p.clone(), Tier::Compiled);
+/// A program compiled both ways: whole, and its loop alone.
+pub(super) struct Compiled {
+    whole: Plan,
+    loops: Plan,
+}
+
+impl Compiled {
+    /// Runs both plans, which must agree bit for bit, and returns the results.
+    pub(super) fn run(&self, inputs: Vec<Tensor>) -> Vec<Tensor> {
+        let whole = run(&self.whole, inputs.clone());
+        let loops = run(&self.loops, inputs);
+        for (k, (a, b)) in whole.iter().zip(&loops).enumerate() {
+            assert_eq!(
+                (&a.ty, a.data.to_bytes()),
+                (&b.ty, b.data.to_bytes()),
+                "output {k}: the whole program's code and the loop's differ\n{}",
+                self.whole.program.to_text()
+            );
+        }
+        whole
+    }
+}
+
+/// The plans of `p` on both tiers; the compiled ones must have compiled the program whole
+/// and its loop alone.
+pub(super) fn both_tiers(p: &Program, seed: u64) -> (Compiled, Plan) {
+    let loops = Plan::new(p.clone(), Tier::Loops);
     assert!(
-        compiled.native[0].is_some(),
+        loops.native.iter().any(Option::is_some),
         "seed {seed}: the loop did not compile\n{}",
         p.to_text()
     );
+    let whole = Plan::new(p.clone(), Tier::Compiled);
+    assert!(
+        whole.whole.is_some(),
+        "seed {seed}: the program did not compile whole\n{}",
+        p.to_text()
+    );
     let reference = Plan::new(p.clone(), Tier::Interpreter);
-    assert!(reference.native[0].is_none());
-    (compiled, reference)
+    assert!(reference.native.iter().all(Option::is_none) && reference.whole.is_none());
+    (Compiled { whole, loops }, reference)
 }
 
 #[test]
@@ -403,7 +477,7 @@ fn random_scalar_loops_give_the_interpreters_bits() {
                 .map(|d| edge_bits(&mut rng, *d))
                 .collect::<Vec<_>>();
             args[0] = 0;
-            let a = run(&compiled, tensors(&args, &ins));
+            let a = compiled.run(tensors(&args, &ins));
             let b = run(&reference, tensors(&args, &ins));
             for (k, (x, y)) in a.iter().zip(&b).enumerate() {
                 assert_eq!(
@@ -438,7 +512,7 @@ fn a_loop_that_reverses_a_matrix_stays_with_the_interpreter() {
          }",
     )
     .unwrap();
-    assert!(Plan::new(p, Tier::Compiled).native[0].is_none());
+    assert!(Plan::new(p, Tier::Loops).native[0].is_none());
 }
 
 /// Element loops that stay scalar compile up to `SCALAR_LOOP_LIMIT` elements; past it the
@@ -466,7 +540,7 @@ fn scalar_element_loops_past_the_limit_stay_with_the_interpreter() {
         ))
         .unwrap()
     };
-    let compiles = |n, op| Plan::new(program(n, op), Tier::Compiled).native[0].is_some();
+    let compiles = |n, op| Plan::new(program(n, op), Tier::Loops).native[0].is_some();
     // Float `rem` calls the interpreter's function: a scalar loop.
     assert!(compiles(1024, "rem"));
     assert!(!compiles(1025, "rem"));
@@ -513,7 +587,7 @@ fn a_kernel_over_a_long_array_compiles_and_gives_the_interpreters_bits() {
                 Tensor::new(TensorType::new(d, vec![n]), data.clone()),
             ]
         };
-        let (a, b) = (run(&compiled, args()), run(&reference, args()));
+        let (a, b) = (compiled.run(args()), run(&reference, args()));
         assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes(), "{t}");
     }
 }
@@ -564,7 +638,7 @@ fn unrolled_vector_loops_give_the_interpreters_bits_at_every_split() {
                     Tensor::new(TensorType::new(d, vec![c, 3]), data(0.5)),
                 ]
             };
-            let (a, b) = (run(&compiled, args()), run(&reference, args()));
+            let (a, b) = (compiled.run(args()), run(&reference, args()));
             assert_eq!(
                 a[0].data.to_bytes(),
                 b[0].data.to_bytes(),
@@ -611,7 +685,7 @@ fn check_single_op(inputs: &[DType], out: DType, op_text: &str) {
     );
     let p = Program::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     p.validate().unwrap_or_else(|e| panic!("{e:?}\n{src}"));
-    let compiled = Plan::new(p.clone(), Tier::Compiled);
+    let compiled = Plan::new(p.clone(), Tier::Loops);
     assert!(compiled.native[0].is_some(), "{src}");
     let reference = Plan::new(p, Tier::Interpreter);
     let mut combos: Vec<Vec<u64>> = vec![vec![]];
@@ -705,7 +779,7 @@ fn a_lowered_fori_loop_compiles_and_passes_its_index_vector_through() {
 }",
     )
     .unwrap();
-    let compiled = Plan::new(p.clone(), Tier::Compiled);
+    let compiled = Plan::new(p.clone(), Tier::Loops);
     assert!(compiled.native[2].is_some());
     let reference = Plan::new(p, Tier::Interpreter);
     let ins = [DType::F64, DType::F64];
@@ -773,7 +847,7 @@ fn sums_of_products_give_the_interpreters_bits() {
                     Tensor::new(TensorType::new(d, vec![]), Storage::zeros(d, 1)),
                 ]
             };
-            let (a, b) = (run(&compiled, args()), run(&reference, args()));
+            let (a, b) = (compiled.run(args()), run(&reference, args()));
             for (x, y) in a.iter().zip(&b) {
                 assert_eq!(x.data.to_bytes(), y.data.to_bytes(), "{t}, {n} elements");
             }
@@ -822,7 +896,7 @@ fn a_loop_without_its_dead_back_edge_store_gives_the_interpreters_bits() {
                 Tensor::new(TensorType::new(d, vec![64]), data.clone()),
             ]
         };
-        let (a, b) = (run(&compiled, args()), run(&reference, args()));
+        let (a, b) = (compiled.run(args()), run(&reference, args()));
         assert_eq!(a[0].data.to_bytes(), b[0].data.to_bytes(), "{t}");
     }
 }
@@ -867,7 +941,7 @@ fn an_array_iota_in_a_loop_compiles_to_the_interpreters_bits() {
             ),
         ]
     };
-    let (a, b) = (run(&compiled, inputs()), run(&reference, inputs()));
+    let (a, b) = (compiled.run(inputs()), run(&reference, inputs()));
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.data.to_bytes(), y.data.to_bytes());
     }
