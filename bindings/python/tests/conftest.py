@@ -2,10 +2,14 @@
 and goldens recorded once from JAX 0.10.2 / optax 0.2.8 (tests/goldens, written by
 tools/make_goldens.py): the tests never import JAX."""
 
+import contextlib
 import json
 import os
 
 import numpy as np
+import pytest
+
+import quabla
 
 GOLDENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens")
 
@@ -37,3 +41,31 @@ def central_diff(f, x, eps=1e-6):
         xm[i] -= eps
         g[i] = (float(f(xp)) - float(f(xm))) / (2 * eps)
     return g
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "x64_off: run with jax_enable_x64 off (the default users get), to test "
+        "float32 defaults; every other test runs with it on")
+
+
+@pytest.fixture(autouse=True)
+def _x64_mode(request):
+    """The suite runs with ``jax_enable_x64`` on, as JAX's own tests of float64 programs do
+    (with it off their float64 inputs would be float32); ``@pytest.mark.x64_off`` tests run
+    with it off. Each test gets the mode back as it found it."""
+    before = quabla.config.jax_enable_x64
+    quabla.config.update("jax_enable_x64", request.node.get_closest_marker("x64_off") is None)
+    yield
+    quabla.config.update("jax_enable_x64", before)
+
+
+@contextlib.contextmanager
+def x64_mode(on):
+    """``jax_enable_x64`` set to ``on`` inside the block, then back as it was."""
+    before = quabla.config.jax_enable_x64
+    quabla.config.update("jax_enable_x64", on)
+    try:
+        yield
+    finally:
+        quabla.config.update("jax_enable_x64", before)

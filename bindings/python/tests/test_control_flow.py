@@ -97,7 +97,7 @@ def test_fori_loop_static_and_traced_bounds():
     f = quabla.jit(lambda n, x: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))
     assert float(f(qnp.asarray(3), qnp.asarray(2.0))) == 8.0
     with pytest.raises(TypeError, match="leaf 0 went from float32\\[\\] to float64"):
-        lax.fori_loop(0, 2, lambda i, c: c * qnp.asarray(np.float64(2.0)), 1.0)
+        lax.fori_loop(0, 2, lambda i, c: c * qnp.asarray(np.float64(2.0)), np.float32(1.0))
     # static bounds: reverse mode works
     g = quabla.grad(lambda x: lax.fori_loop(0, 4, lambda i, c: c * x, qnp.ones((), np.float64)))(
         qnp.asarray(np.float64(1.5)))

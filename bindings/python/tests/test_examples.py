@@ -4,9 +4,12 @@ the issue notes)."""
 import importlib.util
 import os
 
+import pytest
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
+@pytest.mark.x64_off
 def test_pinn_example_trains():
     path = os.path.join(ROOT, "examples", "python", "pinn_poisson.py")
     spec = importlib.util.spec_from_file_location("pinn_poisson", path)

@@ -3,6 +3,7 @@ behaviour (goldens/jax_semantics.json, by tools/make_goldens.py): printing and f
 (item 4), jit's keywords (item 8), pytrees (item 9). Exceptions are compared by type."""
 
 import collections
+import warnings
 import math
 import os
 import sys
@@ -54,6 +55,7 @@ def test_arrays_print_their_values_as_jax(case):
         assert format(x, ".2f") == case["format_spec"]["value"]
 
 
+@pytest.mark.x64_off
 def test_a_format_spec_on_a_traced_array_raises_as_jax():
     seen = {}
 
@@ -284,8 +286,6 @@ def test_a_plain_call_runs_only_the_function():
 @pytest.mark.parametrize("shape", sorted(G["linalg"]["cases"]))
 def test_solves_broadcast_as_jax(shape):
     # Item 6: numpy 2's solve and JAX's scipy solves against a[5, 3, 3].
-    import warnings
-
     g = G["linalg"]
     case = g["cases"][shape]
     a, low, b = (qnp.asarray(dec(g["a"])), qnp.asarray(dec(g["low"])),
@@ -342,9 +342,8 @@ def test_python_control_flow_on_primal_values_as_jax(name):
 
 @pytest.fixture
 def x64():
-    quabla.config.update("jax_enable_x64", True)
-    yield
-    quabla.config.update("jax_enable_x64", False)
+    # The suite's default (conftest.py); named so each test says which mode it relies on.
+    assert quabla.config.jax_enable_x64 is True
 
 
 @pytest.mark.parametrize("code", sorted(G["x64"]["dtypes"]))
@@ -363,8 +362,39 @@ def test_x64_computes_in_float64_as_jax(x64):
     assert_close(got, dec(case["value"]), rtol=1e-15)
 
 
-def test_x64_is_off_by_default_and_switches_back():
-    assert quabla.config.jax_enable_x64 is False
+def test_x64_is_off_by_default_and_switches_back(monkeypatch):
+    from quabla._src import config as cfg
+    for name in ("QUABLA_ENABLE_X64", "JAX_ENABLE_X64"):
+        monkeypatch.delenv(name, raising=False)
+    assert cfg.Config().read("jax_enable_x64") is False
+    monkeypatch.setenv("JAX_ENABLE_X64", "1")
+    assert cfg.Config().read("jax_enable_x64") is True
+    quabla.config.update("jax_enable_x64", False)
     assert qnp.zeros(2).dtype == np.float32 and (qnp.arange(3) * 0.1).dtype == np.float32
+    quabla.config.update("jax_enable_x64", True)
+    assert qnp.zeros(2).dtype == np.float64
     with pytest.raises(AttributeError, match="jax_enable_x64"):
         quabla.config.update("jax_no_such_option", True)
+
+
+@pytest.mark.x64_off
+@pytest.mark.parametrize("code", sorted(G["x64"]["off"]))
+def test_x64_off_truncates_float64_as_jax(code):
+    # Item 1, x64 off: float64 numpy input is float32 silently, an explicitly requested
+    # float64 is float32 with JAX's warning (the same text, before JAX's link).
+    want = G["x64"]["off"][code]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = eval(code, {"xp": qnp, "lib": quabla, "np": np})
+    assert str(got.dtype) == want["dtype"]
+    assert [str(w.message) for w in caught] == want["warnings"]
+
+
+@pytest.mark.x64_off
+def test_x64_off_demotes_parameters_odeint_then_accepts():
+    # The issue's case: float64 numpy parameters with float32 literals made odeint's strict
+    # dtype check fail; with x64 off, as JAX, everything is float32.
+    k = qnp.asarray(np.float64(0.5))
+    ys = quabla.odeint(lambda y, t, k: -k * y, qnp.asarray(np.array([1.0])), qnp.asarray([0.0, 1.0]), k)
+    assert ys.dtype == np.float32
+    assert_close(np.asarray(ys)[-1], [np.exp(-0.5)], rtol=1e-5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import quabla.numpy as qnp
-from conftest import assert_close
+from conftest import assert_close, x64_mode
 
 rng = np.random.default_rng(0)
 X64 = rng.uniform(0.1, 0.9, size=(3, 4))
@@ -56,17 +56,23 @@ def test_integer_division_and_modulo_follow_python():
     assert (qa / qb).dtype == np.float32
 
 
+@pytest.mark.x64_off
 def test_weak_scalars_and_promotion():
     x32 = qnp.ones(3)
     assert (x32 * 2.0).dtype == np.float32
     assert (2.0 * x32).dtype == np.float32
-    assert (x32 + np.float64(1.0)).dtype == np.float64  # numpy scalars are strong
+    # numpy scalars are strong, but float64 is float32 with x64 off, as JAX
+    assert (x32 + np.float64(1.0)).dtype == np.float32
+    with x64_mode(True):
+        assert (x32 + np.float64(1.0)).dtype == np.float64
     i = qnp.arange(3)
     assert i.dtype == np.int32
     assert (i * 2).dtype == np.int32
     assert (i * 2.0).dtype == np.float32
     assert (i + x32).dtype == np.float32
-    assert (qnp.asarray(X64) + x32[:1]).dtype == np.float64
+    assert (qnp.asarray(X64) + x32[:1]).dtype == np.float32
+    with x64_mode(True):
+        assert (qnp.asarray(X64) + x32[:1]).dtype == np.float64
     assert qnp.sqrt(i).dtype == np.float32
     assert qnp.mean(i).dtype == np.float32
     assert (1 - i).tolist() == [1, 0, -1]
@@ -237,19 +243,22 @@ def test_misc_functions_match_numpy():
         assert g.tolist() == w.tolist()
 
 
+@pytest.mark.x64_off
 def test_creation_functions():
     assert qnp.zeros((2, 3)).dtype == np.float32
-    assert qnp.zeros(3, np.float64).dtype == np.float64
+    with x64_mode(True):
+        assert qnp.zeros(3, np.float64).dtype == np.float64
+        assert_close(qnp.linspace(0, 1, 4, endpoint=False, dtype=np.float64),
+                     np.linspace(0, 1, 4, endpoint=False))
+        assert qnp.asarray(np.arange(3.0)).dtype == np.float64
     assert_close(qnp.linspace(0, 1, 5), np.linspace(0, 1, 5, dtype=np.float32))
-    assert_close(qnp.linspace(0, 1, 4, endpoint=False, dtype=np.float64),
-                 np.linspace(0, 1, 4, endpoint=False))
     assert_close(qnp.arange(1, 7, 2), np.arange(1, 7, 2))
     assert_close(qnp.arange(0.0, 1.0, 0.25), np.arange(0.0, 1.0, 0.25))
     assert_close(qnp.eye(3, 4, 1), np.eye(3, 4, 1))
     assert_close(qnp.full((2,), 7, np.int32), np.full((2,), 7))
     assert qnp.full_like(qnp.ones(2), 3).dtype == np.float32
     assert qnp.asarray(np.arange(3)).dtype == np.int32  # int64 narrowed
-    assert qnp.asarray(np.arange(3.0)).dtype == np.float64
+    assert qnp.asarray(np.arange(3.0)).dtype == np.float32  # x64 off, as JAX
     assert qnp.asarray([1.0, 2.0]).dtype == np.float32
     with pytest.raises(OverflowError, match="int32"):
         qnp.asarray(np.array([2**40]))

@@ -57,7 +57,7 @@ def test_bit_equal_to_jax(seed):
     same(qr.split(k, (2, 3)), "split2x3")
     same(qr.fold_in(k, 123), "fold_in123")
     same(qr.bits(k, (7,)), "bits7")
-    same(qr.uniform(k, (4, 5)), "uniform_f32_4x5")
+    same(qr.uniform(k, (4, 5), np.float32), "uniform_f32_4x5")
     same(qr.uniform(k, (33,), np.float64), "uniform_f64_33")
     # XLA's CPU compiler fuses u * (max - min) + min into one FMA; Quabla rounds twice, so
     # scaled draws agree to an ulp.
@@ -74,7 +74,7 @@ def test_normal_is_within_ulps_of_jax():
     """Measured on 100,000 samples: float32 is bit-equal for ~95%, all within 3 ulp; float64
     within 4e-13 relative (the inverse error function differs from XLA's)."""
     k = qr.PRNGKey(3)
-    n32 = np.asarray(qr.normal(k, (4000,)))
+    n32 = np.asarray(qr.normal(k, (4000,), np.float32))
     j32 = dec(G["normal_f32_seed3"])
     ulps = np.abs(n32.view(np.int32).astype(np.int64) - j32.view(np.int32).astype(np.int64))
     assert ulps.max() <= 3 and (ulps == 0).mean() > 0.9

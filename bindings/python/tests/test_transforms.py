@@ -153,6 +153,7 @@ def test_vmap_of_grad_and_grad_of_vmap():
     assert_close(g, np.sum((1 - np.tanh(xs @ w)[:, None] ** 2) * xs, axis=0), rtol=1e-13)
 
 
+@pytest.mark.x64_off
 def test_jit_caches_lowers_and_refuses_python_control_flow():
     calls = []
 

@@ -143,7 +143,7 @@ def _uniform01(k: Array, shape, dtype) -> Array:
 
 
 def _float_dtype(dtype):
-    d = _dt.canonicalize(dtype)
+    d = _dt.canonicalize(dtype, "")
     if d.kind != "f":
         raise TypeError(f"random: a float dtype is needed, got {d}")
     return d
@@ -172,9 +172,14 @@ def _erfinv(x: Array) -> Array:
                0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
     c_large = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-    p = where(small, c_small[0], c_large[0])
+    # Typed coefficients: `where` of two Python floats would be the default float (float64
+    # with x64 on), where JAX's weak types keep x's dtype.
+    def coef(a, b):
+        return where(small, asarray(a, x.dtype), asarray(b, x.dtype))
+
+    p = coef(c_small[0], c_large[0])
     for a, b in zip(c_small[1:], c_large[1:]):
-        p = where(small, a, b) + p * ws
+        p = coef(a, b) + p * ws
     y = p * x
     if x.dtype == np.float64:
         from ._src.numpy.elementwise import erf, exp

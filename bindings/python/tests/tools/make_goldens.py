@@ -314,6 +314,41 @@ X64_CASES = [
 ]
 X64_VALUE = "xp.sum(xp.sin(xp.linspace(0.0, 1.0, 5)) * 0.1) + xp.mean(xp.arange(4)) / 3.0"
 
+# Item 1, x64 off: float64 inputs become float32, silently for numpy values and with a
+# warning for an explicitly requested dtype (`np` is numpy).
+X64_OFF_CASES = [
+    "xp.asarray(np.ones(2))", "xp.asarray(np.ones(2), dtype=np.float64)",
+    "xp.array(np.ones(2), dtype=np.float64)", "xp.asarray(np.float64(1.5))",
+    "xp.zeros(2, dtype=xp.float64)", "xp.ones(2, dtype=xp.float64)",
+    "xp.full(2, 1.0, dtype=np.float64)", "xp.arange(3, dtype=xp.float64)",
+    "xp.linspace(0, 1, 3, dtype='float64')", "xp.eye(2, dtype=xp.float64)",
+    "xp.ones(2).astype(xp.float64)", "xp.zeros_like(np.ones(2))",
+    "xp.zeros_like(xp.ones(2), dtype=xp.float64)", "xp.ones(2, dtype=float)",
+    "xp.ones(2, xp.float32) + np.ones(2)", "xp.ones(2) * np.float64(2.0)",
+    "xp.asarray(np.arange(3))", "lib.jit(lambda x: x * 2)(np.ones(2))",
+    "lib.grad(lambda x: (x ** 2).sum())(np.ones(2))",
+    "lib.random.normal(lib.random.PRNGKey(0), (2,), dtype=xp.float64)",
+    "lib.random.uniform(lib.random.PRNGKey(0), (2,), dtype=xp.float64)",
+]
+
+
+def x64_off_goldens():
+    """Each X64_OFF_CASES dtype and warnings (their text before JAX's link), x64 off."""
+    import warnings
+
+    jax.config.update("jax_enable_x64", False)
+    out = {}
+    try:
+        for code in X64_OFF_CASES:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = eval(code, {"xp": jnp, "lib": jax, "np": np})
+            out[code] = {"dtype": str(got.dtype),
+                         "warnings": [str(w.message).split(" See ")[0] for w in caught]}
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    return out
+
 
 def outcome(thunk):
     """What a call gives: its value, or the exception's type name (and its bases', for
@@ -373,7 +408,8 @@ def semantics_goldens():
                                                     "i": jnp.arange(3)}).dtype)
                               for code in X64_CASES},
                    "value": {"code": X64_VALUE,
-                             "value": enc(eval(X64_VALUE, {"xp": jnp}))}}}
+                             "value": enc(eval(X64_VALUE, {"xp": jnp}))},
+                   "off": x64_off_goldens()}}
     for name, code in INDEX_CASES.items():
         got = outcome(lambda: enc(eval(code, index_env(jnp))))
         out["index"][name] = {"code": code, **got}

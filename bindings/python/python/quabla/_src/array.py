@@ -175,7 +175,7 @@ class Array:
 
     # ---- methods mirroring numpy ----------------------------------------------------
     def astype(self, dtype) -> "Array":
-        return Array(self._raw.astype(_dt.name(dtype)))
+        return Array(self._raw.astype(_dt.SUPPORTED[_dt.canonicalize(dtype, "astype")]))
 
     def reshape(self, *shape, order: str = "C") -> "Array":
         if order != "C":

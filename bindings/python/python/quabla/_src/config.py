@@ -5,8 +5,9 @@ variable, read once at import): with it on, the default float dtype is float64, 
 with x64 on: Python floats, float lists, ``zeros``/``ones``/``eye``/``arange``/``linspace``
 without a dtype, ``random.uniform``/``normal``, integer arrays combined with a Python float
 (``0.1 * i``) and float results of integer inputs (``mean``, ``sqrt``). Integers stay int32:
-Quabla has no int64. With it off (the default) the default float is float32; unlike JAX,
-float64 numpy arrays and explicit ``dtype=float64`` keep float64 either way.
+Quabla has no int64. With it off (the default) there is no float64, as in JAX: float64 numpy
+input becomes float32, and an explicitly requested ``dtype=float64`` float32 with JAX's
+warning (``dtypes.canonicalize``).
 
 >>> import quabla
 >>> quabla.config.update("jax_enable_x64", True)

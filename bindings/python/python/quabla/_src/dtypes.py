@@ -1,14 +1,18 @@
 """Dtypes: the five Quabla supports, as numpy dtypes, and how Python values map to them.
 
-Arrays given with an explicit dtype keep it (float64 stays float64, as JAX with x64 on);
-Python scalars are weakly typed; literals with no other type default to float32 (float64
-with ``jax_enable_x64``, see ``config.py``) / int32.
+As in JAX, float64 exists only with ``jax_enable_x64`` (see ``config.py``): with it off,
+float64 inputs become float32 (numpy arrays and scalars silently; an explicitly requested
+``dtype=float64`` with JAX's warning). Python scalars are weakly typed; literals with no
+other type default to float32 (float64 with x64 on) / int32.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .config import config
 from .config import default_float  # noqa: F401  (re-exported: the default float dtype)
 
 float32 = np.float32
@@ -33,11 +37,16 @@ _NARROWED = {
 }
 
 
-def canonicalize(dtype) -> np.dtype:
+def canonicalize(dtype, requested_in=None) -> np.dtype:
     """The supported dtype for ``dtype`` (a numpy dtype, type, name or Python type).
 
-    int64/int16/int8 map to int32, uint64/... to uint32, float16 to float32; complex types and
-    strings are refused.
+    int64/int16/int8 map to int32, uint64/... to uint32, float16 to float32, and float64 to
+    float32 unless ``jax_enable_x64`` is on; complex types and strings are refused. With
+    ``requested_in`` (the function's name, or ``""``) the dtype was asked for explicitly,
+    and truncating float64 warns as JAX does.
+
+    >>> canonicalize("float64")  # x64 off, the default
+    dtype('float32')
     """
     if dtype is float:
         return default_float()
@@ -46,6 +55,10 @@ def canonicalize(dtype) -> np.dtype:
     if dtype is bool:
         return np.dtype(np.bool_)
     d = np.dtype(dtype)
+    if d == np.float64 and not config.read("jax_enable_x64"):
+        if requested_in is not None:
+            _warn_truncated(d, requested_in)
+        return np.dtype(np.float32)
     if d in SUPPORTED:
         return d
     if d.kind == "f" and d.itemsize < 4:
@@ -54,6 +67,14 @@ def canonicalize(dtype) -> np.dtype:
         return _NARROWED[d.kind]
     raise TypeError(
         f"dtype {d} is not supported; Quabla arrays are float32, float64, int32, uint32 or bool")
+
+
+def _warn_truncated(d: np.dtype, requested_in: str) -> None:
+    where = f" requested in {requested_in}" if requested_in else ""
+    warnings.warn(
+        f"Explicitly requested dtype {d}{where} is not available, and will be truncated to "
+        "dtype float32. To enable more dtypes, set the jax_enable_x64 configuration option "
+        "or the JAX_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=4)
 
 
 def name(dtype) -> str:

@@ -2,7 +2,7 @@
 
 Functions trace when given traced arrays, so they work inside ``jit``, ``grad`` and ``vmap``.
 Default dtypes follow JAX: Python floats are float32, Python ints int32; numpy arrays keep
-their dtype (float64 stays float64).
+their dtype, except float64, which needs ``jax_enable_x64`` (``quabla.config``).
 """
 
 from .._src.array import Array

@@ -30,15 +30,18 @@ def _from_numpy(a: np.ndarray, dtype: Optional[np.dtype] = None, device=None) ->
     return Array(RawArray.from_bytes(a.tobytes(), _dt.SUPPORTED[target], list(a.shape), platform))
 
 
-def asarray(a, dtype=None, device=None) -> Array:
+def asarray(a, dtype=None, device=None, *, _name: str = "asarray") -> Array:
     """An array from ``a`` (an Array, numpy array, Python scalar or nested sequence).
 
-    Arrays and numpy arrays keep their dtype (float64 stays float64); Python scalars default
-    to float32 / int32 / bool; int64 values must fit int32.
+    Arrays keep their dtype; numpy arrays too, except float64, which is float32 unless
+    ``jax_enable_x64`` is on (as JAX); Python scalars default to float32 / int32 / bool;
+    int64 values must fit int32.
 
     >>> asarray([1.0, 2.0]).dtype
     dtype('float32')
     """
+    if dtype is not None:
+        dtype = _dt.canonicalize(dtype, _name)
     if isinstance(a, Array):
         return a if dtype is None or _dt.canonicalize(dtype) == a.dtype else a.astype(dtype)
     if isinstance(a, (list, tuple)) and _contains_array(a):
@@ -64,7 +67,7 @@ def _contains_array(seq) -> bool:
 
 def array(object, dtype=None, copy: bool = True, device=None) -> Array:
     """Like :func:`asarray` (arrays are immutable, so ``copy`` changes nothing)."""
-    return asarray(object, dtype, device)
+    return asarray(object, dtype, device, _name="array")
 
 
 def _shape(shape) -> list:
@@ -73,11 +76,13 @@ def _shape(shape) -> list:
     return [int(d) for d in shape]
 
 
-def full(shape, fill_value, dtype=None, device=None) -> Array:
+def full(shape, fill_value, dtype=None, device=None, *, _name: str = "full") -> Array:
     """An array of ``shape`` filled with ``fill_value``."""
+    if dtype is not None:
+        dtype = _dt.canonicalize(dtype, _name)
     if isinstance(fill_value, Array):
         return broadcast_to_dtype(fill_value, _shape(shape), dtype)
-    d = _dt.canonicalize(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
+    d = dtype if dtype is not None else _dt.scalar_dtype(fill_value)
     return _from_numpy(np.full(_shape(shape), fill_value, dtype=d), d, device)
 
 
@@ -89,18 +94,20 @@ def broadcast_to_dtype(x: Array, shape, dtype) -> Array:
 
 def zeros(shape, dtype=None, device=None) -> Array:
     """Zeros (float32 unless ``dtype``)."""
-    return full(shape, 0, dtype if dtype is not None else _dt.default_float(), device)
+    return full(shape, 0, dtype if dtype is not None else _dt.default_float(), device,
+                _name="zeros")
 
 
 def ones(shape, dtype=None, device=None) -> Array:
     """Ones (float32 unless ``dtype``)."""
-    return full(shape, 1, dtype if dtype is not None else _dt.default_float(), device)
+    return full(shape, 1, dtype if dtype is not None else _dt.default_float(), device,
+                _name="ones")
 
 
-def full_like(a, fill_value, dtype=None, shape=None) -> Array:
+def full_like(a, fill_value, dtype=None, shape=None, *, _name: str = "full_like") -> Array:
     """``full`` with ``a``'s shape and dtype (traced along with ``a`` when it is traced)."""
     a = asarray(a)
-    d = _dt.canonicalize(dtype) if dtype is not None else a.dtype
+    d = _dt.canonicalize(dtype, _name) if dtype is not None else a.dtype
     s = _shape(shape) if shape is not None else list(a.shape)
     if isinstance(fill_value, Array):
         return broadcast_to_dtype(fill_value, s, d)
@@ -110,11 +117,11 @@ def full_like(a, fill_value, dtype=None, shape=None) -> Array:
 
 
 def zeros_like(a, dtype=None, shape=None) -> Array:
-    return full_like(a, 0, dtype, shape)
+    return full_like(a, 0, dtype, shape, _name="zeros_like")
 
 
 def ones_like(a, dtype=None, shape=None) -> Array:
-    return full_like(a, 1, dtype, shape)
+    return full_like(a, 1, dtype, shape, _name="ones_like")
 
 
 def empty(shape, dtype=None, device=None) -> Array:
@@ -137,8 +144,9 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
         step = 1
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
-        dtype = np.int32 if ints else _dt.default_float()
-    d = _dt.canonicalize(dtype)
+        d = np.dtype(np.int32) if ints else _dt.default_float()
+    else:
+        d = _dt.canonicalize(dtype, "arange")
     return _from_numpy(np.arange(start, stop, step, dtype=np.float64 if d.kind == "f" else None)
                        .astype(d), d)
 
@@ -148,7 +156,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """``num`` evenly spaced values from ``start`` to ``stop`` (computed in float64)."""
     if isinstance(start, Array) or isinstance(stop, Array):
         s, e = asarray(start), asarray(stop)
-        d = _dt.canonicalize(dtype) if dtype is not None else _dt.result_type(s.dtype, e.dtype)
+        d = (_dt.canonicalize(dtype, "linspace") if dtype is not None
+             else _dt.result_type(s.dtype, e.dtype))
         if d.kind != "f":
             d = _dt.default_float()
         div = (num - 1) if endpoint else num
@@ -162,7 +171,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
             out = out.at[-1].set(e)
         out = moveaxis(out, 0, axis)
         return (out, delta) if retstep else out
-    d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
+    d = _dt.canonicalize(dtype, "linspace") if dtype is not None else _dt.default_float()
     vals, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, dtype=np.float64)
     out = _from_numpy(vals.astype(d), d)
     if axis != 0:
@@ -173,7 +182,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype=None) -> Array:
     """The identity (ones on the ``k``-th diagonal)."""
-    d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
+    d = _dt.canonicalize(dtype, "eye") if dtype is not None else _dt.default_float()
     return _from_numpy(np.eye(N, M, k, dtype=d), d)
 
 

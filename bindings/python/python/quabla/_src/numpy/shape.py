@@ -119,7 +119,8 @@ def concatenate(arrays: Sequence, axis=0, dtype=None) -> Array:
     if axis is None:
         arrs, axis = [a.reshape(-1) for a in arrs], 0
     from .. import dtypes as _dt
-    d = _dt.canonicalize(dtype) if dtype is not None else _dt.result_type(*[a.dtype for a in arrs])
+    d = (_dt.canonicalize(dtype, "concatenate") if dtype is not None
+         else _dt.result_type(*[a.dtype for a in arrs]))
     arrs = [a.astype(d) for a in arrs]
     if len(arrs) == 1:
         return arrs[0]
