@@ -145,16 +145,31 @@ fn compile_whole(program: &Program, tier: Tier) -> Option<NativeFunction> {
     if tier != Tier::Compiled || !loops || !small {
         return None;
     }
-    let compiled = quabla_abi::loop_ir::lower_program(program)
+    compile_logged(
+        quabla_abi::loop_ir::lower_program(program),
+        "program compiled to native code",
+        "program planned node by node",
+    )
+}
+
+/// Native code for a lowered unit, or `None`; `QUABLA_CPU_JIT_LOG=1` says on stderr which
+/// it got (`compiled`, or `declined` and why).
+#[cfg(not(target_arch = "wasm32"))]
+fn compile_logged(
+    lowered: Result<quabla_abi::loop_ir::Function, quabla_abi::loop_ir::Declined>,
+    compiled: &str,
+    declined: &str,
+) -> Option<NativeFunction> {
+    let code = lowered
         .map_err(|e| e.to_string())
         .and_then(NativeFunction::compile);
     if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
-        match &compiled {
-            Ok(_) => eprintln!("quabla-cpu: program compiled to native code"),
-            Err(why) => eprintln!("quabla-cpu: program planned node by node: {why}"),
+        match &code {
+            Ok(_) => eprintln!("quabla-cpu: {compiled}"),
+            Err(why) => eprintln!("quabla-cpu: {declined}: {why}"),
         }
     }
-    compiled.ok()
+    code.ok()
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -170,17 +185,11 @@ fn compile_native(node: &Node, tier: Tier) -> Option<NativeFunction> {
     if tier == Tier::Interpreter || !matches!(node.op, Op::While { .. }) {
         return None;
     }
-    let compiled = quabla_abi::loop_ir::lower_while(node)
-        .map_err(|e| e.to_string())
-        .and_then(NativeFunction::compile);
-    // `QUABLA_CPU_JIT_LOG=1` says on stderr which tier each loop got, and why.
-    if std::env::var("QUABLA_CPU_JIT_LOG").is_ok_and(|v| v == "1") {
-        match &compiled {
-            Ok(_) => eprintln!("quabla-cpu: while loop compiled to native code"),
-            Err(why) => eprintln!("quabla-cpu: while loop interpreted: {why}"),
-        }
-    }
-    compiled.ok()
+    compile_logged(
+        quabla_abi::loop_ir::lower_while(node),
+        "while loop compiled to native code",
+        "while loop interpreted",
+    )
 }
 
 #[cfg(target_arch = "wasm32")]

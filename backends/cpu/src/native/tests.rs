@@ -313,13 +313,7 @@ fn random_programs_around_a_loop_give_the_interpreters_bits() {
             let args: Vec<u64> = ins.iter().map(|d| edge_bits(&mut rng, *d)).collect();
             let a = compiled.run(tensors(&args, &ins));
             let b = run(&reference, tensors(&args, &ins));
-            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
-                assert_eq!(
-                    x.data.to_bytes(),
-                    y.data.to_bytes(),
-                    "seed {seed}, draw {draw}, output {k}\n{src}"
-                );
-            }
+            assert_same_bits(&a, &b, &format!("seed {seed}, draw {draw}"), &p);
         }
     }
 }
@@ -422,6 +416,21 @@ pub(super) fn property_draws(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// Compiled results `a` against the interpreter's `b`, bit for bit.
+fn assert_same_bits(a: &[Tensor], b: &[Tensor], context: &str, p: &Program) {
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(
+            x.data.to_bytes(),
+            y.data.to_bytes(),
+            "{context}, output {k} ({}): compiled {:?} vs interpreted {:?}\n{}",
+            x.ty,
+            x.data.bits_at(0),
+            y.data.bits_at(0),
+            p.to_text()
+        );
+    }
+}
+
 /// A program compiled both ways: whole, and its loop alone.
 pub(super) struct Compiled {
     whole: Plan,
@@ -479,17 +488,7 @@ fn random_scalar_loops_give_the_interpreters_bits() {
             args[0] = 0;
             let a = compiled.run(tensors(&args, &ins));
             let b = run(&reference, tensors(&args, &ins));
-            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
-                assert_eq!(
-                    x.data.to_bytes(),
-                    y.data.to_bytes(),
-                    "seed {seed}, draw {draw}, output {k} ({}): compiled {:?} vs interpreted {:?}\n{}",
-                    x.ty,
-                    x.data.bits_at(0),
-                    y.data.bits_at(0),
-                    p.to_text()
-                );
-            }
+            assert_same_bits(&a, &b, &format!("seed {seed}, draw {draw}"), &p);
         }
     }
 }
