@@ -192,7 +192,9 @@ pub(crate) fn call_native(
                     // The arena holds no output (`native::arena_layout`).
                     Some(Memory::Arena(_)) | None => unreachable!("an output in the arena"),
                 };
-                debug_assert_eq!(data.len(), ty.num_elements(), "an output of its length");
+                // A wrong length would reach other native code as a bad bound: a panic (the
+                // plugin boundary catches it) rather than memory errors later.
+                assert_eq!(data.len(), ty.num_elements(), "a native output of another length");
                 Tensor {
                     ty: ty.clone(),
                     data,
