@@ -21,6 +21,27 @@ fn rosenbrock(x: &Array) -> Result<Array> {
     ((&(&t1 * &t1)? * 100.0)? + &(&t2 * &t2)?)?.sum(Axes::All, false)
 }
 
+/// `odeint`'s states at t = 0, 0.5, 1 from `a[0]` with parameters `a[1]`, and the gradient
+/// of the last state's sum with respect to the parameters.
+fn states_and_gradient(
+    field: quabla::ode::VectorField,
+    opts: &quabla::ode::OdeOptions,
+    a: &[Array],
+) -> Result<Vec<Array>> {
+    let t = Array::from_slice_on(a[0].device(), &[0.0f64, 0.5, 1.0], &[3])?;
+    let ys = |q: &[Array]| -> Result<Vec<Array>> {
+        Ok(quabla::ode::odeint(field, &q[..1], &t, &q[1..2], opts)?.ys)
+    };
+    let last = |q: &[Array]| {
+        let n = q[0].shape()[0];
+        Ok(vec![ys(q)?[0]
+            .slice(&[2, 0], &[3, n], &[1, 1])?
+            .sum(Axes::All, false)?])
+    };
+    let g = grad(last, &[1])(a)?;
+    Ok(vec![ys(a)?.remove(0), g[0].clone()])
+}
+
 const COND: &str = "program(%0: i32[], %1: f64[4]) {
   %2 = cond(%0, %1) : f64[4] {
     branch(%0: f64[4]) {
@@ -383,17 +404,7 @@ fn main() -> Result<()> {
             max_steps: 200,
             ..Default::default()
         };
-        let t = Array::from_slice_on(a[0].device(), &[0.0f64, 0.5, 1.0], &[3])?;
-        let ys = |q: &[Array]| -> Result<Vec<Array>> {
-            Ok(quabla::ode::odeint(&decay, &q[..1], &t, &q[1..2], &opts)?.ys)
-        };
-        let last = |q: &[Array]| {
-            Ok(vec![ys(q)?[0]
-                .slice(&[2, 0], &[3, 1], &[1, 1])?
-                .sum(Axes::All, false)?])
-        };
-        let g = grad(last, &[1])(a)?;
-        Ok(vec![ys(a)?.remove(0), g[0].clone()])
+        states_and_gradient(&decay, &opts, a)
     };
     programs.push((
         "solver_odeint_decay_grad",
@@ -413,17 +424,7 @@ fn main() -> Result<()> {
             max_steps: 4096,
             ..Default::default()
         };
-        let t = Array::from_slice_on(a[0].device(), &[0.0f64, 0.5, 1.0], &[3])?;
-        let ys = |q: &[Array]| -> Result<Vec<Array>> {
-            Ok(quabla::ode::odeint(&linear, &q[..1], &t, &q[1..2], &opts)?.ys)
-        };
-        let last = |q: &[Array]| {
-            Ok(vec![ys(q)?[0]
-                .slice(&[2, 0], &[3, 2], &[1, 1])?
-                .sum(Axes::All, false)?])
-        };
-        let g = grad(last, &[1])(a)?;
-        Ok(vec![ys(a)?.remove(0), g[0].clone()])
+        states_and_gradient(&linear, &opts, a)
     };
     programs.push((
         "solver_rosenbrock_linear_grad",
