@@ -194,7 +194,11 @@ pub(crate) fn call_native(
                 };
                 // A wrong length would reach other native code as a bad bound: a panic (the
                 // plugin boundary catches it) rather than memory errors later.
-                assert_eq!(data.len(), ty.num_elements(), "a native output of another length");
+                assert_eq!(
+                    data.len(),
+                    ty.num_elements(),
+                    "a native output of another length"
+                );
                 Tensor {
                     ty: ty.clone(),
                     data,
