@@ -541,7 +541,10 @@ class custom_jvp:
         self.jvp: Optional[Callable] = None
         self._in_rule = 0
 
-    def defjvp(self, jvp_rule: Callable) -> Callable:
+    def defjvp(self, jvp_rule: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Sets the rule. ``symbolic_zeros=True`` (tangents that may be ``SymbolicZero``) is
+        not supported: Quabla hands every rule materialized zero tangents."""
+        _refuse_symbolic_zeros(symbolic_zeros, "custom_jvp.defjvp")
         self.jvp = jvp_rule
         return jvp_rule
 
@@ -637,7 +640,11 @@ class custom_vjp:
         self.bwd: Optional[Callable] = None
         self._in_rule = 0
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
+        """Sets the rules. ``optimize_remat`` is accepted and changes nothing (in JAX it only
+        trades memory for recomputation); ``symbolic_zeros=True`` is not supported."""
+        _refuse_symbolic_zeros(symbolic_zeros, "custom_vjp.defvjp")
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args):
@@ -690,6 +697,14 @@ class custom_vjp:
 
         outs = _quabla.custom_vjp(flat, fwd, bwd, raws)
         return unflatten_raw(store.tree, outs)
+
+
+def _refuse_symbolic_zeros(symbolic_zeros: bool, where: str) -> None:
+    if symbolic_zeros:
+        raise NotImplementedError(
+            f"{where}(..., symbolic_zeros=True) is not supported: Quabla's rules always get "
+            "materialized zeros (not SymbolicZero or CustomVJPPrimal); drop the flag, and a "
+            "rule written for it then sees zero arrays where JAX would pass symbolic zeros")
 
 
 def _flat_cotangents(grads, dyn: tuple, raws, is_float) -> list:
