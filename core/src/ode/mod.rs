@@ -58,8 +58,9 @@ impl Method {
 pub enum Gradient {
     /// Through the solver's own operations (a `bounded_while_loop` bounded by `max_steps +
     /// len(t)`: the solve costs the steps taken; its gradient recomputes them once per level
-    /// of the loop's tree, `ceil(log16(max_steps + len(t)))` levels): forward and reverse
-    /// mode, to any order; the derivative of the discrete solution.
+    /// of the loop's tree: 3 levels at the default bound of 4,096 + len(t), one more for
+    /// each 16x): forward and reverse mode, to any order; the derivative of the discrete
+    /// solution.
     #[default]
     Direct,
     /// Reverse mode by the continuous adjoint method (as `jax.experimental.ode`): an

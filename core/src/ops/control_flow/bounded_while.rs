@@ -13,15 +13,15 @@
 //! - nodes at odd levels (below the root) are wrapped in `checkpoint`: reverse mode keeps
 //!   only their inputs and recomputes their insides when it gets there.
 //!
-//! Costs, for `n` trips taken and `d = ceil(log16(max_steps))` levels: forward `n` body
-//! evaluations plus at most `15` skipped children a level (the tree's last partly used
-//! path), so the bound adds `O(log max_steps)` predicate evaluations, not
-//! `O(sqrt(max_steps))`. Reverse: the forward pass, then each level's `scan` recomputes its
-//! steps' residuals in its backward pass, so `(d + 1) n` body evaluations (4 a trip at a
-//! bound of 4,096, 5 at 65,536; counted in `core/tests/loop_work.rs`) and `n` backward
-//! steps. Memory: a few hundred carries whatever the bound (measured in
-//! `core/tests/bounded_while.rs`: 4,896 bytes at 1,024 trips of a 16-float carry, 7,072 at
-//! 16,384).
+//! Costs, for `n` trips taken and `d` levels (`ceil(log16(max_steps))`, or one fewer when
+//! a root of up to 32 children covers the bound): forward `n` body evaluations plus at most
+//! 15 skipped children a level (31 at the root; the tree's last partly used path), so the
+//! bound adds `O(log max_steps)` predicate evaluations, not `O(sqrt(max_steps))`. Reverse:
+//! the forward pass, then each level's `scan` recomputes its steps' residuals in its
+//! backward pass, so `(d + 1) n` body evaluations (4 a trip at a bound of 4,096, 5 at
+//! 65,536; counted in `core/tests/loop_work.rs`) and `n` backward steps. Memory: a few
+//! hundred carries whatever the bound (measured in `core/tests/bounded_while.rs`: 4,896
+//! bytes at 1,024 trips of a 16-float carry, 7,072 at 16,384).
 
 use super::{cond, scan, RegionFn};
 use crate::array::Array;
@@ -93,12 +93,19 @@ pub fn bounded_while_loop(
 /// Children of each node of the loop's tree.
 pub const BRANCHING: usize = 16;
 
+/// The most children the root may have: up to twice [`BRANCHING`] rather than a level more.
+/// Each level costs reverse mode a pass over the trips taken, and a bound just past a power
+/// of 16 is common (`odeint`'s is `max_steps + len(t)`: 4,107 for 11 times), which would
+/// otherwise add a root of 2 children, a whole pass, for a 0.3% larger bound.
+const ROOT_BRANCHING: usize = 2 * BRANCHING;
+
 /// The number of children of a node at each level, leaves' parents first: [`BRANCHING`]
-/// everywhere but at the root, which has as many as the bound needs.
+/// everywhere but at the root, which has as many as the bound needs (at most
+/// [`ROOT_BRANCHING`]).
 fn level_sizes(max_steps: usize) -> Vec<usize> {
     let mut sizes = Vec::new();
     let mut below = 1usize;
-    while below.saturating_mul(BRANCHING) < max_steps {
+    while below.saturating_mul(ROOT_BRANCHING) < max_steps {
         sizes.push(BRANCHING);
         below *= BRANCHING;
     }
@@ -160,6 +167,30 @@ impl Tree<'_> {
             crate::checkpoint(children)(&args)
         } else {
             children(&args)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::level_sizes;
+
+    #[test]
+    fn the_tree_covers_the_bound_with_as_few_levels_as_the_root_allows() {
+        for (bound, sizes) in [
+            (1, vec![1]),
+            (16, vec![16]),
+            (32, vec![32]),
+            (33, vec![16, 3]),
+            (4096, vec![16, 16, 16]),
+            (4107, vec![16, 16, 17]),
+            (8192, vec![16, 16, 32]),
+            (8193, vec![16, 16, 16, 3]),
+            (65547, vec![16, 16, 16, 17]),
+        ] {
+            assert_eq!(level_sizes(bound), sizes, "bound {bound}");
+            let leaves: usize = sizes.iter().product();
+            assert!(leaves >= bound, "bound {bound}");
         }
     }
 }

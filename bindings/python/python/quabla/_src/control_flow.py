@@ -55,8 +55,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
     at a cost that follows the trips taken: a tree of scans, 16 trips to a leaf, whose
     finished subtrees are skipped. The forward pass runs the body once a trip (plus
     O(log(max_steps)) predicate checks); the backward pass recomputes the trips once per
-    level of the tree (ceil(log16(max_steps)) levels: 3 at 4096, 4 at 65536). Without it,
-    reverse mode raises, as in JAX.
+    level of the tree (16 children a node, up to 32 at the root: 3 levels at 4096 or 8192,
+    4 at 65536). Without it, reverse mode raises, as in JAX.
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")
