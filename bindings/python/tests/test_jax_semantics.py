@@ -18,7 +18,7 @@ from quabla import tree_util as tu
 from conftest import assert_close, dec, golden
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
-from programs import custom_rule_programs  # noqa: E402
+from programs import custom_rule_programs, nondiff_jvp_program  # noqa: E402
 
 G = golden("jax_semantics")
 
@@ -243,6 +243,17 @@ def test_custom_rules_run_jax_programs_unchanged():
     assert_close(float(t), g["defjvps_jvp"], rtol=1e-12)
     grads = quabla.grad(scaled_loss, argnums=(0, 1, 2))(_f64(0.5), _f64(1.5), _f64(-2.0))
     assert_close([float(v) for v in grads], g["pytree_grad"], rtol=1e-12)
+
+
+def test_custom_jvp_rules_get_nondiff_arguments_first():
+    # JAX's order: rule(*nondiff_args, primals, tangents), primals without the nondiff ones.
+    loss = nondiff_jvp_program(quabla, qnp)
+    x, y = _f64(1.5), _f64(-0.5)
+    grads = quabla.grad(loss, argnums=(0, 1))(x, y)
+    want = G["custom_rules"]["nondiff_jvp"]
+    assert_close([float(v) for v in grads] + [float(loss(x, y))], want, rtol=1e-14)
+    jitted = quabla.jit(quabla.grad(loss, argnums=(0, 1)))(x, y)
+    assert_close([float(v) for v in jitted], want[:2], rtol=1e-14)
 
 
 def test_a_plain_call_runs_only_the_function():

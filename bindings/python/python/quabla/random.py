@@ -28,7 +28,7 @@ from ._src.numpy.shape import stack
 from ._src import dtypes as _dt
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
-           "bernoulli", "randint", "permutation"]
+           "truncated_normal", "bernoulli", "randint", "permutation"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -196,6 +196,32 @@ def normal(key: Array, shape: Sequence[int] = (), dtype=None) -> Array:
     lo = float(np.nextafter(np.array(-1.0, d), np.array(0.0, d)))
     u = uniform(key, shape, d, lo, 1.0)
     return _erfinv(u) * float(np.sqrt(np.array(2.0, d)))
+
+
+def truncated_normal(key: Array, lower, upper, shape: Optional[Sequence[int]] = None,
+                     dtype=None) -> Array:
+    """Standard normal samples truncated to ``(lower, upper)``, by inverting the normal CDF
+    on a uniform draw between ``erf(lower / sqrt 2)`` and ``erf(upper / sqrt 2)`` and
+    clipping to the open interval, as JAX. ``lower`` and ``upper`` are numbers (or concrete
+    arrays) broadcasting to ``shape`` (their broadcast shape when ``shape`` is None).
+
+    >>> truncated_normal(PRNGKey(0), -2.0, 2.0, (3,))  # three draws in (-2, 2)
+    """
+    d = _float_dtype(_dt.default_float() if dtype is None else dtype)
+    try:
+        lo_np = np.asarray(lower, d)
+        hi_np = np.asarray(upper, d)
+    except Exception as e:  # a traced bound: its nextafter would need a primitive
+        raise TypeError("truncated_normal: lower and upper must be numbers or concrete "
+                        "arrays, not traced values") from e
+    shape = np.broadcast_shapes(lo_np.shape, hi_np.shape) if shape is None else tuple(shape)
+    from ._src.numpy.elementwise import clip, erf
+    sqrt2 = float(np.sqrt(np.array(2.0, d)))
+    a = erf(asarray(lo_np) / sqrt2)
+    b = erf(asarray(hi_np) / sqrt2)
+    out = _erfinv(uniform(key, shape, d, a, b)) * sqrt2
+    return clip(out, asarray(np.nextafter(lo_np, np.array(np.inf, d))),
+                asarray(np.nextafter(hi_np, np.array(-np.inf, d))))
 
 
 def bernoulli(key: Array, p=0.5, shape: Optional[Sequence[int]] = None) -> Array:

@@ -18,7 +18,8 @@ import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
-    custom_rule_programs, python_control_flow_program, static_argument_program)
+    custom_rule_programs, nondiff_jvp_program, python_control_flow_program,
+    static_argument_program)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -391,6 +392,9 @@ def custom_rule_goldens():
         "defjvps_jvp": float(jax.jvp(sin_times, (2.0, 3.0), (1.0, 0.5))[1]),
         "pytree_grad": [float(g) for g in jax.grad(scaled_loss, argnums=(0, 1, 2))(
             0.5, 1.5, -2.0)],
+        "nondiff_jvp": [float(v) for v in jax.value_and_grad(
+            nondiff_jvp_program(jax, jnp), argnums=(0, 1))(1.5, -0.5)[1]]
+        + [float(nondiff_jvp_program(jax, jnp)(1.5, -0.5))],
     }
 
 
@@ -471,12 +475,80 @@ def semantics_goldens():
     return out
 
 
+NN_ACTIVATIONS = ["relu", "relu6", "sigmoid", "softplus", "soft_sign", "log_sigmoid", "silu",
+                  "elu", "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu",
+                  "gelu", "gelu_exact"]
+NN_INPUTS = [-np.inf, -30.0, -7.0, -6.0, -3.0, -1.0, -0.5, -1e-8, -0.0, 0.0, 1e-8, 0.5, 1.0,
+             3.0, 6.0, 7.0, 30.0, np.inf, np.nan]
+NN_INITIALIZERS = ["glorot_uniform", "glorot_normal", "lecun_uniform", "lecun_normal",
+                   "he_uniform", "he_normal", "orthogonal"]
+
+
+def nn_goldens():
+    """jax.nn's activations and their derivatives at kinks and edge inputs, its softmax
+    family (axis, where, b, return_sign), and its initializers' draws."""
+    import jax.nn as nn
+    x = jnp.array(NN_INPUTS)
+    out = {"inputs": enc(x), "activations": {}}
+    for name in NN_ACTIVATIONS:
+        f = (lambda v: nn.gelu(v, approximate=False)) if name == "gelu_exact" else \
+            getattr(nn, name)
+        out["activations"][name] = {"value": enc(f(x)),
+                                    "grad": enc(jax.vmap(jax.grad(f))(x))}
+    m = jnp.array([[1.0, 2.0, 3.0, -1.0], [0.0, 0.0, 0.0, 0.0], [-np.inf, 5.0, 1.0, 2.0]])
+    w = jnp.array([[0.3, -1.0, 2.0, 0.5], [1.0, 2.0, 3.0, 4.0], [0.1, 0.2, -0.3, 0.4]])
+    mask = jnp.array([[True, True, False, True], [True, False, True, True],
+                      [False, True, True, True]])
+    b = jnp.array([[1.0, -2.0, 0.5, 0.0], [1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 1.0, 3.0]])
+    cases = {
+        "softmax_axis1": lambda v: nn.softmax(v, axis=1),
+        "softmax_axis0": lambda v: nn.softmax(v, axis=0),
+        "softmax_where": lambda v: nn.softmax(v, axis=1, where=mask),
+        "log_softmax_axis1": lambda v: nn.log_softmax(v, axis=1),
+        "log_softmax_where": lambda v: nn.log_softmax(v, axis=1, where=mask),
+        "logsumexp_all": lambda v: nn.logsumexp(v),
+        "logsumexp_axis1": lambda v: nn.logsumexp(v, axis=1),
+        "logsumexp_keepdims": lambda v: nn.logsumexp(v, axis=0, keepdims=True),
+        "logsumexp_b": lambda v: jax.scipy.special.logsumexp(v, axis=1, b=b),
+        "logsumexp_where": lambda v: nn.logsumexp(v, axis=1, where=mask),
+        "standardize": lambda v: nn.standardize(jnp.where(jnp.isfinite(v), v, 0.0), axis=1),
+        "glu": lambda v: nn.glu(v, axis=1),
+    }
+    out["matrix"], out["weights"], out["softmax_family"] = enc(m), enc(w), {}
+    for name, f in cases.items():
+        def loss(v, f=f):
+            y = f(v)
+            return jnp.sum(jnp.where(jnp.isfinite(y), y, 0.0) * w[:, :y.shape[1]]
+                           if y.ndim == 2 else jnp.where(jnp.isfinite(y), y, 0.0))
+        out["softmax_family"][name] = {"value": enc(f(m)), "grad": enc(jax.grad(loss)(m))}
+    sign = jax.scipy.special.logsumexp(m, axis=1, b=b, return_sign=True)
+    out["logsumexp_sign"] = [enc(sign[0]), enc(sign[1])]
+    out["mask"], out["b"] = enc(mask), enc(b)
+    out["one_hot"] = enc(nn.one_hot(jnp.array([0, 2, 5, -1, 1]), 3))
+    out["one_hot_axis0_i32"] = enc(nn.one_hot(jnp.array([0, 2, 1]), 4, dtype=jnp.int32, axis=0))
+    k = jax.random.PRNGKey(7)
+    out["initializers"] = {}
+    for name in NN_INITIALIZERS:
+        init = getattr(jax.nn.initializers, name)()
+        out["initializers"][name] = {
+            "4x3_f64": enc(init(k, (4, 3), jnp.float64)),
+            "3x5_f32": enc(init(k, (3, 5), jnp.float32)),
+            "3x3x4x2_f64": enc(init(k, (3, 3, 4, 2), jnp.float64)),
+        }
+    out["truncated_normal_f64"] = enc(jax.random.truncated_normal(k, -1.5, 2.5, (200,),
+                                                                  jnp.float64))
+    out["truncated_normal_f32"] = enc(jax.random.truncated_normal(k, -2.0, 2.0, (200,),
+                                                                  jnp.float32))
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
                        ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens),
-                       ("jax_semantics", semantics_goldens)]:
+                       ("jax_semantics", semantics_goldens),
+                       ("jax_nn", nn_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

@@ -70,6 +70,38 @@ def custom_rule_programs(lib, xp):
     return newton_sqrt, sin_times, scaled_loss
 
 
+def nondiff_jvp_program(lib, xp):
+    """custom_jvp with nondiff_argnums: JAX hands its rule the nondiff arguments first, then
+    the tuples of the other primals and their tangents. One function argument (JAX's
+    documented ``app``) and one static number in the middle of the signature."""
+    import functools
+
+    @functools.partial(lib.custom_jvp, nondiff_argnums=(0,))
+    def app(f, x):
+        return f(x)
+
+    def app_jvp(f, primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return f(x), 2.0 * x_dot
+
+    app.defjvp(app_jvp)
+
+    @functools.partial(lib.custom_jvp, nondiff_argnums=(1,))
+    def affine(x, k, y):
+        return x * k + y
+
+    def affine_jvp(k, primals, tangents):
+        (x, y), (x_dot, y_dot) = primals, tangents
+        return x * k + y, 3.0 * k * x_dot + y_dot
+
+    affine.defjvp(affine_jvp)
+
+    def loss(x, y):
+        return app(lambda v: v ** 3, x) * affine(x, 2.0, y)
+
+    return loss
+
+
 def static_argument_program(lib, xp):
     """Item 3: a loss taking a function, a string and a dict of options beside its array;
     JAX passes the arguments outside ``argnums`` through untouched."""

@@ -542,8 +542,11 @@ class custom_jvp:
         self._in_rule = 0
 
     def defjvp(self, jvp_rule: Callable, symbolic_zeros: bool = False) -> Callable:
-        """Sets the rule. ``symbolic_zeros=True`` (tangents that may be ``SymbolicZero``) is
-        not supported: Quabla hands every rule materialized zero tangents."""
+        """Sets the rule, ``rule(primals, tangents) -> (primal_out, tangent_out)``; with
+        ``nondiff_argnums``, ``rule(*nondiff_args, primals, tangents)`` where ``primals``
+        and ``tangents`` hold only the other arguments, as JAX. ``symbolic_zeros=True``
+        (tangents that may be ``SymbolicZero``) is not supported: Quabla hands every rule
+        materialized zero tangents."""
         _refuse_symbolic_zeros(symbolic_zeros, "custom_jvp.defjvp")
         self.jvp = jvp_rule
         return jvp_rule
@@ -602,7 +605,13 @@ class custom_jvp:
             self._in_rule += 1
             try:
                 assert self.jvp is not None
-                out, tout = self.jvp(tuple(full(p)) if nd else p, t)
+                if nd:
+                    # JAX's order: the nondiff arguments, then the other primals and their
+                    # tangents as tuples.
+                    statics = [static[i] for i in sorted(nd)]
+                    out, tout = self.jvp(*statics, tuple(p), tuple(t))
+                else:
+                    out, tout = self.jvp(p, t)
             finally:
                 self._in_rule -= 1
             o_leaves, o_tree = tree_flatten(out)
