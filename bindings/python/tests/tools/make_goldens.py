@@ -542,13 +542,96 @@ def nn_goldens():
     return out
 
 
+SPECIAL_INPUTS = {
+    "expit": [-np.inf, -40.0, -1.0, -0.0, 0.0, 0.5, 3.0, 40.0, np.inf, np.nan],
+    "logit": [-0.5, 0.0, 1e-300, 1e-10, 0.25, 0.5, 0.75, 1.0 - 1e-10, 1.0, 1.5, np.nan],
+    "erf": [-np.inf, -6.0, -1.0, -1e-9, -0.0, 0.0, 0.3, 2.0, 6.0, np.inf, np.nan],
+    "erfc": [-np.inf, -6.0, -1.0, -0.0, 0.0, 0.3, 2.0, 6.0, 27.0, np.inf, np.nan],
+    "erfinv": [-1.5, -1.0, -0.999999, -0.5, -1e-9, -0.0, 0.0, 0.3, 0.9, 0.999999, 1.0, np.nan],
+    "ndtr": [-np.inf, -40.0, -20.0, -8.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 8.0, 40.0, np.inf],
+    "ndtri": [-0.1, 0.0, 1e-300, 1e-100, 1e-20, 1e-8, 0.025, 0.3, 0.5, 0.7, 0.975,
+              1.0 - 1e-8, 1.0, 1.1],
+    "log_ndtr": [-np.inf, -1e5, -40.0, -20.5, -20.0, -19.5, -10.0, -3.0, -0.0, 0.0, 1.0, 7.9,
+                 8.1, 30.0, np.inf],
+}
+SPECIAL_PAIRS = {
+    "xlogy": ([0.0, 0.0, 0.0, 1.0, -2.0, 3.0, 0.5, 2.0], [0.0, 1.0, -1.0, 0.0, 2.0, 0.5, np.inf, -1.0]),
+    "xlog1py": ([0.0, 0.0, 1.0, -2.0, 3.0, 0.5], [-1.0, 0.0, -1.0, 2.0, -0.5, np.inf]),
+}
+
+
+def scipy_goldens():
+    """jax.scipy.special (values and derivatives at the edges), stats.norm, and
+    jax.scipy.linalg's scipy signatures."""
+    import jax.scipy as jsp
+    out = {"special": {}, "pairs": {}, "norm": {}, "linalg": {}}
+    for name, xs in SPECIAL_INPUTS.items():
+        f = getattr(jsp.special, name)
+        x = jnp.array(xs)
+        out["special"][name] = {"x": enc(x), "value": enc(f(x)),
+                                "grad": enc(jax.vmap(jax.grad(f))(x)),
+                                "value_f32": enc(f(x.astype(jnp.float32)))}
+    for name, (xs, ys) in SPECIAL_PAIRS.items():
+        f = getattr(jsp.special, name)
+        x, y = jnp.array(xs), jnp.array(ys)
+        gx, gy = jax.vmap(jax.grad(f, argnums=(0, 1)))(x, y)
+        out["pairs"][name] = {"x": enc(x), "y": enc(y), "value": enc(f(x, y)),
+                              "gx": enc(gx), "gy": enc(gy)}
+    x = jnp.array([-3.0, -0.5, 0.0, 1.2, 4.0])
+    for name in ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]:
+        f = getattr(jsp.stats.norm, name)
+        g = lambda v, loc, scale, f=f: f(v, loc, scale)  # noqa: E731
+        out["norm"][name] = {
+            "value": enc(f(x, 0.5, 2.0)),
+            "grads": [enc(a) for a in jax.vmap(jax.grad(g, argnums=(0, 1, 2)),
+                                               (0, None, None))(x, 0.5, 2.0)]}
+    q = jnp.array([1e-12, 0.05, 0.5, 0.8, 1.0 - 1e-9])
+    for name in ["ppf", "isf"]:
+        f = getattr(jsp.stats.norm, name)
+        out["norm"][name] = {"value": enc(f(q, 0.5, 2.0)),
+                             "grads": [enc(jax.vmap(jax.grad(lambda v, f=f: f(v, 0.5, 2.0)))(q))]}
+    out["norm"]["x"], out["norm"]["q"] = enc(x), enc(q)
+    rng = np.random.RandomState(3)
+    m = rng.randn(4, 4)
+    spd = m @ m.T + 4 * np.eye(4)
+    lopsided = np.tril(spd) + np.triu(rng.randn(4, 4), 1) * 5  # the upper triangle is noise
+    b, bm = rng.randn(4), rng.randn(4, 2)
+    la = jsp.linalg
+    lu_f, piv = la.lu_factor(m)
+    p, l, u = la.lu(m)
+
+    def pos_loss(a, rhs):
+        return jnp.sum(la.solve(a, rhs, assume_a="pos") * jnp.arange(1.0, 5.0)[:, None])
+
+    ga, gb = jax.grad(pos_loss, argnums=(0, 1))(spd, bm)
+    out["linalg"] = {
+        "m": enc(m), "spd": enc(spd), "lopsided": enc(lopsided), "b": enc(b), "bm": enc(bm),
+        "cholesky_upper": enc(la.cholesky(spd)),
+        "cholesky_lower": enc(la.cholesky(spd, lower=True)),
+        "solve_pos_vec": enc(la.solve(spd, b, assume_a="pos")),
+        "solve_pos_lower": enc(la.solve(lopsided, bm, assume_a="pos", lower=True)),
+        "solve_pos_grads": [enc(ga), enc(gb)],
+        "solve_gen": enc(la.solve(m, bm)),
+        "lu": [enc(p), enc(l), enc(u)],
+        "lu_factor": [enc(lu_f), enc(piv)],
+        "lu_solve_0": enc(la.lu_solve((lu_f, piv), bm)),
+        "lu_solve_1": enc(la.lu_solve((lu_f, piv), b, trans=1)),
+        "eigh_lower": [enc(v) for v in la.eigh(lopsided)],
+        "eigvals_upper": enc(la.eigh(lopsided.T, lower=False, eigvals_only=True)),
+        "svd_s": enc(la.svd(m, compute_uv=False)),
+        "det": enc(la.det(m)), "inv": enc(la.inv(m)),
+        "block_diag": enc(la.block_diag(jnp.ones((2, 2)), 3.0, jnp.array([4.0, 5.0]))),
+    }
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
                        ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens),
                        ("jax_semantics", semantics_goldens),
-                       ("jax_nn", nn_goldens)]:
+                       ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

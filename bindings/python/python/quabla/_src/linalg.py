@@ -222,9 +222,19 @@ def solve_triangular(a, b, trans: Union[int, str] = 0, lower: bool = False,
     return Array(_L.solve_triangular(_raw(a), _raw(b), bool(lower), t, bool(unit_diagonal)))
 
 
+def cholesky_triangle(a, lower: bool) -> Array:
+    """The Cholesky factor of the symmetric matrix held in ``a``'s ``lower`` (or upper)
+    triangle, the other one never read, as ``jax.scipy.linalg.cholesky``; lower or upper to
+    match."""
+    x = Array(_raw(a))
+    l = Array(_L.cholesky(_raw(x if lower else _mT(x)), False, False))
+    return l if lower else _mT(l)
+
+
 def cho_factor(a, lower: bool = False):
-    """``scipy.linalg.cho_factor``: ``(c, lower)`` for :func:`cho_solve`."""
-    return cholesky(a, upper=not lower), bool(lower)
+    """``scipy.linalg.cho_factor``: ``(c, lower)`` for :func:`cho_solve`; reads only the
+    ``lower`` (or upper) triangle of ``a``, as JAX."""
+    return cholesky_triangle(a, bool(lower)), bool(lower)
 
 
 def cho_solve(c_and_lower, b) -> Array:

@@ -1,0 +1,1 @@
+"""The implementation of ``quabla.scipy``."""
