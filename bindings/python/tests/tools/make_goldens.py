@@ -18,8 +18,8 @@ import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
-    custom_rule_programs, nondiff_jvp_program, python_control_flow_program,
-    static_argument_program)
+    custom_rule_programs, mlp_classifier_program, nondiff_jvp_program,
+    python_control_flow_program, static_argument_program)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -398,6 +398,14 @@ def custom_rule_goldens():
     }
 
 
+def ported_program_goldens():
+    """Whole programs from JAX's examples, run as written (the tests change the imports)."""
+    import jax.scipy  # noqa: F401  (the program reads lib.scipy.special)
+    log, acc, params = mlp_classifier_program(jax, jnp)
+    return {"mlp_classifier": {"log": log, "accuracy": acc,
+                               "params": [[enc(w), enc(b)] for w, b in params]}}
+
+
 def semantics_goldens():
     import collections
     from jax import tree_util as tu
@@ -631,7 +639,8 @@ def main():
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
                        ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens),
                        ("jax_semantics", semantics_goldens),
-                       ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens)]:
+                       ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens),
+                       ("jax_ported_programs", ported_program_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

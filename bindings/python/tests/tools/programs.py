@@ -162,3 +162,57 @@ def python_control_flow_program(lib, xp):
         "jit_fails": lambda: lib.jit(piecewise)(pos),
         "vmap_grad_fails": lambda: lib.vmap(lib.grad(piecewise))(xp.asarray([0.5, -0.5])),
     }
+
+
+def mlp_classifier_program(lib, xp):
+    """JAX's examples/mnist_classifier_fromscratch.py on synthetic data (three classes of
+    10-feature points), changed only by the imports: numpy parameters, ``logsumexp`` from
+    ``scipy.special``, a jitted update over a list of tuples, and ``f"{loss:.3e}"`` logging.
+    Returns the log lines, the final accuracy and the parameters."""
+    import numpy.random as npr
+    logsumexp = lib.scipy.special.logsumexp
+
+    def init_random_params(scale, layer_sizes, rng=npr.RandomState(0)):
+        return [(scale * rng.randn(m, n), scale * rng.randn(n))
+                for m, n, in zip(layer_sizes[:-1], layer_sizes[1:])]
+
+    def predict(params, inputs):
+        activations = inputs
+        for w, b in params[:-1]:
+            outputs = xp.dot(activations, w) + b
+            activations = xp.tanh(outputs)
+        final_w, final_b = params[-1]
+        logits = xp.dot(activations, final_w) + final_b
+        return logits - logsumexp(logits, axis=1, keepdims=True)
+
+    def loss(params, batch):
+        inputs, targets = batch
+        preds = predict(params, inputs)
+        return -xp.mean(xp.sum(preds * targets, axis=1))
+
+    def accuracy(params, batch):
+        inputs, targets = batch
+        target_class = xp.argmax(targets, axis=1)
+        predicted_class = xp.argmax(predict(params, inputs), axis=1)
+        return xp.mean(predicted_class == target_class)
+
+    step_size = 0.1
+
+    @lib.jit
+    def update(params, batch):
+        grads = lib.grad(loss)(params, batch)
+        return [(w - step_size * dw, b - step_size * db)
+                for (w, b), (dw, db) in zip(params, grads)]
+
+    rng = npr.RandomState(1)
+    inputs = rng.randn(96, 10)
+    labels = (inputs[:, 0] > 0).astype(int) + (inputs[:, 1] > 0.5).astype(int)
+    targets = (labels[:, None] == xp.arange(3)).astype(inputs.dtype)
+    batch = (inputs, targets)
+    params = init_random_params(0.3, [10, 32, 3])
+    log = []
+    for epoch in range(30):
+        params = update(params, batch)
+        if epoch % 5 == 0:
+            log.append(f"epoch {epoch}: loss {loss(params, batch):.3e}")
+    return log, float(accuracy(params, batch)), params
