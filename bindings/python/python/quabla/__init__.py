@@ -24,7 +24,9 @@ from ._src.api import (  # noqa: E402
 from ._src.io import load, save  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
-from . import lax, linalg, nn, numpy, optim, random, scipy, tree_util  # noqa: E402
+from . import (  # noqa: E402
+    flatten_util, lax, linalg, nn, numpy, optim, random, scipy, tree, tree_util,
+)
 
 __version__ = _quabla.__version__
 
@@ -32,7 +34,7 @@ __all__ = [
     "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "lax", "numpy",
-    "random", "tree_util", "optim", "linalg", "nn", "scipy", "odeint", "OdeStats", "newton", "save",
-    "load", "config", "BackendError", "ConcretizationTypeError", "QuablaError", "QuablaInternalError",
-    "__version__",
+    "random", "tree", "tree_util", "flatten_util", "optim", "linalg", "nn", "scipy", "odeint",
+    "OdeStats", "newton", "save", "load", "config", "BackendError", "ConcretizationTypeError",
+    "QuablaError", "QuablaInternalError", "__version__",
 ]

@@ -4,6 +4,7 @@ from ._src.control_flow import cond, fori_loop, scan, switch, while_loop
 from ._src.api import stop_gradient
 from ._src.numpy.products import dot_general
 from ._src.numpy.creation import iota
+from ._src.lax_scans import associative_scan, map  # noqa: A004 - lax's name
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
-           "iota"]
+           "iota", "associative_scan", "map"]

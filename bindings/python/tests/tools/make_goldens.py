@@ -633,6 +633,62 @@ def scipy_goldens():
     return out
 
 
+def surface_goldens():
+    """lax.associative_scan and lax.map, jnp.select/piecewise/append/insert/delete/
+    cumulative_sum, jax.tree's reduce/all/transpose, and flatten_util.ravel_pytree."""
+    from jax import lax
+    from jax.flatten_util import ravel_pytree
+    x = jnp.array([0.5, -1.0, 2.0, 0.25, 3.0, -0.5, 1.5])
+    mats = jnp.asarray(np.random.RandomState(5).randn(6, 2, 2))
+
+    def affine(a, b):  # (scale, shift) pairs compose: not commutative
+        return (a[0] * b[0], a[1] * b[0] + b[1])
+
+    def scan_loss(v):
+        s, t = lax.associative_scan(affine, (v, v * v + 1.0))
+        return jnp.sum(s * jnp.arange(7.0)) + jnp.sum(jnp.sin(t))
+
+    out = {
+        "x": enc(x), "mats": enc(mats),
+        "cumsum_odd": enc(lax.associative_scan(jnp.add, x)),
+        "cumsum_even_reverse": enc(lax.associative_scan(jnp.add, x[:6], reverse=True)),
+        "affine": [enc(a) for a in lax.associative_scan(affine, (x, x * x + 1.0))],
+        "affine_reverse": [enc(a) for a in lax.associative_scan(affine, (x, x * x + 1.0),
+                                                               reverse=True)],
+        "matmul_axis0": enc(lax.associative_scan(jnp.matmul, mats)),
+        "max_axis1": enc(lax.associative_scan(jnp.maximum, mats.reshape(3, 8), axis=1)),
+        "scan_grad": enc(jax.grad(scan_loss)(x)),
+        "lax_map": enc(lax.map(lambda v: jnp.sin(v) * v, x)),
+        "lax_map_batched": [enc(a) for a in lax.map(lambda v: (v.sum(), v * 2),
+                                                    mats.reshape(6, 4), batch_size=4)],
+        "select": enc(jnp.select([x < 0, x > 1], [x * 10, -x], default=7.0)),
+        "piecewise": enc(jnp.piecewise(x, [x < 0, x > 1], [lambda v: v ** 2, lambda v: -v,
+                                                          lambda v: v + 100])),
+        "piecewise_consts": enc(jnp.piecewise(x, [x < 0], [3.0, 4.0])),
+        "append_flat": enc(jnp.append(mats[0], x[:3])),
+        "append_axis": enc(jnp.append(mats[0], mats[1], axis=1)),
+        "insert_row": enc(jnp.insert(mats[0], 1, jnp.array([7.0, 8.0]), axis=0)),
+        "insert_many": enc(jnp.insert(x, jnp.array([1, 3, 7]), jnp.array([10.0, 11.0, 12.0]))),
+        "insert_col_scalar": enc(jnp.insert(mats[0], 0, 5.0, axis=1)),
+        "delete": enc(jnp.delete(x, jnp.array([0, 2, -1]))),
+        "delete_axis": enc(jnp.delete(mats[:2], 1, axis=1)),
+        "cumulative_sum": enc(jnp.cumulative_sum(mats[0], axis=0, include_initial=True)),
+    }
+    tree = {"b": [1.0, (2.0, 3.0)], "a": 4.0}
+    flat, unravel = ravel_pytree({"w": mats[0], "b": x[:3], "n": jnp.arange(2)})
+    out["tree"] = {
+        "reduce": jax.tree.reduce(lambda a, b: a * 10 + b, tree, 0.0),
+        "all": [bool(jax.tree.all([1, True, 2])), bool(jax.tree.all({"a": 1, "b": 0}))],
+        "transpose": repr(jax.tree.transpose(jax.tree.structure([0, 0, 0]),
+                                             jax.tree.structure({"p": 0, "q": 0}),
+                                             [{"p": 1, "q": 2}, {"p": 3, "q": 4},
+                                              {"p": 5, "q": 6}])),
+        "ravel": enc(flat),
+        "unravel_dtypes": [str(v.dtype) for v in jax.tree.leaves(unravel(flat))],
+    }
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -640,7 +696,8 @@ def main():
                        ("jax_linalg", linalg_goldens), ("jax_odenet", odenet_goldens),
                        ("jax_semantics", semantics_goldens),
                        ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens),
-                       ("jax_ported_programs", ported_program_goldens)]:
+                       ("jax_ported_programs", ported_program_goldens),
+                       ("jax_surface", surface_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

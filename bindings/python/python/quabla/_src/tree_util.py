@@ -31,6 +31,9 @@ __all__ = [
     "DictKey",
     "GetAttrKey",
     "FlattenedIndexKey",
+    "tree_reduce",
+    "tree_all",
+    "tree_transpose",
 ]
 
 
@@ -477,3 +480,33 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: _rebuild_partial(func, *children),
 )
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, *initializer: Any,
+                is_leaf: Optional[Callable[[Any], bool]] = None) -> Any:
+    """``functools.reduce(function, leaves, *initializer)`` over ``tree``'s leaves."""
+    if len(initializer) > 1:
+        raise TypeError("tree_reduce takes at most one initializer")
+    return functools.reduce(function, tree_leaves(tree, is_leaf), *initializer)
+
+
+def tree_all(tree: Any, *, is_leaf: Optional[Callable[[Any], bool]] = None) -> bool:
+    """Whether every leaf is truthy (``all`` of the leaves)."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef,
+                   pytree_to_transpose: Any) -> Any:
+    """An outer tree of inner trees turned into an inner tree of outer trees.
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    inner, outer = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner * outer:
+        raise TypeError(f"tree_transpose: the tree has {treedef.num_leaves} leaves, not the "
+                        f"{outer} x {inner} of the outer and inner structures")
+    rows = [flat[i * inner:(i + 1) * inner] for i in range(outer)]
+    subtrees = [tree_unflatten(outer_treedef, column) for column in zip(*rows)]
+    return tree_unflatten(inner_treedef, subtrees)

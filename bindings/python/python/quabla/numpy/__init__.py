@@ -26,6 +26,9 @@ from .._src.numpy.misc import (
     diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
     trapezoid,
 )
+from .._src.numpy.selection import (
+    append, cumulative_prod, cumulative_sum, delete, insert, piecewise, select,
+)
 from .._src.numpy.products import (
     cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot,
 )
