@@ -19,13 +19,13 @@ _register_plugins()
 from ._src.array import Array  # noqa: E402
 from ._src.api import (  # noqa: E402
     checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian, jacrev, jit, jvp,
-    linearize, remat, stop_gradient, value_and_grad, vjp, vmap,
+    linearize, make_jaxpr, remat, stop_gradient, value_and_grad, vjp, vmap,
 )
 from ._src.io import load, save  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    flatten_util, lax, linalg, nn, numpy, optim, random, scipy, tree, tree_util,
+    flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util,
 )
 
 __version__ = _quabla.__version__
@@ -33,8 +33,8 @@ __version__ = _quabla.__version__
 __all__ = [
     "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "lax", "numpy",
-    "random", "tree", "tree_util", "flatten_util", "optim", "linalg", "nn", "scipy", "odeint",
-    "OdeStats", "newton", "save", "load", "config", "BackendError", "ConcretizationTypeError",
-    "QuablaError", "QuablaInternalError", "__version__",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr", "lax",
+    "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "optim", "linalg",
+    "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
+    "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
 ]

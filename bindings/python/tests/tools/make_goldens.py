@@ -599,6 +599,22 @@ def scipy_goldens():
         out["norm"][name] = {"value": enc(f(q, 0.5, 2.0)),
                              "grads": [enc(jax.vmap(jax.grad(lambda v, f=f: f(v, 0.5, 2.0)))(q))]}
     out["norm"]["x"], out["norm"]["q"] = enc(x), enc(q)
+    mvn = jsp.stats.multivariate_normal
+    pts = jnp.array([[0.5, -1.0, 0.2], [0.0, 0.0, 0.0], [2.0, 1.0, -3.0]])
+    mu = jnp.array([0.1, 0.2, -0.3])
+    cov = jnp.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]])
+
+    def mvn_loss(p, m, c):
+        return jnp.sum(mvn.logpdf(p, m, c) * jnp.array([1.0, 2.0, 3.0]))
+
+    out["mvn"] = {
+        "pts": enc(pts), "mu": enc(mu), "cov": enc(cov),
+        "logpdf": enc(mvn.logpdf(pts, mu, cov)), "pdf": enc(mvn.pdf(pts, mu, cov)),
+        "batched_cov": enc(mvn.logpdf(pts[:2], mu, jnp.stack([cov, 2 * cov]))),
+        "scalar_cov": enc(mvn.logpdf(pts, mu, 0.7)),
+        "univariate": enc(mvn.logpdf(pts[:, 0], 0.5, 2.0)),
+        "grads": [enc(g) for g in jax.grad(mvn_loss, argnums=(0, 1, 2))(pts, mu, cov)],
+    }
     rng = np.random.RandomState(3)
     m = rng.randn(4, 4)
     spd = m @ m.T + 4 * np.eye(4)

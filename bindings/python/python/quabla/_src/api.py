@@ -758,3 +758,42 @@ remat = checkpoint
 def stop_gradient(x):
     """``x`` with a zero derivative (leaf by leaf)."""
     return tree_map(lambda a: Array(to_raw(a).unary("stop_gradient")), x)
+
+
+class ClosedJaxpr:
+    """What :func:`make_jaxpr` returns: the traced, optimized QIR program of a function
+    (Quabla's counterpart of a jaxpr), printed by ``str``; ``.jaxpr`` is itself, as JAX's
+    ``ClosedJaxpr.jaxpr`` is printable."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    @property
+    def jaxpr(self) -> "ClosedJaxpr":
+        return self
+
+    def pretty_print(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
+def make_jaxpr(fun: Callable, static_argnums: Union[int, Sequence[int]] = (),
+               return_shape: bool = False) -> Callable[..., ClosedJaxpr]:
+    """A function returning the program ``fun`` traces to on its arguments (as
+    ``jax.make_jaxpr``; the text is QIR, not jaxpr syntax).
+
+    >>> print(make_jaxpr(lambda x: qnp.sin(x) * 2)(1.0))
+    """
+    if return_shape:
+        raise NotImplementedError("make_jaxpr: return_shape=True is not supported; call the "
+                                  "function (or jit it) for its output shapes")
+    jitted = jit(fun, static_argnums=static_argnums)
+
+    def traced(*args, **kwargs) -> ClosedJaxpr:
+        return ClosedJaxpr(jitted.lower(*args, **kwargs).as_text())
+
+    return traced

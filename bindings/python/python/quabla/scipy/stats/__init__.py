@@ -1,5 +1,6 @@
-"""``quabla.scipy.stats``, as ``jax.scipy.stats`` (``norm`` so far)."""
+"""``quabla.scipy.stats``, as ``jax.scipy.stats`` (``norm`` and ``multivariate_normal`` so
+far)."""
 
-from . import norm  # noqa: F401
+from . import multivariate_normal, norm  # noqa: F401
 
-__all__ = ["norm"]
+__all__ = ["multivariate_normal", "norm"]
