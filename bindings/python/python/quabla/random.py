@@ -29,7 +29,9 @@ from ._src.numpy.shape import stack
 from ._src import dtypes as _dt
 
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
-           "truncated_normal", "bernoulli", "randint", "permutation"]
+           "truncated_normal", "bernoulli", "randint", "permutation", "exponential",
+           "laplace", "logistic", "cauchy", "gumbel", "rademacher", "categorical", "choice",
+           "multivariate_normal"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -288,3 +290,9 @@ def permutation(key: Array, x: Union[int, Array], axis: int = 0) -> Array:
         keys = np.asarray(bits(sub, (n,)))
         order = order[np.argsort(keys, kind="stable")]
     return take(arr, asarray(order.astype(np.int32)), axis=axis)
+
+
+from ._src.random_distributions import (  # noqa: E402  (they build on the functions above)
+    categorical, cauchy, choice, exponential, gumbel, laplace, logistic, multivariate_normal,
+    rademacher,
+)

@@ -29,6 +29,11 @@ def enc(x):
     return {"dtype": str(a.dtype), "shape": list(a.shape), "hex": a.tobytes().hex()}
 
 
+def _x64_off(thunk):
+    with jax.enable_x64(False):
+        return np.asarray(thunk())
+
+
 def random_goldens():
     out = {"jax": jax.__version__, "seeds": {}}
     for seed in [0, 1, 42, 2**33 + 5, -7]:
@@ -48,6 +53,29 @@ def random_goldens():
             "permutation_4x3_axis1": enc(jax.random.permutation(
                 k, np.arange(12.0).reshape(4, 3), axis=1)),
         }
+    k = jax.random.PRNGKey(9)
+    r = jax.random
+    out["distributions"] = {
+        name: {"f64": enc(getattr(r, name)(k, (300,), jnp.float64)),
+               "f32": enc(getattr(r, name)(k, (300,), jnp.float32))}
+        for name in ["exponential", "laplace", "logistic", "cauchy", "gumbel"]}
+    out["distributions"]["gumbel_high"] = {"f64": enc(r.gumbel(k, (300,), jnp.float64,
+                                                               mode="high"))}
+    logits = jnp.log(jnp.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]]))
+    cov = jnp.array([[1.0, 0.5], [0.5, 2.0]])
+    out["discrete"] = {
+        "rademacher": enc(r.rademacher(k, (50,)).astype(jnp.int32)),
+        "categorical": enc(r.categorical(k, logits, shape=(40, 2)).astype(jnp.int32)),
+        "categorical_axis0": enc(r.categorical(k, logits.T, axis=0).astype(jnp.int32)),
+        # JAX draws int64 indices with x64 on (Quabla has no int64): recorded with it off.
+        "choice_int_x64_off": enc(_x64_off(lambda: r.choice(k, 7, (20,)))),
+        "choice_noreplace": enc(r.choice(k, 9, (5,), replace=False).astype(jnp.int32)),
+        "choice_p": enc(r.choice(k, jnp.arange(10.0) * 2, (4, 3),
+                                 p=jnp.arange(10.0) / 45.0)),
+        "choice_axis1_x64_off": enc(_x64_off(
+            lambda: r.choice(k, jnp.arange(12.0).reshape(3, 4), (2,), axis=1))),
+        "mvn": enc(r.multivariate_normal(k, jnp.array([1.0, -1.0]), cov, (50,))),
+    }
     k = jax.random.PRNGKey(3)
     out["normal_f32_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float32))
     out["normal_f64_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float64))
