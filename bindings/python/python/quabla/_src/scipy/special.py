@@ -207,5 +207,118 @@ def log_ndtr(x, series_order: int = 3) -> Array:
     return _log_ndtr(_float(x), series_order)
 
 
-__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "log_ndtr", "ndtr",
+# Lanczos' approximation with g = 7 and these coefficients, as XLA's Lgamma and Digamma (so
+# JAX's values to a few ulps): Gamma(z + 1) ~ sqrt(2 pi) t^(z + 1/2) e^-t A(z), t = z + g + 1/2.
+_LANCZOS_G = 7.0
+_LANCZOS_BASE = 0.99999999999980993227684700473478
+_LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+            771.3234287776530788486528258894, -176.61502916214059906584551354,
+            12.507343278686904814458936853, -0.13857109526572011689554707,
+            9.984369578019570859563e-6, 1.50563273514931155834e-7)
+
+
+def _lanczos_z_and_log_t(x):
+    """The reflected-or-shifted argument ``z`` and ``log(z + g + 1/2)`` (by ``log1p``)."""
+    reflect = x < 0.5
+    z = el.where(reflect, -x, x - 1.0)
+    half_g = _LANCZOS_G + 0.5
+    log_t = math.log(half_g) + el.log1p(z / half_g)
+    return reflect, z, z + half_g, log_t
+
+
+def _gammaln_value(x):
+    reflect, z, t, log_t = _lanczos_z_and_log_t(x)
+    a = asarray(_LANCZOS_BASE, x.dtype)
+    for i, c in enumerate(_LANCZOS):
+        a = a + c / (z + float(i + 1))
+    log_y = 0.5 * math.log(2 * math.pi) + (z + 0.5 - t / log_t) * log_t + el.log(a)
+    # Reflection, lgamma(x) = log(pi) - lgamma(1 - x) - log|sin(pi x)|, with sin taken of
+    # the fractional part folded into [0, 1/2] (exact zeros at the poles).
+    ax = el.absolute(x)
+    frac = ax - el.floor(ax)
+    frac = el.where(frac > 0.5, 1.0 - frac, frac)
+    denom = el.log(el.sin(math.pi * frac))
+    reflection = el.where(el.isfinite(denom), math.log(math.pi) - denom - log_y, -denom)
+    out = el.where(reflect, reflection, log_y)
+    return el.where(el.isinf(x), np.inf, out)
+
+
+def _digamma_value(x):
+    reflect, z, t, log_t = _lanczos_z_and_log_t(x)
+    num = asarray(0.0, x.dtype)
+    den = asarray(_LANCZOS_BASE, x.dtype)
+    for i, c in enumerate(_LANCZOS):
+        zi = z + float(i + 1)
+        num = num - c / (zi * zi)
+        den = den + c / zi
+    y = log_t + num / den - _LANCZOS_G / t
+    # digamma(x) = digamma(1 - x) - pi cot(pi x), x first shifted into [-1/2, 1/2].
+    reduced = x + el.absolute(el.floor(x + 0.5))
+    reflection = y - math.pi * el.cos(math.pi * reduced) / el.sin(math.pi * reduced)
+    out = el.where(reflect, reflection, y)
+    return el.where((x <= 0) & (x == el.floor(x)), np.nan, out)
+
+
+def _trigamma(x):
+    # The recurrence psi1(x) = psi1(x + 1) + 1/x^2 up to x >= 20, then the asymptotic series
+    # (its next term is below 1e-19 there); reflection psi1(1 - x) + psi1(x) =
+    # pi^2 / sin^2(pi x) below 1/2. Infinite at the poles, as JAX's polygamma(1, x).
+    reflect = x < 0.5
+    y = el.where(reflect, 1.0 - x, x)
+    acc = asarray(0.0, x.dtype)
+    for _ in range(20):
+        small = y < 20.0
+        acc = acc + el.where(small, 1.0 / (y * y), 0.0)
+        y = el.where(small, y + 1.0, y)
+    inv = 1.0 / y
+    inv2 = inv * inv
+    tail = inv2 * (1.0 / 42 + inv2 * (-1.0 / 30 + inv2 * (5.0 / 66 + inv2 * (
+        -691.0 / 2730 + inv2 * (7.0 / 6)))))
+    series = inv + inv2 / 2 + inv * inv2 * (1.0 / 6 + inv2 * (-1.0 / 30 + tail))
+    value = acc + series
+    s = el.sin(math.pi * x)
+    out = el.where(reflect, math.pi ** 2 / (s * s) - value, value)
+    return el.where((x <= 0) & (x == el.floor(x)), np.inf, out)
+
+
+_digamma = custom_jvp(_digamma_value)
+_digamma.defjvps(lambda t, ans, x: t * _trigamma(x))
+_gammaln = custom_jvp(_gammaln_value)
+_gammaln.defjvps(lambda t, ans, x: t * _digamma(x))
+
+
+def gammaln(x) -> Array:
+    """``log|Gamma(x)|`` (Lanczos, as XLA's); inf at the poles and at +-inf; its derivative
+    is :func:`digamma`.
+
+    >>> gammaln(5.0)  # log(24)
+    """
+    return _gammaln(_float(x))
+
+
+def digamma(x) -> Array:
+    """``d/dx log Gamma(x)`` (NaN at 0 and the negative integers); its derivative is the
+    trigamma function."""
+    return _digamma(_float(x))
+
+
+def gammasgn(x) -> Array:
+    """The sign of ``Gamma(x)``: -1 on (-1, 0), (-3, -2), ... and at -0.0; NaN at the
+    negative integers and NaN (JAX's and scipy's conventions)."""
+    from ..numpy.selection import select
+    x = _float(x)
+    fl = el.floor(x)
+    neg = x < 0
+    return select([(neg & (x == fl)) | el.isnan(x),
+                   (neg & (el.fmod(fl, 2.0) != 0)) | ((x == 0) & el.signbit(x))],
+                  [asarray(np.nan, x.dtype), asarray(-1.0, x.dtype)], asarray(1.0, x.dtype))
+
+
+def gamma(x) -> Array:
+    """``Gamma(x)``, as ``gammasgn(x) * exp(gammaln(x))``."""
+    x = _float(x)
+    return gammasgn(x) * el.exp(gammaln(x))
+
+
+__all__ = ["digamma", "gamma", "gammaln", "gammasgn", "erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "log_ndtr", "ndtr",
            "ndtri", "xlog1py", "xlogy"]
