@@ -216,3 +216,56 @@ def test_gamma_family_closed_forms():
     assert_close(quabla.grad(sp.gammaln)(qnp.asarray(3.5)), sp.digamma(3.5), rtol=0)
     assert_close(sp.gammasgn(qnp.array([-0.5, -1.5, -0.0, 2.0])), [-1.0, 1.0, -1.0, 1.0],
                  rtol=0)
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", "mid", "big", "huge"])
+def test_expm_matches_jax_at_every_pade_degree(name):
+    g = G["expm"][name]
+    a = dec(g["a"])
+    assert_close(qsp.linalg.expm(a), dec(g["f64"]), rtol=1e-12, atol=1e-14)
+    got32 = qsp.linalg.expm(a.astype(np.float32))
+    assert got32.dtype == np.float32
+    scale = np.abs(dec(g["f32"])).max()
+    assert_close(got32, dec(g["f32"]), rtol=1e-4, atol=1e-5 * scale)
+
+
+def test_expm_triangular_gradient_batches_and_overflow():
+    g = G["expm"]
+    mid, big = dec(g["mid"]["a"]), dec(g["big"]["a"])
+    assert_close(qsp.linalg.expm(np.triu(mid), upper_triangular=True), dec(g["upper"]),
+                 rtol=1e-12, atol=1e-14)
+    w = qnp.arange(16.0).reshape(4, 4)
+    grad = quabla.grad(lambda a: qnp.sum(qsp.linalg.expm(a) * w))(qnp.asarray(big))
+    assert_close(grad, dec(g["grad"]), rtol=1e-10)
+    # exp of a skew-symmetric matrix is a rotation; a stack is done matrix by matrix.
+    rot = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    r = qsp.linalg.expm(np.stack([rot, 2 * rot]))
+    assert_close(r[1], [[np.cos(2), np.sin(2)], [-np.sin(2), np.cos(2)]], rtol=1e-14)
+    # More than max_squarings squarings: NaN, as JAX.
+    assert_close(qsp.linalg.expm(dec(g["huge"]["a"]) * 1e5), dec(g["overflow"]), rtol=0)
+    with pytest.raises(ValueError, match="square"):
+        qsp.linalg.expm(np.ones((2, 3)))
+
+
+def test_betaln_and_more_distributions_match_jax():
+    b = G["betaln"]
+    assert_close(qsp.special.betaln(dec(b["a"]), dec(b["b"])), dec(b["value"]), rtol=1e-13)
+    g = G["more_stats"]
+    st = qsp.stats
+    xs = qnp.asarray(dec(g["x"]))
+    assert_close(st.t.logpdf(xs, 3.0, 0.5, 2.0), dec(g["t"]), rtol=1e-13)
+    dfs = quabla.vmap(quabla.grad(lambda v, d: st.t.logpdf(v, d), argnums=(0, 1)),
+                      (0, None))(xs, qnp.asarray(3.0))[1]
+    assert_close(dfs, dec(g["t_grad"]), rtol=1e-12)
+    assert_close(st.gamma.logpdf(xs, 2.5, -0.5, 1.5), dec(g["gamma"]), rtol=1e-13)
+    assert_close(st.beta.logpdf(xs / 3.0, 2.0, 3.0), dec(g["beta"]), rtol=1e-13)
+    assert_close(st.beta.logpdf(xs / 3.0, -1.0, 3.0), dec(g["beta_bad"]), rtol=0)
+    k = qnp.array([-1.0, 0.0, 1.0, 2.5, 3.0, 40.0])
+    assert_close(st.poisson.logpmf(k, 2.0), dec(g["poisson"]), rtol=1e-13)
+    assert_close(st.poisson.pmf(3.0, 2.0), 4 / 3 * np.exp(-2.0), rtol=1e-14)
+    assert_close(st.bernoulli.logpmf(qnp.array([-1.0, 0.0, 1.0, 2.0]), 0.3),
+                 dec(g["bernoulli"]), rtol=1e-15)
+    kc = qnp.array([-np.inf, -1.0, 0.0, 0.5, 1.0, 2.0, np.nan])
+    assert_close(st.bernoulli.cdf(kc, 0.3), dec(g["bernoulli_cdf"]), rtol=0)
+    assert_close(st.gamma.pdf(2.0, 2.0), 2.0 * np.exp(-2.0), rtol=1e-14)
+    assert_close(qsp.integrate.trapezoid(qnp.arange(5.0)), 8.0, rtol=0)

@@ -642,6 +642,33 @@ def scipy_goldens():
     def mvn_loss(p, m, c):
         return jnp.sum(mvn.logpdf(p, m, c) * jnp.array([1.0, 2.0, 3.0]))
 
+    rs = np.random.RandomState(11)
+    mats = {"tiny": rs.randn(3, 3) * 0.003, "small": rs.randn(3, 3) * 0.1,
+            "mid": rs.randn(4, 4) * 0.5, "big": rs.randn(4, 4) * 3, "huge": rs.randn(3, 3) * 40}
+    out["expm"] = {name: {"a": enc(a), "f64": enc(jsp.linalg.expm(a)),
+                          "f32": enc(jsp.linalg.expm(a.astype(np.float32)))}
+                   for name, a in mats.items()}
+    out["expm"]["upper"] = enc(jsp.linalg.expm(np.triu(mats["mid"]), upper_triangular=True))
+    out["expm"]["grad"] = enc(jax.grad(lambda a: jnp.sum(jsp.linalg.expm(a) * jnp.arange(16.0)
+                                                          .reshape(4, 4)))(mats["big"]))
+    out["expm"]["overflow"] = enc(jsp.linalg.expm(mats["huge"] * 1e5))
+    ab = (jnp.array([0.5, 3.0, 10.0, 1e6, 7.9, 8.1]), jnp.array([2.0, 9.0, 30.0, 2e6, 0.3, 8.0]))
+    out["betaln"] = {"a": enc(ab[0]), "b": enc(ab[1]), "value": enc(jsp.special.betaln(*ab))}
+    xs = jnp.array([-1.0, 0.0, 0.3, 1.0, 2.5, 7.0])
+    st = jsp.stats
+    out["more_stats"] = {
+        "x": enc(xs),
+        "t": enc(st.t.logpdf(xs, 3.0, 0.5, 2.0)),
+        "t_grad": enc(jax.vmap(jax.grad(lambda v, d: st.t.logpdf(v, d), argnums=(0, 1)),
+                               (0, None))(xs, 3.0)[1]),
+        "gamma": enc(st.gamma.logpdf(xs, 2.5, -0.5, 1.5)),
+        "beta": enc(st.beta.logpdf(xs / 3.0, 2.0, 3.0)),
+        "beta_bad": enc(st.beta.logpdf(xs / 3.0, -1.0, 3.0)),
+        "poisson": enc(st.poisson.logpmf(jnp.array([-1.0, 0.0, 1.0, 2.5, 3.0, 40.0]), 2.0)),
+        "bernoulli": enc(st.bernoulli.logpmf(jnp.array([-1.0, 0.0, 1.0, 2.0]), 0.3)),
+        "bernoulli_cdf": enc(st.bernoulli.cdf(jnp.array([-jnp.inf, -1.0, 0.0, 0.5, 1.0, 2.0,
+                                                         jnp.nan]), 0.3)),
+    }
     out["mvn"] = {
         "pts": enc(pts), "mu": enc(mu), "cov": enc(cov),
         "logpdf": enc(mvn.logpdf(pts, mu, cov)), "pdf": enc(mvn.pdf(pts, mu, cov)),

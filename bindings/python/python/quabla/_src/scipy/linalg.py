@@ -17,6 +17,7 @@ from ..numpy.shape import atleast_2d, concatenate, pad
 from .. import linalg as _la
 from .. import dtypes as _dt
 from ..linalg import cho_factor, cho_solve, det, inv, solve_triangular  # noqa: F401
+from .expm import expm  # noqa: F401
 
 
 def _arr(x) -> Array:
@@ -173,5 +174,5 @@ def block_diag(*arrs) -> Array:
     return concatenate(rows, axis=0)
 
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu",
-           "lu_factor", "lu_solve", "solve", "solve_triangular", "svd"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv",
+           "lu", "lu_factor", "lu_solve", "solve", "solve_triangular", "svd"]

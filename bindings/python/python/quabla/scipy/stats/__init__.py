@@ -1,6 +1,6 @@
-"""``quabla.scipy.stats``, as ``jax.scipy.stats`` (``norm`` and ``multivariate_normal`` so
-far)."""
+"""``quabla.scipy.stats``, as ``jax.scipy.stats``: ``norm``, ``multivariate_normal``, ``t``,
+``gamma``, ``beta``, ``poisson``, ``bernoulli``."""
 
-from . import multivariate_normal, norm  # noqa: F401
+from . import bernoulli, beta, gamma, multivariate_normal, norm, poisson, t  # noqa: F401
 
-__all__ = ["multivariate_normal", "norm"]
+__all__ = ["bernoulli", "beta", "gamma", "multivariate_normal", "norm", "poisson", "t"]

@@ -1,0 +1,12 @@
+"""``quabla.scipy.stats.bernoulli``, as ``jax.scipy.stats.bernoulli``."""
+
+from ..._src.numpy.elementwise import exp as _exp
+from ..._src.scipy.stats_more import bernoulli_cdf as cdf, bernoulli_logpmf as logpmf
+
+
+def pmf(k, p, loc=0):
+    """The probability, ``exp(logpmf)``."""
+    return _exp(logpmf(k, p, loc))
+
+
+__all__ = ["cdf", "logpmf", "pmf"]

@@ -1,0 +1,12 @@
+"""``quabla.scipy.stats.poisson``, as ``jax.scipy.stats.poisson`` (``logpmf``, ``pmf``)."""
+
+from ..._src.numpy.elementwise import exp as _exp
+from ..._src.scipy.stats_more import poisson_logpmf as logpmf
+
+
+def pmf(k, mu, loc=0):
+    """The probability, ``exp(logpmf)``."""
+    return _exp(logpmf(k, mu, loc))
+
+
+__all__ = ["logpmf", "pmf"]
