@@ -2,6 +2,9 @@
 and derivatives at kinks, signed zeros, infinities and NaN; the softmax family with axes,
 masks and weights; one_hot; the initializers' draws; and finite differences."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,9 @@ import quabla.numpy as qnp
 import quabla.nn as nn
 import quabla.random as qr
 from conftest import assert_close, central_diff, dec, golden
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from programs import softmax_family_cases, weighted_finite_sum  # noqa: E402
 
 G = golden("jax_nn")
 X = dec(G["inputs"])
@@ -41,35 +47,15 @@ def test_activation_signed_zeros_match_jax():
         assert np.array_equal(np.signbit(v[zeros]), np.signbit(want[zeros])), name
 
 
-def _family_loss(f, w):
-    def loss(v):
-        y = f(v)
-        y = qnp.where(qnp.isfinite(y), y, 0.0)
-        return qnp.sum(y * w[:, :y.shape[1]]) if y.ndim == 2 else qnp.sum(y)
-    return loss
-
-
 @pytest.mark.parametrize("name", sorted(G["softmax_family"]))
 def test_softmax_family_matches_jax(name):
     m, w = qnp.asarray(dec(G["matrix"])), qnp.asarray(dec(G["weights"]))
     mask, b = qnp.asarray(dec(G["mask"])), qnp.asarray(dec(G["b"]))
-    cases = {
-        "softmax_axis1": lambda v: nn.softmax(v, axis=1),
-        "softmax_axis0": lambda v: nn.softmax(v, axis=0),
-        "softmax_where": lambda v: nn.softmax(v, axis=1, where=mask),
-        "log_softmax_axis1": lambda v: nn.log_softmax(v, axis=1),
-        "log_softmax_where": lambda v: nn.log_softmax(v, axis=1, where=mask),
-        "logsumexp_all": lambda v: nn.logsumexp(v),
-        "logsumexp_axis1": lambda v: nn.logsumexp(v, axis=1),
-        "logsumexp_keepdims": lambda v: nn.logsumexp(v, axis=0, keepdims=True),
-        "logsumexp_b": lambda v: nn.logsumexp(v, axis=1, b=b),
-        "logsumexp_where": lambda v: nn.logsumexp(v, axis=1, where=mask),
-        "standardize": lambda v: nn.standardize(qnp.where(qnp.isfinite(v), v, 0.0), axis=1),
-        "glu": lambda v: nn.glu(v, axis=1),
-    }
-    f, g = cases[name], G["softmax_family"][name]
+    f = softmax_family_cases(nn, quabla.scipy.special, qnp, mask, b)[name]
+    g = G["softmax_family"][name]
     assert_close(f(m), dec(g["value"]), rtol=1e-13, atol=1e-15)
-    assert_close(quabla.grad(_family_loss(f, w))(m), dec(g["grad"]), rtol=1e-12, atol=1e-15)
+    assert_close(quabla.grad(weighted_finite_sum(qnp, f, w))(m), dec(g["grad"]), rtol=1e-12,
+                 atol=1e-15)
 
 
 def test_logsumexp_return_sign_matches_jax():

@@ -19,7 +19,8 @@ import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, mlp_classifier_program, nondiff_jvp_program,
-    python_control_flow_program, static_argument_program)
+    python_control_flow_program, softmax_family_cases, static_argument_program,
+    weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -536,26 +537,10 @@ def nn_goldens():
     mask = jnp.array([[True, True, False, True], [True, False, True, True],
                       [False, True, True, True]])
     b = jnp.array([[1.0, -2.0, 0.5, 0.0], [1.0, 1.0, 1.0, 1.0], [2.0, 0.0, 1.0, 3.0]])
-    cases = {
-        "softmax_axis1": lambda v: nn.softmax(v, axis=1),
-        "softmax_axis0": lambda v: nn.softmax(v, axis=0),
-        "softmax_where": lambda v: nn.softmax(v, axis=1, where=mask),
-        "log_softmax_axis1": lambda v: nn.log_softmax(v, axis=1),
-        "log_softmax_where": lambda v: nn.log_softmax(v, axis=1, where=mask),
-        "logsumexp_all": lambda v: nn.logsumexp(v),
-        "logsumexp_axis1": lambda v: nn.logsumexp(v, axis=1),
-        "logsumexp_keepdims": lambda v: nn.logsumexp(v, axis=0, keepdims=True),
-        "logsumexp_b": lambda v: jax.scipy.special.logsumexp(v, axis=1, b=b),
-        "logsumexp_where": lambda v: nn.logsumexp(v, axis=1, where=mask),
-        "standardize": lambda v: nn.standardize(jnp.where(jnp.isfinite(v), v, 0.0), axis=1),
-        "glu": lambda v: nn.glu(v, axis=1),
-    }
+    cases = softmax_family_cases(nn, jax.scipy.special, jnp, mask, b)
     out["matrix"], out["weights"], out["softmax_family"] = enc(m), enc(w), {}
     for name, f in cases.items():
-        def loss(v, f=f):
-            y = f(v)
-            return jnp.sum(jnp.where(jnp.isfinite(y), y, 0.0) * w[:, :y.shape[1]]
-                           if y.ndim == 2 else jnp.where(jnp.isfinite(y), y, 0.0))
+        loss = weighted_finite_sum(jnp, f, w)
         out["softmax_family"][name] = {"value": enc(f(m)), "grad": enc(jax.grad(loss)(m))}
     sign = jax.scipy.special.logsumexp(m, axis=1, b=b, return_sign=True)
     out["logsumexp_sign"] = [enc(sign[0]), enc(sign[1])]

@@ -216,3 +216,31 @@ def mlp_classifier_program(lib, xp):
         if epoch % 5 == 0:
             log.append(f"epoch {epoch}: loss {loss(params, batch):.3e}")
     return log, float(accuracy(params, batch)), params
+
+
+def softmax_family_cases(nn, special, xp, mask, b):
+    """jax.nn's softmax family over a matrix, by name: axes, masks (``where``) and weights
+    (``b``), shared by the recorder and the tests."""
+    return {
+        "softmax_axis1": lambda v: nn.softmax(v, axis=1),
+        "softmax_axis0": lambda v: nn.softmax(v, axis=0),
+        "softmax_where": lambda v: nn.softmax(v, axis=1, where=mask),
+        "log_softmax_axis1": lambda v: nn.log_softmax(v, axis=1),
+        "log_softmax_where": lambda v: nn.log_softmax(v, axis=1, where=mask),
+        "logsumexp_all": lambda v: nn.logsumexp(v),
+        "logsumexp_axis1": lambda v: nn.logsumexp(v, axis=1),
+        "logsumexp_keepdims": lambda v: nn.logsumexp(v, axis=0, keepdims=True),
+        "logsumexp_b": lambda v: special.logsumexp(v, axis=1, b=b),
+        "logsumexp_where": lambda v: nn.logsumexp(v, axis=1, where=mask),
+        "standardize": lambda v: nn.standardize(xp.where(xp.isfinite(v), v, 0.0), axis=1),
+        "glu": lambda v: nn.glu(v, axis=1),
+    }
+
+
+def weighted_finite_sum(xp, f, w):
+    """A scalar loss over ``f``'s finite outputs, weighted by ``w`` when 2-D."""
+    def loss(v):
+        y = f(v)
+        y = xp.where(xp.isfinite(y), y, 0.0)
+        return xp.sum(y * w[:, :y.shape[1]]) if y.ndim == 2 else xp.sum(y)
+    return loss

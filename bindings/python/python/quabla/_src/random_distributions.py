@@ -27,6 +27,16 @@ def _shape(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
+def _float_array(x) -> Array:
+    a = x if isinstance(x, Array) else asarray(x)
+    return a if a.dtype.kind == "f" else a.astype(_dt.default_float())
+
+
+def _no_top_k(what: str) -> NotImplementedError:
+    return NotImplementedError(f"{what} needs top_k, which Quabla does not have yet (no sort "
+                               "primitive)")
+
+
 def exponential(key, shape: Sequence[int] = (), dtype=None) -> Array:
     """Standard exponential samples, ``-log1p(-u)``.
 
@@ -95,11 +105,8 @@ def categorical(key, logits, axis: int = -1, shape: Optional[Sequence[int]] = No
     """Indices drawn with probabilities ``softmax(logits)`` along ``axis``, by the Gumbel
     argmax, as JAX; ``shape`` may add leading sample axes to the batch shape."""
     if not replace:
-        raise NotImplementedError("categorical: replace=False needs top_k, which Quabla does "
-                                  "not have yet (no sort primitive)")
-    logits = logits if isinstance(logits, Array) else asarray(logits)
-    if logits.dtype.kind != "f":
-        logits = logits.astype(_dt.default_float())
+        raise _no_top_k("categorical: replace=False")
+    logits = _float_array(logits)
     nd = logits.ndim
     if not -nd <= axis < nd:
         raise ValueError(f"categorical: axis {axis} is out of range for {nd}-d logits")
@@ -147,11 +154,8 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
             ind = permutation(key, n)[:n_draws].reshape(shape)
     else:
         if not replace:
-            raise NotImplementedError("choice: replace=False with p needs top_k, which Quabla "
-                                      "does not have yet (no sort primitive)")
-        pa = p if isinstance(p, Array) else asarray(p)
-        if pa.dtype.kind != "f":
-            pa = pa.astype(_dt.default_float())
+            raise _no_top_k("choice: replace=False with p")
+        pa = _float_array(p)
         if tuple(pa.shape) != (n,):
             raise ValueError("p must be None or a 1D vector with the same size as "
                              f"a.shape[axis]. p has shape {tuple(pa.shape)} and "
