@@ -5,8 +5,6 @@ programs live in tools/programs.py, shared with the recorder)."""
 import os
 import sys
 
-import numpy as np
-
 import quabla
 import quabla.numpy as qnp
 from conftest import assert_close, dec, golden

@@ -13,6 +13,7 @@ import numpy as np
 from .array import Array
 from .numpy.creation import asarray
 from .numpy import elementwise as el
+from .numpy.elementwise import as_float as _float_array
 from . import dtypes as _dt
 
 
@@ -25,11 +26,6 @@ def _float_dtype(dtype, name: str):
 
 def _shape(shape) -> tuple:
     return tuple(int(s) for s in shape)
-
-
-def _float_array(x) -> Array:
-    a = x if isinstance(x, Array) else asarray(x)
-    return a if a.dtype.kind == "f" else a.astype(_dt.default_float())
 
 
 def _no_top_k(what: str) -> NotImplementedError:

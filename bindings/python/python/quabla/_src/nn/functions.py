@@ -15,14 +15,10 @@ from ..api import custom_jvp, stop_gradient
 from ..array import Array
 from ..numpy.creation import asarray
 from ..numpy import elementwise as el
+from ..numpy.elementwise import as_float as _float
 from ..numpy import reductions as red
 from ..numpy.shape import expand_dims, split
 from .. import dtypes as _dt
-
-
-def _float(x) -> Array:
-    x = x if isinstance(x, Array) else asarray(x)
-    return x if x.dtype.kind == "f" else x.astype(_dt.default_float())
 
 
 def _relu_value(x):

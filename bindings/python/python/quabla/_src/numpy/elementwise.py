@@ -36,9 +36,14 @@ def binary(op: str, x, y) -> Array:
     return Array(x._raw.binary(op, _operand(y) if _is_scalar(y) else _arr(y)._raw))
 
 
-def _float(x) -> Array:
+def as_float(x) -> Array:
+    """``x`` as an array of a float dtype: its own if it has one, else the default float
+    (as JAX promotes integer and bool inputs of float functions)."""
     x = _arr(x)
     return x if x.dtype.kind == "f" else x.astype(_dt.default_float())
+
+
+_float = as_float
 
 
 def _unary(op: str, float_only: bool = True):

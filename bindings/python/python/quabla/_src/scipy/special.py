@@ -13,13 +13,9 @@ from ..api import custom_jvp
 from ..array import Array
 from ..numpy.creation import asarray
 from ..numpy import elementwise as el
+from ..numpy.elementwise import as_float as _float
 from .. import dtypes as _dt
 from ..nn.functions import logsumexp  # noqa: F401  (the same function as jax.nn's)
-
-
-def _float(x) -> Array:
-    x = x if isinstance(x, Array) else asarray(x)
-    return x if x.dtype.kind == "f" else x.astype(_dt.default_float())
 
 
 def _promote(x, y):
