@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from typing import Sequence, Union
 
-import numpy as np
-
 from ..array import Array
 from ..numpy.creation import asarray, full, ones as _ones, zeros as _zeros
 from ..numpy import elementwise as el
@@ -181,5 +179,3 @@ __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "lecun_uniform",
            "lecun_normal", "he_uniform", "he_normal", "xavier_uniform", "xavier_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal"]
-
-del np
