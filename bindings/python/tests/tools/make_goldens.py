@@ -15,10 +15,11 @@ import jax
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.optimize  # noqa: E402,F401  (programs read lib.scipy.optimize)
 import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
-    custom_rule_programs, mlp_classifier_program, nondiff_jvp_program,
+    custom_rule_programs, minimize_programs, mlp_classifier_program, nondiff_jvp_program,
     python_control_flow_program, softmax_family_cases, static_argument_program,
     weighted_finite_sum)
 
@@ -654,6 +655,12 @@ def scipy_goldens():
         "bernoulli_cdf": enc(st.bernoulli.cdf(jnp.array([-jnp.inf, -1.0, 0.0, 0.5, 1.0, 2.0,
                                                          jnp.nan]), 0.3)),
     }
+    out["minimize"] = {}
+    for name, run in minimize_programs(jax, jnp).items():
+        r = run()
+        out["minimize"][name] = {"x": enc(r.x), "fun": enc(r.fun), "jac": enc(r.jac),
+                                 "counts": [int(r.nit), int(r.nfev), int(r.njev),
+                                            int(r.status), bool(r.success)]}
     out["mvn"] = {
         "pts": enc(pts), "mu": enc(mu), "cov": enc(cov),
         "logpdf": enc(mvn.logpdf(pts, mu, cov)), "pdf": enc(mvn.pdf(pts, mu, cov)),

@@ -244,3 +244,28 @@ def weighted_finite_sum(xp, f, w):
         y = xp.where(xp.isfinite(y), y, 0.0)
         return xp.sum(y * w[:, :y.shape[1]]) if y.ndim == 2 else xp.sum(y)
     return loss
+
+
+def minimize_programs(lib, xp):
+    """jax.scipy.optimize.minimize(method="BFGS") runs by name: Rosenbrock from the classic
+    start (where JAX's zoom fails: status 3), a 4-d Rosenbrock, a weighted quadratic with
+    ``args`` and ``maxiter=2``, and the same under ``jit`` in float32."""
+    import numpy as np
+    minimize = lib.scipy.optimize.minimize
+
+    def rosen(x):
+        return xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    def quad(x, a):
+        return xp.sum((x - a) ** 2 * xp.arange(1.0, 4.0, dtype=x.dtype))
+
+    return {
+        "rosen2": lambda: minimize(rosen, xp.asarray(np.array([-1.2, 1.0])), method="BFGS"),
+        "rosen4": lambda: minimize(rosen, xp.asarray(np.array([0.5, -0.3, 1.7, 0.2])),
+                                   method="BFGS"),
+        "quad_maxiter": lambda: minimize(quad, xp.zeros(3), (xp.asarray([1.0, 2.0, 3.0]),),
+                                         method="BFGS", options={"maxiter": 2}),
+        "quad_gtol_jit_f32": lambda: lib.jit(lambda x0: minimize(
+            quad, x0, (xp.asarray(np.array([1.0, 2.0, 3.0], np.float32)),), method="BFGS",
+            options={"gtol": 1e-3}))(xp.asarray(np.zeros(3, np.float32))),
+    }

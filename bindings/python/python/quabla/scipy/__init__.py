@@ -1,6 +1,6 @@
 """``quabla.scipy``: scipy's names, as ``jax.scipy`` (``special``, ``linalg``, ``stats``,
-``integrate``)."""
+``integrate``, ``optimize``)."""
 
-from . import integrate, linalg, special, stats  # noqa: F401
+from . import integrate, linalg, optimize, special, stats  # noqa: F401
 
-__all__ = ["integrate", "linalg", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "special", "stats"]
