@@ -68,6 +68,29 @@ where
     Ok(trace::trace_function_capturing(&device, &types, &f)?.0)
 }
 
+/// The output types `f` gives for inputs of `types` on `device`, found by tracing it without
+/// any values (nothing is computed or allocated), as `jax.eval_shape`.
+///
+/// ```no_run
+/// # use quabla::{default_device, eval_shape, Array, Axes, DType, TensorType};
+/// let t = TensorType::new(DType::F32, vec![1000, 1000]);
+/// let f = |a: &[Array]| Ok(vec![a[0].matmul(&a[0])?.sum(Axes::All, false)?]);
+/// let out = eval_shape(f, &[t], &default_device().unwrap()).unwrap();
+/// assert_eq!(out[0].shape, Vec::<usize>::new());
+/// ```
+pub fn eval_shape<F>(
+    f: F,
+    types: &[TensorType],
+    device: &std::sync::Arc<Device>,
+) -> Result<Vec<TensorType>>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    Ok(trace::trace_function_capturing(device, types, &f)?
+        .0
+        .output_types())
+}
+
 /// Runs a QIR program on arrays, as `jax.core.eval_jaxpr`: compiled on the device for
 /// concrete arrays, inlined into the trace for traced ones (so every transform applies).
 ///

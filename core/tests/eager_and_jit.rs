@@ -181,3 +181,19 @@ fn indexing_and_matmul_follow_numpy() {
     let ds = x.dynamic_slice(&[&z, &one], &[2, 2]).unwrap();
     assert_eq!(ds.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 5.0, 6.0]);
 }
+
+#[test]
+fn eval_shape_traces_types_without_values() {
+    // 40 GB of input: only its type is ever made.
+    let big = quabla::TensorType::new(DType::F32, vec![100_000, 100_000]);
+    let f = |a: &[Array]| -> quabla::Result<Vec<Array>> {
+        let m = a[0].matmul(&a[0])?;
+        Ok(vec![m.sum(Axes::All, false)?, m.gt(0.0)?])
+    };
+    let out = quabla::eval_shape(f, &[big], &cpu()).unwrap();
+    assert_eq!(out[0], quabla::TensorType::new(DType::F32, vec![]));
+    assert_eq!(
+        out[1],
+        quabla::TensorType::new(DType::Bool, vec![100_000, 100_000])
+    );
+}

@@ -2,7 +2,7 @@
 //! `f(list[RawArray]) -> list[RawArray]`. Pytrees are the Python side's business
 //! (`quabla/_src/api.py` flattens before and unflattens after).
 
-use crate::array::RawArray;
+use crate::array::{dtype_from_name, RawArray};
 use crate::errors::{from_py, IntoPyResult};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -154,6 +154,27 @@ fn vmap(
     Ok(raws(g(&inners(&args)).py()?))
 }
 
+/// The `(shape, dtype)` of each output of `f` at inputs of these shapes and dtypes, traced
+/// without values (`jax.eval_shape`).
+#[pyfunction]
+fn eval_shape(
+    f: Py<PyAny>,
+    shapes: Vec<Vec<usize>>,
+    dtypes: Vec<String>,
+) -> PyResult<Vec<(Vec<usize>, &'static str)>> {
+    let types = shapes
+        .into_iter()
+        .zip(&dtypes)
+        .map(|(shape, d)| Ok(quabla::TensorType::new(dtype_from_name(d)?, shape)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let device = quabla::default_device().py()?;
+    let outs = quabla::eval_shape(flat(f), &types, &device).py()?;
+    Ok(outs
+        .into_iter()
+        .map(|t| (t.shape, t.dtype.numpy_name()))
+        .collect())
+}
+
 /// `custom_jvp`: `f`'s value with `rule(primals, tangents) -> (outputs, tangents)`.
 #[pyfunction]
 fn custom_jvp(f: Py<PyAny>, rule: Py<PyAny>, args: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
@@ -238,6 +259,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(vmap, m)?)?;
     m.add_function(wrap_pyfunction!(custom_jvp, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_shape, m)?)?;
     m.add_function(wrap_pyfunction!(custom_vjp, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint, m)?)?;
     Ok(())

@@ -1,6 +1,7 @@
 """quabla.test_util.check_grads (JAX's algorithm: JVPs against central differences, VJPs
 against JVPs by inner products, to any order) and make_jaxpr."""
 
+import numpy as np
 import pytest
 
 import quabla
@@ -70,3 +71,20 @@ def test_make_jaxpr_shows_the_traced_program():
     assert "mul(" in str(k)
     with pytest.raises(NotImplementedError, match="return_shape"):
         quabla.make_jaxpr(qnp.sin, return_shape=True)
+
+
+def test_eval_shape_traces_without_values():
+    S = quabla.ShapeDtypeStruct
+    big = S((100000, 100000), np.float32)  # 40 GB: never allocated
+    assert quabla.eval_shape(lambda x: x.T @ x, big) == S((100000, 100000), np.float32)
+    out = quabla.eval_shape(
+        lambda p, x: {"y": qnp.tanh(x @ p["w"]).sum(0), "n": qnp.argmax(x, axis=1)},
+        {"w": S((3, 5), np.float32)}, np.ones((7, 3), np.float32))
+    assert out == {"y": S((5,), np.float32), "n": S((7,), np.int32)}
+    assert quabla.eval_shape(quabla.grad(lambda x: qnp.sum(x ** 2)), S((4,), np.float64)) == \
+        S((4,), np.float64)
+    assert quabla.eval_shape(lambda x: (x, x > 0), 3) == (S((), np.int32), S((), np.bool_))
+    s = S((2, 3), np.float32)
+    assert (s.ndim, s.size, repr(s)) == (2, 6, "ShapeDtypeStruct(shape=(2, 3), dtype=float32)")
+    with pytest.raises(TypeError):
+        quabla.eval_shape(lambda x: qnp.ones((int(x),)), S((), np.int32))

@@ -18,8 +18,9 @@ _register_plugins()
 
 from ._src.array import Array  # noqa: E402
 from ._src.api import (  # noqa: E402
-    checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian, jacrev, jit, jvp,
-    linearize, make_jaxpr, remat, stop_gradient, value_and_grad, vjp, vmap,
+    ShapeDtypeStruct, checkpoint, custom_jvp, custom_vjp, eval_shape, grad, hessian, jacfwd,
+    jacobian, jacrev, jit, jvp, linearize, make_jaxpr, remat, stop_gradient, value_and_grad, vjp,
+    vmap,
 )
 from ._src.io import load, save  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
@@ -33,7 +34,8 @@ __version__ = _quabla.__version__
 __all__ = [
     "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
-    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr", "lax",
+    "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
+    "eval_shape", "ShapeDtypeStruct", "lax",
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "optim", "linalg",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",

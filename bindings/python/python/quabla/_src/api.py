@@ -797,3 +797,63 @@ def make_jaxpr(fun: Callable, static_argnums: Union[int, Sequence[int]] = (),
         return ClosedJaxpr(jitted.lower(*args, **kwargs).as_text())
 
     return traced
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for an array, as ``jax.ShapeDtypeStruct``: what
+    :func:`eval_shape` returns and accepts.
+
+    >>> ShapeDtypeStruct((3, 2), qnp.float32)
+    ShapeDtypeStruct(shape=(3, 2), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def _spec_of(x):
+    """``(shape, dtype name)`` of an eval_shape argument leaf."""
+    from . import dtypes as _dt
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return tuple(x.shape), _dt.name(_dt.canonicalize(x.dtype))
+    from .numpy.creation import asarray
+    a = asarray(x)
+    return tuple(a.shape), _dt.name(a.dtype)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes of ``fun(*args, **kwargs)``'s outputs, as a pytree of
+    :class:`ShapeDtypeStruct`, found by tracing ``fun`` without computing anything (as
+    ``jax.eval_shape``); arguments may be arrays, ``ShapeDtypeStruct``s or anything with a
+    ``shape`` and ``dtype``.
+
+    >>> eval_shape(lambda x: x @ x.T, ShapeDtypeStruct((1000, 3), qnp.float32))
+    ShapeDtypeStruct(shape=(1000, 1000), dtype=float32)
+    """
+    leaves, in_tree = tree_flatten((args, kwargs))
+    specs = [_spec_of(x) for x in leaves]
+    store = OutStore()
+    flat = flat_function(fun, in_tree, store, call=lambda f, a: f(*a[0], **a[1]))
+    outs = _quabla.eval_shape(flat, [list(s) for s, _ in specs], [d for _, d in specs])
+    return tree_unflatten(store.tree, [ShapeDtypeStruct(s, d) for s, d in outs])
