@@ -151,3 +151,53 @@ def test_distribution_moments_and_errors():
         qr.multivariate_normal(k, np.zeros(2), cov, method="qr")
     with pytest.raises(ValueError, match="float dtype"):
         qr.exponential(k, (2,), np.int32)
+
+
+def test_gamma_family_follows_jax_draw_for_draw():
+    # JAX's algorithms (Marsaglia-Tsang with one key per element, log space for loggamma,
+    # beta and dirichlet): the same draws to rounding, since normal and uniform agree;
+    # poisson (Knuth below 10, Hormann's rejection above, in float32) bit for bit.
+    g = G["gamma_family"]
+    k = qr.PRNGKey(9)
+    draws = {
+        "gamma": qr.gamma(k, qnp.array([0.3, 1.0, 2.5, 9.0] * 10), dtype=np.float64),
+        "loggamma": qr.loggamma(k, 1e-3, (20,), np.float64),
+        "beta": qr.beta(k, 2.0, 3.0, (30,), np.float64),
+        "dirichlet": qr.dirichlet(k, qnp.array([1.0, 2.0, 3.0]), (10,), np.float64),
+        "chisquare": qr.chisquare(k, 4.0, (30,), np.float64),
+        "t": qr.t(k, 5.0, (30,), np.float64),
+        "generalized_normal": qr.generalized_normal(k, 1.5, (30,), np.float64),
+        "ball": qr.ball(k, 3, 2, (10,), np.float64),
+        "orthogonal": qr.orthogonal(k, 4, (2,), np.float64),
+        "orthogonal_wide": qr.orthogonal(k, 2, (), np.float64, m=5),
+    }
+    for name, got in draws.items():
+        assert_close(got, dec(g[name]), rtol=1e-11, atol=1e-14)
+    lam = qnp.array([0.0, 0.5, 3.0, 9.9, 10.0, 30.0, 1e3] * 4)
+    p = qr.poisson(k, lam)
+    assert p.dtype == np.int32
+    assert np.asarray(p).tolist() == dec(g["poisson"]).tolist()
+
+
+def test_gamma_family_moments_and_errors():
+    k = qr.PRNGKey(2)
+    for a in [0.3, 2.5]:
+        x = np.asarray(qr.gamma(k, a, (20000,), np.float64))
+        assert abs(x.mean() - a) < 0.05 * a and abs(x.var() - a) < 0.1 * a
+    b = np.asarray(qr.beta(k, 2.0, 3.0, (20000,), np.float64))
+    assert abs(b.mean() - 0.4) < 0.01 and b.min() > 0 and b.max() < 1
+    d = np.asarray(qr.dirichlet(k, np.array([1.0, 2.0, 3.0]), (20000,), np.float64))
+    np.testing.assert_allclose(d.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(d.mean(0), [1 / 6, 1 / 3, 1 / 2], atol=0.01)
+    tt = np.asarray(qr.t(k, 5.0, (20000,), np.float64))
+    assert abs(tt.var() - 5 / 3) < 0.15
+    r = np.linalg.norm(np.asarray(qr.ball(k, 3, shape=(20000,), dtype=np.float64)), axis=1)
+    assert r.max() <= 1 and abs((r ** 3).mean() - 0.5) < 0.02  # uniform in the ball
+    o = np.asarray(qr.orthogonal(k, 5, dtype=np.float64))
+    np.testing.assert_allclose(o @ o.T, np.eye(5), atol=1e-14)
+    p = np.asarray(qr.poisson(k, 30.0, (20000,)))
+    assert abs(p.mean() - 30) < 0.3 and abs(p.var() - 30) < 1.5
+    with pytest.raises(ValueError, match="alpha.ndim"):
+        qr.dirichlet(k, 1.0)
+    with pytest.raises(ValueError, match="non-negative int"):
+        qr.ball(k, -1)

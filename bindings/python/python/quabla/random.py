@@ -31,7 +31,8 @@ from ._src import dtypes as _dt
 __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "bernoulli", "randint", "permutation", "exponential",
            "laplace", "logistic", "cauchy", "gumbel", "rademacher", "categorical", "choice",
-           "multivariate_normal"]
+           "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t",
+           "generalized_normal", "ball", "orthogonal", "poisson"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -293,6 +294,7 @@ def permutation(key: Array, x: Union[int, Array], axis: int = 0) -> Array:
 
 
 from ._src.random_distributions import (  # noqa: E402  (they build on the functions above)
-    categorical, cauchy, choice, exponential, gumbel, laplace, logistic, multivariate_normal,
-    rademacher,
+    ball, beta, categorical, cauchy, chisquare, choice, dirichlet, exponential, gamma,
+    generalized_normal, gumbel, laplace, loggamma, logistic, multivariate_normal, orthogonal,
+    poisson, rademacher, t,
 )

@@ -78,6 +78,20 @@ def random_goldens():
             lambda: r.choice(k, jnp.arange(12.0).reshape(3, 4), (2,), axis=1))),
         "mvn": enc(r.multivariate_normal(k, jnp.array([1.0, -1.0]), cov, (50,))),
     }
+    out["gamma_family"] = {
+        "gamma": enc(r.gamma(k, jnp.array([0.3, 1.0, 2.5, 9.0] * 10), dtype=jnp.float64)),
+        "loggamma": enc(r.loggamma(k, 1e-3, (20,), jnp.float64)),
+        "beta": enc(r.beta(k, 2.0, 3.0, (30,), jnp.float64)),
+        "dirichlet": enc(r.dirichlet(k, jnp.array([1.0, 2.0, 3.0]), (10,), jnp.float64)),
+        "chisquare": enc(r.chisquare(k, 4.0, (30,), jnp.float64)),
+        "t": enc(r.t(k, 5.0, (30,), jnp.float64)),
+        "generalized_normal": enc(r.generalized_normal(k, 1.5, (30,), jnp.float64)),
+        "ball": enc(r.ball(k, 3, 2, (10,), jnp.float64)),
+        "orthogonal": enc(r.orthogonal(k, 4, (2,), jnp.float64)),
+        "orthogonal_wide": enc(r.orthogonal(k, 2, (), jnp.float64, m=5)),
+        "poisson": enc(r.poisson(k, jnp.array([0.0, 0.5, 3.0, 9.9, 10.0, 30.0, 1e3] * 4),
+                                 dtype=jnp.int32)),
+    }
     k = jax.random.PRNGKey(3)
     out["normal_f32_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float32))
     out["normal_f64_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float64))

@@ -203,5 +203,218 @@ def multivariate_normal(key, mean, cov, shape: Optional[Sequence[int]] = None, d
     return mean + (factor @ z[..., :, None])[..., 0]
 
 
-__all__ = ["categorical", "cauchy", "choice", "exponential", "gumbel", "laplace", "logistic",
-           "multivariate_normal", "rademacher"]
+__all__ = ["ball", "beta", "categorical", "cauchy", "chisquare", "choice", "dirichlet",
+           "exponential", "gamma", "generalized_normal", "gumbel", "laplace", "loggamma",
+           "logistic", "multivariate_normal", "orthogonal", "poisson", "rademacher", "t"]
+
+
+def _gamma_one(key, alpha, log_space: bool):
+    """One Gamma(alpha) draw (or its log) by Marsaglia and Tsang's squeeze-and-reject method,
+    alpha < 1 boosted to alpha + 1 and scaled back by ``u**(1/alpha)``, as JAX."""
+    from ..random import normal, split, uniform
+    from .control_flow import while_loop
+    d_type = alpha.dtype
+    zero, one = asarray(0.0, d_type), asarray(1.0, d_type)
+    boost = alpha >= 1.0
+    alpha_orig = alpha
+    alpha = el.where(boost, alpha, alpha + 1.0)
+    d = alpha - 1.0 / 3.0
+    c = (1.0 / 3.0) / el.sqrt(d)
+
+    def rejected(state):
+        _, x2, v3, u = state
+        return (u >= 1.0 - 0.0331 * x2 * x2) & (el.log(u) >= x2 * 0.5 + d * (1.0 - v3
+                                                                              + el.log(v3)))
+
+    def propose(state):
+        k = state[0]
+        keys = split(k, 3)
+        k, x_key, u_key = keys[0], keys[1], keys[2]
+
+        def next_x(s):
+            pair = split(s[0])
+            x = normal(pair[1], (), d_type)
+            return pair[0], x, 1.0 + x * c
+
+        _, x, v = while_loop(lambda s: s[2] <= 0.0, next_x, (x_key, zero, -one))
+        return k, x * x, v * v * v, uniform(u_key, (), d_type)
+
+    pair = split(key)
+    _, _, v3, _ = while_loop(rejected, propose, (pair[0], zero, one, asarray(2.0, d_type)))
+    if log_space:
+        log_u = -exponential(pair[1], (), d_type)
+        log_boost = el.where(boost | (log_u == 0), zero, log_u * (1.0 / alpha_orig))
+        return el.log(d) + el.log(v3) + log_boost
+    u = 1.0 - uniform(pair[1], (), d_type)
+    return d * v3 * el.where(boost, one, u ** (1.0 / alpha_orig))
+
+
+def _gamma_draws(key, a, shape, dtype, log_space: bool, name: str) -> Array:
+    from ..random import split
+    from .api import vmap
+    from .numpy.shape import broadcast_to
+    d = _float_dtype(dtype, name)
+    a = _float_array(a).astype(d)
+    shape = tuple(a.shape) if shape is None else _shape(shape)
+    a = broadcast_to(a, shape)
+    n = int(np.prod(shape))
+    if n == 0:
+        return a
+    keys = split(key, n)
+    draws = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, a.reshape(-1))
+    return draws.reshape(shape)
+
+
+def gamma(key, a, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Gamma(a) samples (unit scale), one key per element split from ``key``, as JAX. Not
+    differentiable with respect to ``a`` (JAX's implicit gradient is not implemented)."""
+    return _gamma_draws(key, a, shape, dtype, False, "gamma")
+
+
+def loggamma(key, a, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """``log`` of Gamma(a) samples, computed in log space so tiny ``a`` does not underflow."""
+    return _gamma_draws(key, a, shape, dtype, True, "loggamma")
+
+
+def beta(key, a, b, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Beta(a, b) samples, ``Ga / (Ga + Gb)`` from log-space gamma draws."""
+    from ..random import split
+    from .numpy.shape import broadcast_shapes, broadcast_to
+    d = _float_dtype(dtype, "beta")
+    a, b = _float_array(a).astype(d), _float_array(b).astype(d)
+    if shape is None:
+        shape = tuple(broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    shape = _shape(shape)
+    keys = split(key)
+    lga = loggamma(keys[0], broadcast_to(a, shape), shape, d)
+    lgb = loggamma(keys[1], broadcast_to(b, shape), shape, d)
+    top = el.maximum(lga, lgb)
+    ga, gb = el.exp(lga - top), el.exp(lgb - top)
+    return ga / (ga + gb)
+
+
+def dirichlet(key, alpha, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Dirichlet(alpha) samples over the last axis: a softmax of log-gamma draws."""
+    from .nn.functions import softmax
+    d = _float_dtype(dtype, "dirichlet")
+    alpha = _float_array(alpha).astype(d)
+    if alpha.ndim < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {alpha.ndim}")
+    shape = tuple(alpha.shape[:-1]) if shape is None else _shape(shape)
+    return softmax(loggamma(key, alpha, shape + tuple(alpha.shape[-1:]), d), -1)
+
+
+def chisquare(key, df, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Chi-square(df) samples, ``2 exp(loggamma(df / 2))``."""
+    d = _float_dtype(dtype, "chisquare")
+    return 2.0 * el.exp(loggamma(key, _float_array(df).astype(d) / 2.0, shape, d))
+
+
+def t(key, df, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Student's t(df) samples, ``z * sqrt(df / 2 / g)`` with ``g ~ Gamma(df / 2)``."""
+    from ..random import normal, split
+    d = _float_dtype(dtype, "t")
+    df = _float_array(df).astype(d)
+    shape = tuple(df.shape) if shape is None else _shape(shape)
+    keys = split(key)
+    z = normal(keys[0], shape, d)
+    half = df / 2.0
+    return z * el.sqrt(half / gamma(keys[1], half, shape, d))
+
+
+def generalized_normal(key, p, shape: Sequence[int] = (), dtype=None) -> Array:
+    """Generalized normal samples of power ``p``: ``r * g**(1/p)``, ``g ~ Gamma(1/p)`` and a
+    random sign ``r``."""
+    from ..random import split
+    d = _float_dtype(dtype, "generalized_normal")
+    keys = split(key)
+    g = gamma(keys[0], 1.0 / p, _shape(shape), d)
+    return rademacher(keys[1], _shape(shape), d) * g ** (1.0 / p)
+
+
+def ball(key, d: int, p: float = 2, shape: Sequence[int] = (), dtype=None) -> Array:
+    """Uniform samples from the unit ``p``-norm ball in ``d`` dimensions, shape
+    ``shape + (d,)`` (Barthe, Guedon, Mendelson and Naor's construction, as JAX)."""
+    from ..random import split
+    from .numpy import reductions as red
+    dt = _float_dtype(dtype, "ball")
+    if not isinstance(d, (int, np.integer)) or d < 0:
+        raise ValueError(f"ball: d must be a non-negative int, got {d!r}")
+    keys = split(key)
+    g = generalized_normal(keys[0], p, _shape(shape) + (int(d),), dt)
+    e = exponential(keys[1], _shape(shape), dt)
+    return g / ((red.sum(el.absolute(g) ** p, axis=-1) + e) ** (1.0 / p))[..., None]
+
+
+def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: Optional[int] = None):
+    """Haar-random ``n x m`` matrices with orthonormal columns (or rows when wide; ``m``
+    defaults to ``n``): the Q of a normal matrix's QR, its columns signed by R's diagonal."""
+    from ..random import normal
+    from . import linalg as la
+    from .numpy.shape import diagonal, swapaxes
+    d = _float_dtype(dtype, "orthogonal")
+    m = n if m is None else m
+    z = normal(key, _shape(shape) + (max(n, m), min(n, m)), d)
+    q, r = la.qr(z)
+    x = q * el.sign(diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+    return swapaxes(x, -1, -2) if n < m else x
+
+
+def poisson(key, lam, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Poisson(lam) counts (int32): Knuth's product of uniforms below lam = 10, Hormann's
+    transformed rejection from 10, each a loop over the whole array, in float32, as JAX."""
+    from .numpy.shape import broadcast_to
+    d = _dt.canonicalize(np.int32 if dtype is None else dtype, "")
+    lam = _float_array(lam)
+    shape = tuple(lam.shape) if shape is None else _shape(shape)
+    # float32 whatever lam's dtype, as JAX (its uniforms are then float32 draws).
+    lam = broadcast_to(lam, shape).astype(np.float32)
+    knuth = el.isnan(lam) | (lam < 10)
+    small = _poisson_knuth(key, el.where(knuth, lam, 0.0), shape)
+    large = _poisson_rejection(key, el.where(knuth, 1e5, lam), shape)
+    out = el.where(knuth, small, large)
+    return el.where(lam == 0, 0.0, out).astype(d)
+
+
+def _poisson_knuth(key, lam, shape):
+    from ..random import split, uniform
+    from .control_flow import while_loop
+    from .numpy import reductions as red
+
+    def body(s):
+        k, count, log_prod = s
+        pair = split(k)
+        count = el.where(log_prod > -lam, count + 1.0, count)
+        return pair[0], count, log_prod + el.log(uniform(pair[1], shape, np.float32))
+
+    start = (key, asarray(np.zeros(shape, lam.dtype)), asarray(np.zeros(shape, np.float32)))
+    _, count, _ = while_loop(lambda s: red.any(s[2] > -lam), body, start)
+    return count - 1.0
+
+
+def _poisson_rejection(key, lam, shape):
+    from ..random import split, uniform
+    from .control_flow import while_loop
+    from .numpy import reductions as red
+    from .scipy.special import gammaln
+    log_lam = el.log(lam)
+    b = 0.931 + 2.53 * el.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def body(s):
+        k_out, accepted, k = s
+        keys = split(k, 3)
+        u = uniform(keys[1], shape, lam.dtype) - 0.5
+        v = uniform(keys[2], shape, lam.dtype)
+        us = 0.5 - el.absolute(u)
+        kk = el.floor((2 * a / us + b) * u + lam + 0.43)
+        s_ = el.log(v * inv_alpha / (a / (us * us) + b))
+        t_ = -lam + kk * log_lam - gammaln(kk + 1)
+        accept = ((us >= 0.07) & (v <= v_r)) | (~((kk < 0) | ((us < 0.013) & (v > us)))
+                                                 & (s_ <= t_))
+        return el.where(accept, kk, k_out), accepted | accept, keys[0]
+
+    start = (asarray(np.full(shape, -1.0, lam.dtype)), asarray(np.zeros(shape, bool)), key)
+    return while_loop(lambda s: red.any(~s[1]), body, start)[0]
