@@ -1,5 +1,8 @@
 """quabla.optim against trajectories recorded from optax (tests/goldens/optax.json)."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -7,6 +10,9 @@ import quabla
 import quabla.numpy as qnp
 from quabla import optim
 from conftest import dec, golden
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from programs import custom_transformation_program  # noqa: E402
 
 
 def quadratic(p):
@@ -61,8 +67,37 @@ def test_schedules_match_optax():
     for name, ours in pairs.items():
         want = dec(G["schedules"][name])
         for step, w in zip(G["schedule_steps"], want):
-            v = ours(qnp.asarray(np.int32(step))._raw, "float64")
-            assert float(quabla.Array(v)) == pytest.approx(float(w), rel=1e-6), (name, step)
+            assert float(ours(step, "float64")) == pytest.approx(float(w), rel=1e-6), \
+                (name, step)
+    # optax's dict form of the boundaries.
+    pw = optim.piecewise_constant_schedule(1.0, {10: 0.5, 20: 0.1})
+    assert [float(pw(k)) for k in (0, 9, 10, 19, 20, 40)] == \
+        pytest.approx(G["piecewise_dict"], rel=1e-12)
+
+
+def test_a_python_transformation_chains_with_built_in_ones_as_in_optax():
+    # optax's protocol: GradientTransformation(init, update) over pytrees, EmptyState,
+    # scale_by_schedule, and a chain mixing it with core transformations.
+    losses = custom_transformation_program(quabla, qnp, optim)
+    # optax evaluates the schedule in float32 (see above): agreement to float32 precision.
+    np.testing.assert_allclose(losses, G["custom_chain_losses"], rtol=1e-7)
+
+
+def test_python_transformations_train_under_jit_and_trainer():
+    sign = optim.stateless(lambda u, p: quabla.tree.map(qnp.sign, u))
+    opt = optim.chain(sign, optim.scale_by_schedule(lambda c: 0.1 / (1.0 + c)),
+                      optim.scale(-1.0))
+    t = optim.Trainer(lambda p, x: qnp.sum((p["w"] - x) ** 2), {"w": qnp.zeros(2)}, opt)
+    t.run(30, qnp.array([1.0, -2.0]), progress=False)
+    # Sign steps of 0.1 / (1 + k) move each weight by 0.1 * H_30 toward its target, which
+    # neither reaches.
+    h = 0.1 * sum(1.0 / (1 + k) for k in range(30))
+    np.testing.assert_allclose(np.asarray(t.params()["w"]), [h, -h], rtol=1e-12)
+    init, update = optim.identity()
+    u, s = update({"a": qnp.ones(2)}, init({"a": qnp.ones(2)}))
+    assert s == optim.EmptyState() and np.asarray(u["a"]).tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="tuple of 2 states"):
+        optim.chain(sign, optim.identity()).update({"a": qnp.ones(2)}, optim.EmptyState())
 
 
 def test_update_checks_structures():

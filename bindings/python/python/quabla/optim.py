@@ -1,6 +1,8 @@
 """``quabla.optim``: optax-style optimizers over pytrees, built from traced arrays (so an
-update runs inside ``jit`` on any backend). The rules live in the Rust core
-(``quabla::optim``), whose Adam follows optax's order of operations exactly.
+update runs inside ``jit`` on any backend). The built-in rules live in the Rust core
+(``quabla::optim``), whose Adam follows optax's order of operations exactly; a
+``GradientTransformation(init, update)`` of your own, written in Python over pytrees as for
+optax, chains with them (``chain``) and trains with ``Trainer``.
 
 >>> import quabla, quabla.numpy as qnp
 >>> from quabla import optim
@@ -14,7 +16,7 @@ update runs inside ``jit`` on any backend). The rules live in the Rust core
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 from . import _quabla
 from ._src.array import Array
@@ -22,15 +24,39 @@ from ._src.flat import to_raw
 from ._src.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
-    "GradientTransformation", "OptState", "apply_updates", "chain", "sgd", "adam", "adamw",
+    "GradientTransformation", "OptState", "EmptyState", "ScaleByScheduleState", "identity",
+    "stateless", "scale_by_schedule", "apply_updates", "chain", "sgd", "adam", "adamw",
     "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
     "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
     "cosine_decay_schedule", "warmup_cosine_decay_schedule", "piecewise_constant_schedule",
     "Schedule", "lbfgs", "Trainer",
 ]
 
-Schedule = _quabla.Schedule
-LearningRate = Union[float, "_quabla.Schedule"]
+class Schedule:
+    """A learning-rate schedule, called as optax's: ``schedule(step)`` is the rate at that
+    step (a number or an int array), in the default float unless ``dtype`` is given.
+
+    >>> exponential_decay(1.0, 10, 0.5)(20)  # 0.25
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: "_quabla.Schedule"):
+        self._core = core
+
+    def __call__(self, step, dtype=None) -> Array:
+        from ._src import dtypes as _dt
+        from ._src.numpy.creation import asarray
+        count = step if isinstance(step, Array) else asarray(step)
+        d = _dt.default_float() if dtype is None else _dt.canonicalize(dtype)
+        return Array(self._core(to_raw(count.astype("int32")), _dt.name(d)))
+
+
+LearningRate = Union[float, Schedule]
+
+
+def _core_arg(a):
+    return a._core if isinstance(a, Schedule) else a
 
 
 class OptState:
@@ -48,19 +74,34 @@ class OptState:
 register_pytree_node(OptState, lambda s: (s.leaves, None), lambda _, c: OptState(list(c)))
 
 
-class GradientTransformation:
-    """``init(params) -> state`` and ``update(grads, state, params) -> (updates, state)``."""
+class GradientTransformation(NamedTuple):
+    """optax's protocol: ``init(params) -> state`` and ``update(updates, state, params=None)
+    -> (updates, state)``, over pytrees, the state a pytree. Write your own as in optax::
 
-    __slots__ = ("_core",)
+        def scale_by_sign():
+            return optim.GradientTransformation(
+                lambda params: optim.EmptyState(),
+                lambda updates, state, params=None: (
+                    quabla.tree.map(qnp.sign, updates), state))
 
-    def __init__(self, core: "_quabla.GradientTransformation"):
-        self._core = core
+    The built-in transformations are instances too (running the Rust core's rules; their
+    state is an :class:`OptState`), and ``chain`` mixes both.
+    """
+    init: Callable[..., Any]
+    update: Callable[..., Tuple[Any, Any]]
 
-    def init(self, params: Any) -> OptState:
+
+def _core_of(t) -> Optional["_quabla.GradientTransformation"]:
+    """The Rust core behind a built-in transformation, or None for one written in Python."""
+    return getattr(getattr(t, "init", None), "_quabla_core", None)
+
+
+def _from_core(core: "_quabla.GradientTransformation") -> GradientTransformation:
+    def init(params: Any) -> OptState:
         leaves, _ = tree_flatten(params)
-        return OptState([Array(r) for r in self._core.init([to_raw(x) for x in leaves])])
+        return OptState([Array(r) for r in core.init([to_raw(x) for x in leaves])])
 
-    def update(self, grads: Any, state: OptState, params: Optional[Any] = None
+    def update(grads: Any, state: OptState, params: Optional[Any] = None
                ) -> Tuple[Any, OptState]:
         g_leaves, g_tree = tree_flatten(grads)
         if params is None:
@@ -71,16 +112,59 @@ class GradientTransformation:
                              f"parameters' {p_tree}")
         if not isinstance(state, OptState):
             raise TypeError("update: `state` must be the OptState that init returned")
-        u, s = self._core.update([to_raw(x) for x in g_leaves], [to_raw(x) for x in state.leaves],
-                                 [to_raw(x) for x in p_leaves])
+        u, s = core.update([to_raw(x) for x in g_leaves], [to_raw(x) for x in state.leaves],
+                           [to_raw(x) for x in p_leaves])
         return tree_unflatten(g_tree, [Array(r) for r in u]), OptState([Array(r) for r in s])
+
+    init._quabla_core = core  # type: ignore[attr-defined]
+    return GradientTransformation(init, update)
+
+
+class EmptyState(NamedTuple):
+    """The state of a transformation that keeps none (optax's ``EmptyState``)."""
+
+
+class ScaleByScheduleState(NamedTuple):
+    """The step count of :func:`scale_by_schedule`."""
+    count: Any
+
+
+def identity() -> GradientTransformation:
+    """Updates unchanged."""
+    return GradientTransformation(lambda params: EmptyState(),
+                                  lambda updates, state, params=None: (updates, state))
+
+
+def stateless(f: Callable[[Any, Any], Any]) -> GradientTransformation:
+    """``f(updates, params) -> updates`` as a transformation with no state."""
+    return GradientTransformation(lambda params: EmptyState(),
+                                  lambda updates, state, params=None: (f(updates, params),
+                                                                       state))
+
+
+def scale_by_schedule(step_size_fn: Callable[[Any], Any]) -> GradientTransformation:
+    """Updates times ``step_size_fn(count)`` (a :class:`Schedule` or any function of the
+    int32 step count), the count starting at 0, as optax."""
+    from ._src.numpy.creation import asarray
+
+    def init(params):
+        return ScaleByScheduleState(asarray(0, "int32"))
+
+    def update(updates, state, params=None):
+        factor = step_size_fn(state.count)
+        out = tree_map(lambda u: u * asarray(factor).astype(u.dtype), updates)
+        return out, ScaleByScheduleState(state.count + 1)
+
+    return GradientTransformation(init, update)
 
 
 def _wrap(name: str, doc: str):
     core_fn = getattr(_quabla, name)
 
     def make(*args, **kwargs) -> GradientTransformation:
-        return GradientTransformation(core_fn(*args, **kwargs))
+        args = tuple(_core_arg(a) for a in args)
+        kwargs = {k: _core_arg(v) for k, v in kwargs.items()}
+        return _from_core(core_fn(*args, **kwargs))
 
     make.__name__ = name
     make.__doc__ = doc
@@ -102,8 +186,26 @@ trace = _wrap("trace", "Momentum: ``trace(decay, nesterov=False)``.")
 
 
 def chain(*parts: GradientTransformation) -> GradientTransformation:
-    """The transformations applied in order (their states side by side)."""
-    return GradientTransformation(_quabla.chain(*[p._core for p in parts]))
+    """The transformations applied in order, their states side by side (a tuple, as optax's,
+    when any part is written in Python; one core when all are built in)."""
+    cores = [c for c in (_core_of(p) for p in parts) if c is not None]
+    if parts and len(cores) == len(parts):
+        return _from_core(_quabla.chain(*cores))
+
+    def init(params):
+        return tuple(p.init(params) for p in parts)
+
+    def update(updates, state, params=None):
+        if not isinstance(state, tuple) or len(state) != len(parts):
+            raise TypeError(f"chain.update: state must be the tuple of {len(parts)} states "
+                            "that init returned")
+        new_states = []
+        for part, s in zip(parts, state):
+            updates, s = part.update(updates, s, params)
+            new_states.append(s)
+        return updates, tuple(new_states)
+
+    return GradientTransformation(init, update)
 
 
 def apply_updates(params: Any, updates: Any) -> Any:
@@ -111,11 +213,37 @@ def apply_updates(params: Any, updates: Any) -> Any:
     return tree_map(lambda p, u: p + u.astype(p.dtype), params, updates)
 
 
-constant_schedule = _quabla.constant_schedule
-exponential_decay = _quabla.exponential_decay
-cosine_decay_schedule = _quabla.cosine_decay_schedule
-warmup_cosine_decay_schedule = _quabla.warmup_cosine_decay_schedule
-piecewise_constant_schedule = _quabla.piecewise_constant_schedule
+def _schedule(name: str, doc: str):
+    core_fn = getattr(_quabla, name)
+
+    def make(*args, **kwargs) -> Schedule:
+        return Schedule(core_fn(*args, **kwargs))
+
+    make.__name__ = name
+    make.__doc__ = doc
+    return make
+
+
+constant_schedule = _schedule("constant_schedule", "``value`` at every step.")
+exponential_decay = _schedule(
+    "exponential_decay", "``init_value * decay_rate ** (step / transition_steps)`` (optax's "
+    "signature: ``transition_begin``, ``staircase``, ``end_value``).")
+cosine_decay_schedule = _schedule(
+    "cosine_decay_schedule", "A cosine from ``init_value`` to ``alpha * init_value`` over "
+    "``decay_steps``.")
+warmup_cosine_decay_schedule = _schedule(
+    "warmup_cosine_decay_schedule", "A linear warmup, then a cosine decay (optax's "
+    "signature).")
+_piecewise_core = _schedule("piecewise_constant_schedule", "")
+
+
+def piecewise_constant_schedule(init_value: float, boundaries_and_scales=None) -> Schedule:
+    """``init_value`` scaled by each factor once its step is reached; the boundaries as a
+    dict ``{step: scale}`` (optax's form) or a list of ``(step, scale)`` pairs."""
+    if isinstance(boundaries_and_scales, dict):
+        boundaries_and_scales = sorted((int(k), float(v))
+                                       for k, v in boundaries_and_scales.items())
+    return _piecewise_core(init_value, list(boundaries_and_scales or []))
 
 
 class lbfgs:

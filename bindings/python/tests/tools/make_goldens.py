@@ -19,7 +19,8 @@ import jax.scipy.optimize  # noqa: E402,F401  (programs read lib.scipy.optimize)
 import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
-    custom_rule_programs, minimize_programs, mlp_classifier_program, nondiff_jvp_program,
+    custom_rule_programs, custom_transformation_program, minimize_programs,
+    mlp_classifier_program, nondiff_jvp_program,
     python_control_flow_program, softmax_family_cases, static_argument_program,
     weighted_finite_sum)
 
@@ -130,6 +131,9 @@ def optax_goldens():
     for name, s in scheds.items():
         out["schedules"][name] = enc(np.array([float(s(t)) for t in steps]))
     out["schedule_steps"] = steps
+    out["custom_chain_losses"] = custom_transformation_program(jax, jnp, optax)
+    out["piecewise_dict"] = [float(optax.piecewise_constant_schedule(1.0, {10: 0.5, 20: 0.1})(k))
+                             for k in (0, 9, 10, 19, 20, 40)]
     return out
 
 

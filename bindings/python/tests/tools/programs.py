@@ -269,3 +269,40 @@ def minimize_programs(lib, xp):
             quad, x0, (xp.asarray(np.array([1.0, 2.0, 3.0], np.float32)),), method="BFGS",
             options={"gtol": 1e-3}))(xp.asarray(np.zeros(3, np.float32))),
     }
+
+
+def custom_transformation_program(lib, xp, optim, steps=15):
+    """An optax-style GradientTransformation written in Python (a sign-blend of the
+    updates), chained with built-in ones and a scheduled scale, trained on a small
+    regression; ``optim`` is optax or quabla.optim. Returns the loss after each step."""
+    import numpy as np
+
+    def sign_blend(weight):
+        def init(params):
+            return optim.EmptyState()
+
+        def update(updates, state, params=None):
+            return lib.tree_util.tree_map(
+                lambda u: weight * xp.sign(u) + (1 - weight) * u, updates), state
+
+        return optim.GradientTransformation(init, update)
+
+    opt = optim.chain(optim.clip_by_global_norm(1.0), optim.scale_by_adam(), sign_blend(0.3),
+                      optim.scale_by_schedule(optim.exponential_decay(0.1, 5, 0.5)),
+                      optim.scale(-1.0))
+    rng = np.random.RandomState(4)
+    x, y = xp.asarray(rng.randn(16, 3)), xp.asarray(rng.randn(16))
+    params = {"w": xp.asarray(rng.randn(3) * 0.1), "b": xp.asarray(0.2)}
+
+    def loss(p):
+        return xp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    init, update = opt
+    state = init(params)
+    losses = []
+    for _ in range(steps):
+        grads = lib.grad(loss)(params)
+        updates, state = update(grads, state, params)
+        params = optim.apply_updates(params, updates)
+        losses.append(float(loss(params)))
+    return losses
