@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import numpy as np
 
@@ -75,6 +75,14 @@ class Array:
         return _IndexUpdateHelper(self)
 
     # ---- conversion -----------------------------------------------------------------
+    def __array_namespace__(self, *, api_version: Optional[str] = None):
+        """``quabla.numpy``, the Array API namespace of these arrays (version 2024.12)."""
+        if api_version not in (None, "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; quabla.numpy "
+                             "implements 2024.12")
+        from .. import numpy as namespace
+        return namespace
+
     def __array__(self, dtype=None, copy=None):
         # The downloaded bytes, viewed without a second copy: read-only, as numpy views of
         # JAX arrays are. `np.array(x)` (copy=True) and a dtype change copy, and write.

@@ -26,6 +26,11 @@ from .._src.numpy.misc import (
     diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
     trapezoid,
 )
+from .._src.numpy.array_api import (
+    __array_api_version__, __array_namespace_info__, astype, bitwise_invert,
+    bitwise_left_shift, bitwise_right_shift, can_cast, concat, imag, isdtype,
+    matrix_transpose, positive, trunc, unstack, vecdot,
+)
 from .._src.numpy.selection import (
     append, cumulative_prod, cumulative_sum, delete, insert, piecewise, select,
 )
