@@ -6,7 +6,7 @@ import pytest
 
 import quabla
 import quabla.numpy as qnp
-from conftest import assert_close, dec, golden
+from conftest import assert_close, dec, golden, x64_mode
 
 G = golden("jax_conventions")
 
@@ -74,7 +74,11 @@ def test_dtype_results_follow_jax():
     i = qnp.asarray(np.arange(3, dtype=np.int32))
     f = qnp.asarray(np.ones(3, np.float32))
     assert (i + f).dtype == np.float32  # numpy would give float64
-    assert (i / 2).dtype == np.float32
+    # True division of ints gives the default float: float64 with x64 on (this suite's
+    # mode), float32 with it off, as JAX.
+    assert (i / 2).dtype == np.float64
+    with x64_mode(False):
+        assert (qnp.asarray(np.arange(3, dtype=np.int32)) / 2).dtype == np.float32
     assert (f * 2.0).dtype == np.float32
     assert (i * 2).dtype == np.int32
     assert qnp.sqrt(f).dtype == np.float32

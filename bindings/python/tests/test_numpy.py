@@ -52,8 +52,8 @@ def test_integer_division_and_modulo_follow_python():
     assert (qa // qb).tolist() == (a // b).tolist()
     assert (qa % qb).tolist() == (a % b).tolist()
     assert qnp.fmod(qa, qb).tolist() == np.fmod(a, b).tolist()
-    # true division of ints is float32, as jnp
-    assert (qa / qb).dtype == np.float32
+    # true division of ints is the default float (float64 with x64 on, as here), as jnp
+    assert (qa / qb).dtype == np.float64
 
 
 @pytest.mark.x64_off

@@ -229,8 +229,14 @@ class Array:
     def __rsub__(self, o): return self._bin("sub", o, True)
     def __mul__(self, o): return self._bin("mul", o)
     def __rmul__(self, o): return self._bin("mul", o, True)
-    def __truediv__(self, o): return self._bin("div", o)
-    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __truediv__(self, o):
+        from .numpy.elementwise import divide
+        return divide(self, o)
+
+    def __rtruediv__(self, o):
+        from .numpy.elementwise import divide
+        return divide(o, self)
+
     def __pow__(self, o): return _power(self, o)
     def __rpow__(self, o): return _power(o, self)
     def __mod__(self, o):

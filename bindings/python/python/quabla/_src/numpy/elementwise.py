@@ -118,7 +118,19 @@ def reciprocal(x) -> Array:
 def add(x, y): return binary("add", x, y)
 def subtract(x, y): return binary("sub", x, y)
 def multiply(x, y): return binary("mul", x, y)
-def divide(x, y): return binary("div", x, y)
+def _int_kind(v) -> bool:
+    if isinstance(v, Array):
+        return v.dtype.kind in "iub"
+    return isinstance(v, (bool, int, np.integer, np.bool_)) or (
+        isinstance(v, np.ndarray) and v.dtype.kind in "iub")
+
+
+def divide(x, y):
+    """True division: integer operands divide in the default float (float32, float64 with
+    x64 on), as JAX's ``true_divide``."""
+    if _int_kind(x) and _int_kind(y):
+        x = _arr(x).astype(_dt.default_float())
+    return binary("div", x, y)
 true_divide = divide
 def maximum(x, y): return binary("max", x, y)
 def minimum(x, y): return binary("min", x, y)
