@@ -156,3 +156,41 @@ def test_trainer_trains_and_reports_progress():
     quiet = io.StringIO()
     t.run(5, qnp.asarray(x), qnp.asarray(y), progress=False, file=quiet)
     assert quiet.getvalue() == ""
+
+
+def test_example_libraries_optimizers_and_stax_layers():
+    from quabla.example_libraries import optimizers, stax
+    params = {"w": qnp.array([1.0, -2.0])}
+    g = {"w": qnp.array([0.3, -0.1])}
+    for name, make in [("sgd", lambda: optimizers.sgd(0.1)),
+                       ("momentum", lambda: optimizers.momentum(0.1, 0.9)),
+                       ("nesterov", lambda: optimizers.nesterov(0.1, 0.9)),
+                       ("adagrad", lambda: optimizers.adagrad(0.1)),
+                       ("rmsprop", lambda: optimizers.rmsprop(0.1)),
+                       ("adamax", lambda: optimizers.adamax(0.1))]:
+        init, update, get = make()
+        s = init(params)
+        for i in range(2):
+            s = quabla.jit(update)(i, g, s)
+        assert np.all(np.asarray(get(s)["w"]) != [1.0, -2.0]), name
+    # sgd by hand: two steps of -0.1 * g.
+    init, update, get = optimizers.sgd(0.1)
+    s = update(1, g, update(0, g, init(params)))
+    np.testing.assert_allclose(np.asarray(get(s)["w"]), [0.94, -1.98], rtol=1e-15)
+    sched = optimizers.piecewise_constant([2, 4], [1.0, 0.5, 0.1])
+    assert [float(sched(i)) for i in (0, 2, 3, 4, 9)] == [1.0, 1.0, 0.5, 0.5, 0.1]
+    with pytest.raises(ValueError, match="boundaries"):
+        optimizers.piecewise_constant([1, 2], [1.0])
+    with pytest.raises(TypeError, match="gradient tree"):
+        update(0, {"v": g["w"]}, init(params))
+    init_fn, apply_fn = stax.serial(stax.Dense(4), stax.Flatten, stax.Dropout(0.5))
+    shape, p = init_fn(quabla.random.PRNGKey(1), (2, 3))
+    assert shape == (2, 4)
+    out = apply_fn(p, qnp.ones((2, 3)), rng=quabla.random.PRNGKey(2))
+    assert out.shape == (2, 4)
+    with pytest.raises(ValueError, match="PRNG key"):
+        apply_fn(p, qnp.ones((2, 3)))
+    cat_init, cat_apply = stax.serial(stax.FanOut(2), stax.parallel(stax.Dense(3), stax.Dense(5)),
+                                      stax.FanInConcat())
+    shape, p = cat_init(quabla.random.PRNGKey(0), (7, 2))
+    assert shape == (7, 8) and cat_apply(p, qnp.ones((7, 2))).shape == (7, 8)

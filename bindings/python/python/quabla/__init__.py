@@ -26,7 +26,8 @@ from ._src.io import load, save  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util,
+    example_libraries, flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util,
+    tree, tree_util,
 )
 
 __version__ = _quabla.__version__
@@ -36,7 +37,8 @@ __all__ = [
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
     "eval_shape", "ShapeDtypeStruct", "lax",
-    "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "optim", "linalg",
+    "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
+    "optim", "linalg",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
 ]

@@ -20,7 +20,7 @@ import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, custom_transformation_program, minimize_programs,
-    mlp_classifier_program, nondiff_jvp_program,
+    mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, static_argument_program,
     weighted_finite_sum)
 
@@ -359,7 +359,9 @@ X64_CASES = [
     "xp.arange(3.0)", "xp.linspace(0, 1, 3)", "xp.full(2, 1.5)", "i * 0.1", "0.1 * i",
     "xp.multiply(i, 0.5)", "xp.mean(i)", "xp.sqrt(i)", "xp.ones(2, dtype=xp.float32) * 0.1",
     "xp.arange(3)", "i + 1", "lib.random.normal(lib.random.PRNGKey(0), (2,))",
-    "lib.random.uniform(lib.random.PRNGKey(0), (2,))",
+    "lib.random.uniform(lib.random.PRNGKey(0), (2,))", "i / 2", "2 / i", "i / i",
+    "xp.divide(i, 2)", "xp.true_divide(i, i)", "lib.jit(lambda k: k / 10)(i)",
+    "lib.jit(lambda k: 0.5 ** (k / 10))(i)", "xp.ones(2, dtype=xp.float32) / 2",
 ]
 X64_VALUE = "xp.sum(xp.sin(xp.linspace(0.0, 1.0, 5)) * 0.1) + xp.mean(xp.arange(4)) / 3.0"
 
@@ -449,9 +451,13 @@ def custom_rule_goldens():
 def ported_program_goldens():
     """Whole programs from JAX's examples, run as written (the tests change the imports)."""
     import jax.scipy  # noqa: F401  (the program reads lib.scipy.special)
+    import jax.example_libraries.optimizers  # noqa: F401  (read through lib by name)
+    import jax.example_libraries.stax  # noqa: F401
     log, acc, params = mlp_classifier_program(jax, jnp)
+    w0, out_shape, losses = stax_program(jax, jnp)
     return {"mlp_classifier": {"log": log, "accuracy": acc,
-                               "params": [[enc(w), enc(b)] for w, b in params]}}
+                               "params": [[enc(w), enc(b)] for w, b in params]},
+            "stax": {"w0": enc(w0), "out_shape": list(out_shape), "losses": losses}}
 
 
 def semantics_goldens():

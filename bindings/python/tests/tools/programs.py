@@ -306,3 +306,38 @@ def custom_transformation_program(lib, xp, optim, steps=15):
         params = optim.apply_updates(params, updates)
         losses.append(float(loss(params)))
     return losses
+
+
+def stax_program(lib, xp, steps=12):
+    """JAX's example libraries as their examples use them: a stax MLP (Dense, Relu, Tanh,
+    LogSoftmax; FanOut/parallel/FanInSum in a residual block) trained by
+    ``optimizers.adam`` with a jitted update; returns the initial parameters' first leaf, the
+    output shape and the losses."""
+    import numpy as np
+    from importlib import import_module
+    stax = import_module(lib.__name__ + ".example_libraries.stax")
+    optimizers = import_module(lib.__name__ + ".example_libraries.optimizers")
+    block = stax.serial(stax.FanOut(2), stax.parallel(stax.Dense(16), stax.Identity),
+                        stax.FanInSum, stax.Tanh)
+    init, apply = stax.serial(stax.Dense(16), stax.Relu, block, stax.Dense(3), stax.LogSoftmax)
+    out_shape, params = init(lib.random.PRNGKey(0), (-1, 5))
+    rng = np.random.RandomState(2)
+    x = xp.asarray(rng.randn(32, 5))
+    y = xp.asarray(np.eye(3)[rng.randint(0, 3, 32)])
+
+    def loss(p):
+        return -xp.mean(xp.sum(apply(p, x) * y, axis=1))
+
+    opt_init, opt_update, get_params = optimizers.adam(
+        optimizers.exponential_decay(0.05, 10, 0.5))
+
+    @lib.jit
+    def update(i, state):
+        return opt_update(i, lib.grad(loss)(get_params(state)), state)
+
+    state = opt_init(params)
+    losses = []
+    for i in range(steps):
+        state = update(i, state)
+        losses.append(float(loss(get_params(state))))
+    return np.asarray(params[0][0]), tuple(out_shape), losses
