@@ -152,3 +152,45 @@ def test_ravel_pytree_differentiates():
 
     g = quabla.grad(loss)(flat)
     assert_close(g, np.concatenate([np.cos([0.5, -1.0]), 2 * np.ones(4)]), rtol=1e-15)
+
+
+def test_convolve_and_correlate_match_numpy_for_every_length_and_mode():
+    rng = np.random.RandomState(0)
+    for n in range(1, 8):
+        for m in range(1, 8):
+            a, v = rng.randn(n), rng.randn(m)
+            for mode in ("full", "same", "valid"):
+                assert_close(qnp.convolve(a, v, mode), np.convolve(a, v, mode), rtol=1e-13,
+                             atol=1e-14)
+                assert_close(qnp.correlate(a, v, mode), np.correlate(a, v, mode),
+                             rtol=1e-13, atol=1e-14)
+    with pytest.raises(ValueError, match="mode"):
+        qnp.convolve(np.ones(3), np.ones(2), "circular")
+    with pytest.raises(ValueError, match="1-D"):
+        qnp.correlate(np.ones((2, 2)), np.ones(2))
+
+
+def test_convolve_differentiates_and_batches():
+    a, v = np.array([0.5, -1.0, 2.0, 0.3]), np.array([1.0, 0.2, -0.7])
+    w = np.array([1.0, -2.0, 0.5, 3.0, 1.5, -1.0])
+
+    def loss(x, y):
+        return qnp.sum(qnp.convolve(x, y) * qnp.asarray(w))
+
+    ga, gv = quabla.grad(loss, argnums=(0, 1))(qnp.asarray(a), qnp.asarray(v))
+    assert_close(ga, central_diff(lambda x: float(loss(qnp.asarray(x), qnp.asarray(v))), a),
+                 rtol=1e-7, atol=1e-9)
+    assert_close(gv, central_diff(lambda y: float(loss(qnp.asarray(a), qnp.asarray(y))), v),
+                 rtol=1e-7, atol=1e-9)
+    batch = np.stack([a, 2 * a, -a])
+    got = quabla.vmap(lambda x: qnp.convolve(x, qnp.asarray(v), "same"))(qnp.asarray(batch))
+    assert_close(got, [np.convolve(r, v, "same") for r in batch], rtol=1e-14)
+
+
+def test_argwhere_matches_numpy_and_pads_with_size():
+    x = np.array([[0, 1, 0], [2, 0, 3]])
+    assert np.asarray(qnp.argwhere(x)).tolist() == np.argwhere(x).tolist()
+    padded = quabla.jit(lambda y: qnp.argwhere(y, size=4, fill_value=-1))(qnp.asarray(x))
+    assert np.asarray(padded).tolist() == [[0, 1], [1, 0], [1, 2], [-1, -1]]
+    with pytest.raises(ValueError, match="at least one axis"):
+        qnp.argwhere(qnp.asarray(1))

@@ -23,7 +23,7 @@ from .._src.numpy.elementwise import (
     sqrt, square, subtract, tan, tanh, true_divide, where,
 )
 from .._src.numpy.misc import (
-    diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
+    argwhere, convolve, correlate, diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
     trapezoid,
 )
 from .._src.numpy.array_api import (

@@ -183,3 +183,58 @@ def nonzero(a, size: Optional[int] = None, fill_value=0):
 def flatnonzero(a) -> Array:
     return nonzero(_arr(a).reshape(-1))[0]
 
+
+
+def argwhere(a, *, size: Optional[int] = None, fill_value=None) -> Array:
+    """The indices of the non-zero elements, one row each (``(count, ndim)``); traced arrays
+    need a static ``size`` (rows past the count hold ``fill_value``, 0 by default), as JAX."""
+    a = _arr(a)
+    if a.ndim == 0:
+        raise ValueError("argwhere needs an array of at least one axis (numpy treats a 0-d "
+                         "input as 1-d; reshape it first)")
+    from .shape import stack
+    coords = nonzero(a, size=size, fill_value=0 if fill_value is None else fill_value)
+    return stack(coords, axis=-1)
+
+
+def convolve(a, v, mode: str = "full") -> Array:
+    """The discrete linear convolution of two 1-D arrays (numpy's ``mode``: ``"full"``,
+    ``"same"`` or ``"valid"``), as a gather of ``v``'s shifted windows and one product with
+    ``a``: differentiable in both, and it batches under ``vmap``."""
+    v = _arr(v)
+    return _correlate_1d(_arr(a), v[::-1] if v.ndim == 1 else v, mode, "convolve")
+
+
+def correlate(a, v, mode: str = "valid") -> Array:
+    """The cross-correlation ``c[k] = sum_n a[n + k] * v[n]`` of two 1-D arrays (numpy's
+    ``mode``, ``"valid"`` by default)."""
+    return _correlate_1d(_arr(a), _arr(v), mode, "correlate")
+
+
+def _correlate_1d(a: Array, v: Array, mode: str, name: str) -> Array:
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"{name}: only 1-D arrays are supported, got shapes {a.shape} and "
+                         f"{v.shape}")
+    n, m = a.shape[0], v.shape[0]
+    if n == 0 or m == 0:
+        raise ValueError(f"{name}: inputs cannot be empty")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    d = _dt.result_type(a.dtype, v.dtype)
+    if d.kind == "b":
+        d = np.dtype(np.int32)
+    a, v = a.astype(d), v.astype(d)
+    # The full correlation c[k] = sum_j a[k - (m - 1) + j] v[j], k < n + m - 1, then
+    # numpy's window of it for the mode.
+    short = min(n, m)
+    # numpy centres "same" from the end when it swaps a shorter `a` for correlate.
+    centre = (short - 1) // 2
+    if name == "correlate" and n < m:
+        centre = (short - 1) - centre
+    start = {"full": 0, "same": centre, "valid": short - 1}[mode]
+    length = {"full": n + m - 1, "same": max(n, m), "valid": abs(n - m) + 1}[mode]
+    k = np.arange(start, start + length)[:, None] - (m - 1) + np.arange(m)[None, :]
+    inside = (k >= 0) & (k < n)
+    windows = take(a, asarray(np.clip(k, 0, n - 1).astype(np.int32)).reshape(-1)).reshape(
+        (length, m))
+    return where(asarray(inside), windows, 0) @ v
