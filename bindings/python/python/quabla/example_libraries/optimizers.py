@@ -120,30 +120,34 @@ def sgd(step_size):
     return (lambda x0: x0), (lambda i, g, x: x - step_size(i) * g), (lambda x: x)
 
 
-@optimizer
-def momentum(step_size, mass: float):
-    """Heavy-ball momentum."""
+def _velocity_method(step_size, mass: float, lookahead: bool):
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
-        return x - step_size(i) * velocity, velocity
+        step = mass * velocity + g if lookahead else velocity
+        return x - step_size(i) * step, velocity
 
     return (lambda x0: (x0, jnp.zeros_like(x0))), update, (lambda s: s[0])
+
+
+@optimizer
+def momentum(step_size, mass: float):
+    """Heavy-ball momentum."""
+    return _velocity_method(step_size, mass, lookahead=False)
 
 
 @optimizer
 def nesterov(step_size, mass: float):
     """Nesterov's accelerated momentum."""
-    step_size = make_schedule(step_size)
+    return _velocity_method(step_size, mass, lookahead=True)
 
-    def update(i, g, state):
-        x, velocity = state
-        velocity = mass * velocity + g
-        return x - step_size(i) * (mass * velocity + g), velocity
 
-    return (lambda x0: (x0, jnp.zeros_like(x0))), update, (lambda s: s[0])
+def _with_two_slots(update):
+    """The triple of an optimizer whose state is the parameters and two zero-started arrays
+    of their shape."""
+    return (lambda x0: (x0, jnp.zeros_like(x0), jnp.zeros_like(x0))), update, (lambda s: s[0])
 
 
 @optimizer
@@ -158,8 +162,7 @@ def adagrad(step_size, momentum=0.9):
         m = (1.0 - momentum) * (g * inv) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    return ((lambda x0: (x0, jnp.zeros_like(x0), jnp.zeros_like(x0))), update,
-            (lambda s: s[0]))
+    return _with_two_slots(update)
 
 
 @optimizer
@@ -188,8 +191,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         vhat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * mhat / (jnp.sqrt(vhat) + eps), m, v
 
-    return ((lambda x0: (x0, jnp.zeros_like(x0), jnp.zeros_like(x0))), update,
-            (lambda s: s[0]))
+    return _with_two_slots(update)
 
 
 @optimizer
@@ -204,7 +206,6 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         return x - (step_size(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))) * m / (u + eps), \
             m, u
 
-    return ((lambda x0: (x0, jnp.zeros_like(x0), jnp.zeros_like(x0))), update,
-            (lambda s: s[0]))
+    return _with_two_slots(update)
 
 

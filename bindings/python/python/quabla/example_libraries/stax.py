@@ -132,6 +132,12 @@ def Dropout(rate, mode="train"):
     return init_fun, apply_fun
 
 
+def _layer_rngs(kwargs: dict, n: int):
+    """The ``rng=`` of an apply call (removed from ``kwargs``) split among ``n`` layers."""
+    rng = kwargs.pop("rng", None)
+    return random.split(rng, n) if rng is not None else (None,) * n
+
+
 def serial(*layers):
     """The layers applied one after another; ``rng=`` at apply time is split among them."""
     nlayers = len(layers)
@@ -146,9 +152,7 @@ def serial(*layers):
         return input_shape, params
 
     def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
-        for fun, param, r in zip(apply_funs, params, rngs):
+        for fun, param, r in zip(apply_funs, params, _layer_rngs(kwargs, nlayers)):
             inputs = fun(param, inputs, rng=r, **kwargs)
         return inputs
 
@@ -165,8 +169,7 @@ def parallel(*layers):
         return zip(*[init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)])
 
     def apply_fun(params, inputs, **kwargs):
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+        rngs = _layer_rngs(kwargs, nlayers)
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
 
     return init_fun, apply_fun
