@@ -12,7 +12,7 @@ from quabla import optim
 from conftest import dec, golden
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
-from programs import custom_transformation_program  # noqa: E402
+from programs import custom_transformation_program, optimizer_state_program  # noqa: E402
 
 
 def quadratic(p):
@@ -194,3 +194,15 @@ def test_example_libraries_optimizers_and_stax_layers():
                                       stax.FanInConcat())
     shape, p = cat_init(quabla.random.PRNGKey(0), (7, 2))
     assert shape == (7, 8) and cat_apply(p, qnp.ones((7, 2))).shape == (7, 8)
+
+
+@pytest.mark.parametrize("name", ["adam", "adam_schedule", "sgd_momentum", "rmsprop", "adamw",
+                                  "chain"])
+def test_built_in_states_have_optaxs_named_shape(name):
+    # The same key paths as optax's states (state[0].mu['w'], state[1].count, ...) and the
+    # same values after three updates.
+    got = optimizer_state_program(quabla, qnp, optim, name)
+    want = G["named_states"][name]
+    assert [p for p, _ in got] == [p for p, _ in want]
+    for (path, leaf), (_, w) in zip(got, want):
+        np.testing.assert_allclose(leaf, dec(w), rtol=1e-6, atol=1e-12, err_msg=path)

@@ -21,10 +21,13 @@ from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 from . import _quabla
 from ._src.array import Array
 from ._src.flat import to_raw
-from ._src.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from ._src.tree_util import (
+    register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten,
+)
 
 __all__ = [
-    "GradientTransformation", "OptState", "EmptyState", "ScaleByScheduleState", "identity",
+    "GradientTransformation", "OptState", "EmptyState", "ScaleByScheduleState",
+    "ScaleByAdamState", "ScaleByRmsState", "TraceState", "identity",
     "stateless", "scale_by_schedule", "apply_updates", "chain", "sgd", "adam", "adamw",
     "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
     "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
@@ -96,13 +99,22 @@ def _core_of(t) -> Optional["_quabla.GradientTransformation"]:
     return getattr(getattr(t, "init", None), "_quabla_core", None)
 
 
-def _from_core(core: "_quabla.GradientTransformation") -> GradientTransformation:
-    def init(params: Any) -> OptState:
-        leaves, _ = tree_flatten(params)
-        return OptState([Array(r) for r in core.init([to_raw(x) for x in leaves])])
+def _from_core(core: "_quabla.GradientTransformation",
+               template: Callable[[Any], Any]) -> GradientTransformation:
+    """A built-in transformation whose state has optax's shape (``template(params)``), or
+    is an opaque :class:`OptState` where that shape does not fit the core's arrays."""
 
-    def update(grads: Any, state: OptState, params: Optional[Any] = None
-               ) -> Tuple[Any, OptState]:
+    def shaped(params: Any, leaves: List[Any]) -> Any:
+        tree = tree_structure(template(params))
+        if tree.num_leaves == len(leaves):
+            return tree_unflatten(tree, leaves)
+        return OptState(leaves)
+
+    def init(params: Any) -> Any:
+        leaves, _ = tree_flatten(params)
+        return shaped(params, [Array(r) for r in core.init([to_raw(x) for x in leaves])])
+
+    def update(grads: Any, state: Any, params: Optional[Any] = None) -> Tuple[Any, Any]:
         g_leaves, g_tree = tree_flatten(grads)
         if params is None:
             params = grads
@@ -110,13 +122,18 @@ def _from_core(core: "_quabla.GradientTransformation") -> GradientTransformation
         if p_tree != g_tree:
             raise ValueError(f"update: gradient structure {g_tree} differs from the "
                              f"parameters' {p_tree}")
-        if not isinstance(state, OptState):
-            raise TypeError("update: `state` must be the OptState that init returned")
-        u, s = core.update([to_raw(x) for x in g_leaves], [to_raw(x) for x in state.leaves],
+        s_leaves, s_tree = tree_flatten(state)
+        if not isinstance(state, OptState) and s_tree != tree_structure(template(params)):
+            raise TypeError("update: `state` must be the state init returned (optax-style "
+                            "named tuples, or an OptState)")
+        u, s = core.update([to_raw(x) for x in g_leaves], [to_raw(x) for x in s_leaves],
                            [to_raw(x) for x in p_leaves])
-        return tree_unflatten(g_tree, [Array(r) for r in u]), OptState([Array(r) for r in s])
+        new = [Array(r) for r in s]
+        out = OptState(new) if isinstance(state, OptState) else tree_unflatten(s_tree, new)
+        return tree_unflatten(g_tree, [Array(r) for r in u]), out
 
     init._quabla_core = core  # type: ignore[attr-defined]
+    init._quabla_template = template  # type: ignore[attr-defined]
     return GradientTransformation(init, update)
 
 
@@ -125,8 +142,54 @@ class EmptyState(NamedTuple):
 
 
 class ScaleByScheduleState(NamedTuple):
-    """The step count of :func:`scale_by_schedule`."""
+    """The step count of :func:`scale_by_schedule` (and of a scheduled learning rate)."""
     count: Any
+
+
+class ScaleByAdamState(NamedTuple):
+    """Adam's step count and moment estimates, as optax's."""
+    count: Any
+    mu: Any
+    nu: Any
+
+
+class ScaleByRmsState(NamedTuple):
+    """RMSProp's average of squared gradients, as optax's."""
+    nu: Any
+
+
+class TraceState(NamedTuple):
+    """Momentum's trace, as optax's."""
+    trace: Any
+
+
+def _lr_state(learning_rate):
+    """The state optax's ``scale_by_learning_rate`` keeps: a count for a schedule."""
+    return ScaleByScheduleState(0) if isinstance(learning_rate, Schedule) else EmptyState()
+
+
+def _arg(args, kwargs, index: int, name: str, default=None):
+    return args[index] if len(args) > index else kwargs.get(name, default)
+
+
+# Each built-in's state in optax's shape, as a template over the parameters (its leaves
+# stand for the core's state arrays, which come in the same order).
+_TEMPLATES: dict = {
+    "sgd": lambda p, a, k: (TraceState(p) if _arg(a, k, 1, "momentum") is not None
+                            else EmptyState(), _lr_state(_arg(a, k, 0, "learning_rate"))),
+    "adam": lambda p, a, k: (ScaleByAdamState(0, p, p), _lr_state(_arg(a, k, 0,
+                                                                      "learning_rate"))),
+    "adamw": lambda p, a, k: (ScaleByAdamState(0, p, p), EmptyState(),
+                              _lr_state(_arg(a, k, 0, "learning_rate"))),
+    "rmsprop": lambda p, a, k: (ScaleByRmsState(p), _lr_state(_arg(a, k, 0, "learning_rate")),
+                                EmptyState()),
+    "clip_by_global_norm": lambda p, a, k: EmptyState(),
+    "scale": lambda p, a, k: EmptyState(),
+    "scale_by_adam": lambda p, a, k: ScaleByAdamState(0, p, p),
+    "scale_by_learning_rate": lambda p, a, k: _lr_state(_arg(a, k, 0, "learning_rate")),
+    "add_decayed_weights": lambda p, a, k: EmptyState(),
+    "trace": lambda p, a, k: TraceState(p),
+}
 
 
 def identity() -> GradientTransformation:
@@ -161,10 +224,12 @@ def scale_by_schedule(step_size_fn: Callable[[Any], Any]) -> GradientTransformat
 def _wrap(name: str, doc: str):
     core_fn = getattr(_quabla, name)
 
+    shape = _TEMPLATES[name]
+
     def make(*args, **kwargs) -> GradientTransformation:
-        args = tuple(_core_arg(a) for a in args)
-        kwargs = {k: _core_arg(v) for k, v in kwargs.items()}
-        return _from_core(core_fn(*args, **kwargs))
+        core = core_fn(*[_core_arg(a) for a in args],
+                       **{k: _core_arg(v) for k, v in kwargs.items()})
+        return _from_core(core, lambda params: shape(params, args, kwargs))
 
     make.__name__ = name
     make.__doc__ = doc
@@ -190,7 +255,9 @@ def chain(*parts: GradientTransformation) -> GradientTransformation:
     when any part is written in Python; one core when all are built in)."""
     cores = [c for c in (_core_of(p) for p in parts) if c is not None]
     if parts and len(cores) == len(parts):
-        return _from_core(_quabla.chain(*cores))
+        templates = [p.init._quabla_template for p in parts]  # type: ignore[attr-defined]
+        return _from_core(_quabla.chain(*cores),
+                          lambda params: tuple(t(params) for t in templates))
 
     def init(params):
         return tuple(p.init(params) for p in parts)

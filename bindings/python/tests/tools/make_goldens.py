@@ -20,6 +20,7 @@ import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, custom_transformation_program, minimize_programs,
+    optimizer_state_program,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, static_argument_program,
     weighted_finite_sum)
@@ -134,6 +135,9 @@ def optax_goldens():
     out["custom_chain_losses"] = custom_transformation_program(jax, jnp, optax)
     out["piecewise_dict"] = [float(optax.piecewise_constant_schedule(1.0, {10: 0.5, 20: 0.1})(k))
                              for k in (0, 9, 10, 19, 20, 40)]
+    out["named_states"] = {
+        name: [[path, enc(leaf)] for path, leaf in optimizer_state_program(jax, jnp, optax, name)]
+        for name in ["adam", "adam_schedule", "sgd_momentum", "rmsprop", "adamw", "chain"]}
     return out
 
 

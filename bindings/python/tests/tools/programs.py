@@ -341,3 +341,28 @@ def stax_program(lib, xp, steps=12):
         state = update(i, state)
         losses.append(float(loss(get_params(state))))
     return np.asarray(params[0][0]), tuple(out_shape), losses
+
+
+def optimizer_state_program(lib, xp, optim, name):
+    """Three updates of a named optax optimizer on fixed gradients; the state's leaves with
+    their key paths (``keystr``), as ``tree_flatten_with_path`` gives them."""
+    import numpy as np
+    makers = {
+        "adam": lambda: optim.adam(0.1),
+        "adam_schedule": lambda: optim.adam(optim.exponential_decay(0.1, 10, 0.5)),
+        "sgd_momentum": lambda: optim.sgd(0.1, momentum=0.9),
+        "rmsprop": lambda: optim.rmsprop(0.1),
+        "adamw": lambda: optim.adamw(0.1, weight_decay=0.01),
+        "chain": lambda: optim.chain(optim.clip_by_global_norm(1.0), optim.scale_by_adam(),
+                                     optim.scale(-0.1)),
+    }
+    opt = makers[name]()
+    params = {"w": xp.asarray(np.array([1.0, -2.0, 0.5])), "b": xp.asarray(np.array(0.3))}
+    state = opt.init(params)
+    for k in range(3):
+        grads = {"w": xp.asarray(np.array([0.2, -0.1, 0.4]) * (k + 1)),
+                 "b": xp.asarray(np.array(-0.3))}
+        updates, state = opt.update(grads, state, params)
+        params = optim.apply_updates(params, updates)
+    flat, _ = lib.tree_util.tree_flatten_with_path(state)
+    return [(lib.tree_util.keystr(path), np.asarray(leaf)) for path, leaf in flat]
