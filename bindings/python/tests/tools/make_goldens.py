@@ -689,6 +689,20 @@ def scipy_goldens():
         out["minimize"][name] = {"x": enc(r.x), "fun": enc(r.fun), "jac": enc(r.jac),
                                  "counts": [int(r.nit), int(r.nfev), int(r.njev),
                                             int(r.status), bool(r.success)]}
+    ga = jnp.array([0.5, 1.0, 3.0, 10.0, 100.0, 0.0, 2.0, 2.0, 1e-3, 50.0])
+    gx = jnp.array([0.1, 1.0, 2.5, 12.0, 90.0, 1.0, 0.0, jnp.inf, 1e-5, 80.0])
+    out["igamma"] = {
+        "a": enc(ga), "x": enc(gx),
+        "p": enc(jsp.special.gammainc(ga, gx)), "q": enc(jsp.special.gammaincc(ga, gx)),
+        "grads": [enc(g) for g in jax.vmap(jax.grad(jsp.special.gammainc, argnums=(0, 1)))(
+            ga[:5], gx[:5])],
+        "gamma_cdf": enc(st.gamma.cdf(xs, 2.5, -0.5, 1.5)),
+        "gamma_sf": enc(st.gamma.sf(xs, 2.5, -0.5, 1.5)),
+        "poisson_cdf": enc(st.poisson.cdf(jnp.array([-1.0, 0.0, 1.0, 2.5, 3.0, 40.0]), 2.0)),
+        "chi2_logpdf": enc(st.chi2.logpdf(xs, 3.0)),
+        "chi2_cdf": enc(st.chi2.cdf(xs, 3.0)),
+        "chi2_sf": enc(st.chi2.sf(xs, 3.0)),
+    }
     out["mvn"] = {
         "pts": enc(pts), "mu": enc(mu), "cov": enc(cov),
         "logpdf": enc(mvn.logpdf(pts, mu, cov)), "pdf": enc(mvn.pdf(pts, mu, cov)),

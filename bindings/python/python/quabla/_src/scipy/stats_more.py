@@ -75,3 +75,45 @@ def bernoulli_cdf(k, p) -> Array:
     const = lambda v: asarray(v, k.dtype)  # noqa: E731
     return select([el.isnan(k) | el.isnan(p) | (p < 0) | (p > 1), k < 0, k < 1],
                   [const(np.nan), const(0.0), 1.0 - p], const(1.0))
+
+
+def gamma_cdf(x, a, loc=0, scale=1) -> Array:
+    """P(X <= x) for the gamma distribution: ``gammainc(a, (x - loc) / scale)``, 0 below
+    ``loc``."""
+    x, a, loc, scale = _args(x, a, loc, scale)
+    return sp.gammainc(a, el.maximum((x - loc) / scale, 0.0))
+
+
+def gamma_sf(x, a, loc=0, scale=1) -> Array:
+    """P(X > x) for the gamma distribution, ``gammaincc``: accurate in the upper tail."""
+    x, a, loc, scale = _args(x, a, loc, scale)
+    return sp.gammaincc(a, el.maximum((x - loc) / scale, 0.0))
+
+
+def poisson_cdf(k, mu, loc=0) -> Array:
+    """P(K <= k): ``gammaincc(floor(k - loc) + 1, mu)``, 0 below ``loc``."""
+    k, mu, loc = _args(k, mu, loc)
+    x = k - loc
+    return el.where(x < 0, 0.0, sp.gammaincc(el.floor(1.0 + x), mu))
+
+
+def chi2_logpdf(x, df, loc=0, scale=1) -> Array:
+    """log density of the chi-square distribution with ``df`` degrees of freedom."""
+    x, df, loc, scale = _args(x, df, loc, scale)
+    y = (x - loc) / scale
+    half = df / 2.0
+    kernel = (half - 1.0) * el.log(y) - y / 2.0
+    norm = -(sp.gammaln(half) + math.log(2.0) * df / 2.0)
+    return el.where(x < loc, -np.inf, norm - el.log(scale) + kernel)
+
+
+def chi2_cdf(x, df, loc=0, scale=1) -> Array:
+    """P(X <= x) for the chi-square distribution, ``gammainc(df / 2, y / 2)``."""
+    x, df, loc, scale = _args(x, df, loc, scale)
+    return sp.gammainc(df / 2.0, el.maximum((x - loc) / scale, 0.0) / 2.0)
+
+
+def chi2_sf(x, df, loc=0, scale=1) -> Array:
+    """P(X > x) for the chi-square distribution, ``gammaincc(df / 2, y / 2)``."""
+    x, df, loc, scale = _args(x, df, loc, scale)
+    return sp.gammaincc(df / 2.0, el.maximum((x - loc) / scale, 0.0) / 2.0)

@@ -1,7 +1,7 @@
 """``quabla.scipy.stats.gamma``, as ``jax.scipy.stats.gamma``."""
 
-from ..._src.numpy.elementwise import exp as _exp
-from ..._src.scipy.stats_more import gamma_logpdf as logpdf
+from ..._src.numpy.elementwise import exp as _exp, log as _log
+from ..._src.scipy.stats_more import gamma_cdf as cdf, gamma_logpdf as logpdf, gamma_sf as sf
 
 
 def pdf(*args, **kwargs):
@@ -9,4 +9,14 @@ def pdf(*args, **kwargs):
     return _exp(logpdf(*args, **kwargs))
 
 
-__all__ = ["logpdf", "pdf"]
+def logcdf(*args, **kwargs):
+    """``log(cdf)``."""
+    return _log(cdf(*args, **kwargs))
+
+
+def logsf(*args, **kwargs):
+    """``log(sf)``."""
+    return _log(sf(*args, **kwargs))
+
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]

@@ -1,7 +1,8 @@
-"""``quabla.scipy.stats.poisson``, as ``jax.scipy.stats.poisson`` (``logpmf``, ``pmf``)."""
+"""``quabla.scipy.stats.poisson``, as ``jax.scipy.stats.poisson`` (``logpmf``, ``pmf``,
+``cdf``)."""
 
 from ..._src.numpy.elementwise import exp as _exp
-from ..._src.scipy.stats_more import poisson_logpmf as logpmf
+from ..._src.scipy.stats_more import poisson_cdf as cdf, poisson_logpmf as logpmf
 
 
 def pmf(k, mu, loc=0):
@@ -9,4 +10,4 @@ def pmf(k, mu, loc=0):
     return _exp(logpmf(k, mu, loc))
 
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["cdf", "logpmf", "pmf"]
