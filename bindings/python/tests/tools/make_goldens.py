@@ -703,6 +703,17 @@ def scipy_goldens():
         "chi2_cdf": enc(st.chi2.cdf(xs, 3.0)),
         "chi2_sf": enc(st.chi2.sf(xs, 3.0)),
     }
+    ba = jnp.array([0.5, 2.0, 3.0, 10.0, 100.0, 1.0, 1.0, 1.0, 2.0])
+    bb = jnp.array([0.5, 3.0, 1.0, 20.0, 50.0, 1.0, 1.0, 1.0, 0.5])
+    bx = jnp.array([0.1, 0.4, 0.9, 0.3, 0.7, 0.25, 0.0, 1.0, 0.999])
+    out["ibeta"] = {
+        "a": enc(ba), "b": enc(bb), "x": enc(bx),
+        "value": enc(jsp.special.betainc(ba, bb, bx)),
+        "grad_x": enc(jax.vmap(jax.grad(jsp.special.betainc, argnums=2))(ba[:6], bb[:6],
+                                                                          bx[:6])),
+        "beta_cdf": enc(st.beta.cdf(xs / 3.0, 2.0, 3.0)),
+        "beta_sf": enc(st.beta.sf(xs / 3.0, 2.0, 3.0)),
+    }
     out["mvn"] = {
         "pts": enc(pts), "mu": enc(mu), "cov": enc(cov),
         "logpdf": enc(mvn.logpdf(pts, mu, cov)), "pdf": enc(mvn.pdf(pts, mu, cov)),

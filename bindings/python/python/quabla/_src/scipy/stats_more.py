@@ -117,3 +117,18 @@ def chi2_sf(x, df, loc=0, scale=1) -> Array:
     """P(X > x) for the chi-square distribution, ``gammaincc(df / 2, y / 2)``."""
     x, df, loc, scale = _args(x, df, loc, scale)
     return sp.gammaincc(df / 2.0, el.maximum((x - loc) / scale, 0.0) / 2.0)
+
+
+def beta_cdf(x, a, b, loc=0, scale=1) -> Array:
+    """P(X <= x) for the beta distribution, ``betainc(a, b, y)`` with ``y`` clipped to
+    [0, 1]."""
+    x, a, b, loc, scale = _args(x, a, b, loc, scale)
+    y = el.minimum(el.maximum((x - loc) / scale, 0.0), 1.0)
+    return sp.betainc(a, b, y)
+
+
+def beta_sf(x, a, b, loc=0, scale=1) -> Array:
+    """P(X > x) for the beta distribution, ``betainc(b, a, 1 - y)``."""
+    x, a, b, loc, scale = _args(x, a, b, loc, scale)
+    y = el.minimum(el.maximum((x - loc) / scale, 0.0), 1.0)
+    return sp.betainc(b, a, 1.0 - y)

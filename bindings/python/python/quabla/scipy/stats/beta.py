@@ -1,7 +1,7 @@
 """``quabla.scipy.stats.beta``, as ``jax.scipy.stats.beta``."""
 
-from ..._src.numpy.elementwise import exp as _exp
-from ..._src.scipy.stats_more import beta_logpdf as logpdf
+from ..._src.numpy.elementwise import exp as _exp, log as _log
+from ..._src.scipy.stats_more import beta_cdf as cdf, beta_logpdf as logpdf, beta_sf as sf
 
 
 def pdf(*args, **kwargs):
@@ -9,4 +9,14 @@ def pdf(*args, **kwargs):
     return _exp(logpdf(*args, **kwargs))
 
 
-__all__ = ["logpdf", "pdf"]
+def logcdf(*args, **kwargs):
+    """``log(cdf)``."""
+    return _log(cdf(*args, **kwargs))
+
+
+def logsf(*args, **kwargs):
+    """``log(sf)``."""
+    return _log(sf(*args, **kwargs))
+
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
