@@ -366,3 +366,25 @@ def test_incomplete_beta_and_beta_cdf_match_jax():
     da = quabla.grad(qsp.special.betainc)(qnp.asarray(2.0), qnp.asarray(3.0), qnp.asarray(0.4))
     assert_close(da, (f(2.0 + 1e-6) - f(2.0 - 1e-6)) / 2e-6, rtol=1e-7)
     assert np.isnan(float(qsp.special.betainc(1.0, 1.0, 1.5)))
+
+
+def test_entropy_and_gamma_extras_match_jax():
+    g = G["entropy"]
+    sp = qsp.special
+    p, q = qnp.asarray(dec(g["p"])), qnp.asarray(dec(g["q"]))
+    assert_close(sp.entr(p), dec(g["entr"]), rtol=1e-15)
+    assert_close(sp.rel_entr(p, q), dec(g["rel_entr"]), rtol=1e-15)
+    assert_close(sp.kl_div(p, q), dec(g["kl_div"]), rtol=1e-15)
+    assert_close(quabla.vmap(quabla.grad(sp.entr))(qnp.array([0.5, 1.0, 3.0])),
+                 dec(g["entr_grad"]), rtol=1e-15)
+    assert_close(sp.factorial(qnp.array([-1.0, 0.0, 1.0, 4.0, 10.5])), dec(g["factorial"]),
+                 rtol=1e-13)
+    assert_close(sp.multigammaln(qnp.array([2.0, 3.5, 10.0]), 3), dec(g["multigammaln"]),
+                 rtol=1e-13)
+    assert_close(sp.beta(qnp.array([0.5, 2.0, -0.5, 3.0]), qnp.array([0.5, 3.0, 1.0, 0.25])),
+                 dec(g["beta"]), rtol=1e-13)
+    assert sp.softmax is quabla.nn.softmax and sp.log_softmax is quabla.nn.log_softmax
+    with pytest.raises(NotImplementedError, match="exact"):
+        sp.factorial(3.0, exact=True)
+    with pytest.raises(TypeError, match="positive int"):
+        sp.multigammaln(2.0, 0)

@@ -706,6 +706,17 @@ def scipy_goldens():
     ba = jnp.array([0.5, 2.0, 3.0, 10.0, 100.0, 1.0, 1.0, 1.0, 2.0])
     bb = jnp.array([0.5, 3.0, 1.0, 20.0, 50.0, 1.0, 1.0, 1.0, 0.5])
     bx = jnp.array([0.1, 0.4, 0.9, 0.3, 0.7, 0.25, 0.0, 1.0, 0.999])
+    pe = jnp.array([-1.0, 0.0, 0.0, 0.5, 2.0, 1.0, 3.0])
+    qe = jnp.array([0.5, 0.0, 2.0, 0.0, 1.5, 1.0, -1.0])
+    out["entropy"] = {
+        "p": enc(pe), "q": enc(qe), "entr": enc(jsp.special.entr(pe)),
+        "rel_entr": enc(jsp.special.rel_entr(pe, qe)), "kl_div": enc(jsp.special.kl_div(pe, qe)),
+        "entr_grad": enc(jax.vmap(jax.grad(jsp.special.entr))(jnp.array([0.5, 1.0, 3.0]))),
+        "factorial": enc(jsp.special.factorial(jnp.array([-1.0, 0.0, 1.0, 4.0, 10.5]))),
+        "multigammaln": enc(jsp.special.multigammaln(jnp.array([2.0, 3.5, 10.0]), 3)),
+        "beta": enc(jsp.special.beta(jnp.array([0.5, 2.0, -0.5, 3.0]),
+                                     jnp.array([0.5, 3.0, 1.0, 0.25]))),
+    }
     out["ibeta"] = {
         "a": enc(ba), "b": enc(bb), "x": enc(bx),
         "value": enc(jsp.special.betainc(ba, bb, bx)),

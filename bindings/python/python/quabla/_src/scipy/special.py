@@ -563,5 +563,64 @@ def betainc(a, b, x) -> Array:
     return _betainc(*broadcast_arrays(*[v.astype(d) for v in arrays]))
 
 
-__all__ = ["betainc", "gammainc", "gammaincc", "betaln", "digamma", "gamma", "gammaln", "gammasgn", "erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "log_ndtr", "ndtr",
+def _xlogx_value(x):
+    return _xlogy_value(x, x)
+
+
+_xlogx = custom_jvp(_xlogx_value)
+_xlogx.defjvps(lambda t, ans, x: t * (el.log(x) + 1.0))
+
+
+def entr(x) -> Array:
+    """``-x log x`` (0 at 0, -inf below), as ``scipy.special.entr``."""
+    x = _float(x)
+    return el.where(x < 0, -np.inf, -_xlogx(x))
+
+
+def rel_entr(p, q) -> Array:
+    """``p log(p / q)``: 0 where ``p == 0 <= q``, inf where only one is positive."""
+    p, q = _promote(p, q)
+    both = (p > 0) & (q > 0)
+    zero_p = (p == 0) & (q >= 0)
+    sp, sq = el.where(both, p, 1.0), el.where(both, q, 1.0)
+    return el.where(both, _xlogx(sp) - _xlogy(sp, sq), el.where(zero_p, 0.0, np.inf))
+
+
+def kl_div(p, q) -> Array:
+    """``rel_entr(p, q) - p + q``."""
+    p, q = _promote(p, q)
+    return rel_entr(p, q) - p + q
+
+
+def factorial(n, exact: bool = False) -> Array:
+    """``n! = Gamma(n + 1)`` (0 for negative ``n``); ``exact=True`` is refused, as in
+    JAX."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    n = _float(n)
+    return el.where(n < 0, 0.0, el.exp(gammaln(n + 1.0)))
+
+
+def multigammaln(a, d: int) -> Array:
+    """The log of the multivariate gamma function of dimension ``d`` (a Python int)."""
+    if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 1:
+        raise TypeError(f"multigammaln: d must be a positive int, got {d!r}")
+    a = _float(a)
+    b = asarray(np.arange(d, dtype=np.dtype(a.dtype)) / 2.0)
+    from ..numpy import reductions as red
+    total = red.sum(gammaln(a[..., None] - b), axis=-1)
+    return total + 0.25 * d * (d - 1) * math.log(math.pi)
+
+
+def beta(a, b) -> Array:
+    """``B(a, b)`` with its sign, ``gammasgn(a) gammasgn(b) gammasgn(a + b) exp(betaln)``."""
+    a, b = _promote(a, b)
+    return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * el.exp(betaln(a, b))
+
+
+from ..nn.functions import log_softmax, softmax  # noqa: E402,F401  (jax.scipy.special's too)
+
+
+__all__ = ["beta", "entr", "factorial", "kl_div", "log_softmax", "multigammaln", "rel_entr",
+           "softmax", "betainc", "gammainc", "gammaincc", "betaln", "digamma", "gamma", "gammaln", "gammasgn", "erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "log_ndtr", "ndtr",
            "ndtri", "xlog1py", "xlogy"]
