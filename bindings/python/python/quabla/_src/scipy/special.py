@@ -316,14 +316,17 @@ def gamma(x) -> Array:
     return gammasgn(x) * el.exp(gammaln(x))
 
 
-def _log_gamma_ratio_large_b(a, b):
-    """``log Gamma(b) - log Gamma(a + b)`` for ``b >= 8`` (``a <= b``), from the Stirling
-    series' correction terms (cdflib's ``algdiv``): accurate where the difference of two
-    large lgammas cancels."""
-    c = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
-         -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
+# The coefficients of Stirling's series remainder, as cdflib's algdiv and bcorr use them.
+_STIRLING = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
+             -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
+
+
+def _stirling_difference(a, b):
+    """``del(b) - del(a + b)`` for ``a <= b``, ``del`` the remainder of Stirling's series,
+    summed as cdflib does (the factors ``s_n = (1 - x^n) / (1 - x)``)."""
+    c = _STIRLING
     h = a / b
-    # (JAX's port uses h / (1 + h) for x here, cdflib 1 / (1 + h): off by up to 1e-7.)
+    # (JAX's port has h / (1 + h) for this x, cdflib 1 / (1 + h): off by up to 2e-7.)
     x = 1.0 / (1.0 + h)
     x2 = x * x
     s3 = 1.0 + (x + x2)
@@ -334,31 +337,25 @@ def _log_gamma_ratio_large_b(a, b):
     t = (1.0 / b) ** 2
     w = ((((c[5] * s11 * t + c[4] * s9) * t + c[3] * s7) * t + c[2] * s5) * t
          + c[1] * s3) * t + c[0]
-    w = w * ((h / (1.0 + h)) / b)
+    return w * ((h / (1.0 + h)) / b)
+
+
+def _log_gamma_ratio_large_b(a, b):
+    """``log Gamma(b) - log Gamma(a + b)`` for ``b >= 8`` (``a <= b``), from Stirling's
+    series (cdflib's ``algdiv``): accurate where the difference of two large lgammas
+    cancels."""
+    w = _stirling_difference(a, b)
     u = (b + (a - 0.5)) * el.log1p(a / b)
     v = a * (el.log(b) - 1.0)
     return el.where(u <= v, (w - v) - u, (w - u) - v)
 
 
 def _stirling_corrections(a, b):
-    """``del(a) + del(b) - del(a + b)`` for ``8 <= a <= b``, ``del`` the remainder of
-    Stirling's series (cdflib's ``bcorr``)."""
-    c = (0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03,
-         -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02)
-    h = a / b
-    x = 1.0 / (1.0 + h)
-    x2 = x * x
-    s3 = 1.0 + (x + x2)
-    s5 = 1.0 + (x + x2 * s3)
-    s7 = 1.0 + (x + x2 * s5)
-    s9 = 1.0 + (x + x2 * s7)
-    s11 = 1.0 + (x + x2 * s9)
-    t = (1.0 / b) ** 2
-    w = ((((c[5] * s11 * t + c[4] * s9) * t + c[3] * s7) * t + c[2] * s5) * t
-         + c[1] * s3) * t + c[0]
-    w = w * ((h / (1.0 + h)) / b)
+    """``del(a) + del(b) - del(a + b)`` for ``8 <= a <= b`` (cdflib's ``bcorr``)."""
+    c = _STIRLING
     t = (1.0 / a) ** 2
-    return (((((c[5] * t + c[4]) * t + c[3]) * t + c[2]) * t + c[1]) * t + c[0]) / a + w
+    return ((((((c[5] * t + c[4]) * t + c[3]) * t + c[2]) * t + c[1]) * t + c[0]) / a
+            + _stirling_difference(a, b))
 
 
 def betaln(a, b) -> Array:

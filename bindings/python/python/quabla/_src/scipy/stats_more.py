@@ -132,3 +132,20 @@ def beta_sf(x, a, b, loc=0, scale=1) -> Array:
     x, a, b, loc, scale = _args(x, a, b, loc, scale)
     y = el.minimum(el.maximum((x - loc) / scale, 0.0), 1.0)
     return sp.betainc(b, a, 1.0 - y)
+
+
+def with_logs_and_density(logpdf, cdf, sf):
+    """``(pdf, logcdf, logsf)`` of a distribution from its ``logpdf``, ``cdf`` and ``sf``."""
+    def pdf(*args, **kwargs):
+        """The density, ``exp(logpdf)``."""
+        return el.exp(logpdf(*args, **kwargs))
+
+    def logcdf(*args, **kwargs):
+        """``log(cdf)``."""
+        return el.log(cdf(*args, **kwargs))
+
+    def logsf(*args, **kwargs):
+        """``log(sf)``."""
+        return el.log(sf(*args, **kwargs))
+
+    return pdf, logcdf, logsf

@@ -1,22 +1,9 @@
 """``quabla.scipy.stats.chi2``, as ``jax.scipy.stats.chi2``."""
 
-from ..._src.numpy.elementwise import exp as _exp, log as _log
-from ..._src.scipy.stats_more import chi2_cdf as cdf, chi2_logpdf as logpdf, chi2_sf as sf
+from ..._src.scipy.stats_more import (
+    chi2_cdf as cdf, chi2_logpdf as logpdf, chi2_sf as sf, with_logs_and_density,
+)
 
-
-def pdf(*args, **kwargs):
-    """The density, ``exp(logpdf)``."""
-    return _exp(logpdf(*args, **kwargs))
-
-
-def logcdf(*args, **kwargs):
-    """``log(cdf)``."""
-    return _log(cdf(*args, **kwargs))
-
-
-def logsf(*args, **kwargs):
-    """``log(sf)``."""
-    return _log(sf(*args, **kwargs))
-
+pdf, logcdf, logsf = with_logs_and_density(logpdf, cdf, sf)
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
