@@ -388,3 +388,27 @@ def test_entropy_and_gamma_extras_match_jax():
         sp.factorial(3.0, exact=True)
     with pytest.raises(TypeError, match="positive int"):
         sp.multigammaln(2.0, 0)
+
+
+def test_zeta_and_polygamma_match_jax():
+    g = G["zeta"]
+    sp = qsp.special
+    s, q = qnp.asarray(dec(g["s"])), qnp.asarray(dec(g["q"]))
+    assert_close(sp.zeta(s, q), dec(g["value"]), rtol=1e-13)
+    assert_close(quabla.vmap(quabla.grad(sp.zeta, argnums=1))(s[:4], q[:4]), dec(g["dq"]),
+                 rtol=1e-12)
+    n, x = dec(g["n"]), qnp.asarray(dec(g["x"]))
+    # polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x): n! through exp(gammaln), a few ulps
+    # off at small n (lgamma(2) is 9e-16, not 0).
+    assert_close(sp.polygamma(n, x), dec(g["polygamma"]), rtol=2e-14)
+    grads = quabla.vmap(quabla.grad(sp.polygamma, argnums=1), (0, 0))(
+        qnp.asarray(n[:4].astype(np.float64)), x[:4])
+    assert_close(grads, dec(g["polygamma_grad"]), rtol=1e-12)
+    # zeta(2, 1) = pi^2 / 6; zeta's q-derivative is -s zeta(s + 1, q).
+    assert_close(sp.zeta(2.0, 1.0), np.pi ** 2 / 6, rtol=2e-16)
+    assert_close(quabla.grad(sp.zeta, argnums=1)(qnp.asarray(3.0), qnp.asarray(2.0)),
+                 -3.0 * float(sp.zeta(4.0, 2.0)), rtol=1e-13)
+    with pytest.raises(NotImplementedError, match="q=1.0"):
+        sp.zeta(2.0)
+    with pytest.raises(ValueError, match="integer"):
+        sp.polygamma(1.5, 2.0)

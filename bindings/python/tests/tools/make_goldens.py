@@ -717,6 +717,18 @@ def scipy_goldens():
         "beta": enc(jsp.special.beta(jnp.array([0.5, 2.0, -0.5, 3.0]),
                                      jnp.array([0.5, 3.0, 1.0, 0.25]))),
     }
+    zs = jnp.array([2.0, 3.0, 1.5, 10.0, 1.0, 0.5, 2.0, 2.0, 2.0, 4.0, 1.0001, 30.0])
+    zq = jnp.array([1.0, 0.5, 2.0, 3.0, 1.0, 1.0, -1.0, -1.5, 0.0, 1e-3, 2.0, 0.7])
+    pn = jnp.array([1, 2, 3, 0, 1, 1, 4, 2])
+    px = jnp.array([1.0, 0.5, 2.5, 3.0, -0.5, 0.0, 7.0, 100.0])
+    out["zeta"] = {
+        "s": enc(zs), "q": enc(zq), "value": enc(jsp.special.zeta(zs, zq)),
+        "dq": enc(jax.vmap(jax.grad(jsp.special.zeta, argnums=1))(zs[:4], zq[:4])),
+        "n": enc(pn.astype(jnp.int32)), "x": enc(px),
+        "polygamma": enc(jsp.special.polygamma(pn, px)),
+        "polygamma_grad": enc(jax.vmap(jax.grad(jsp.special.polygamma, argnums=1))(
+            pn[:4], px[:4])),
+    }
     out["ibeta"] = {
         "a": enc(ba), "b": enc(bb), "x": enc(bx),
         "value": enc(jsp.special.betainc(ba, bb, bx)),

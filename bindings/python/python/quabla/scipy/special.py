@@ -3,6 +3,6 @@
 from .._src.scipy.special import (  # noqa: F401
     beta, betainc, betaln, digamma, entr, erf, erfc, erfinv, expit, factorial, gamma,
     gammainc, gammaincc, gammaln, gammasgn, kl_div, log_ndtr, log_softmax, logit, logsumexp,
-    multigammaln, ndtr, ndtri, rel_entr, softmax, xlog1py, xlogy,
+    multigammaln, ndtr, ndtri, polygamma, rel_entr, softmax, xlog1py, xlogy, zeta,
 )
 from .._src.scipy.special import __all__  # noqa: F401

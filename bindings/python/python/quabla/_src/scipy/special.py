@@ -618,6 +618,53 @@ def beta(a, b) -> Array:
 from ..nn.functions import log_softmax, softmax  # noqa: E402,F401  (jax.scipy.special's too)
 
 
-__all__ = ["beta", "entr", "factorial", "kl_div", "log_softmax", "multigammaln", "rel_entr",
+# B_{2j} / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta function.
+_ZETA_TAIL = tuple(b / math.factorial(2 * j) for j, b in enumerate(
+    [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+     43867 / 798, -174611 / 330, 854513 / 138, -236364091 / 2730], start=1))
+
+
+def zeta(x, q=None) -> Array:
+    """The Hurwitz zeta function ``sum_k (q + k)^-x`` (``q`` is required, as in JAX): the
+    first 12 terms, then the Euler-Maclaurin tail; inf at ``x = 1`` and at the poles
+    ``q = 0, -1, ...``, NaN for ``x < 1``. Differentiable in both arguments (through the
+    formula).
+
+    >>> zeta(2.0, 1.0)  # pi^2 / 6
+    """
+    if q is None:
+        raise NotImplementedError("zeta(x) without q (the Riemann zeta) is not supported, as "
+                                  "in JAX; pass q=1.0")
+    from ..numpy.elementwise import power
+    x, q = _promote(x, q)
+    n = 12
+    total = sum(power(q + float(k), -x) for k in range(n))
+    a = q + float(n)
+    total = total + power(a, 1.0 - x) / (x - 1.0) + 0.5 * power(a, -x)
+    factor = x * power(a, -x - 1.0)
+    for j, coef in enumerate(_ZETA_TAIL, start=1):
+        total = total + coef * factor
+        factor = factor * (x + (2 * j - 1)) * (x + 2 * j) / (a * a)
+    return el.where(x < 1, np.nan, total)
+
+
+def polygamma(n, x) -> Array:
+    """The ``n``-th derivative of :func:`digamma` (``n`` a non-negative integer, or an array
+    of them): ``(-1)^(n+1) n! zeta(n + 1, x)``, and digamma itself at ``n = 0``."""
+    n_arr = _float(n)
+    x = _float(x)
+    d = _dt.result_type(n_arr.dtype, x.dtype)
+    n_arr, x = n_arr.astype(d), x.astype(d)
+    if not n_arr.is_traced and np.any(np.asarray(n_arr) % 1 != 0):
+        raise ValueError("polygamma: n must be a non-negative integer")
+    # The zeta form evaluated at n >= 1 only (zeta(1, x) is infinite: its gradient would
+    # leak through the select at n = 0).
+    m = el.where(n_arr >= 1, n_arr, 1.0)
+    sign = el.where(el.fmod(m, 2.0) == 0, -1.0, 1.0)
+    higher = sign * el.exp(gammaln(m + 1.0)) * zeta(m + 1.0, x)
+    return el.where(n_arr == 0, digamma(x), el.where(n_arr < 0, np.nan, higher))
+
+
+__all__ = ["polygamma", "zeta", "beta", "entr", "factorial", "kl_div", "log_softmax", "multigammaln", "rel_entr",
            "softmax", "betainc", "gammainc", "gammaincc", "betaln", "digamma", "gamma", "gammaln", "gammasgn", "erf", "erfc", "erfinv", "expit", "logit", "logsumexp", "log_ndtr", "ndtr",
            "ndtri", "xlog1py", "xlogy"]
