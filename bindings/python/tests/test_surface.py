@@ -2,6 +2,9 @@
 and flatten_util.ravel_pytree, against JAX 0.10.2 (tests/goldens/jax_surface.json) and
 numpy."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,9 @@ import quabla.numpy as qnp
 from quabla import lax, tree
 from quabla.flatten_util import ravel_pytree
 from conftest import assert_close, central_diff, dec, golden
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from programs import surface_lax_cases  # noqa: E402
 
 G = golden("jax_surface")
 
@@ -194,3 +200,18 @@ def test_argwhere_matches_numpy_and_pads_with_size():
     assert np.asarray(padded).tolist() == [[0, 1], [1, 0], [1, 2], [-1, -1]]
     with pytest.raises(ValueError, match="at least one axis"):
         qnp.argwhere(qnp.asarray(1))
+
+
+def test_lax_array_functions_match_jax():
+    got = surface_lax_cases(lax, qnp)
+    for name, want in G["lax_ops"].items():
+        np.testing.assert_allclose(np.asarray(got[name]()), dec(want), rtol=1e-14, atol=1e-15,
+                                   err_msg=name)
+    # A traced start inside jit is clamped too.
+    x = qnp.arange(10.0)
+    assert np.asarray(quabla.jit(lambda i: lax.dynamic_slice(x, [i], [3]))(8)).tolist() == \
+        [7.0, 8.0, 9.0]
+    with pytest.raises(TypeError, match="start indices"):
+        lax.dynamic_slice(x, [1, 2], [2])
+    with pytest.raises(TypeError, match="int"):
+        lax.integer_pow(x, 2.5)

@@ -20,7 +20,7 @@ import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, custom_transformation_program, minimize_programs,
-    optimizer_state_program,
+    optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, static_argument_program,
     weighted_finite_sum)
@@ -820,6 +820,8 @@ def surface_goldens():
         "delete_axis": enc(jnp.delete(mats[:2], 1, axis=1)),
         "cumulative_sum": enc(jnp.cumulative_sum(mats[0], axis=0, include_initial=True)),
     }
+    lax_cases = surface_lax_cases(lax, jnp)
+    out["lax_ops"] = {name: enc(f()) for name, f in lax_cases.items()}
     tree = {"b": [1.0, (2.0, 3.0)], "a": 4.0}
     flat, unravel = ravel_pytree({"w": mats[0], "b": x[:3], "n": jnp.arange(2)})
     out["tree"] = {

@@ -366,3 +366,35 @@ def optimizer_state_program(lib, xp, optim, name):
         params = optim.apply_updates(params, updates)
     flat, _ = lib.tree_util.tree_flatten_with_path(state)
     return [(lib.tree_util.keystr(path), np.asarray(leaf)) for path, leaf in flat]
+
+
+def surface_lax_cases(lax, xp):
+    """``jax.lax`` array functions by name, as programs call them (clamped dynamic slices,
+    lax's rounding, argument orders)."""
+    import numpy as np
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    v = xp.asarray(np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 3.7]))
+    return {
+        "dynamic_slice_clamped": lambda: lax.dynamic_slice(x, (2, 3), (2, 2)),
+        "dynamic_update_slice_clamped": lambda: lax.dynamic_update_slice(
+            x, xp.ones((2, 2)), (-1, 3)),
+        "dynamic_slice_in_dim": lambda: lax.dynamic_slice_in_dim(x, 1, 2, axis=0),
+        "dynamic_update_slice_in_dim": lambda: lax.dynamic_update_slice_in_dim(
+            x, xp.zeros((3, 1)), 2, axis=1),
+        "slice": lambda: lax.slice(x, (0, 1), (3, 4), (2, 2)),
+        "slice_in_dim": lambda: lax.slice_in_dim(x, -3, None, 2, axis=1),
+        "round_away": lambda: lax.round(v),
+        "round_even": lambda: lax.round(v, 1),
+        "rsqrt": lambda: lax.rsqrt(xp.abs(v)),
+        "clamp": lambda: lax.clamp(-1.0, v, 2.0),
+        "select": lambda: lax.select(v > 0, v, -v * 10),
+        "integer_pow": lambda: lax.integer_pow(v, 3),
+        "lgamma": lambda: lax.lgamma(xp.abs(v)),
+        "digamma": lambda: lax.digamma(xp.abs(v)),
+        "erf_inv": lambda: lax.erf_inv(v / 4),
+        "logistic": lambda: lax.logistic(v),
+        "convert_element_type": lambda: lax.convert_element_type(v, np.int32),
+        "broadcast_in_dim": lambda: lax.broadcast_in_dim(v[:3], (2, 3, 4), (1,)),
+        "reshape_dims": lambda: lax.reshape(x, (2, 6), (1, 0)),
+        "rem": lambda: lax.rem(v, 1.0),
+    }
