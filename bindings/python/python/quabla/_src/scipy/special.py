@@ -18,13 +18,16 @@ from .. import dtypes as _dt
 from ..nn.functions import logsumexp  # noqa: F401  (the same function as jax.nn's)
 
 
-def _promote(x, y):
-    x, y = _float(x), _float(y)
-    if x.dtype != y.dtype:
-        d = _dt.result_type(x.dtype, y.dtype)
-        x, y = x.astype(d), y.astype(d)
+def _promote(*xs, broadcast: bool = True):
+    """The arguments as arrays of their common float dtype (JAX's
+    ``promote_args_inexact``), broadcast to one shape unless ``broadcast=False``."""
+    arrays = [_float(x) for x in xs]
+    d = _dt.result_type(*[a.dtype for a in arrays])
+    arrays = [a.astype(d) for a in arrays]
+    if not broadcast:
+        return arrays
     from ..numpy.shape import broadcast_arrays
-    return broadcast_arrays(x, y)
+    return broadcast_arrays(*arrays)
 
 
 def expit(x) -> Array:
@@ -554,10 +557,7 @@ def betainc(a, b, x) -> Array:
 
     >>> betainc(2.0, 3.0, 0.4)
     """
-    from ..numpy.shape import broadcast_arrays
-    arrays = [_float(v) for v in (a, b, x)]
-    d = _dt.result_type(*[v.dtype for v in arrays])
-    return _betainc(*broadcast_arrays(*[v.astype(d) for v in arrays]))
+    return _betainc(*_promote(a, b, x))
 
 
 def _xlogx_value(x):

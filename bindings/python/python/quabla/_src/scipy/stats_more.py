@@ -13,12 +13,7 @@ from ..numpy import elementwise as el
 from . import special as sp
 
 
-def _args(*xs):
-    from ..numpy.shape import broadcast_arrays
-    arrays = [sp._float(x) for x in xs]
-    from .. import dtypes as _dt
-    d = _dt.result_type(*[a.dtype for a in arrays])
-    return broadcast_arrays(*[a.astype(d) for a in arrays])
+_args = sp._promote
 
 
 def t_logpdf(x, df, loc=0, scale=1) -> Array:

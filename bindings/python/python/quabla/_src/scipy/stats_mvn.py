@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..array import Array
-from ..numpy.creation import asarray
 from ..numpy import elementwise as el
 from ..numpy import reductions as red
-from .. import dtypes as _dt
-
-
-def _promote(*xs):
-    arrays = [x if isinstance(x, Array) else asarray(x) for x in xs]
-    d = _dt.result_type(*[a.dtype for a in arrays])
-    if d.kind != "f":
-        d = _dt.default_float()
-    return [a.astype(d) for a in arrays]
+from . import special
 
 
 def logpdf(x, mean, cov, allow_singular=None):
@@ -28,7 +18,7 @@ def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular is not "
                                   "supported, as in JAX")
-    x, mean, cov = _promote(x, mean, cov)
+    x, mean, cov = special._promote(x, mean, cov, broadcast=False)
     log2pi = math.log(2 * math.pi)
     if not mean.shape:
         return -0.5 * (x - mean) ** 2 / cov - 0.5 * (log2pi + el.log(cov))
