@@ -104,10 +104,12 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
     eval::eval_program(p, args)
 }
 
-/// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
+/// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`;
+/// and `sort` (several operands, stable, `num_keys`).
 pub mod lax {
     pub use crate::ops::control_flow::{
         bounded_while_loop, cond, fori_loop, last_scan_tape_bytes, scan, switch,
         take_scan_tape_bytes, while_loop, Bound, LoopBody, RegionFn, ScanStep,
     };
+    pub use crate::ops::sort::sort;
 }

@@ -712,6 +712,7 @@ impl Lowering {
             Op::Pad { .. }
             | Op::Concatenate { .. }
             | Op::Cumulative { .. }
+            | Op::Sort { .. }
             | Op::DotGeneral(_)
             | Op::Gather(_)
             | Op::ScatterAdd(_) => return Err(decline(&n.op, "not in the scalar loop IR yet")),

@@ -65,6 +65,7 @@ pub enum OpKind {
     Reverse,
     Reduce,
     Cumulative,
+    Sort,
     DotGeneral,
     Gather,
     ScatterAdd,
@@ -202,6 +203,7 @@ impl OpKind {
             Reverse,
             Reduce,
             Cumulative,
+            Sort,
             DotGeneral,
             Gather,
             ScatterAdd,
@@ -288,6 +290,14 @@ impl OpKind {
                 Exactly(1),
                 &["kind", "axis", "reverse"],
                 Numeric,
+            ),
+            OpKind::Sort => row(
+                k,
+                "sort",
+                Movement,
+                AtLeast(1),
+                &["axis", "num_keys", "descending"],
+                Any,
             ),
             OpKind::DotGeneral => row(
                 k,
@@ -408,6 +418,7 @@ impl Op {
             Op::Reverse { .. } => OpKind::Reverse,
             Op::Reduce { .. } => OpKind::Reduce,
             Op::Cumulative { .. } => OpKind::Cumulative,
+            Op::Sort { .. } => OpKind::Sort,
             Op::DotGeneral(_) => OpKind::DotGeneral,
             Op::Gather(_) => OpKind::Gather,
             Op::ScatterAdd(_) => OpKind::ScatterAdd,
@@ -494,7 +505,7 @@ mod tests {
         }
         assert_eq!(
             seen.len(),
-            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 21 + 6 + 7
+            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 22 + 6 + 7
         );
         assert_eq!(OpKind::from_name("frobnicate"), None);
     }

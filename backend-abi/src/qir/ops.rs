@@ -188,6 +188,16 @@ pub enum Op {
         axis: usize,
         reverse: bool,
     },
+    /// `sort(operands...)`: every operand (one shape, any dtypes) permuted along `axis` by
+    /// one stable sort, ordered lexicographically by the first `num_keys` operands. Floats
+    /// order as numpy's: `-0` ties `+0`, every NaN after `+inf`. `descending` reverses the
+    /// order of unequal keys and keeps equal keys in their original order (so NaNs come
+    /// first), as JAX's `sort(..., descending=True)` of a stable sort.
+    Sort {
+        axis: usize,
+        num_keys: usize,
+        descending: bool,
+    },
     DotGeneral(DotDims),
     /// `gather(operand, indices: i32)`.
     Gather(GatherDims),

@@ -867,6 +867,24 @@ pub fn infer_result_types(
             }
             Ok(vec![x.clone()])
         }
+        Op::Sort { axis, num_keys, .. } => {
+            let first = operands.first().ok_or("sort needs at least one operand")?;
+            if *axis >= first.rank() {
+                return Err(format!("sort axis {axis} out of range for {first}"));
+            }
+            if *num_keys == 0 || *num_keys > operands.len() {
+                return Err(format!(
+                    "sort num_keys must be in 1..={} (the operand count), got {num_keys}",
+                    operands.len()
+                ));
+            }
+            if let Some(t) = operands.iter().find(|t| t.shape != first.shape) {
+                return Err(format!(
+                    "sort operands must share one shape: {t} vs {first}"
+                ));
+            }
+            Ok(operands.iter().map(|t| (*t).clone()).collect())
+        }
         Op::DotGeneral(d) => {
             expect_arity(op, operands, 2)?;
             dot_rule(d, operands[0], operands[1])

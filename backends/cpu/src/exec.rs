@@ -253,6 +253,15 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
             axis,
             reverse,
         } => one(reduce::cumulative(a[0], *kind, *axis, *reverse)),
+        Op::Sort {
+            axis,
+            num_keys,
+            descending,
+        } => crate::sort::sort(a, *axis, *num_keys, *descending)
+            .into_iter()
+            .zip(&node.results)
+            .map(|(s, ty)| Tensor::new(ty.clone(), s))
+            .collect(),
         Op::DotGeneral(d) => one(dot::dot_general(a[0], a[1], d)),
         Op::Gather(g) => one(movement::gather(a[0], a[1], g, &out_ty())),
         Op::ScatterAdd(_) | Op::DynamicUpdateSlice => {

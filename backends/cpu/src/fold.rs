@@ -53,7 +53,7 @@ pub fn known_values(program: &Program, first_ids: &[ValueId]) -> Vec<Option<Arc<
 
 /// Whether `node` may be evaluated at plan time once its operands are known: one result of
 /// at most [`MAX_FOLDED_ELEMENTS`], and an op whose cost is linear in its operands and
-/// result. Matrix products, linear algebra and control flow stay with the run (their cost
+/// result. Sorts, matrix products, linear algebra and control flow stay with the run (their cost
 /// could dwarf the program's first call); core-level ops never reach a backend.
 fn foldable(node: &Node) -> bool {
     let small = node.results.len() == 1 && node.results[0].num_elements() <= MAX_FOLDED_ELEMENTS;
@@ -79,6 +79,7 @@ fn foldable(node: &Node) -> bool {
         | Op::DynamicSlice { .. }
         | Op::DynamicUpdateSlice => true,
         Op::Constant(_)
+        | Op::Sort { .. }
         | Op::DotGeneral(_)
         | Op::Linalg(_)
         | Op::Cond { .. }

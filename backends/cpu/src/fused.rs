@@ -44,6 +44,7 @@ pub(crate) fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
         | Op::Reverse { .. }
         | Op::Reduce { .. }
         | Op::Cumulative { .. }
+        | Op::Sort { .. }
         | Op::DotGeneral(_)
         | Op::Gather(_)
         | Op::ScatterAdd(_)

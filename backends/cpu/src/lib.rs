@@ -24,6 +24,7 @@ mod native;
 mod plan;
 mod pool;
 mod reduce;
+mod sort;
 pub mod stats;
 mod tensor;
 pub mod vmath;
@@ -122,6 +123,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::Reverse
         | OpKind::Reduce
         | OpKind::Cumulative
+        | OpKind::Sort
         | OpKind::DotGeneral
         | OpKind::Gather
         | OpKind::ScatterAdd

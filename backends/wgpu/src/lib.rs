@@ -125,6 +125,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::Reverse
         | OpKind::Reduce
         | OpKind::Cumulative
+        | OpKind::Sort
         | OpKind::DotGeneral
         | OpKind::Gather
         | OpKind::ScatterAdd

@@ -3,10 +3,10 @@
 
 use crate::buffer::GpuBuffer;
 use crate::context::Gpu;
-use crate::kernels::{dot, elementwise, indexing, movement, reduce, KernelSource};
+use crate::kernels::{dot, elementwise, indexing, movement, reduce, sort, KernelSource};
 use quabla_abi::abi::AbiError;
 use quabla_abi::qir::{Op, Program};
-use quabla_abi::TensorType;
+use quabla_abi::{DType, TensorType};
 use std::sync::Arc;
 
 pub enum Step {
@@ -49,7 +49,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(gpu: &Arc<Gpu>, p: &Program) -> Result<Plan, AbiError> {
-        let types = p.value_types();
+        let mut types = p.value_types();
         let first = p.first_result_ids();
         let mut users: Vec<Vec<usize>> = vec![Vec::new(); types.len()];
         for (k, node) in p.nodes.iter().enumerate() {
@@ -61,6 +61,8 @@ impl Plan {
         let mut steps = Vec::new();
         // Which node range each step covers, to compute releases.
         let mut step_last_node = Vec::new();
+        // Values of the plan's own (a sort's permutations) and the step that last reads each.
+        let mut scratch_release: Vec<(usize, usize)> = Vec::new();
         let mut k = 0;
         while k < p.nodes.len() {
             let node = &p.nodes[k];
@@ -87,6 +89,29 @@ impl Plan {
                 continue;
             }
             let a: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
+            if let Op::Sort {
+                axis,
+                num_keys,
+                descending,
+            } = &node.op
+            {
+                let sorted = SortNode {
+                    operands: &a,
+                    axis: *axis,
+                    num_keys: *num_keys,
+                    descending: *descending,
+                    first_result: id,
+                };
+                for (s, release) in plan_sort(gpu, &sorted, &mut types)? {
+                    steps.push(s);
+                    step_last_node.push(k);
+                    if let Some(v) = release {
+                        scratch_release.push((steps.len() - 1, v));
+                    }
+                }
+                k += 1;
+                continue;
+            }
             let t = |v: usize| &types[v];
             let ot = &node.results[0];
             let mut push = |s: Step| {
@@ -185,6 +210,7 @@ impl Plan {
                 | Op::Bitcast => unreachable!("elementwise nodes are planned as fused runs"),
                 // Declined in `implements` (the kit refuses them before compile); kept as an
                 // error, not a panic, for a plan built outside the kit.
+                Op::Sort { .. } => unreachable!("sort nodes are planned above"),
                 Op::Linalg(_)
                 | Op::StopGradient
                 | Op::CustomJvp { .. }
@@ -202,7 +228,10 @@ impl Plan {
             }
             k += 1;
         }
-        let release_after = releases(&types, p, &outputs, &step_last_node);
+        let mut release_after = releases(&types, p, &outputs, &step_last_node);
+        for (s, v) in scratch_release {
+            release_after[s].push(v);
+        }
         Ok(Plan {
             types,
             num_inputs: p.inputs.len(),
@@ -211,6 +240,63 @@ impl Plan {
             release_after,
         })
     }
+}
+
+/// A `sort` node's operands and where its results go.
+struct SortNode<'a> {
+    operands: &'a [usize],
+    axis: usize,
+    num_keys: usize,
+    descending: bool,
+    first_result: usize,
+}
+
+/// The steps of a `sort` (identity permutation, merge passes, one gather per operand), each
+/// with the scratch permutation it reads for the last time; the permutations are new values
+/// appended to `types`.
+fn plan_sort(
+    gpu: &Gpu,
+    node: &SortNode,
+    types: &mut Vec<TensorType>,
+) -> Result<Vec<(Step, Option<usize>)>, AbiError> {
+    let shape_ty = types[node.operands[0]].clone();
+    let geometry = sort::Lines::new(&shape_ty, node.axis);
+    let keys: Vec<(usize, DType)> = node.operands[..node.num_keys]
+        .iter()
+        .map(|&v| (v, types[v].dtype))
+        .collect();
+    if keys.len() as u32 + 2 > gpu.max_bindings {
+        return Err(AbiError::unimplemented(format!(
+            "the wgpu backend sorts by at most {} keys on this device (it binds {} storage \
+             buffers a kernel); got {}",
+            gpu.max_bindings.saturating_sub(2),
+            gpu.max_bindings,
+            keys.len()
+        )));
+    }
+    let scratch = |types: &mut Vec<TensorType>| {
+        types.push(TensorType::new(
+            DType::U32,
+            vec![geometry.lines * geometry.n],
+        ));
+        types.len() - 1
+    };
+    let mut perm = scratch(types);
+    let mut out = vec![(kernel(gpu, sort::identity(&geometry, perm))?, None)];
+    for w in geometry.widths() {
+        let next = scratch(types);
+        let src = sort::merge_pass(&geometry, &keys, node.descending, perm, w, next);
+        out.push((kernel(gpu, src)?, Some(perm)));
+        perm = next;
+    }
+    for (m, &v) in node.operands.iter().enumerate() {
+        let src = sort::gather(&geometry, v, types[v].dtype, perm, node.first_result + m);
+        out.push((kernel(gpu, src)?, None));
+    }
+    if let Some(last) = out.last_mut() {
+        last.1 = Some(perm);
+    }
+    Ok(out)
 }
 
 fn kernel(gpu: &Gpu, src: KernelSource) -> Result<Step, AbiError> {

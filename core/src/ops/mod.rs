@@ -14,6 +14,7 @@ pub(crate) mod linalg;
 pub(crate) mod linear_solve;
 pub(crate) mod reduction;
 pub(crate) mod shape;
+pub(crate) mod sort;
 
 pub use elementwise::Operand;
 pub use reduction::Axes;
@@ -201,6 +202,7 @@ pub(crate) enum Family {
     Custom,
     LinearSolve,
     Linalg,
+    Sort,
 }
 
 pub(crate) fn family(op: &Op) -> Family {
@@ -217,6 +219,7 @@ pub(crate) fn family(op: &Op) -> Family {
         | Op::Concatenate { .. }
         | Op::Reverse { .. } => Family::Shape,
         Op::Reduce { .. } | Op::Cumulative { .. } => Family::Reduction,
+        Op::Sort { .. } => Family::Sort,
         Op::DotGeneral(_) => Family::Contraction,
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             Family::Indexing

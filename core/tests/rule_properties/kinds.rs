@@ -186,6 +186,32 @@ pub fn draw(kind: OpKind, k: usize, rng: &mut Rng, dt: DType) -> Option<Case> {
                 vec![],
             )
         }
+        OpKind::Sort => {
+            // Distinct keys: away from ties the permutation is locally constant, so the
+            // derivative is the permutation's and central differences see it.
+            let s = rng.dims(1, 3, 1, 4);
+            let axis = rng.size(0, s.len() - 1);
+            let operands = rng.size(1, 3);
+            let num_keys = rng.size(1, operands);
+            let descending = rng.coin();
+            let args = (0..operands)
+                .map(|k| match k {
+                    0 => real_gap(&s, -2.0, 2.0, Gap::Distinct),
+                    _ => real(&s, -2.0, 2.0),
+                })
+                .collect();
+            single_case(
+                format!("sort axis {axis} of {operands} by {num_keys} descending {descending}"),
+                Op::Sort {
+                    axis,
+                    num_keys,
+                    descending,
+                },
+                args,
+                dt,
+                vec![],
+            )
+        }
         OpKind::DotGeneral => dot_general(rng, dt),
         OpKind::Gather => indexing::gather(rng, dt),
         OpKind::ScatterAdd => indexing::scatter_add(rng, dt),

@@ -45,6 +45,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::Reverse
         | OpKind::Reduce
         | OpKind::Cumulative
+        | OpKind::Sort
         | OpKind::DotGeneral
         | OpKind::Gather
         | OpKind::ScatterAdd

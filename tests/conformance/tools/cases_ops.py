@@ -560,6 +560,67 @@ def constant_and_fusion_cases():
     return out
 
 
+def sort_ref(arrays, axis, num_keys, descending):
+    """numpy's stable lexsort line by line (NaN last, -0 ties +0); descending as the
+    reverse of an ascending sort of the reversed line, which keeps ties in order."""
+    moved = [np.moveaxis(np.asarray(a), axis, -1) for a in arrays]
+    out = [np.empty_like(m) for m in moved]
+    n = moved[0].shape[-1]
+    for idx in np.ndindex(moved[0].shape[:-1]):
+        keys = [m[idx] for m in moved[:num_keys]]
+        if descending:
+            keys = [k[::-1] for k in keys]
+        perm = np.lexsort(keys[::-1])
+        if descending:
+            perm = (n - 1 - perm)[::-1]
+        for o, m in zip(out, moved):
+            o[idx] = m[idx][perm]
+    return [np.moveaxis(o, -1, axis) for o in out]
+
+
+def sort_case(name, arrays, axis, num_keys, descending):
+    dts = [d for d, _ in arrays]
+    shape = list(arrays[0][1].shape)
+    p = Program(*[ty(d, shape) for d in dts])
+    r = p.op("sort", [p.arg(i) for i in range(len(dts))], [ty(d, shape) for d in dts],
+             [("axis", axis), ("num_keys", num_keys), ("descending", str(descending).lower())])
+    p.ret(*(r if isinstance(r, list) else [r]))
+    want = sort_ref([a for _, a in arrays], axis, num_keys, descending)
+    return case(name, p, arrays, list(zip(dts, want)), tol_exact())
+
+
+def sort_cases():
+    out = []
+    ties = lambda dt, shape: (RNG.integers(0, 4, size=shape) - (0 if dt in ("u32", "bool") else 2)).astype(NP[dt])
+    for dt in ALL:
+        for shape, axis in [([3, 5], 1), ([6, 2], 0), ([2, 3, 4], 1)]:
+            x = ties(dt, shape)
+            for desc in [False, True]:
+                tag = f"{'x'.join(map(str, shape))}_axis{axis}{'_desc' if desc else ''}"
+                out.append(sort_case(f"sort/{dt}_{tag}", [(dt, x)], axis, 1, desc))
+    for dt in ["f32", "f64"]:
+        x = np.array([[np.nan, 1.0, -0.0, 0.0, -np.inf, np.inf, -1.0, np.nan, 0.0, -0.0, 1e-40, -3.0]], NP[dt])
+        iota = np.arange(12, dtype=np.int32).reshape(1, 12)
+        for desc in [False, True]:
+            # The index payload shows where each NaN and signed zero went.
+            out.append(sort_case(f"sort/{dt}_nan_signed_zero_inf{'_desc' if desc else ''}",
+                                 [(dt, x), ("i32", iota)], 1, 1, desc))
+    k1 = ties("i32", [4, 9])
+    k2 = RNG.integers(0, 3, size=[4, 9]).astype(np.float32)
+    pay_u, pay_b = RNG.integers(0, 2**32, size=[4, 9], dtype=np.uint64).astype(np.uint32), RNG.integers(0, 2, size=[4, 9]).astype(np.bool_)
+    pay_f = RNG.normal(size=[4, 9])
+    for desc in [False, True]:
+        out.append(sort_case(f"sort/two_keys_three_payloads{'_desc' if desc else ''}",
+                             [("i32", k1), ("f32", k2), ("u32", pay_u), ("bool", pay_b), ("f64", pay_f)], 1, 2, desc))
+        out.append(sort_case(f"sort/one_key_of_two{'_desc' if desc else ''}",
+                             [("i32", k1), ("f32", k2)], 1, 1, desc))
+    big = RNG.integers(-500, 500, size=[4, 5000]).astype(np.float32)
+    out.append(sort_case("sort/f32_4x5000_duplicates", [("f32", big), ("i32", np.broadcast_to(np.arange(5000, dtype=np.int32), (4, 5000)).copy())], 1, 1, False))
+    out.append(sort_case("sort/f32_5000x3_axis0_desc", [("f32", big.reshape(5000, 4)[:, :3].copy())], 0, 1, True))
+    out.append(sort_case("sort/f32_empty_axis", [("f32", np.zeros((2, 0), np.float32))], 1, 1, False))
+    return out
+
+
 def build():
     groups = {
         "ops/unary": unary_cases(),
@@ -569,6 +630,7 @@ def build():
         "ops/movement": movement_cases(),
         "ops/reduce": reduce_cases(),
         "ops/cumulative": cumulative_cases(),
+        "ops/sort": sort_cases(),
         "ops/dot_general": dot_cases(),
         "ops/indexing": indexing_cases(),
         "ops/constant_fusion": constant_and_fusion_cases(),

@@ -598,6 +598,11 @@ impl Parser {
                     reverse,
                 }
             }
+            OpKind::Sort => Op::Sort {
+                axis: self.int(attrs, "axis", name)?,
+                num_keys: self.int(attrs, "num_keys", name)?,
+                descending: self.boolean(attrs, "descending", name)?,
+            },
             OpKind::DotGeneral => Op::DotGeneral(DotDims {
                 lhs_batch: self.dims(attrs, "lhs_batch", name)?,
                 rhs_batch: self.dims(attrs, "rhs_batch", name)?,

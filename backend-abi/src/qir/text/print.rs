@@ -121,6 +121,15 @@ fn attributes(op: &Op) -> Vec<String> {
                 format!("reverse={reverse}"),
             ]
         }
+        Op::Sort {
+            axis,
+            num_keys,
+            descending,
+        } => vec![
+            format!("axis={axis}"),
+            format!("num_keys={num_keys}"),
+            format!("descending={descending}"),
+        ],
         Op::DotGeneral(d) => vec![
             format!("lhs_batch={}", list(&d.lhs_batch)),
             format!("rhs_batch={}", list(&d.rhs_batch)),

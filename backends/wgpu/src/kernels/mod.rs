@@ -6,6 +6,7 @@ pub mod elementwise;
 pub mod indexing;
 pub mod movement;
 pub mod reduce;
+pub mod sort;
 
 use crate::context::WORKGROUP;
 use crate::wgsl;
