@@ -273,6 +273,31 @@ impl RawArray {
         Ok(Array::concatenate(&refs, axis).py()?.into())
     }
 
+    /// `lax.sort`: `arrays` (one shape) sorted together along `axis`, stably, by the first
+    /// `num_keys` of them.
+    #[staticmethod]
+    fn sort(
+        arrays: Vec<RawArray>,
+        axis: isize,
+        num_keys: usize,
+        descending: bool,
+    ) -> PyResult<Vec<RawArray>> {
+        let inner: Vec<Array> = arrays.into_iter().map(|a| a.inner).collect();
+        let out = quabla::lax::sort(&inner, axis, num_keys, descending).py()?;
+        Ok(out.into_iter().map(RawArray::from).collect())
+    }
+
+    /// The i32 indices that sort along `axis` (stable).
+    fn argsort(&self, axis: isize, descending: bool) -> PyResult<RawArray> {
+        Ok(self.inner.argsort(axis, descending).py()?.into())
+    }
+
+    /// `lax.top_k` along the last axis: (values, i32 indices).
+    fn top_k(&self, k: usize) -> PyResult<(RawArray, RawArray)> {
+        let (v, i) = self.inner.top_k(k).py()?;
+        Ok((v.into(), i.into()))
+    }
+
     fn flip(&self, axes: Vec<usize>) -> PyResult<RawArray> {
         Ok(self.inner.flip(&axes).py()?.into())
     }

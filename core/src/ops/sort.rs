@@ -97,7 +97,9 @@ impl Array {
     }
 
     /// The `k` largest entries along the last axis and their i32 indices, largest first
-    /// (ties: the lower index first), as `jax.lax.top_k`.
+    /// (ties: the lower index first), as `jax.lax.top_k`: floats in IEEE total order
+    /// (`+NaN` first, then `+inf`, ..., `+0` before `-0`, ..., `-NaN` last; an f64 NaN's
+    /// sign cannot be read without 64-bit integers, so every f64 NaN ranks as `+NaN`).
     ///
     /// ```no_run
     /// # use quabla::Array;
@@ -117,16 +119,43 @@ impl Array {
             )));
         }
         let last = self.ndim() - 1;
-        let iota = self.iota_beside(DType::I32, self.shape(), last)?;
-        let out = sort(&[self.clone(), iota], -1, 1, true)?;
+        let mut operands = self.total_order_keys()?;
+        let (value, num_keys) = match operands.len() {
+            1 => (0, 1),
+            _ => (1, 3),
+        };
+        operands.push(self.iota_beside(DType::I32, self.shape(), last)?);
+        let out = sort(&operands, -1, num_keys, true)?;
         let mut limit = self.shape().to_vec();
         limit[last] = k;
         let start = vec![0; self.ndim()];
         let strides = vec![1; self.ndim()];
         Ok((
-            out[0].slice(&start, &limit, &strides)?,
-            out[1].slice(&start, &limit, &strides)?,
+            out[value].slice(&start, &limit, &strides)?,
+            out[num_keys].slice(&start, &limit, &strides)?,
         ))
+    }
+
+    /// Sort keys ordering this array as IEEE's total order does: itself when it is not a
+    /// float; for floats `(NaN class, value, not signbit)`, where the class puts `+NaN`
+    /// above and `-NaN` below every number and the last key puts `+0` above `-0`.
+    fn total_order_keys(&self) -> Result<Vec<Array>> {
+        if !self.dtype().is_float() {
+            return Ok(vec![self.clone()]);
+        }
+        let nan = self.ne(self)?;
+        let negative = if self.dtype() == DType::F32 {
+            self.bitcast(DType::I32)?.lt(0)?
+        } else {
+            // 1 / -0 = -inf: the sign of a zero without its bits.
+            let one = self.filled_beside(&[], 1.0, self.dtype())?;
+            let negative_zero = self.eq(0.0)?.bitwise_and(&one.div(self)?.lt(0.0)?)?;
+            self.lt(0.0)?.bitwise_or(&negative_zero)?
+        };
+        let minus_one = self.filled_beside(self.shape(), -1, DType::I32)?;
+        let class = nan.select(&negative.select(&minus_one, 1)?, 0)?;
+        let upper = negative.logical_not()?.astype(DType::I32)?;
+        Ok(vec![class, self.clone(), upper])
     }
 
     /// Elements at `indices` along `axis`, every other axis matched one to one
@@ -267,5 +296,18 @@ mod tests {
         let y = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
         assert!(sort(&[x.clone(), y], 0, 1, false).is_err());
         assert!(x.top_k(3).is_err());
+    }
+
+    #[test]
+    fn top_k_ranks_floats_in_total_order() {
+        let x = f32s(&[-0.0, 0.0, f32::NAN, -f32::NAN, 1.0, f32::NEG_INFINITY]);
+        let (v, i) = x.top_k(6).unwrap();
+        assert_eq!(i.to_vec::<i32>().unwrap(), vec![2, 4, 1, 0, 5, 3]);
+        let v = v.to_vec::<f32>().unwrap();
+        assert!(v[0].is_nan() && v[0].is_sign_positive());
+        assert!(v[2] == 0.0 && v[2].is_sign_positive() && v[3].is_sign_negative());
+        let y = Array::from_slice(&[-0.0f64, 0.0, 2.0, -0.0], &[4]).unwrap();
+        let (_, j) = y.top_k(3).unwrap();
+        assert_eq!(j.to_vec::<i32>().unwrap(), vec![2, 1, 0]);
     }
 }

@@ -22,8 +22,8 @@ from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, custom_transformation_program, minimize_programs,
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
-    python_control_flow_program, softmax_family_cases, static_argument_program,
-    weighted_finite_sum)
+    python_control_flow_program, softmax_family_cases, sorting_cases,
+    static_argument_program, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -837,6 +837,18 @@ def surface_goldens():
     return out
 
 
+def _enc_tree(out):
+    if isinstance(out, (tuple, list)):
+        return [_enc_tree(o) for o in out]
+    return enc(out)
+
+
+def sorting_goldens():
+    """jnp.sort/argsort/lexsort/partition, lax.sort/sort_key_val/top_k, the quantile family,
+    searchsorted's methods, unique and isin, with gradients, vmap and jit."""
+    return {name: _enc_tree(f()) for name, f in sorting_cases(jax, jnp).items()}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -845,7 +857,8 @@ def main():
                        ("jax_semantics", semantics_goldens),
                        ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens),
                        ("jax_ported_programs", ported_program_goldens),
-                       ("jax_surface", surface_goldens)]:
+                       ("jax_surface", surface_goldens),
+                       ("jax_sorting", sorting_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

@@ -398,3 +398,89 @@ def surface_lax_cases(lax, xp):
         "reshape_dims": lambda: lax.reshape(x, (2, 6), (1, 0)),
         "rem": lambda: lax.rem(v, 1.0),
     }
+
+
+def sorting_cases(lib, xp):
+    """Sorting, order statistics and set routines by name, written once for JAX and
+    Quabla: ties, NaN, -0 and inf in the data; gradients through the permutation; vmap and
+    jit (unique with a static size)."""
+    import numpy as np
+    r = np.random.RandomState(11)
+    v = np.round(r.randn(3, 7) * 2) / 2
+    v[0, 2], v[1, 1], v[2, 5], v[2, 0] = np.nan, np.inf, -0.0, 0.0
+    x = xp.asarray(v)
+    s = xp.asarray(r.randn(8))
+    ints = xp.asarray(r.randint(-3, 4, size=(4, 6)))  # the default int: int64 in JAX with x64
+    knots = xp.asarray(np.array([-1.0, 0.0, 0.0, 0.5, 2.0, 2.0, 2.0, 3.0, np.nan]))
+    queries = xp.asarray(np.array([-2.0, 0.0, 0.25, 2.0, 3.0, 5.0, np.nan]))
+    lax = lib.lax
+    weights = xp.arange(8.0) - 2.0
+
+    def sort_loss(z):
+        return xp.sum(xp.sort(z) * weights) + xp.sum(xp.sort(z, descending=True)[:3] ** 2)
+
+    def order_statistics_loss(z):
+        return (xp.median(z) + xp.quantile(z, 0.3) + xp.percentile(z, 80.0, method="lower")
+                + xp.sum(xp.quantile(z.reshape(2, 4), xp.asarray([0.25, 0.9]), axis=1)))
+
+    def top_k_loss(z):
+        values, _ = lax.top_k(z, 3)
+        return xp.sum(values * xp.arange(1.0, 4.0))
+
+    return {
+        "sort_axis1": lambda: xp.sort(x, axis=1),
+        "sort_axis0_descending": lambda: xp.sort(x, axis=0, descending=True),
+        "sort_flat": lambda: xp.sort(x, axis=None),
+        "argsort_axis1": lambda: xp.argsort(x, axis=1),
+        "argsort_descending": lambda: xp.argsort(ints, axis=1, descending=True),
+        "argsort_axis0": lambda: xp.argsort(ints, axis=0),
+        "lexsort": lambda: xp.lexsort([ints[0], ints[1] % 2]),
+        "lax_sort_two_keys": lambda: lax.sort((ints[:2], ints[2:], x[:2, :6]), num_keys=2),
+        "sort_key_val": lambda: lax.sort_key_val(x[:, :6], ints[:3], dimension=0),
+        "top_k": lambda: lax.top_k(x, 4),
+        "top_k_ints": lambda: lax.top_k(ints, 2),
+        "partition": lambda: xp.partition(ints, 2, axis=1),
+        "argpartition": lambda: xp.argpartition(s, 3),
+        "median_axis1": lambda: xp.median(x, axis=1),
+        "median_flat": lambda: xp.median(s),
+        "nanmedian_keepdims": lambda: xp.nanmedian(x, axis=1, keepdims=True),
+        "quantile_methods": lambda: tuple(
+            xp.nanquantile(x, xp.asarray([0.1, 0.5, 0.75]), axis=1, method=m)
+            for m in ["linear", "lower", "higher", "midpoint", "nearest"]),
+        "quantile_axes": lambda: xp.quantile(s.reshape(2, 2, 2), 0.3, axis=(0, 2),
+                                             keepdims=True),
+        "percentile_ints": lambda: xp.percentile(ints, 37.5, axis=0),
+        "nanpercentile": lambda: xp.nanpercentile(x, xp.asarray([10.0, 90.0])),
+        "searchsorted_left": lambda: xp.searchsorted(knots, queries),
+        "searchsorted_right": lambda: xp.searchsorted(knots, queries, side="right"),
+        "searchsorted_sort": lambda: xp.searchsorted(knots, queries, method="sort"),
+        "searchsorted_compare_all": lambda: xp.searchsorted(knots, queries, side="right",
+                                                            method="compare_all"),
+        "searchsorted_sorter": lambda: xp.searchsorted(
+            s, xp.asarray([0.0, 1.0]), sorter=xp.argsort(s)),
+        "unique_all_outputs": lambda: xp.unique(ints, return_index=True, return_inverse=True,
+                                                return_counts=True),
+        "unique_rows": lambda: xp.unique(ints[:, :2] % 2, axis=0, return_index=True,
+                                         return_inverse=True, return_counts=True),
+        "unique_nan": lambda: xp.unique(x, return_counts=True),
+        "unique_nan_distinct": lambda: xp.unique(x, equal_nan=False),
+        "unique_size_fill": lambda: xp.unique(ints[0], size=8, fill_value=-9,
+                                              return_index=True, return_inverse=True,
+                                              return_counts=True),
+        "unique_size_default_fill": lambda: xp.unique(ints[0], size=8),
+        "unique_jit": lambda: lib.jit(lambda z: xp.unique(z, size=5, return_counts=True))(
+            ints[1]),
+        "unique_counts": lambda: tuple(xp.unique_counts(x)),
+        "isin": lambda: xp.isin(ints, xp.asarray([0, 2, 5])),
+        "isin_sort_invert": lambda: xp.isin(ints, xp.asarray([0, 2, 5]), method="sort",
+                                            invert=True),
+        "isin_binary_search": lambda: xp.isin(x, x[1], method="binary_search"),
+        "sort_grad": lambda: lib.grad(sort_loss)(s),
+        "order_statistics_grad": lambda: lib.grad(order_statistics_loss)(s),
+        "top_k_grad": lambda: lib.grad(top_k_loss)(s),
+        "sort_jvp": lambda: lib.jvp(lambda z: xp.sort(z.reshape(2, 4), axis=1),
+                                    (s,), (weights,)),
+        "vmap_argsort": lambda: lib.vmap(lambda z: xp.argsort(z, descending=True))(ints),
+        "vmap_median": lambda: lib.vmap(xp.median, in_axes=1)(x),
+        "jit_top_k": lambda: lib.jit(lambda z: lax.top_k(z, 2))(s),
+    }

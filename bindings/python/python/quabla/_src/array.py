@@ -303,7 +303,8 @@ class Array:
 _METHODS_FROM_NUMPY = {
     "sum", "mean", "prod", "max", "min", "any", "all", "var", "std", "argmax", "argmin",
     "cumsum", "cumprod", "squeeze", "clip", "round", "dot", "swapaxes", "repeat", "trace",
-    "diagonal", "conj", "conjugate", "nonzero",
+    "diagonal", "conj", "conjugate", "nonzero", "sort", "argsort", "searchsorted", "partition",
+    "argpartition",
 }
 
 

@@ -23,8 +23,17 @@ from .._src.numpy.elementwise import (
     sqrt, square, subtract, tan, tanh, true_divide, where,
 )
 from .._src.numpy.misc import (
-    argwhere, convolve, correlate, diff, flatnonzero, interp, meshgrid, nonzero, polyval, searchsorted, take, take_along_axis,
-    trapezoid,
+    argwhere, convolve, correlate, diff, flatnonzero, interp, meshgrid, nonzero, polyval, take,
+    take_along_axis, trapezoid,
+)
+from .._src.numpy.quantiles import (
+    median, nanmedian, nanpercentile, nanquantile, percentile, quantile,
+)
+from .._src.numpy.setops import (
+    isin, unique, unique_all, unique_counts, unique_inverse, unique_values,
+)
+from .._src.numpy.sorting import (
+    argpartition, argsort, lexsort, partition, searchsorted, sort,
 )
 from .._src.numpy.array_api import (
     __array_api_version__, __array_namespace_info__, astype, bitwise_invert,

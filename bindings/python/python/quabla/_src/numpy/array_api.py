@@ -1,8 +1,8 @@
 """The Array API standard's names (version 2024.12) that numpy spells differently or lacks:
 ``astype``, ``isdtype``, ``can_cast``, ``concat``, ``unstack``, ``matrix_transpose``,
 ``vecdot``, the bitwise shifts and ``bitwise_invert``, ``positive``, ``trunc``, ``imag``;
-and ``__array_namespace_info__``. (``sort``, ``argsort`` and the ``unique_*`` family wait
-for a sort primitive; ``nextafter`` for a float64 bit-level primitive.)
+and ``__array_namespace_info__``. (``sort``, ``argsort`` and the ``unique_*`` family live
+in ``sorting.py`` and ``setops.py``; ``nextafter`` waits for a float64 bit-level primitive.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""take, diff, trapezoid, interp, polyval, searchsorted, meshgrid, nonzero."""
+"""take, diff, trapezoid, interp, polyval, meshgrid, nonzero."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .creation import asarray
 from .elementwise import where
 from .reductions import sum as sum_
 from .shape import concatenate, moveaxis
+from .sorting import searchsorted
 
 
 def _arr(x) -> Array:
@@ -95,17 +96,6 @@ def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1) -> Array:
     else:
         d = diff(moveaxis(x, ax, -1), axis=-1)
     return sum_(mid * d, -1)
-
-
-def searchsorted(a, v, side: str = "left") -> Array:
-    """Insertion points of ``v`` in the sorted 1-D ``a`` (a comparison count: O(len(a)) per
-    query, fine for the knot vectors of ``interp``)."""
-    a, v = _arr(a), _arr(v)
-    if a.ndim != 1:
-        raise ValueError("searchsorted needs a 1-D sorted array")
-    vv = v.reshape(v.shape + (1,))
-    hits = (a <= vv) if side == "right" else (a < vv)
-    return sum_(hits.astype(np.int32), -1)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None) -> Array:
