@@ -121,6 +121,14 @@ def test_discrete_draws_match_jax():
     cov = qnp.array([[1.0, 0.5], [0.5, 2.0]])
     assert_close(qr.multivariate_normal(k, qnp.array([1.0, -1.0]), cov, (50,)), dec(g["mvn"]),
                  rtol=1e-12, atol=1e-14)
+    # The sort-based draws: Gumbel top-k and the shuffle's rounds of sorting by random keys.
+    assert same(qr.choice(k, qnp.arange(10.0) * 2, (2, 3), replace=False,
+                          p=qnp.arange(1.0, 11.0) / 55.0), g["choice_p_noreplace"])
+    assert same(qr.categorical(k, logits, shape=(3, 2), replace=False),
+                g["categorical_noreplace"])
+    assert same(qr.permutation(k, qnp.arange(12.0).reshape(3, 4), axis=1, independent=True),
+                g["permutation_independent"])
+    assert same(quabla.jit(lambda key: qr.permutation(key, 20))(k), g["permutation_jit"])
 
 
 def test_distribution_moments_and_errors():
@@ -143,10 +151,17 @@ def test_distribution_moments_and_errors():
         qr.choice(k, 3, (4,), replace=False)
     with pytest.raises(ValueError, match="p must be"):
         qr.choice(k, 3, (2,), p=qnp.ones(4) / 4)
-    with pytest.raises(NotImplementedError, match="top_k"):
-        qr.choice(k, 3, (2,), replace=False, p=qnp.ones(3) / 3)
-    with pytest.raises(NotImplementedError, match="top_k"):
-        qr.categorical(k, qnp.zeros(3), replace=False)
+    with pytest.raises(ValueError, match="larger sample"):
+        qr.choice(k, 3, (4,), replace=False, p=qnp.ones(3) / 3)
+    with pytest.raises(ValueError, match="cannot exceed"):
+        qr.categorical(k, qnp.zeros(3), shape=(4,), replace=False)
+    # Without replacement: distinct draws, and the first one follows p.
+    firsts = [int(qr.choice(qr.PRNGKey(s), 4, (3,), replace=False,
+                            p=np.array([0.1, 0.2, 0.3, 0.4]))[0]) for s in range(3000)]
+    np.testing.assert_allclose(np.bincount(firsts, minlength=4) / 3000, [0.1, 0.2, 0.3, 0.4],
+                               atol=0.03)
+    draw = np.asarray(qr.categorical(k, qnp.zeros((2, 6)), shape=(6, 2), replace=False))
+    assert all(sorted(draw[:, b].tolist()) == list(range(6)) for b in range(2))
     with pytest.raises(ValueError, match="method"):
         qr.multivariate_normal(k, np.zeros(2), cov, method="qr")
     with pytest.raises(ValueError, match="float dtype"):

@@ -271,26 +271,37 @@ def randint(key: Array, shape: Sequence[int], minval, maxval, dtype=np.int32) ->
     return lo + offset.astype(d)
 
 
-def permutation(key: Array, x: Union[int, Array], axis: int = 0) -> Array:
-    """A random permutation of ``range(x)`` or of ``x`` along ``axis``: rounds of sorting by
-    random keys, as JAX's ``_shuffle`` (the sort runs on the host, so ``key`` must be
-    concrete)."""
-    k = _check_key(key)
-    if k.is_traced:
-        raise NotImplementedError("permutation needs a concrete key (Quabla has no sort "
-                                  "primitive yet); draw the permutation outside jit")
+def permutation(key: Array, x: Union[int, Array], axis: int = 0,
+                independent: bool = False) -> Array:
+    """A random permutation of ``range(x)`` or of ``x`` along ``axis`` (each line on its own
+    when ``independent``): rounds of sorting by random keys, as JAX's ``_shuffle``, so the
+    result is JAX's for the same key, also under ``jit``."""
     from ._src.numpy.creation import arange
     from ._src.numpy.misc import take
-    arr = arange(int(x)) if isinstance(x, (int, np.integer)) else \
-        (x if isinstance(x, Array) else asarray(x))
-    n = arr.shape[axis] if arr.ndim else 1
-    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
-    order = np.arange(n)
+    k = _check_key(key)
+    if isinstance(x, (int, np.integer)) or (not isinstance(x, Array) and np.ndim(x) == 0):
+        if not isinstance(x, (int, np.integer)) and not np.issubdtype(np.asarray(x).dtype,
+                                                                      np.integer):
+            raise TypeError("x must be an integer or at least 1-dimensional")
+        return _shuffle(k, arange(int(x)), 0)
+    arr = x if isinstance(x, Array) else asarray(x)
+    if arr.ndim == 0:
+        raise TypeError("x must be an integer or at least 1-dimensional")
+    ax = axis % arr.ndim
+    if independent or arr.ndim == 1:
+        return _shuffle(k, arr, ax)
+    return take(arr, _shuffle(k, arange(arr.shape[ax]), 0), axis=ax)
+
+
+def _shuffle(key: Array, x: Array, axis: int) -> Array:
+    """``x`` sorted along ``axis`` by fresh random 32-bit keys, ``ceil(3 ln n / ln 2^32)``
+    rounds (enough that ties between keys are unlikely to matter), as JAX."""
+    from ._src.numpy.sorting import sort_key_val
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
-        k, sub = split(k)
-        keys = np.asarray(bits(sub, (n,)))
-        order = order[np.argsort(keys, kind="stable")]
-    return take(arr, asarray(order.astype(np.int32)), axis=axis)
+        key, sub = split(key)
+        _, x = sort_key_val(bits(sub, tuple(x.shape)), x, axis)
+    return x
 
 
 from ._src.random_distributions import (  # noqa: E402  (they build on the functions above)

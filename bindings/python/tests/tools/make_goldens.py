@@ -79,6 +79,14 @@ def random_goldens():
         "choice_axis1_x64_off": enc(_x64_off(
             lambda: r.choice(k, jnp.arange(12.0).reshape(3, 4), (2,), axis=1))),
         "mvn": enc(r.multivariate_normal(k, jnp.array([1.0, -1.0]), cov, (50,))),
+        "choice_p_noreplace": enc(r.choice(k, jnp.arange(10.0) * 2, (2, 3), replace=False,
+                                           p=jnp.arange(1.0, 11.0) / 55.0)),
+        "categorical_noreplace": enc(r.categorical(k, logits, shape=(3, 2),
+                                                   replace=False).astype(jnp.int32)),
+        "permutation_independent": enc(r.permutation(k, jnp.arange(12.0).reshape(3, 4),
+                                                     axis=1, independent=True)),
+        "permutation_jit": enc(jax.jit(lambda key: r.permutation(key, 20))(k)
+                               .astype(jnp.int32)),
     }
     out["gamma_family"] = {
         "gamma": enc(r.gamma(k, jnp.array([0.3, 1.0, 2.5, 9.0] * 10), dtype=jnp.float64)),

@@ -28,11 +28,6 @@ def _shape(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-def _no_top_k(what: str) -> NotImplementedError:
-    return NotImplementedError(f"{what} needs top_k, which Quabla does not have yet (no sort "
-                               "primitive)")
-
-
 def exponential(key, shape: Sequence[int] = (), dtype=None) -> Array:
     """Standard exponential samples, ``-log1p(-u)``.
 
@@ -100,8 +95,6 @@ def categorical(key, logits, axis: int = -1, shape: Optional[Sequence[int]] = No
                 replace: bool = True, mode: Optional[str] = None) -> Array:
     """Indices drawn with probabilities ``softmax(logits)`` along ``axis``, by the Gumbel
     argmax, as JAX; ``shape`` may add leading sample axes to the batch shape."""
-    if not replace:
-        raise _no_top_k("categorical: replace=False")
     logits = _float_array(logits)
     nd = logits.ndim
     if not -nd <= axis < nd:
@@ -112,6 +105,8 @@ def categorical(key, logits, axis: int = -1, shape: Optional[Sequence[int]] = No
     if shape[len(shape) - len(batch):] != batch:
         raise ValueError(f"categorical: shape {shape} must end with the batch shape {batch}")
     prefix = shape[:len(shape) - len(batch)]
+    if not replace:
+        return _categorical_without_replacement(key, logits, ax, shape, prefix, mode)
     neg = ax - nd
     gshape = list(shape[len(shape) - len(batch):])
     gshape.insert(ax, logits.shape[ax])
@@ -120,11 +115,27 @@ def categorical(key, logits, axis: int = -1, shape: Optional[Sequence[int]] = No
     return argmax(noise + logits.reshape((1,) * len(prefix) + tuple(logits.shape)), axis=neg)
 
 
+def _categorical_without_replacement(key, logits, ax, shape, prefix, mode) -> Array:
+    """The Gumbel top-k trick: the ``k`` largest of ``logits + gumbel`` are a sample of
+    ``k`` distinct categories, as JAX."""
+    from .numpy.shape import moveaxis
+    from .numpy.sorting import top_k
+    from .lax_ops import reshape
+    k = int(np.prod(prefix))
+    if k > logits.shape[ax]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
+                         f"of categories ({logits.shape[ax]}).")
+    noisy = logits + gumbel(key, tuple(logits.shape), logits.dtype, mode=mode)
+    _, indices = top_k(moveaxis(noisy, ax, -1), k)
+    dims = (indices.ndim - 1,) + tuple(range(indices.ndim - 1))
+    return reshape(indices, shape, dims)
+
+
 def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
-           axis: int = 0) -> Array:
+           axis: int = 0, *, mode: Optional[str] = None) -> Array:
     """Draws from ``a`` (an int ``n`` meaning ``arange(n)``, or an array along ``axis``):
     uniformly with ``p=None``, else with probabilities ``p`` (by its cumulative sum, as
-    JAX); without replacement by a permutation (the key must be concrete)."""
+    JAX); without replacement by a permutation, or with ``p`` by the Gumbel top-k trick."""
     from ..random import permutation, randint, uniform
     from .numpy.misc import searchsorted, take
     from .numpy.reductions import cumsum
@@ -149,16 +160,20 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
         else:
             ind = permutation(key, n)[:n_draws].reshape(shape)
     else:
-        if not replace:
-            raise _no_top_k("choice: replace=False with p")
         pa = _float_array(p)
         if tuple(pa.shape) != (n,):
             raise ValueError("p must be None or a 1D vector with the same size as "
                              f"a.shape[axis]. p has shape {tuple(pa.shape)} and "
                              f"a.shape[axis] is {n}.")
-        cuml = cumsum(pa)
-        r = cuml[-1] * (1 - uniform(key, shape, pa.dtype))
-        ind = searchsorted(cuml, r).astype(np.int32)
+        if replace:
+            cuml = cumsum(pa)
+            r = cuml[-1] * (1 - uniform(key, shape, pa.dtype))
+            ind = searchsorted(cuml, r).astype(np.int32)
+        else:
+            from .numpy.elementwise import log
+            from .numpy.sorting import top_k
+            g = gumbel(key, (n,), pa.dtype, mode=mode) + log(pa)
+            ind = top_k(g, n_draws)[1].reshape(shape)
     if arr is None:
         return ind
     out = take(arr, ind.reshape(-1), axis=axis)
