@@ -123,11 +123,28 @@ def rosenbrock(x):
     return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (x[:-1] - 1.0) ** 2)
 
 
+def conv_rows(dtype, reps):
+    """A 3x3 SAME convolution of a 64-channel 128x128 image (NCHW, OIHW) and the gradient
+    of the sum of its squares in both operands (XLA's own convolution)."""
+    x, w = data([1, 64, 128, 128], 1.0, dtype), data([64, 64, 3, 3], 1.0 / 24.0, dtype)
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME")
+
+    def loss(x, w):
+        y = conv(x, w)
+        return jnp.sum(y * y)
+
+    return [("conv2d_3x3_c64_128x128",) + timed(conv, (x, w), reps),
+            ("conv2d_3x3_c64_128x128_grad",) + timed(jax.grad(loss, argnums=(0, 1)), (x, w),
+                                                     reps)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="f32")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["ode"], help="run only the ODE rows")
+    ap.add_argument("--only", choices=["ode", "conv"], help="run only the ODE or conv rows")
     a = ap.parse_args()
     dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
     reps = 3 if a.quick else 15
@@ -135,6 +152,10 @@ def main():
     rows = []
     if a.only == "ode":
         rows += ode_rows(dtype, reps, timed)
+        emit(rows, a.dtype, threads)
+        return
+    if a.only == "conv":
+        rows += conv_rows(dtype, reps)
         emit(rows, a.dtype, threads)
         return
     for suffix, loss in (("", pinn_loss), ("_jvp_grad", pinn_loss_jvp_of_grad)):
@@ -149,6 +170,7 @@ def main():
     rows.append(("matmul_1024",) + timed(lambda x, y: x @ y, (data([1024, 1024], 1.0, dtype),
                                                               data([1024, 1024], 0.5, dtype)),
                                          reps))
+    rows += conv_rows(dtype, reps)
     params = init(1, dtype)
 
     def per_example(p, x, y):

@@ -3,7 +3,7 @@
 //! computes their expected outputs independently with numpy (`cargo xtask goldens`).
 
 use quabla::ad::{grad, hvp, jvp, vjp};
-use quabla::lax::scan;
+use quabla::lax::{conv_general_dilated, scan, ConvOptions, Padding};
 use quabla::qir::Program;
 use quabla::{call_program, make_program, passes, vmap, Array, Axes, DType, Result};
 use std::path::PathBuf;
@@ -76,6 +76,24 @@ const WHILE: &str = "program(%0: f64[3], %1: i32[]) {
   return %4
 }
 ";
+
+/// Stride (2, 1), `SAME` padding, kernel dilation (1, 2), two feature groups.
+fn grouped_conv() -> ConvOptions {
+    let mut o = ConvOptions::new(2);
+    o.window_strides = vec![2, 1];
+    o.padding = Padding::Same;
+    o.rhs_dilation = vec![1, 2];
+    o.feature_group_count = 2;
+    o
+}
+
+/// Stride (2, 1), pads ((1, 1), (0, 1)).
+fn strided_conv() -> ConvOptions {
+    let mut o = ConvOptions::new(2);
+    o.window_strides = vec![2, 1];
+    o.padding = Padding::Explicit(vec![(1, 1), (0, 1)]);
+    o
+}
 
 fn mlp_loss(a: &[Array]) -> Result<Vec<Array>> {
     let h = a[2].matmul(&a[0])?.tanh()?;
@@ -223,6 +241,40 @@ fn main() -> Result<()> {
                 &[0],
             ),
             &[f64v(&[6])],
+        )?,
+    ));
+    programs.push((
+        "conv2d_grouped_lowered",
+        make_program(
+            |a: &[Array]| Ok(vec![conv_general_dilated(&a[0], &a[1], &grouped_conv())?]),
+            &[f64v(&[1, 4, 6, 5]), f64v(&[4, 2, 3, 3])],
+        )?,
+    ));
+    programs.push((
+        "grad_conv2d_lowered",
+        make_program(
+            grad(
+                |a: &[Array]| {
+                    let y = conv_general_dilated(&a[0], &a[1], &strided_conv())?;
+                    Ok(vec![(&y * &a[2])?.sum(Axes::All, false)?])
+                },
+                &[0, 1],
+            ),
+            &[
+                f64v(&[2, 3, 5, 4]),
+                f64v(&[2, 3, 3, 2]),
+                f64v(&[2, 2, 3, 4]),
+            ],
+        )?,
+    ));
+    programs.push((
+        "grad_sort_lowered",
+        make_program(
+            grad(
+                |a: &[Array]| Ok(vec![(&a[0].sort(1, false)? * &a[1])?.sum(Axes::All, false)?]),
+                &[0],
+            ),
+            &[f64v(&[3, 5]), f64v(&[3, 5])],
         )?,
     ));
     programs.push((

@@ -105,11 +105,12 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
 }
 
 /// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`;
-/// and `sort` (several operands, stable, `num_keys`).
+/// `sort` (several operands, stable, `num_keys`) and `conv_general_dilated`.
 pub mod lax {
     pub use crate::ops::control_flow::{
         bounded_while_loop, cond, fori_loop, last_scan_tape_bytes, scan, switch,
         take_scan_tape_bytes, while_loop, Bound, LoopBody, RegionFn, ScanStep,
     };
+    pub use crate::ops::conv::{conv_general_dilated, ConvDimensionNumbers, ConvOptions, Padding};
     pub use crate::ops::sort::sort;
 }

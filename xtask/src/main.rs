@@ -30,11 +30,11 @@
 //! - `wasm-bench`: the browser-anchor workloads against jax-js and TensorFlow.js (installed
 //!   from npm into `target/wasm/bench`) in Node and in headless Chromium; tables in
 //!   `target/wasm/bench/report-node.md` and `report-chromium.md`.
-//! - `bench [--compare-jax] [--quick] [--only ode]`: the benchmark suite
+//! - `bench [--compare-jax] [--quick] [--only ode|conv]`: the benchmark suite
 //!   (`examples/src/bin/bench_suite.rs`) in f32 and f64 on one thread (pinned with `taskset`)
 //!   and on all; with `--compare-jax` the same workloads in JAX (`benches/jax_suite.py`, in a
 //!   venv under `target/` with jax, optax and diffrax from PyPI) in the same run, and a table
-//!   of ratios in `target/bench/report.md`. `--only ode` runs the ODE rows alone.
+//!   of ratios in `target/bench/report.md`. `--only ode` (or `conv`) runs those rows alone.
 
 mod apt;
 mod fuzz;
@@ -348,7 +348,11 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 fn bench(extra: &[String]) {
     let compare = extra.iter().any(|a| a == "--compare-jax");
     let quick = extra.iter().any(|a| a == "--quick");
-    let only_ode = extra.windows(2).any(|w| w[0] == "--only" && w[1] == "ode");
+    // `--only ode` or `--only conv`: those rows alone, on both sides.
+    let only = extra
+        .windows(2)
+        .find(|w| w[0] == "--only")
+        .map(|w| w[1].clone());
     build_plugins(true);
     let mut b = cargo();
     b.args([
@@ -399,8 +403,8 @@ fn bench(extra: &[String]) {
             if quick {
                 q.arg("--quick");
             }
-            if only_ode {
-                q.args(["--only", "ode"]);
+            if let Some(o) = &only {
+                q.args(["--only", o]);
             }
             q.env("QUABLA_PLUGIN_PATH", plugin_file("release", "quabla_cpu"));
             let t = if one_thread {
@@ -416,8 +420,8 @@ fn bench(extra: &[String]) {
                 if quick {
                     j.arg("--quick");
                 }
-                if only_ode {
-                    j.args(["--only", "ode"]);
+                if let Some(o) = &only {
+                    j.args(["--only", o]);
                 }
                 rows.extend(bench_rows(&format!("JAX {dtype}, {t}"), j, one_thread));
             }
@@ -481,7 +485,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

@@ -287,6 +287,56 @@ impl RawArray {
         Ok(out.into_iter().map(RawArray::from).collect())
     }
 
+    /// `lax.conv_general_dilated` with resolved arguments: `padding` is `"VALID"`,
+    /// `"SAME"`, `"SAME_LOWER"` or one `(low, high)` pair per spatial axis; the specs list
+    /// (batch, feature, spatial...) axes as JAX's `ConvDimensionNumbers`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn conv(
+        lhs: &RawArray,
+        rhs: &RawArray,
+        window_strides: Vec<usize>,
+        padding: &Bound<'_, PyAny>,
+        lhs_dilation: Vec<usize>,
+        rhs_dilation: Vec<usize>,
+        specs: (Vec<usize>, Vec<usize>, Vec<usize>),
+        groups: (usize, usize),
+    ) -> PyResult<RawArray> {
+        use quabla::lax::{ConvDimensionNumbers, ConvOptions, Padding};
+        let padding = match padding.extract::<String>() {
+            Ok(s) => match s.as_str() {
+                "VALID" => Padding::Valid,
+                "SAME" => Padding::Same,
+                "SAME_LOWER" => Padding::SameLower,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "conv: unknown padding {other:?}; use 'VALID', 'SAME', 'SAME_LOWER' \
+                         or (low, high) pairs"
+                    )))
+                }
+            },
+            Err(_) => Padding::Explicit(padding.extract::<Vec<(i64, i64)>>()?),
+        };
+        let opts = ConvOptions {
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            dimension_numbers: Some(ConvDimensionNumbers {
+                lhs_spec: specs.0,
+                rhs_spec: specs.1,
+                out_spec: specs.2,
+            }),
+            feature_group_count: groups.0,
+            batch_group_count: groups.1,
+        };
+        Ok(
+            quabla::lax::conv_general_dilated(&lhs.inner, &rhs.inner, &opts)
+                .py()?
+                .into(),
+        )
+    }
+
     /// The i32 indices that sort along `axis` (stable).
     fn argsort(&self, axis: isize, descending: bool) -> PyResult<RawArray> {
         Ok(self.inner.argsort(axis, descending).py()?.into())

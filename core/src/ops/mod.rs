@@ -6,6 +6,7 @@
 
 pub(crate) mod contraction;
 pub(crate) mod control_flow;
+pub(crate) mod conv;
 pub(crate) mod creation;
 pub(crate) mod custom;
 pub(crate) mod elementwise;

@@ -7,7 +7,7 @@
 //! the one-thread runs with `taskset`).
 
 use quabla::ad::{grad, hessian, hvp, value_and_grad};
-use quabla::lax::{fori_loop, scan};
+use quabla::lax::{conv_general_dilated, fori_loop, scan, ConvOptions, Padding};
 use quabla::ode::Gradient;
 use quabla::optim::{adam, apply_updates};
 use quabla::test_util::rosenbrock;
@@ -225,6 +225,42 @@ fn matmul(dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
+/// A 3x3 `SAME` convolution of a 64-channel 128x128 image (NCHW, OIHW), forward, and the
+/// gradient of the sum of its squares in both operands.
+fn conv_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
+    let conv = |a: &[Array]| -> Result<Array> {
+        let mut o = ConvOptions::new(2);
+        o.padding = Padding::Same;
+        conv_general_dilated(&a[0], &a[1], &o)
+    };
+    let args = [
+        data(&[1, 64, 128, 128], 1.0, dtype)?,
+        data(&[64, 64, 3, 3], 1.0 / 24.0, dtype)?,
+    ];
+    let flops = 2.0 * 64.0 * 64.0 * 9.0 * 128.0 * 128.0;
+    let (c, s) = time(|a: &[Array]| Ok(vec![conv(a)?]), &args, reps)?;
+    let forward = Run {
+        name: "conv2d_3x3_c64_128x128".into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: Some((flops / (s * 1e-3) / 1e9, "GFLOP/s")),
+    };
+    let loss = move |a: &[Array]| -> Result<Vec<Array>> {
+        let y = conv(a)?;
+        Ok(vec![(&y * &y)?.sum(Axes::All, false)?])
+    };
+    let (c, s) = time(grad(loss, &[0, 1]), &args, reps)?;
+    let backward = Run {
+        name: "conv2d_3x3_c64_128x128_grad".into(),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: Some((3.0 * flops / (s * 1e-3) / 1e9, "GFLOP/s")),
+    };
+    Ok(vec![forward, backward])
+}
+
 /// Per-example gradients of a 2-64-64-64-1 MLP's squared error over a batch of 1024.
 fn per_example_grads(dtype: DType, reps: usize) -> Result<Run> {
     let b = 1024;
@@ -435,11 +471,17 @@ fn main() -> Result<()> {
     };
     let quick = args.iter().any(|a| a == "--quick");
     let only_ode = args.windows(2).any(|w| w[0] == "--only" && w[1] == "ode");
+    let only_conv = args.windows(2).any(|w| w[0] == "--only" && w[1] == "conv");
     let reps = if quick { 3 } else { 15 };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut runs = Vec::new();
     if only_ode {
         runs.extend(ode_rows(dtype, reps)?);
+        print_rows(runs, threads);
+        return Ok(());
+    }
+    if only_conv {
+        runs.extend(conv_rows(dtype, reps)?);
         print_rows(runs, threads);
         return Ok(());
     }
@@ -452,6 +494,7 @@ fn main() -> Result<()> {
     runs.extend(single_ops(dtype, reps)?);
     runs.push(elementwise_chain(dtype, reps)?);
     runs.push(matmul(dtype, reps)?);
+    runs.extend(conv_rows(dtype, reps)?);
     runs.push(per_example_grads(dtype, reps)?);
     runs.push(mlp_batch_grad(dtype, reps)?);
     runs.extend(loops(dtype, reps)?);

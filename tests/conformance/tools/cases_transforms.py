@@ -66,6 +66,56 @@ def mlp_grads(w1, w2, x, y):
     return gw1, gw2
 
 
+def conv_windows(x_shape, k_shape, stride, pads, rhs_dil):
+    """For a cross-correlation over a zero-padded input: yields (output index, the padded
+    input positions of each kernel tap) for every output position of each spatial axis."""
+    outs = []
+    for i in range(2):
+        padded = x_shape[2 + i] + pads[i][0] + pads[i][1]
+        eff = (k_shape[2 + i] - 1) * rhs_dil[i] + 1
+        outs.append((padded - eff) // stride[i] + 1)
+    for p in range(outs[0]):
+        for q in range(outs[1]):
+            rows = [p * stride[0] + a * rhs_dil[0] for a in range(k_shape[2])]
+            cols = [q * stride[1] + b * rhs_dil[1] for b in range(k_shape[3])]
+            yield (p, q), np.ix_(rows, cols), outs
+
+
+def conv_ref(x, w, stride, pads, rhs_dil, groups):
+    """NCHW x OIHW, from the definition: each output a sum over its window and group."""
+    xp_ = np.pad(x, ((0, 0), (0, 0), pads[0], pads[1]))
+    n, o, ig = x.shape[0], w.shape[0], w.shape[1]
+    og = o // groups
+    out = None
+    for (p, q), win, outs in conv_windows(x.shape, w.shape, stride, pads, rhs_dil):
+        if out is None:
+            out = np.zeros((n, o) + tuple(outs))
+        for f in range(o):
+            g = f // og
+            patch = xp_[:, g * ig:(g + 1) * ig][:, :, win[0], win[1]]
+            out[:, f, p, q] = np.sum(patch * w[f], axis=(1, 2, 3))
+    return out
+
+
+def conv_grads(x, w, ct, stride, pads):
+    """Gradients of sum(conv(x, w) * ct) by accumulating each output's window, by hand."""
+    xp_ = np.pad(x, ((0, 0), (0, 0), pads[0], pads[1]))
+    gxp, gw = np.zeros_like(xp_), np.zeros_like(w)
+    for (p, q), win, _ in conv_windows(x.shape, w.shape, stride, pads, (1, 1)):
+        for f in range(w.shape[0]):
+            c = ct[:, f, p, q][:, None, None, None]
+            gxp[:, :, win[0], win[1]] += c * w[f][None]
+            gw[f] += np.sum(c * xp_[:, :, win[0], win[1]], axis=0)
+    h, wd = x.shape[2], x.shape[3]
+    return gxp[:, :, pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + wd], gw
+
+
+def same_pads(size, k, stride, dil):
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (k - 1) * dil + 1 - size, 0)
+    return (total // 2, total - total // 2)
+
+
 def references():
     """name -> (inputs, expected outputs)."""
     r = {}
@@ -138,6 +188,19 @@ def references():
     x = RNG.normal(size=3)
     r["fori_lowered"] = ([x], [sum(x * np.sin(i) for i in range(5))])
     r["grad_fori_lowered"] = ([x], [np.full(3, sum(np.sin(i) for i in range(5)))])
+    conv_rng = np.random.default_rng(31)  # its own stream: the other cases keep their data
+    x, w = conv_rng.normal(size=(1, 4, 6, 5)), conv_rng.normal(size=(4, 2, 3, 3))
+    pads = (same_pads(6, 3, 2, 1), same_pads(5, 3, 1, 2))
+    r["conv2d_grouped_lowered"] = ([x, w], [conv_ref(x, w, (2, 1), pads, (1, 2), 2)])
+    x, w = conv_rng.normal(size=(2, 3, 5, 4)), conv_rng.normal(size=(2, 3, 3, 2))
+    ct = conv_rng.normal(size=(2, 2, 3, 4))
+    r["grad_conv2d_lowered"] = ([x, w, ct], list(conv_grads(x, w, ct, (2, 1), ((1, 1), (0, 1)))))
+    x = np.round(conv_rng.normal(size=(3, 5)) * 2) / 2  # ties: the stable order decides
+    wts = conv_rng.normal(size=(3, 5))
+    perm = np.argsort(x, axis=1, kind="stable")
+    g = np.zeros_like(x)
+    np.put_along_axis(g, perm, wts, axis=1)
+    r["grad_sort_lowered"] = ([x, wts], [g])
     for label, xv in [("pos", 0.7), ("neg", -0.4)]:
         w = 1.3
         g = np.cos(w * xv) * xv if xv > 0 else 2 * w

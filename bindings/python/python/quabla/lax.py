@@ -6,8 +6,14 @@ from ._src.numpy.products import dot_general
 from ._src.numpy.creation import iota
 from ._src.lax_scans import associative_scan, map  # noqa: A004 - lax's name
 from ._src.numpy.sorting import lax_sort as sort, sort_key_val, top_k
+from ._src.lax_conv import (
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_transpose,
+    conv_with_general_padding,
+)
 from ._src.lax_ops import *  # noqa: F401,F403,E402  (lax's array functions)
 from ._src.lax_ops import __all__ as _ops
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
-           "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k"] + list(_ops)
+           "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k",
+           "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+           "conv_transpose", "conv_with_general_padding"] + list(_ops)

@@ -22,7 +22,7 @@ from programs import (  # noqa: E402  (beside this file)
     custom_rule_programs, custom_transformation_program, minimize_programs,
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
-    python_control_flow_program, softmax_family_cases, sorting_cases,
+    python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
     static_argument_program, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
@@ -857,6 +857,12 @@ def sorting_goldens():
     return {name: _enc_tree(f()) for name, f in sorting_cases(jax, jnp).items()}
 
 
+def convolution_goldens():
+    """lax.conv_general_dilated in its forms, conv, conv_with_general_padding and
+    conv_transpose, with gradients, jvp, vmap and jit."""
+    return {name: _enc_tree(f()) for name, f in convolution_cases(jax, jnp).items()}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -866,7 +872,8 @@ def main():
                        ("jax_nn", nn_goldens), ("jax_scipy", scipy_goldens),
                        ("jax_ported_programs", ported_program_goldens),
                        ("jax_surface", surface_goldens),
-                       ("jax_sorting", sorting_goldens)]:
+                       ("jax_sorting", sorting_goldens),
+                       ("jax_convolution", convolution_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

@@ -484,3 +484,70 @@ def sorting_cases(lib, xp):
         "vmap_median": lambda: lib.vmap(xp.median, in_axes=1)(x),
         "jit_top_k": lambda: lib.jit(lambda z: lax.top_k(z, 2))(s),
     }
+
+
+def convolution_cases(lib, xp):
+    """``lax.conv_general_dilated`` and its wrappers by name, written once for JAX and
+    Quabla: layouts, strides, every padding form, both dilations, feature and batch groups,
+    1-3 spatial axes, ``conv_transpose``, gradients in both operands, vmap and jit."""
+    import numpy as np
+    lax = lib.lax
+    r = np.random.RandomState(21)
+    x = xp.asarray(r.randn(2, 4, 7, 6))          # NCHW
+    w = xp.asarray(r.randn(6, 4, 3, 2))          # OIHW
+    x1 = xp.asarray(r.randn(3, 2, 11))
+    w1 = xp.asarray(r.randn(4, 2, 3))
+    x3 = xp.asarray(r.randn(1, 2, 4, 5, 3))
+    w3 = xp.asarray(r.randn(3, 2, 2, 3, 2))
+    nhwc = xp.asarray(r.randn(2, 6, 5, 4))
+    hwio = xp.asarray(r.randn(3, 3, 4, 5))
+    depthwise = xp.asarray(r.randn(8, 1, 3, 3))  # feature groups = 4, two outputs each
+    grouped = xp.asarray(r.randn(6, 2, 2, 2))    # feature groups = 2
+    bg_rhs = xp.asarray(r.randn(4, 4, 3, 3))     # batch groups = 2
+    cotangent = xp.asarray(r.randn(2, 6, 4, 5))
+
+    def conv_loss(a, b):
+        y = lax.conv_general_dilated(a, b, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(1, 2))
+        return xp.sum(xp.tanh(y) * cotangent)
+
+    def nhwc_loss(a, b):
+        y = lax.conv_general_dilated(a, b, (1, 1), ((1, 1), (2, 0)), lhs_dilation=(2, 1),
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return xp.sum(y ** 2)
+
+    return {
+        "valid": lambda: lax.conv_general_dilated(x, w, (1, 1), "VALID"),
+        "same_strided": lambda: lax.conv_general_dilated(x, w, (2, 2), "SAME"),
+        "same_lower": lambda: lax.conv_general_dilated(x, w, (2, 3), "SAME_LOWER"),
+        "explicit_negative": lambda: lax.conv_general_dilated(x, w, (1, 1),
+                                                              ((2, -1), (-1, 3))),
+        "dilations": lambda: lax.conv_general_dilated(x, w, (1, 2), ((1, 1), (2, 0)),
+                                                      lhs_dilation=(2, 1),
+                                                      rhs_dilation=(2, 2)),
+        "nhwc": lambda: lax.conv_general_dilated(nhwc, hwio, (1, 2), "SAME",
+                                                 dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        "mixed_layouts": lambda: lax.conv_general_dilated(
+            nhwc, hwio, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NCHW")),
+        "depthwise": lambda: lax.conv_general_dilated(x, depthwise, (1, 1), "SAME",
+                                                      feature_group_count=4),
+        "feature_groups": lambda: lax.conv_general_dilated(x, grouped, (1, 1), "VALID",
+                                                           feature_group_count=2),
+        "batch_groups": lambda: lax.conv_general_dilated(x, bg_rhs, (1, 1), "VALID",
+                                                         batch_group_count=2),
+        "one_dim": lambda: lax.conv_general_dilated(x1, w1, (2,), "SAME"),
+        "three_dim": lambda: lax.conv_general_dilated(x3, w3, (1, 2, 1), "SAME"),
+        "conv": lambda: lax.conv(x, w, (1, 1), "SAME"),
+        "conv_with_general_padding": lambda: lax.conv_with_general_padding(
+            x, w, (1, 1), ((1, 0), (0, 1)), (1, 2), (2, 1)),
+        "conv_transpose_same": lambda: lax.conv_transpose(nhwc, hwio, (2, 2), "SAME"),
+        "conv_transpose_valid_flipped": lambda: lax.conv_transpose(
+            nhwc, xp.swapaxes(hwio, 2, 3)[..., :4], (2, 1), "VALID", transpose_kernel=True),
+        "grads": lambda: lib.grad(conv_loss, argnums=(0, 1))(x, w),
+        "nhwc_grads": lambda: lib.grad(nhwc_loss, argnums=(0, 1))(nhwc, hwio),
+        "jvp": lambda: lib.jvp(lambda a: lax.conv(a, w, (1, 1), "SAME"), (x,), (x * 0.5,)),
+        "vmap_kernels": lambda: lib.vmap(
+            lambda b: lax.conv_general_dilated(x1, b, (1,), "VALID"))(xp.stack([w1, -w1])),
+        "jit": lambda: lib.jit(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME",
+                                                                     feature_group_count=4))(
+            x, depthwise),
+    }
