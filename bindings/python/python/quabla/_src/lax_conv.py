@@ -82,6 +82,7 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int],
     if len(strides) != n:
         raise ValueError(f"conv_general_dilated: window_strides {tuple(strides)} needs {n} "
                          "entries, one per spatial axis")
+    pad: Union[str, list]
     if isinstance(padding, str):
         if lhs_dilation is not None and any(int(v) != 1 for v in lhs_dilation):
             raise ValueError("String padding is not implemented for transposed convolution "
@@ -95,8 +96,9 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int],
         x._raw, w._raw, strides, pad,
         ones if lhs_dilation is None else [int(v) for v in lhs_dilation],
         ones if rhs_dilation is None else [int(v) for v in rhs_dilation],
-        tuple(tuple(int(a) for a in s) for s in dn), (int(feature_group_count),
-                                                     int(batch_group_count))))
+        ([int(a) for a in dn.lhs_spec], [int(a) for a in dn.rhs_spec],
+         [int(a) for a in dn.out_spec]),
+        (int(feature_group_count), int(batch_group_count))))
     if preferred_element_type is not None:
         out = out.astype(preferred_element_type)
     return out
