@@ -259,9 +259,22 @@ pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::Device;
+    use std::sync::Arc;
+
+    /// The CPU plugin linked in (the unit tests do not look for plugin files).
+    fn cpu() -> Arc<Device> {
+        static REGISTER: std::sync::Once = std::sync::Once::new();
+        REGISTER.call_once(|| crate::runtime::register_static("cpu", quabla_cpu::backend_module));
+        crate::runtime::device("cpu").unwrap()
+    }
+
+    fn on_cpu<T: quabla_abi::Element>(v: &[T]) -> Array {
+        Array::from_slice_on(&cpu(), v, &[v.len()]).unwrap()
+    }
 
     fn f32s(v: &[f32]) -> Array {
-        Array::from_slice(v, &[v.len()]).unwrap()
+        on_cpu(v)
     }
 
     #[test]
@@ -280,9 +293,9 @@ mod tests {
 
     #[test]
     fn lexicographic_keys_and_payload() {
-        let k1 = Array::from_slice(&[1i32, 0, 1, 0], &[4]).unwrap();
-        let k2 = Array::from_slice(&[2.0f32, 5.0, 1.0, 5.0], &[4]).unwrap();
-        let v = Array::from_slice(&[0u32, 1, 2, 3], &[4]).unwrap();
+        let k1 = on_cpu(&[1i32, 0, 1, 0]);
+        let k2 = on_cpu(&[2.0f32, 5.0, 1.0, 5.0]);
+        let v = on_cpu(&[0u32, 1, 2, 3]);
         let out = sort(&[k1, k2, v], 0, 2, false).unwrap();
         assert_eq!(out[2].to_vec::<u32>().unwrap(), vec![1, 3, 2, 0]);
     }
@@ -293,7 +306,7 @@ mod tests {
         assert!(sort(&[], 0, 1, false).is_err());
         assert!(sort(std::slice::from_ref(&x), 0, 2, false).is_err());
         assert!(sort(std::slice::from_ref(&x), 3, 1, false).is_err());
-        let y = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+        let y = on_cpu(&[1.0f32, 2.0, 3.0]);
         assert!(sort(&[x.clone(), y], 0, 1, false).is_err());
         assert!(x.top_k(3).is_err());
     }
@@ -306,7 +319,7 @@ mod tests {
         let v = v.to_vec::<f32>().unwrap();
         assert!(v[0].is_nan() && v[0].is_sign_positive());
         assert!(v[2] == 0.0 && v[2].is_sign_positive() && v[3].is_sign_negative());
-        let y = Array::from_slice(&[-0.0f64, 0.0, 2.0, -0.0], &[4]).unwrap();
+        let y = on_cpu(&[-0.0f64, 0.0, 2.0, -0.0]);
         let (_, j) = y.top_k(3).unwrap();
         assert_eq!(j.to_vec::<i32>().unwrap(), vec![2, 1, 0]);
     }
