@@ -3,73 +3,21 @@
 //! trained with Adam (lr 1e-3) in f32. The Laplacian is forward-over-reverse AD per
 //! collocation point (`vmap` of `hessian`). Prints progress, the final loss and the
 //! relative L2 error against sin(pi x) sin(pi y) on a 101 x 101 grid, and writes
-//! `out/pinn_poisson.png`: the prediction (left) and the pointwise error (right) as heat maps.
+//! `out/pinn_poisson.png`: the prediction and the pointwise error on the unit square (axes,
+//! colour bars, the error's maximum in its title) and the training loss on a log scale.
 //!
 //! `--lbfgs K` refines with K L-BFGS steps after Adam (strong Wolfe line search).
 //!
 //! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]
 //! [--lbfgs 0]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
-use plotters::prelude::*;
 use quabla::optim::{adam, Lbfgs, Trainer};
 use quabla::{default_device, jit, Array, DType, Result};
 use quabla_examples::arg;
+use quabla_examples::figure::{write_figure, Field, LossCurve};
 use quabla_examples::pinn::{self, init, mlp, points};
 use std::f64::consts::PI;
 use std::time::Instant;
-
-/// A blue-white-red colour for `t` in [0, 1].
-fn colour(t: f64) -> RGBColor {
-    let t = t.clamp(0.0, 1.0);
-    let (lo, mid, hi) = (
-        (59.0, 76.0, 192.0),
-        (240.0, 240.0, 240.0),
-        (180.0, 4.0, 38.0),
-    );
-    let (a, b, u) = if t < 0.5 {
-        (lo, mid, t * 2.0)
-    } else {
-        (mid, hi, t * 2.0 - 1.0)
-    };
-    let mix = |x: f64, y: f64| (x + (y - x) * u) as u8;
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
-/// Two heat maps side by side: `left` scaled to its range, `right` (the error) from 0 to its
-/// largest magnitude.
-fn write_png(
-    path: &str,
-    side: usize,
-    left: &[f64],
-    right: &[f64],
-) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    const CELL: usize = 3;
-    let w = side * CELL;
-    let root = BitMapBackend::new(path, ((2 * w + 10) as u32, w as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (a, b) = root.split_horizontally((w + 10) as u32);
-    for (area, values, symmetric) in [(a, left, false), (b, right, true)] {
-        let lo = values.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let m = lo.abs().max(hi.abs()).max(1e-30);
-        for (k, v) in values.iter().enumerate() {
-            let t = if symmetric {
-                0.5 + 0.5 * v / m
-            } else {
-                (v - lo) / (hi - lo).max(1e-30)
-            };
-            // Grid index k = i * side + j with x = i / (side - 1), y = j / (side - 1); y up.
-            let (i, j) = (k / side, k % side);
-            let (x0, y0) = ((i * CELL) as i32, ((side - 1 - j) * CELL) as i32);
-            area.draw(&Rectangle::new(
-                [(x0, y0), (x0 + CELL as i32, y0 + CELL as i32)],
-                colour(t).filled(),
-            ))?;
-        }
-    }
-    root.present()?;
-    Ok(())
-}
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let (steps, n, lbfgs_steps) = (
@@ -92,8 +40,13 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut trainer = Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3.into()))?;
     let batch = [xs, xb];
     let start = Instant::now();
+    // The loss every 10 steps (each read waits for the step), for the figure.
+    let mut adam_losses: Vec<(usize, f64)> = Vec::new();
     for k in 0..steps {
         trainer.step(&batch)?;
+        if k % 10 == 0 || k + 1 == steps {
+            adam_losses.push((k + 1, trainer.loss()?));
+        }
         if k == 0 || (k + 1) % 200 == 0 || k + 1 == steps {
             let rate = (k + 1) as f64 / start.elapsed().as_secs_f64();
             println!(
@@ -105,6 +58,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     }
     let mut last = trainer.loss()?;
     let mut p = trainer.params().to_vec();
+    let mut lbfgs_losses: Vec<(usize, f64)> = Vec::new();
     if lbfgs_steps > 0 {
         // One compiled L-BFGS step: parameters, optimizer state and the points in, the same
         // out (plus the loss); its line search is a while loop inside the program.
@@ -129,8 +83,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         for k in 0..lbfgs_steps {
             let mut out = step.call(&args)?;
             let value = out.pop().expect("the step returns its loss");
+            last = value.item::<f32>()? as f64;
+            lbfgs_losses.push((steps + k + 1, last));
             if k == 0 || (k + 1) % 100 == 0 || k + 1 == lbfgs_steps {
-                last = value.item::<f32>()? as f64;
                 let rate = (k + 1) as f64 / t.elapsed().as_secs_f64();
                 println!("lbfgs {:>5}  loss {last:.6e}  {rate:.1} steps/s", k + 1);
             }
@@ -151,16 +106,39 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         let exact = (PI * x).sin() * (PI * y).sin();
         num += (*u as f64 - exact).powi(2);
         den += exact * exact;
-        err.push(*u as f64 - exact);
+        err.push((*u as f64 - exact).abs());
     }
     std::fs::create_dir_all("out")?;
     let u: Vec<f64> = pred.iter().map(|&v| v as f64).collect();
-    write_png("out/pinn_poisson.png", 101, &u, &err)?;
+    let max_err = err.iter().copied().fold(0.0f64, f64::max);
+    let mut curves = vec![LossCurve {
+        label: "Adam",
+        points: &adam_losses,
+    }];
+    if !lbfgs_losses.is_empty() {
+        curves.push(LossCurve {
+            label: "L-BFGS",
+            points: &lbfgs_losses,
+        });
+    }
+    let prediction = Field {
+        title: "Prediction u(x, y)".into(),
+        values: &u,
+        side: 101,
+        magnitude: false,
+    };
+    let error = Field {
+        title: format!("Pointwise error |u - u*| (max {max_err:.2e})"),
+        values: &err,
+        side: 101,
+        magnitude: true,
+    };
+    write_figure("out/pinn_poisson.png", [&prediction, &error], &curves)?;
     println!(
         "final loss {last:.6e}; relative L2 error {:.3e}; {:.1} s",
         (num / den).sqrt(),
         start.elapsed().as_secs_f64()
     );
-    println!("wrote out/pinn_poisson.png (prediction | error)");
+    println!("wrote out/pinn_poisson.png (prediction | pointwise error | training loss)");
     Ok(())
 }
