@@ -121,3 +121,22 @@ def test_errors_say_what_is_wrong():
     with pytest.raises(Exception, match="at most one"):
         lax.conv_general_dilated(x, qnp.ones((2, 2, 3, 3)), (1, 1), "VALID",
                                  feature_group_count=2, batch_group_count=2)
+
+
+def test_signal_against_numpy_and_its_errors():
+    from quabla.scipy import signal
+    r = np.random.RandomState(12)
+    a, v = r.randn(9), r.randn(4)
+    for mode in ["full", "same", "valid"]:
+        np.testing.assert_allclose(np.asarray(signal.convolve(a, v, mode)),
+                                   np.convolve(a, v, mode), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(signal.correlate(a, v, mode)),
+                                   np.correlate(a, v, mode), rtol=1e-12, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="FFT"):
+        signal.convolve(a, v, method="fft")
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        signal.convolve(a, v.reshape(2, 2))
+    with pytest.raises(ValueError, match="smaller than the other"):
+        signal.convolve2d(np.ones((2, 5)), np.ones((3, 3)))
+    with pytest.raises(NotImplementedError, match="boundary"):
+        signal.convolve2d(np.ones((4, 4)), np.ones((2, 2)), boundary="wrap")

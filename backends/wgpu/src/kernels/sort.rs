@@ -54,10 +54,11 @@ fn order_fn(keys: &[DType], descending: bool) -> String {
     for (m, d) in keys.iter().enumerate() {
         let (x, y) = (format!("in{m}[a]"), format!("in{m}[b]"));
         body.push_str(&match d {
+            // Compared as integer keys made from the bits: a device that flushes subnormals
+            // in float comparisons (Chromium's WebGPU does) would tie 1e-40 with 0.
             DType::F32 | DType::F64 => format!(
-                "  {{ let x = {x}; let y = {y}; let xn = q_isnan(x); let yn = q_isnan(y);\n    \
-                 if (xn && !yn) {{ return {more}; }}\n    if (yn && !xn) {{ return {less}; }}\n    \
-                 if (!xn && x < y) {{ return {less}; }}\n    if (!xn && x > y) {{ return {more}; }} }}\n"
+                "  {{ let x = q_sort_key({x}); let y = q_sort_key({y});\n    \
+                 if (x < y) {{ return {less}; }}\n    if (x > y) {{ return {more}; }} }}\n"
             ),
             DType::I32 | DType::U32 | DType::Bool => format!(
                 "  {{ let x = {x}; let y = {y};\n    if (x < y) {{ return {less}; }}\n    \
@@ -65,8 +66,20 @@ fn order_fn(keys: &[DType], descending: bool) -> String {
             ),
         });
     }
-    format!("fn q_order(a: u32, b: u32) -> i32 {{\n{body}  return 0;\n}}\n")
+    format!("{SORT_KEY}fn q_order(a: u32, b: u32) -> i32 {{\n{body}  return 0;\n}}\n")
 }
+
+/// An f32 as a `u32` in numpy's sort order: negatives below one key shared by both zeros,
+/// positives above it, every NaN last and tied; ordered by bits, never by float compares.
+const SORT_KEY: &str = "fn q_sort_key(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  let m = b & 0x7fffffffu;
+  if (m > 0x7f800000u) { return 0xffffffffu; }
+  if (m == 0u) { return 0x80000000u; }
+  if ((b & 0x80000000u) != 0u) { return ~b; }
+  return b | 0x80000000u;
+}
+";
 
 /// The identity permutation, into `out`.
 pub fn identity(geometry: &Lines, out: usize) -> KernelSource {

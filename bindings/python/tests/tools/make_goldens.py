@@ -16,6 +16,7 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.optimize  # noqa: E402,F401  (programs read lib.scipy.optimize)
+import jax.scipy.signal  # noqa: E402,F401  (and lib.scipy.signal)
 import optax  # noqa: E402
 
 from programs import (  # noqa: E402  (beside this file)

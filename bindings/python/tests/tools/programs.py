@@ -550,4 +550,14 @@ def convolution_cases(lib, xp):
         "jit": lambda: lib.jit(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME",
                                                                      feature_group_count=4))(
             x, depthwise),
+        "signal": lambda: tuple(
+            f(p, q, mode) for mode in ["full", "same", "valid"]
+            for f in [lib.scipy.signal.convolve, lib.scipy.signal.correlate]
+            for p, q in [(x1[0, 0], w1[0, 0]), (w1[0, 0], x1[0, 0]), (x3[0, 0], w3[0, 0])]),
+        "signal_2d": lambda: tuple(
+            f(p, q, mode) for mode in ["full", "same", "valid"]
+            for f in [lib.scipy.signal.convolve2d, lib.scipy.signal.correlate2d]
+            for p, q in [(x[0, 0], w[0, 0]), (w[0, 0], x[0, 0]), (x[0, 0], x[1, 1])]),
+        "signal_grad": lambda: lib.grad(
+            lambda p: xp.sum(lib.scipy.signal.correlate2d(p, x[0, 0], "same") ** 2))(w[0, 0]),
     }

@@ -1,0 +1,5 @@
+"""``quabla.scipy.signal``: direct convolutions, as ``jax.scipy.signal``."""
+
+from .._src.scipy.signal import convolve, convolve2d, correlate, correlate2d  # noqa: F401
+
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d"]
