@@ -24,6 +24,11 @@ from ._src.flat import to_raw
 from ._src.tree_util import (
     register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten,
 )
+from ._src.optim_lbfgs import (
+    BacktrackingLinesearchInfo, GradientTransformationExtraArgs,
+    ScaleByBacktrackingLinesearchState, ScaleByLBFGSState, scale_by_backtracking_linesearch,
+    scale_by_lbfgs, tree_get, tree_l2_norm, tree_vdot, value_and_grad_from_state,
+)
 
 __all__ = [
     "GradientTransformation", "OptState", "EmptyState", "ScaleByScheduleState",
@@ -32,7 +37,10 @@ __all__ = [
     "rmsprop", "clip_by_global_norm", "scale", "scale_by_adam", "scale_by_learning_rate",
     "add_decayed_weights", "trace", "constant_schedule", "exponential_decay",
     "cosine_decay_schedule", "warmup_cosine_decay_schedule", "piecewise_constant_schedule",
-    "Schedule", "lbfgs", "Trainer",
+    "Schedule", "lbfgs", "Trainer", "GradientTransformationExtraArgs", "scale_by_lbfgs",
+    "ScaleByLBFGSState", "scale_by_backtracking_linesearch",
+    "ScaleByBacktrackingLinesearchState", "BacktrackingLinesearchInfo",
+    "value_and_grad_from_state", "tree_get", "tree_l2_norm", "tree_vdot",
 ]
 
 class Schedule:
@@ -262,16 +270,23 @@ def chain(*parts: GradientTransformation) -> GradientTransformation:
     def init(params):
         return tuple(p.init(params) for p in parts)
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         if not isinstance(state, tuple) or len(state) != len(parts):
             raise TypeError(f"chain.update: state must be the tuple of {len(parts)} states "
                             "that init returned")
         new_states = []
         for part, s in zip(parts, state):
-            updates, s = part.update(updates, s, params)
+            # As optax: the extra arguments (value, grad, value_fn, ...) go to the parts
+            # that take them.
+            if isinstance(part, GradientTransformationExtraArgs):
+                updates, s = part.update(updates, s, params, **extra_args)
+            else:
+                updates, s = part.update(updates, s, params)
             new_states.append(s)
         return updates, tuple(new_states)
 
+    if any(isinstance(p, GradientTransformationExtraArgs) for p in parts):
+        return GradientTransformationExtraArgs(init, update)  # type: ignore[return-value]
     return GradientTransformation(init, update)
 
 
@@ -313,7 +328,33 @@ def piecewise_constant_schedule(init_value: float, boundaries_and_scales=None) -
     return _piecewise_core(init_value, list(boundaries_and_scales or []))
 
 
-class lbfgs:
+_CORE_LINESEARCH: Any = object()
+
+
+def lbfgs(learning_rate=None, memory_size: int = 10, scale_init_precond: bool = True,
+          linesearch=_CORE_LINESEARCH, *, max_linesearch_steps: int = 20, c1: float = 1e-4,
+          c2: float = 0.9):
+    """L-BFGS, with optax's signature. Without ``linesearch``: the Rust core's L-BFGS with
+    its strong Wolfe zoom search (the conditions optax's default zoom search enforces; its
+    own interpolation, so iterates differ from optax's in the last digits of a step size).
+    With ``linesearch`` (a transformation such as
+    :func:`scale_by_backtracking_linesearch`, or None): optax's composition,
+    ``chain(scale_by_lbfgs(memory_size, scale_init_precond), scale(-1) or
+    scale_by_learning_rate(learning_rate), linesearch)``, step for step as optax."""
+    if linesearch is _CORE_LINESEARCH:
+        if learning_rate is not None or not scale_init_precond:
+            raise ValueError("lbfgs: learning_rate and scale_init_precond apply to optax's "
+                             "composition; pass linesearch= (e.g. "
+                             "scale_by_backtracking_linesearch(...) or None) to use them")
+        return _CoreLbfgs(memory_size, max_linesearch_steps, c1, c2)
+    base = scale(-1.0) if learning_rate is None else scale_by_learning_rate(learning_rate)
+    parts = [scale_by_lbfgs(memory_size, scale_init_precond), base]
+    if linesearch is not None:
+        parts.append(linesearch)
+    return chain(*parts)
+
+
+class _CoreLbfgs:
     """L-BFGS with a strong Wolfe line search (the rules in ``quabla::optim::Lbfgs``), with
     optax's calling convention::
 

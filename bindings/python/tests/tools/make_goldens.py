@@ -24,6 +24,7 @@ from programs import (  # noqa: E402  (beside this file)
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
+    lbfgs_toolbox_program,
     static_argument_program, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
@@ -864,6 +865,14 @@ def convolution_goldens():
     return {name: _enc_tree(f()) for name, f in convolution_cases(jax, jnp).items()}
 
 
+def lbfgs_goldens():
+    """optax 0.2.8's L-BFGS with its backtracking line search (the notebook's loop, a
+    while_loop reading the state), and scale_by_lbfgs chained by hand."""
+    import optax.tree_utils as otu
+    cases = lbfgs_toolbox_program(jax, jnp, optax, otu.tree_get)
+    return {name: _enc_tree(f()) for name, f in cases.items()}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -874,7 +883,8 @@ def main():
                        ("jax_ported_programs", ported_program_goldens),
                        ("jax_surface", surface_goldens),
                        ("jax_sorting", sorting_goldens),
-                       ("jax_convolution", convolution_goldens)]:
+                       ("jax_convolution", convolution_goldens),
+                       ("optax_lbfgs", lbfgs_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

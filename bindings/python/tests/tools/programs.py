@@ -561,3 +561,75 @@ def convolution_cases(lib, xp):
         "signal_grad": lambda: lib.grad(
             lambda p: xp.sum(lib.scipy.signal.correlate2d(p, x[0, 0], "same") ** 2))(w[0, 0]),
     }
+
+
+def lbfgs_toolbox_program(lib, xp, opt, tree_get):
+    """optax's L-BFGS toolbox as its L-BFGS notebook uses it (``value_and_grad_from_state``,
+    ``update(..., value=, grad=, value_fn=)``, a ``while_loop`` reading the state by name),
+    with the backtracking line search, and ``scale_by_lbfgs`` chained by hand; ``opt`` is
+    optax or quabla.optim. Returns the iterates' values and final parameters."""
+    def rosenbrock(p):
+        x, y = p["x"], p["y"]
+        return (xp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+                + xp.sum((y - 0.5) ** 2 * xp.arange(1.0, 3.0)))
+
+    start = {"x": xp.asarray([-1.2, 1.0, -0.5, 0.8]), "y": xp.asarray([2.0, -1.0])}
+
+    def run(solver, steps):
+        value_and_grad = opt.value_and_grad_from_state(rosenbrock)
+        params, state, values = start, solver.init(start), []
+        for _ in range(steps):
+            value, grad = value_and_grad(params, state=state)
+            updates, state = solver.update(grad, state, params, value=value, grad=grad,
+                                           value_fn=rosenbrock)
+            params = opt.apply_updates(params, updates)
+            values.append(value)
+        return xp.stack(values), params["x"], params["y"]
+
+    def run_in_loop(solver, max_iter, tol):
+        value_and_grad = opt.value_and_grad_from_state(rosenbrock)
+
+        def step(carry):
+            params, state = carry
+            value, grad = value_and_grad(params, state=state)
+            updates, state = solver.update(grad, state, params, value=value, grad=grad,
+                                           value_fn=rosenbrock)
+            return opt.apply_updates(params, updates), state
+
+        def keep_going(carry):
+            _, state = carry
+            k = tree_get(state, "count")
+            err = xp.sqrt(sum(xp.sum(g * g) for g in lib.tree.leaves(tree_get(state, "grad"))))
+            return (k == 0) | ((k < max_iter) & (err >= tol))
+
+        params, state = lib.lax.while_loop(keep_going, step, (start, solver.init(start)))
+        return params["x"], tree_get(state, "count")
+
+    backtracking = opt.scale_by_backtracking_linesearch(max_backtracking_steps=25,
+                                                        store_grad=True)
+    quad_target = xp.asarray([1.0, -2.0, 3.0])
+
+    def quadratic(p):
+        return xp.sum((p - quad_target) ** 2 * xp.asarray([1.0, 10.0, 100.0]))
+
+    def by_hand(steps):
+        solver = opt.chain(opt.scale_by_lbfgs(memory_size=3), opt.scale(-0.004))
+        p, state, out = xp.zeros(3), None, []
+        state = solver.init(p)
+        for _ in range(steps):
+            g = lib.grad(quadratic)(p)
+            u, state = solver.update(g, state, p)
+            p = opt.apply_updates(p, u)
+            out.append(p)
+        return xp.stack(out)
+
+    return {
+        "backtracking": lambda: run(opt.lbfgs(linesearch=backtracking), 25),
+        "backtracking_memory_3": lambda: run(
+            opt.lbfgs(memory_size=3, scale_init_precond=False, linesearch=backtracking), 25),
+        "learning_rate_no_linesearch": lambda: run(
+            opt.lbfgs(learning_rate=0.02, linesearch=opt.scale_by_backtracking_linesearch(
+                max_backtracking_steps=6, store_grad=True, decrease_factor=0.5)), 12),
+        "while_loop": lambda: run_in_loop(opt.lbfgs(linesearch=backtracking), 60, 1e-6),
+        "scale_by_lbfgs_by_hand": lambda: by_hand(8),
+    }
