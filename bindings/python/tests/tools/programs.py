@@ -633,3 +633,75 @@ def lbfgs_toolbox_program(lib, xp, opt, tree_get):
         "while_loop": lambda: run_in_loop(opt.lbfgs(linesearch=backtracking), 60, 1e-6),
         "scale_by_lbfgs_by_hand": lambda: by_hand(8),
     }
+
+
+def numpy_extras_cases(lib, xp):
+    """jax.numpy's nan-reductions, statistics and binning, index helpers, spacings and the
+    1-D set operations by name, written once for JAX and Quabla."""
+    import numpy as np
+    r = np.random.RandomState(17)
+    v = r.randn(4, 6)
+    v[0, 1] = v[2, 3] = v[2, 4] = np.nan
+    v[3, :] = np.nan
+    x = xp.asarray(v)
+    data = xp.asarray(r.randn(3, 9))
+    w = xp.asarray(r.rand(9) + 0.5)
+    counts = xp.asarray(r.randint(0, 5, size=20))
+    a1, a2 = xp.asarray([5, 1, 3, 3, 9, 7, 1]), xp.asarray([3, 4, 5, 8, 1, 1])
+    sample = xp.asarray(r.randn(40))
+    return {
+        "nansum": lambda: (xp.nansum(x), xp.nansum(x, axis=1)),
+        "nanprod": lambda: xp.nanprod(x, axis=0),
+        "nanmax_nanmin": lambda: (xp.nanmax(x, axis=1), xp.nanmin(x, axis=0, keepdims=True)),
+        "nanmean": lambda: (xp.nanmean(x), xp.nanmean(x, axis=1)),
+        "nanvar_nanstd": lambda: (xp.nanvar(x, axis=1), xp.nanstd(x, axis=1, ddof=1),
+                                  xp.nanvar(x)),
+        "nanargmax_nanargmin": lambda: (xp.nanargmax(x[:3], axis=1),
+                                        xp.nanargmin(x[:3], axis=1), xp.nanargmax(x[:3])),
+        "nancumsum_nancumprod": lambda: (xp.nancumsum(x, axis=1), xp.nancumprod(x[:2])),
+        "average": lambda: (xp.average(data), xp.average(data, axis=1, weights=w),
+                            xp.average(data, axis=0, weights=data * data, returned=True)),
+        "ptp": lambda: (xp.ptp(data), xp.ptp(data, axis=1, keepdims=True)),
+        "cov": lambda: (xp.cov(data), xp.cov(data.T, rowvar=False, bias=True),
+                        xp.cov(data[0], data[1]), xp.cov(data, aweights=w),
+                        xp.cov(data, fweights=xp.asarray([1, 2, 1, 3, 1, 1, 2, 1, 1]),
+                               ddof=2)),
+        "corrcoef": lambda: (xp.corrcoef(data), xp.corrcoef(data[0], data[2])),
+        "bincount": lambda: (xp.bincount(counts), xp.bincount(counts, minlength=7),
+                             xp.bincount(counts, weights=sample[:20], length=4)),
+        "digitize": lambda: (xp.digitize(sample, xp.asarray([-1.0, 0.0, 0.5, 2.0])),
+                             xp.digitize(sample, xp.asarray([2.0, 0.5, 0.0, -1.0]),
+                                         right=True)),
+        "histogram": lambda: (xp.histogram(sample), xp.histogram(sample, 5, range=(-1.0, 1.0)),
+                              xp.histogram(sample, xp.asarray([-2.0, -0.5, 0.0, 3.0]),
+                                           weights=sample * sample, density=True)),
+        "tril_triu_indices": lambda: (xp.tril_indices(4), xp.triu_indices(3, 1, 5),
+                                      xp.tril_indices_from(data, -1),
+                                      xp.triu_indices_from(data)),
+        "diag_indices": lambda: (xp.diag_indices(3), xp.diag_indices(2, 3)),
+        "unravel_ravel": lambda: (xp.unravel_index(xp.asarray([0, 7, 23, 30, -1, -9]),
+                                                   (2, 3, 4)),
+                                  xp.ravel_multi_index((xp.asarray([1, 0, 2]),
+                                                        xp.asarray([3, 1, 0])), (3, 4)),
+                                  xp.ravel_multi_index((xp.asarray([1, 5]),
+                                                        xp.asarray([7, -1])), (3, 4),
+                                                       mode="wrap"),
+                                  xp.ravel_multi_index((xp.asarray([1, 5]),
+                                                        xp.asarray([7, -1])), (3, 4),
+                                                       mode="clip", order="F")),
+        "vander": lambda: (xp.vander(data[0, :4]), xp.vander(data[0, :3], 5, increasing=True)),
+        "logspace_geomspace": lambda: (xp.logspace(0.0, 2.0, 5), xp.logspace(1.0, 3.0, 4,
+                                                                            base=2.0,
+                                                                            endpoint=False),
+                                       xp.geomspace(1.0, 1000.0, 4),
+                                       xp.geomspace(-2.0, -32.0, 5)),
+        "rot90": lambda: (xp.rot90(data), xp.rot90(data, 2), xp.rot90(data, 3),
+                          xp.rot90(x.reshape(2, 3, 4), 1, axes=(1, 2))),
+        "set_operations": lambda: (xp.union1d(a1, a2), xp.setdiff1d(a1, a2),
+                                   xp.intersect1d(a1, a2), xp.setxor1d(a1, a2),
+                                   xp.intersect1d(a1, a2, return_indices=True),
+                                   xp.union1d(a1, a2, size=9, fill_value=-1),
+                                   xp.setdiff1d(a1, a2, size=4, fill_value=0)),
+        "grads": lambda: lib.grad(lambda d: xp.nanmean(d) + xp.average(d, axis=1, weights=w)[0]
+                                  + xp.sum(xp.cov(d)) + xp.sum(xp.corrcoef(d)))(data),
+    }

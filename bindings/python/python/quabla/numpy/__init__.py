@@ -30,7 +30,19 @@ from .._src.numpy.quantiles import (
     median, nanmedian, nanpercentile, nanquantile, percentile, quantile,
 )
 from .._src.numpy.setops import (
-    isin, unique, unique_all, unique_counts, unique_inverse, unique_values,
+    intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts,
+    unique_inverse, unique_values,
+)
+from .._src.numpy.nan_reductions import (
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
+    nansum, nanvar,
+)
+from .._src.numpy.statistics import (
+    average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, ptp,
+)
+from .._src.numpy.index_tricks import (
+    diag_indices, diag_indices_from, geomspace, logspace, ravel_multi_index, rot90,
+    tril_indices, tril_indices_from, triu_indices, triu_indices_from, unravel_index, vander,
 )
 from .._src.numpy.sorting import (
     argpartition, argsort, lexsort, partition, searchsorted, sort,

@@ -1,6 +1,7 @@
 """Set routines over the ``sort`` primitive, as ``jax.numpy``: ``unique`` (values, indices,
 inverse, counts; whole slices with ``axis``), the Array API's ``unique_all`` /
-``unique_counts`` / ``unique_inverse`` / ``unique_values``, and ``isin``.
+``unique_counts`` / ``unique_inverse`` / ``unique_values``, ``isin``, and the 1-D set
+operations (``union1d``, ``setdiff1d``, ``intersect1d``, ``setxor1d``).
 
 The number of unique values depends on the data, so a traced array needs a static ``size``
 (the first ``size`` sorted unique values, the rest ``fill_value``), as in JAX; a concrete
@@ -209,3 +210,90 @@ def _isin_by_sort(a1: Array, a2: Array, assume_unique: bool, invert: bool) -> Ar
     start = ones if invert else zeros
     hit = start((n1,), np.bool_).at[ind[:-1]].set(~same if invert else same, mode="drop")
     return hit if back is None else hit[back]
+
+
+def _flat_pair(ar1, ar2):
+    from .. import dtypes as _dt
+    a, b = _arr(ar1).reshape(-1), _arr(ar2).reshape(-1)
+    d = _dt.result_type(a.dtype, b.dtype)
+    return a.astype(d), b.astype(d)
+
+
+def _concrete(name: str, *arrays) -> None:
+    if any(a.is_traced for a in arrays):
+        raise ValueError(f"{name}: {SIZE_HINT}")
+
+
+def union1d(ar1, ar2, *, size: Optional[int] = None, fill_value=None) -> Array:
+    """The sorted unique values of both arrays."""
+    a, b = _flat_pair(ar1, ar2)
+    if size is None:
+        _concrete("union1d", a, b)
+    return unique(concatenate([a, b]), size=size, fill_value=fill_value)
+
+
+def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: Optional[int] = None,
+              fill_value=None) -> Array:
+    """The unique values of ``ar1`` not in ``ar2``."""
+    a, b = _flat_pair(ar1, ar2)
+    if size is None:
+        _concrete("setdiff1d", a)
+    fill = _arr(0 if fill_value is None else fill_value).astype(a.dtype)
+    if a.size == 0:
+        return full((size or 0,), fill, a.dtype)
+    if not assume_unique:
+        a = unique(a, size=size and a.size)
+    mask = isin(a, b, invert=True)
+    if size is None:
+        return a[mask]
+    if not assume_unique:
+        # unique's padding repeats its first value: never part of the difference.
+        first_pad = ones(mask.shape, np.bool_).at[1:].set(a[1:] != a[:-1])
+        mask = mask & first_pad
+    count = mask.astype(np.int32).sum()
+    picked = a[nonzero(mask, size=size)[0]]
+    return where(arange(size) < count, picked, fill)
+
+
+def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False):
+    """The sorted values in both arrays (and, with ``return_indices``, where each first
+    occurs in either)."""
+    a, b = _flat_pair(ar1, ar2)
+    _concrete("intersect1d", a, b)
+    ind1 = ind2 = None
+    if not assume_unique:
+        if return_indices:
+            a, ind1 = unique(a, return_index=True)
+            b, ind2 = unique(b, return_index=True)
+        else:
+            a, b = unique(a), unique(b)
+    joined = concatenate([a, b])
+    if return_indices:
+        aux, order = lax_sort((joined, arange(joined.shape[0])), 0)
+    else:
+        aux, order = lax_sort(joined, 0), None
+    mask = aux[1:] == aux[:-1]
+    both = aux[:-1][mask]
+    if not return_indices:
+        return both
+    assert order is not None
+    i1 = order[:-1][mask]
+    i2 = order[1:][mask] - a.shape[0]
+    if ind1 is not None and ind2 is not None:
+        i1, i2 = ind1[i1], ind2[i2]
+    return both, i1, i2
+
+
+def setxor1d(ar1, ar2, assume_unique: bool = False) -> Array:
+    """The sorted values in exactly one of the arrays."""
+    a, b = _flat_pair(ar1, ar2)
+    _concrete("setxor1d", a, b)
+    if not assume_unique:
+        a, b = unique(a), unique(b)
+    aux = concatenate([a, b])
+    if aux.size == 0:
+        return aux
+    aux = lax_sort(aux, 0)
+    edge = ones((1,), np.bool_)
+    flag = concatenate([edge, aux[1:] != aux[:-1], edge])
+    return aux[flag[1:] & flag[:-1]]
