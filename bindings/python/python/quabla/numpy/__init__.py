@@ -40,6 +40,10 @@ from .._src.numpy.nan_reductions import (
 from .._src.numpy.statistics import (
     average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, ptp,
 )
+from .._src.numpy.polynomial import (
+    bartlett, blackman, divmod, ediff1d, gradient, hamming, hanning, heaviside, polyadd,
+    polyder, polyfit, polyint, polymul, polysub,
+)
 from .._src.numpy.index_tricks import (
     diag_indices, diag_indices_from, geomspace, logspace, ravel_multi_index, rot90,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unravel_index, vander,
