@@ -24,6 +24,34 @@ def dec(d):
     return np.frombuffer(bytes.fromhex(d["hex"]), dtype=np.dtype(d["dtype"])).reshape(d["shape"])
 
 
+def output_leaves(tree):
+    """A program's outputs (nested tuples and lists of arrays) as one flat list."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in output_leaves(t)]
+    return [tree]
+
+
+def golden_leaves(tree):
+    """A recorded golden (nested lists of encoded arrays) as one flat list of arrays."""
+    if isinstance(tree, list):
+        return [leaf for t in tree for leaf in golden_leaves(t)]
+    return [dec(tree)]
+
+
+def program_outputs(cases, goldens):
+    """``(name, k, output, expected)`` for every output of every named program, after
+    checking that the programs and the goldens name the same cases and count the same
+    outputs."""
+    assert set(cases) == set(goldens)
+    for name, want in goldens.items():
+        outs, wants = output_leaves(cases[name]()), golden_leaves(want)
+        assert len(outs) == len(wants), (name, len(outs), len(wants))
+        for k, (o, w) in enumerate(zip(outs, wants)):
+            o = np.asarray(o)
+            assert o.shape == w.shape, (name, k, o.shape, w.shape)
+            yield name, k, o, w
+
+
 def assert_close(actual, expected, rtol=1e-6, atol=0.0):
     a = np.asarray(actual)
     e = np.asarray(expected)

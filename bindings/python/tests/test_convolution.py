@@ -12,7 +12,7 @@ import quabla
 import quabla.numpy as qnp
 from quabla import lax
 
-from conftest import central_diff, dec, golden
+from conftest import central_diff, golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import convolution_cases  # noqa: E402
@@ -20,29 +20,11 @@ from programs import convolution_cases  # noqa: E402
 G = golden("jax_convolution")
 
 
-def _flat(tree):
-    if isinstance(tree, (tuple, list)):
-        return [leaf for t in tree for leaf in _flat(t)]
-    return [tree]
-
-
-def _goldens(tree):
-    if isinstance(tree, list):
-        return [leaf for t in tree for leaf in _goldens(t)]
-    return [dec(tree)]
-
-
 def test_every_convolution_program_matches_jax():
-    got = convolution_cases(quabla, qnp)
-    assert set(got) == set(G)
-    for name, want in G.items():
-        outs, wants = _flat(got[name]()), _goldens(want)
-        assert len(outs) == len(wants), name
-        for k, (o, w) in enumerate(zip(outs, wants)):
-            o = np.asarray(o)
-            assert o.shape == w.shape and o.dtype == w.dtype, (name, k, o.shape, w.shape)
-            # Sums of products in another order than XLA's: float64 rounding apart.
-            np.testing.assert_allclose(o, w, rtol=1e-12, atol=1e-12, err_msg=f"{name}[{k}]")
+    for name, k, o, w in program_outputs(convolution_cases(quabla, qnp), G):
+        assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
+        # Sums of products in another order than XLA's: float64 rounding apart.
+        np.testing.assert_allclose(o, w, rtol=1e-12, atol=1e-12, err_msg=f"{name}[{k}]")
 
 
 def reference_conv(x, w, stride, pads, lhs_dil, rhs_dil, groups):

@@ -13,7 +13,7 @@ import quabla
 import quabla.numpy as qnp
 from quabla import optim
 
-from conftest import dec, golden
+from conftest import golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import lbfgs_toolbox_program  # noqa: E402
@@ -21,31 +21,13 @@ from programs import lbfgs_toolbox_program  # noqa: E402
 G = golden("optax_lbfgs")
 
 
-def _flat(tree):
-    if isinstance(tree, (tuple, list)):
-        return [leaf for t in tree for leaf in _flat(t)]
-    return [tree]
-
-
-def _goldens(tree):
-    if isinstance(tree, list):
-        return [leaf for t in tree for leaf in _goldens(t)]
-    return [dec(tree)]
-
-
 def test_trajectories_follow_optax():
-    got = lbfgs_toolbox_program(quabla, qnp, optim, optim.tree_get)
-    assert set(got) == set(G)
-    for name, want in G.items():
-        outs, wants = _flat(got[name]()), _goldens(want)
-        assert len(outs) == len(wants), name
-        for k, (o, w) in enumerate(zip(outs, wants)):
-            o = np.asarray(o)
-            assert o.shape == w.shape, (name, k, o.shape, w.shape)
-            # Same algorithm, same order of operations; dot products and norms may sum in
-            # another order than XLA's, and 25 quasi-Newton steps amplify that a little.
-            np.testing.assert_allclose(o, w.astype(o.dtype), rtol=1e-9, atol=1e-12,
-                                       err_msg=f"{name}[{k}]")
+    cases = lbfgs_toolbox_program(quabla, qnp, optim, optim.tree_get)
+    for name, k, o, w in program_outputs(cases, G):
+        # Same algorithm, same order of operations; dot products and norms may sum in
+        # another order than XLA's, and 25 quasi-Newton steps amplify that a little.
+        np.testing.assert_allclose(o, w.astype(o.dtype), rtol=1e-9, atol=1e-12,
+                                   err_msg=f"{name}[{k}]")
 
 
 def test_state_helpers_and_errors():

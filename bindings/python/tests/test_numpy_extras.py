@@ -11,7 +11,7 @@ import pytest
 import quabla
 import quabla.numpy as qnp
 
-from conftest import dec, golden
+from conftest import golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import numpy_extras_cases  # noqa: E402
@@ -19,34 +19,15 @@ from programs import numpy_extras_cases  # noqa: E402
 G = golden("jax_numpy_extras")
 
 
-def _flat(tree):
-    if isinstance(tree, (tuple, list)):
-        return [leaf for t in tree for leaf in _flat(t)]
-    return [tree]
-
-
-def _goldens(tree):
-    if isinstance(tree, list):
-        return [leaf for t in tree for leaf in _goldens(t)]
-    return [dec(tree)]
-
-
 def test_every_program_matches_jax():
-    got = numpy_extras_cases(quabla, qnp)
-    assert set(got) == set(G)
-    for name, want in G.items():
-        outs, wants = _flat(got[name]()), _goldens(want)
-        assert len(outs) == len(wants), (name, len(outs), len(wants))
-        for k, (o, w) in enumerate(zip(outs, wants)):
-            o = np.asarray(o)
-            assert o.shape == w.shape, (name, k, o.shape, w.shape)
-            if w.dtype.kind in "iub":
-                # JAX's x64 indices are int64; Quabla's int32 (it has no int64).
-                np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
-            else:
-                assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
-                np.testing.assert_allclose(o, w, rtol=1e-13, atol=1e-14, equal_nan=True,
-                                           err_msg=f"{name}[{k}]")
+    for name, k, o, w in program_outputs(numpy_extras_cases(quabla, qnp), G):
+        if w.dtype.kind in "iub":
+            # JAX's x64 indices are int64; Quabla's int32 (it has no int64).
+            np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
+        else:
+            assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
+            np.testing.assert_allclose(o, w, rtol=1e-13, atol=1e-14, equal_nan=True,
+                                       err_msg=f"{name}[{k}]")
 
 
 def test_against_numpy_on_random_data():

@@ -12,7 +12,7 @@ import quabla
 import quabla.numpy as qnp
 from quabla import lax
 
-from conftest import central_diff, dec, golden
+from conftest import central_diff, golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import sorting_cases  # noqa: E402
@@ -25,37 +25,18 @@ G = golden("jax_sorting")
 FMA_BLENDS = {"quantile_axes"}
 
 
-def _flat(tree):
-    if isinstance(tree, (tuple, list)):
-        return [leaf for t in tree for leaf in _flat(t)]
-    return [tree]
-
-
-def _goldens(tree):
-    if isinstance(tree, list):
-        return [leaf for t in tree for leaf in _goldens(t)]
-    return [dec(tree)]
-
-
 def test_every_sorting_program_matches_jax():
-    got = sorting_cases(quabla, qnp)
-    assert set(got) == set(G)
-    for name, want in G.items():
-        outs, wants = _flat(got[name]()), _goldens(want)
-        assert len(outs) == len(wants), name
-        for k, (o, w) in enumerate(zip(outs, wants)):
-            o = np.asarray(o)
-            assert o.shape == w.shape, (name, k)
-            if w.dtype.kind in "iub":
-                # JAX's x64 indices are int64; Quabla's are int32 (it has no int64).
-                np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
-            elif name in FMA_BLENDS:
-                np.testing.assert_allclose(o, w, rtol=4e-16, atol=1e-300, equal_nan=True,
-                                           err_msg=f"{name}[{k}]")
-            else:
-                assert o.dtype == w.dtype, (name, k)
-                # Bit for bit: signed zeros and NaN positions included.
-                assert o.tobytes() == w.tobytes(), f"{name}[{k}]: {o} != {w}"
+    for name, k, o, w in program_outputs(sorting_cases(quabla, qnp), G):
+        if w.dtype.kind in "iub":
+            # JAX's x64 indices are int64; Quabla's are int32 (it has no int64).
+            np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
+        elif name in FMA_BLENDS:
+            np.testing.assert_allclose(o, w, rtol=4e-16, atol=1e-300, equal_nan=True,
+                                       err_msg=f"{name}[{k}]")
+        else:
+            assert o.dtype == w.dtype, (name, k)
+            # Bit for bit: signed zeros and NaN positions included.
+            assert o.tobytes() == w.tobytes(), f"{name}[{k}]: {o} != {w}"
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint32, np.bool_])
