@@ -12,8 +12,10 @@ from ._src.lax_conv import (
 )
 from ._src.lax_ops import *  # noqa: F401,F403,E402  (lax's array functions)
 from ._src.lax_ops import __all__ as _ops
+from ._src.lax_more import *  # noqa: F401,F403,E402  (lax's reductions, scans, comparisons)
+from ._src.lax_more import __all__ as _more
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
            "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k",
            "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_transpose", "conv_with_general_padding"] + list(_ops)
+           "conv_transpose", "conv_with_general_padding"] + list(_ops) + list(_more)

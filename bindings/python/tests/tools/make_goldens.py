@@ -24,7 +24,7 @@ from programs import (  # noqa: E402  (beside this file)
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
-    lbfgs_toolbox_program, numpy_extras_cases,
+    lbfgs_toolbox_program, numpy_extras_cases, lax_more_cases,
     static_argument_program, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
@@ -879,6 +879,11 @@ def numpy_extras_goldens():
     return {name: _enc_tree(f()) for name, f in numpy_extras_cases(jax, jnp).items()}
 
 
+def lax_more_goldens():
+    """More of jax.lax's user-facing functions."""
+    return {name: _enc_tree(f()) for name, f in lax_more_cases(jax, jnp).items()}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -891,7 +896,8 @@ def main():
                        ("jax_sorting", sorting_goldens),
                        ("jax_convolution", convolution_goldens),
                        ("optax_lbfgs", lbfgs_goldens),
-                       ("jax_numpy_extras", numpy_extras_goldens)]:
+                       ("jax_numpy_extras", numpy_extras_goldens),
+                       ("jax_lax_more", lax_more_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

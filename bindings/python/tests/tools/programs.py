@@ -721,3 +721,54 @@ def numpy_extras_cases(lib, xp):
         "grads": lambda: lib.grad(lambda d: xp.nanmean(d) + xp.average(d, axis=1, weights=w)[0]
                                   + xp.sum(xp.cov(d)) + xp.sum(xp.corrcoef(d)))(data),
     }
+
+
+def lax_more_cases(lib, xp):
+    """More of ``jax.lax``'s user-facing functions by name, written once for JAX and
+    Quabla."""
+    import numpy as np
+    lax = lib.lax
+    r = np.random.RandomState(23)
+    x = xp.asarray(r.randn(3, 5))
+    ints = xp.asarray(np.array([[0, 1, -1, 7, 255], [-2**31, 2**31 - 1, 16, 3, 1024]],
+                               np.int32))
+    shifts = xp.asarray(np.array([[0, 1, 2, 3, 31], [4, 5, 0, 1, 2]], np.int32))
+    which = xp.asarray(np.array([0, 2, 1, 3, 2], np.int32))
+    return {
+        "comparisons": lambda: (lax.eq(x, x), lax.ne(x, 0.0), lax.lt(x, x[::-1]),
+                                lax.le(x, 0.5), lax.gt(x, -0.5), lax.ge(x, x[::-1])),
+        "bitwise": lambda: (lax.bitwise_and(ints, shifts), lax.bitwise_or(ints, shifts),
+                            lax.bitwise_xor(ints, ints[::-1]), lax.bitwise_not(ints),
+                            lax.shift_left(ints, shifts),
+                            lax.shift_right_arithmetic(ints, shifts),
+                            lax.shift_right_logical(ints, shifts),
+                            lax.population_count(ints), lax.clz(ints)),
+        "elementwise": lambda: (lax.reciprocal(x), lax.cbrt(x), lax.exp2(x)),
+        "reductions": lambda: (lax.reduce_sum(x, (1,)), lax.reduce_prod(x, (0,)),
+                               lax.reduce_max(x, (0, 1)), lax.reduce_min(x, (1,)),
+                               lax.reduce_and(x > 0, (1,)), lax.reduce_or(x > 1, (0,))),
+        "cumulative": lambda: (lax.cumsum(x, 1), lax.cumprod(x, 0, reverse=True),
+                               lax.cummax(x, 1), lax.cummin(x, 1, reverse=True),
+                               lax.cumlogsumexp(x, 1), lax.cumlogsumexp(x, 0, reverse=True)),
+        "argmax_argmin": lambda: (lax.argmax(x, 1, np.int32), lax.argmin(x, 0, np.int32)),
+        "pad": lambda: (lax.pad(x, 0.0, [(1, 2, 0), (0, -1, 1)]),
+                        lax.pad(x, -1.0, [(0, 0, 2), (-2, 1, 0)])),
+        "rev_full_broadcast": lambda: (lax.rev(x, (0, 1)), lax.rev(x, (1,)),
+                                       lax.full((2, 3), 1.5), lax.full_like(x, 2.0),
+                                       lax.broadcast(x[0], (2,)),
+                                       lax.broadcasted_iota(np.int32, (3, 4), 1)),
+        "dot": lambda: (lax.dot(x, x.T), lax.dot(x[0], x[1]),
+                        lax.batch_matmul(xp.stack([x, x * 2]), xp.stack([x.T, x.T]))),
+        "index_in_dim": lambda: (lax.index_in_dim(x, 1, 0), lax.index_in_dim(x, -1, 1, False),
+                                 lax.dynamic_index_in_dim(x, 7, 1),
+                                 lax.dynamic_index_in_dim(x, 1, 0, False),
+                                 lax.dynamic_update_index_in_dim(x, x[0] * 0, 2, 0)),
+        "select_n_tile_split": lambda: (lax.select_n(which, x[0], x[1], x[2]),
+                                        lax.select_n(x[0] > 0, x[1], x[2]),
+                                        lax.tile(x, (2, 1)),
+                                        lax.split(x, (1, 3, 1), axis=1)),
+        "special": lambda: (lax.zeta(xp.abs(x) + 1.5, 2.0),
+                            lax.polygamma(1.0, xp.abs(x) + 0.5),
+                            lax.igamma(xp.abs(x) + 0.1, 1.0), lax.igammac(2.0, xp.abs(x)),
+                            lax.betainc(2.0, 3.0, xp.abs(x) / 3.0)),
+    }

@@ -1,0 +1,329 @@
+"""More of ``jax.lax``'s user-facing functions, over the same primitives as
+``quabla.numpy``: comparisons and bitwise ops by lax's names, the reductions and cumulative
+scans with lax's signatures (``reduce_sum(operand, axes)``, ``cumsum(operand, axis,
+reverse)``), ``argmax``/``argmin`` with ``index_dtype``, ``pad`` with a padding config,
+``rev``, ``full``/``full_like``, ``broadcast``, ``broadcasted_iota``, ``dot``,
+``batch_matmul``, the index-in-dim helpers, ``select_n``, ``tile``, ``split``,
+``reciprocal``, ``cbrt``, ``exp2``, ``zeta``/``polygamma``/``igamma``/``igammac``/``betainc``
+and ``population_count``/``clz``."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import dtypes as _dt
+from .array import Array, _axis
+from .numpy import elementwise as el
+from .numpy import reductions as red
+from .numpy.creation import asarray, iota_like
+
+eq, ne, lt, le, gt, ge = el.equal, el.not_equal, el.less, el.less_equal, el.greater, \
+    el.greater_equal
+bitwise_and, bitwise_or, bitwise_xor = el.bitwise_and, el.bitwise_or, el.bitwise_xor
+cbrt, exp2 = el.cbrt, el.exp2
+
+
+def _arr(x) -> Array:
+    return x if isinstance(x, Array) else asarray(x)
+
+
+def bitwise_not(x) -> Array:
+    x = _arr(x)
+    return ~x
+
+
+def shift_left(x, y) -> Array:
+    from .numpy.array_api import bitwise_left_shift
+    return bitwise_left_shift(x, y)
+
+
+def shift_right_arithmetic(x, y) -> Array:
+    x = _arr(x)
+    return Array(x._raw.binary("shift_right_arithmetic", _arr(y).astype(x.dtype)._raw))
+
+
+def shift_right_logical(x, y) -> Array:
+    x = _arr(x)
+    return Array(x._raw.binary("shift_right_logical", _arr(y).astype(x.dtype)._raw))
+
+
+def reciprocal(x) -> Array:
+    """``1 / x`` (floats)."""
+    return 1 / el.as_float(x)
+
+
+def population_count(x) -> Array:
+    """The number of set bits of each 32-bit integer."""
+    x = _arr(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"population_count needs integers, got {x.dtype}")
+    u = x.astype(np.uint32)
+    total = u & 0
+    for k in range(32):
+        total = total + ((u >> k) & 1)
+    return total.astype(x.dtype)
+
+
+def clz(x) -> Array:
+    """The number of leading zero bits of each 32-bit integer."""
+    x = _arr(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"clz needs integers, got {x.dtype}")
+    u = x.astype(np.uint32)
+    count = u & 0
+    seen = u < 0
+    for k in range(31, -1, -1):
+        seen = seen | (((u >> k) & 1) == 1)
+        count = count + el.where(seen, 0, 1).astype(np.uint32)
+    return count.astype(x.dtype)
+
+
+def _axes(axes: Sequence[int], ndim: int) -> tuple:
+    return tuple(_axis(int(a), ndim) for a in axes)
+
+
+def reduce_sum(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.sum(x, axis=_axes(axes, x.ndim))
+
+
+def reduce_prod(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.prod(x, axis=_axes(axes, x.ndim))
+
+
+def reduce_max(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.max(x, axis=_axes(axes, x.ndim))
+
+
+def reduce_min(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.min(x, axis=_axes(axes, x.ndim))
+
+
+def reduce_and(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.all(x, axis=_axes(axes, x.ndim))
+
+
+def reduce_or(operand, axes: Sequence[int]) -> Array:
+    x = _arr(operand)
+    return red.any(x, axis=_axes(axes, x.ndim))
+
+
+def _cumulative(kind: str, operand, axis: int, reverse: bool) -> Array:
+    x = _arr(operand)
+    if x.dtype == np.bool_:
+        raise TypeError(f"cum{kind} does not accept bool operands (as lax)")
+    return Array(x._raw.cumulative(kind, _axis(int(axis), x.ndim), bool(reverse)))
+
+
+def cumsum(operand, axis: int = 0, reverse: bool = False) -> Array:
+    return _cumulative("sum", operand, axis, reverse)
+
+
+def cumprod(operand, axis: int = 0, reverse: bool = False) -> Array:
+    return _cumulative("prod", operand, axis, reverse)
+
+
+def cummax(operand, axis: int = 0, reverse: bool = False) -> Array:
+    return _cumulative("max", operand, axis, reverse)
+
+
+def cummin(operand, axis: int = 0, reverse: bool = False) -> Array:
+    return _cumulative("min", operand, axis, reverse)
+
+
+def cumlogsumexp(operand, axis: int = 0, reverse: bool = False) -> Array:
+    """``log(cumsum(exp(x)))`` computed stably (a running max shifts each prefix)."""
+    from .lax_scans import associative_scan
+    x = el.as_float(operand)
+
+    def combine(a, b):
+        hi = el.maximum(a, b)
+        lo = el.minimum(a, b)
+        return el.where(el.isinf(hi) & (hi < 0), hi, hi + el.log1p(el.exp(lo - hi)))
+
+    return associative_scan(combine, x, reverse=reverse, axis=axis)
+
+
+def argmax(operand, axis: int, index_dtype) -> Array:
+    return red.argmax(operand, axis=int(axis)).astype(index_dtype)
+
+
+def argmin(operand, axis: int, index_dtype) -> Array:
+    return red.argmin(operand, axis=int(axis)).astype(index_dtype)
+
+
+def pad(operand, padding_value, padding_config: Sequence) -> Array:
+    """``operand`` padded by ``(low, high, interior)`` per axis (negative pads crop)."""
+    x = _arr(operand)
+    cfg = [tuple(int(v) for v in c) for c in padding_config]
+    if len(cfg) != x.ndim or any(len(c) != 3 for c in cfg):
+        raise ValueError(f"pad: padding_config needs one (low, high, interior) per axis of "
+                         f"{x.shape}")
+    value = padding_value
+    if isinstance(value, Array):
+        if value.ndim != 0:
+            raise ValueError("pad: padding_value must be a scalar")
+        value = value.item()
+    return Array(x._raw.pad(value, [c[0] for c in cfg], [c[1] for c in cfg],
+                            [c[2] for c in cfg]))
+
+
+def rev(operand, dimensions: Sequence[int]) -> Array:
+    from .numpy.shape import flip
+    x = _arr(operand)
+    return flip(x, _axes(dimensions, x.ndim)) if len(dimensions) else x
+
+
+def full(shape, fill_value, dtype=None) -> Array:
+    from .numpy.creation import full as np_full
+    return np_full(tuple(int(s) for s in shape), fill_value, dtype)
+
+
+def full_like(x, fill_value, dtype=None, shape=None) -> Array:
+    x = _arr(x)
+    return full(x.shape if shape is None else shape, fill_value,
+                x.dtype if dtype is None else dtype)
+
+
+def broadcast(operand, sizes: Sequence[int]) -> Array:
+    """``operand`` with new leading axes of ``sizes``."""
+    from .numpy.shape import broadcast_to
+    x = _arr(operand)
+    return broadcast_to(x, tuple(int(s) for s in sizes) + tuple(x.shape))
+
+
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int) -> Array:
+    from .numpy.creation import zeros
+    anchor = zeros((), np.int32)
+    shape = tuple(int(s) for s in shape)
+    return iota_like(anchor, _dt.canonicalize(dtype, "broadcasted_iota"), shape,
+                     _axis(int(dimension), len(shape)))
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None) -> Array:
+    """Vector/matrix products of rank 1 or 2 operands (lax's ``dot``)."""
+    del precision
+    a, b = _arr(lhs), _arr(rhs)
+    if a.ndim not in (1, 2) or b.ndim not in (1, 2):
+        raise TypeError(f"dot: operands must be rank 1 or 2, got {a.shape} and {b.shape}")
+    out = a @ b
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def batch_matmul(lhs, rhs, precision=None) -> Array:
+    """Matrix products over matching leading batch axes."""
+    del precision
+    a, b = _arr(lhs), _arr(rhs)
+    if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"batch_matmul: needs operands of one rank >= 2 and equal batch "
+                         f"axes, got {a.shape} and {b.shape}")
+    return a @ b
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True) -> Array:
+    x = _arr(operand)
+    ax = _axis(int(axis), x.ndim)
+    i = int(index) % x.shape[ax] if x.shape[ax] else int(index)
+    idx: list = [slice(None)] * x.ndim
+    idx[ax] = slice(i, i + 1) if keepdims else i
+    return x[tuple(idx)]
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True) -> Array:
+    from .lax_ops import dynamic_slice_in_dim
+    x = _arr(operand)
+    out = dynamic_slice_in_dim(x, index, 1, axis)
+    if keepdims:
+        return out
+    from .numpy.shape import squeeze
+    return squeeze(out, _axis(int(axis), x.ndim))
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int) -> Array:
+    from .lax_ops import dynamic_update_slice_in_dim
+    x, u = _arr(operand), _arr(update)
+    ax = _axis(int(axis), x.ndim)
+    if u.ndim == x.ndim - 1:
+        from .numpy.shape import expand_dims
+        u = expand_dims(u, ax)
+    return dynamic_update_slice_in_dim(x, u, index, ax)
+
+
+def select_n(which, *cases) -> Array:
+    """``cases[which]`` elementwise (``which`` bool for two cases, else int; an index out
+    of range picks the last case)."""
+    if not cases:
+        raise ValueError("select_n needs at least one case")
+    w = _arr(which)
+    out = _arr(cases[-1])
+    if w.dtype == np.bool_:
+        if len(cases) != 2:
+            raise ValueError("select_n with a bool selector needs exactly two cases")
+        return el.where(w, cases[1], cases[0])
+    for k in range(len(cases) - 2, -1, -1):
+        out = el.where(w == k, cases[k], out)
+    return out
+
+
+def tile(operand, multiples: Sequence[int]) -> Array:
+    from .numpy.shape import tile as np_tile
+    return np_tile(operand, tuple(int(m) for m in multiples))
+
+
+def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
+    """Pieces of the given ``sizes`` along ``axis`` (they must add up to its length)."""
+    x = _arr(operand)
+    ax = _axis(int(axis), x.ndim)
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != x.shape[ax] or any(s < 0 for s in sizes):
+        raise ValueError(f"split: sizes {sizes} must be non-negative and add up to "
+                         f"{x.shape[ax]}")
+    out, start = [], 0
+    for s in sizes:
+        idx = [slice(None)] * x.ndim
+        idx[ax] = slice(start, start + s)
+        out.append(x[tuple(idx)])
+        start += s
+    return out
+
+
+def zeta(x, q) -> Array:
+    from .scipy.special import zeta as f
+    return f(x, q)
+
+
+def polygamma(m, x) -> Array:
+    from .scipy.special import polygamma as f
+    return f(m, x)
+
+
+def igamma(a, x) -> Array:
+    from .scipy.special import gammainc
+    return gammainc(a, x)
+
+
+def igammac(a, x) -> Array:
+    from .scipy.special import gammaincc
+    return gammaincc(a, x)
+
+
+def betainc(a, b, x) -> Array:
+    from .scipy.special import betainc as f
+    return f(a, b, x)
+
+
+__all__ = ["argmax", "argmin", "batch_matmul", "betainc", "bitwise_and", "bitwise_not",
+           "bitwise_or", "bitwise_xor", "broadcast", "broadcasted_iota", "cbrt", "clz",
+           "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "dot",
+           "dynamic_index_in_dim", "dynamic_update_index_in_dim", "eq", "exp2", "full",
+           "full_like", "ge", "gt", "igamma", "igammac", "index_in_dim", "le", "lt", "ne",
+           "pad", "polygamma", "population_count", "reciprocal", "reduce_and", "reduce_max",
+           "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rev", "select_n",
+           "shift_left", "shift_right_arithmetic", "shift_right_logical", "split", "tile",
+           "zeta"]
