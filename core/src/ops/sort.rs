@@ -206,29 +206,34 @@ impl Array {
 }
 
 /// Output tangents: every float operand's tangent gathered by the sorting permutation.
+/// A `sort` node's `(axis, num_keys, descending)`; `no_rule` for any other op.
+fn attributes(op: &Op, rule: &str) -> Result<(usize, usize, bool)> {
+    match op {
+        Op::Sort {
+            axis,
+            num_keys,
+            descending,
+        } => Ok((*axis, *num_keys, *descending)),
+        other => no_rule(rule, other),
+    }
+}
+
 pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
-    let Op::Sort {
-        axis,
-        num_keys,
-        descending,
-    } = &a.node.op
-    else {
-        return no_rule("jvp", &a.node.op);
-    };
+    let (axis, num_keys, descending) = attributes(&a.node.op, "jvp")?;
     if a.tangents.iter().all(Option::is_none) {
         return Ok(vec![None; a.outs.len()]);
     }
     let first = &a.primals[0];
-    let iota = first.iota_beside(DType::I32, first.shape(), *axis)?;
-    let mut with_iota: Vec<Array> = a.primals[..*num_keys].to_vec();
+    let iota = first.iota_beside(DType::I32, first.shape(), axis)?;
+    let mut with_iota: Vec<Array> = a.primals[..num_keys].to_vec();
     with_iota.push(iota);
-    let perm = sort(&with_iota, *axis as isize, *num_keys, *descending)?
+    let perm = sort(&with_iota, axis as isize, num_keys, descending)?
         .pop()
         .ok_or_else(|| Error::Internal("sort returned no results".into()))?;
     a.tangents
         .iter()
         .map(|t| match t {
-            Some(t) => Ok(Some(t.take_along_axis(&perm, *axis as isize)?)),
+            Some(t) => Ok(Some(t.take_along_axis(&perm, axis as isize)?)),
             None => Ok(None),
         })
         .collect()
@@ -241,18 +246,11 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
 
 /// Batching: the sorted axis shifts by one; unbatched operands get the batch axis.
 pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>> {
-    let Op::Sort {
-        axis,
-        num_keys,
-        descending,
-    } = &a.node.op
-    else {
-        return no_rule("batching", &a.node.op);
-    };
+    let (axis, num_keys, descending) = attributes(&a.node.op, "batching")?;
     let args = (0..a.args.len())
         .map(|i| a.batched_arg(i))
         .collect::<Result<Vec<_>>>()?;
-    let out = sort(&args, (*axis + 1) as isize, *num_keys, *descending)?;
+    let out = sort(&args, (axis + 1) as isize, num_keys, descending)?;
     Ok(out.into_iter().map(|r| (r, true)).collect())
 }
 
