@@ -349,6 +349,14 @@ pub fn robertson(y: &[Array], _t: &Array, _args: &[Array]) -> Result<Vec<Array>>
     Ok(vec![Array::concatenate(&[&a, &b, &c], 0)?])
 }
 
+/// The CPU plugin linked into the crate's unit tests (they do not look for plugin files).
+#[cfg(test)]
+pub(crate) fn linked_cpu() -> std::sync::Arc<crate::runtime::Device> {
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    REGISTER.call_once(|| crate::runtime::register_static("cpu", quabla_cpu::backend_module));
+    crate::runtime::device("cpu").unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,9 +364,7 @@ mod tests {
     use std::sync::Arc;
 
     fn cpu() -> Arc<Device> {
-        static REGISTER: std::sync::Once = std::sync::Once::new();
-        REGISTER.call_once(|| crate::runtime::register_static("cpu", quabla_cpu::backend_module));
-        crate::runtime::device("cpu").unwrap()
+        linked_cpu()
     }
 
     fn f64s(v: &[f64]) -> Array {

@@ -52,6 +52,17 @@ def program_outputs(cases, goldens):
             yield name, k, o, w
 
 
+def assert_matches_golden(name, k, o, w, rtol, atol):
+    """Integers exactly (JAX's x64 indices are int64, Quabla's int32: it has no int64);
+    floats of the same dtype to ``rtol``/``atol``, NaN where NaN."""
+    if w.dtype.kind in "iub":
+        np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
+    else:
+        assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
+        np.testing.assert_allclose(o, w, rtol=rtol, atol=atol, equal_nan=True,
+                                   err_msg=f"{name}[{k}]")
+
+
 def assert_close(actual, expected, rtol=1e-6, atol=0.0):
     a = np.asarray(actual)
     e = np.asarray(expected)

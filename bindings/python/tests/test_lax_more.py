@@ -4,14 +4,13 @@ runs the same code on both), and their errors."""
 import os
 import sys
 
-import numpy as np
 import pytest
 
 import quabla
 import quabla.numpy as qnp
 from quabla import lax
 
-from conftest import golden, program_outputs
+from conftest import assert_matches_golden, golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import lax_more_cases  # noqa: E402
@@ -21,12 +20,7 @@ G = golden("jax_lax_more")
 
 def test_every_program_matches_jax():
     for name, k, o, w in program_outputs(lax_more_cases(quabla, qnp), G):
-        if w.dtype.kind in "iub":
-            np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
-        else:
-            assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
-            np.testing.assert_allclose(o, w, rtol=1e-13, atol=1e-14, equal_nan=True,
-                                       err_msg=f"{name}[{k}]")
+        assert_matches_golden(name, k, o, w, rtol=1e-13, atol=1e-14)
 
 
 def test_errors():

@@ -11,7 +11,7 @@ import pytest
 import quabla
 import quabla.numpy as qnp
 
-from conftest import golden, program_outputs
+from conftest import assert_matches_golden, golden, program_outputs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 from programs import numpy_extras_cases  # noqa: E402
@@ -21,13 +21,7 @@ G = golden("jax_numpy_extras")
 
 def test_every_program_matches_jax():
     for name, k, o, w in program_outputs(numpy_extras_cases(quabla, qnp), G):
-        if w.dtype.kind in "iub":
-            # JAX's x64 indices are int64; Quabla's int32 (it has no int64).
-            np.testing.assert_array_equal(o.astype(w.dtype), w, err_msg=f"{name}[{k}]")
-        else:
-            assert o.dtype == w.dtype, (name, k, o.dtype, w.dtype)
-            np.testing.assert_allclose(o, w, rtol=1e-13, atol=1e-14, equal_nan=True,
-                                       err_msg=f"{name}[{k}]")
+        assert_matches_golden(name, k, o, w, rtol=1e-13, atol=1e-14)
 
 
 def test_against_numpy_on_random_data():

@@ -257,18 +257,9 @@ pub(crate) fn batch(a: &crate::batching::BatchArgs) -> Result<Vec<(Array, bool)>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Device;
-    use std::sync::Arc;
-
-    /// The CPU plugin linked in (the unit tests do not look for plugin files).
-    fn cpu() -> Arc<Device> {
-        static REGISTER: std::sync::Once = std::sync::Once::new();
-        REGISTER.call_once(|| crate::runtime::register_static("cpu", quabla_cpu::backend_module));
-        crate::runtime::device("cpu").unwrap()
-    }
 
     fn on_cpu<T: quabla_abi::Element>(v: &[T]) -> Array {
-        Array::from_slice_on(&cpu(), v, &[v.len()]).unwrap()
+        Array::from_slice_on(&crate::test_util::linked_cpu(), v, &[v.len()]).unwrap()
     }
 
     fn f32s(v: &[f32]) -> Array {

@@ -84,34 +84,22 @@ def _axes(axes: Sequence[int], ndim: int) -> tuple:
     return tuple(_axis(int(a), ndim) for a in axes)
 
 
-def reduce_sum(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.sum(x, axis=_axes(axes, x.ndim))
+def _reduction(reduce, name: str):
+    def reduction(operand, axes: Sequence[int]) -> Array:
+        x = _arr(operand)
+        return reduce(x, axis=_axes(axes, x.ndim))
+
+    reduction.__name__ = reduction.__qualname__ = name
+    reduction.__doc__ = f"lax's ``{name}(operand, axes)``."
+    return reduction
 
 
-def reduce_prod(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.prod(x, axis=_axes(axes, x.ndim))
-
-
-def reduce_max(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.max(x, axis=_axes(axes, x.ndim))
-
-
-def reduce_min(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.min(x, axis=_axes(axes, x.ndim))
-
-
-def reduce_and(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.all(x, axis=_axes(axes, x.ndim))
-
-
-def reduce_or(operand, axes: Sequence[int]) -> Array:
-    x = _arr(operand)
-    return red.any(x, axis=_axes(axes, x.ndim))
+reduce_sum = _reduction(red.sum, "reduce_sum")
+reduce_prod = _reduction(red.prod, "reduce_prod")
+reduce_max = _reduction(red.max, "reduce_max")
+reduce_min = _reduction(red.min, "reduce_min")
+reduce_and = _reduction(red.all, "reduce_and")
+reduce_or = _reduction(red.any, "reduce_or")
 
 
 def _cumulative(kind: str, operand, axis: int, reverse: bool) -> Array:
