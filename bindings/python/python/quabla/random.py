@@ -32,7 +32,9 @@ __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", 
            "truncated_normal", "bernoulli", "randint", "permutation", "exponential",
            "laplace", "logistic", "cauchy", "gumbel", "rademacher", "categorical", "choice",
            "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t",
-           "generalized_normal", "ball", "orthogonal", "poisson"]
+           "generalized_normal", "ball", "orthogonal", "poisson", "lognormal", "pareto",
+           "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell", "geometric",
+           "triangular", "wald", "f"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -305,7 +307,8 @@ def _shuffle(key: Array, x: Array, axis: int) -> Array:
 
 
 from ._src.random_distributions import (  # noqa: E402  (they build on the functions above)
-    ball, beta, categorical, cauchy, chisquare, choice, dirichlet, exponential, gamma,
-    generalized_normal, gumbel, laplace, loggamma, logistic, multivariate_normal, orthogonal,
-    poisson, rademacher, t,
+    ball, beta, categorical, cauchy, chisquare, choice, dirichlet, double_sided_maxwell,
+    exponential, f, gamma, generalized_normal, geometric, gumbel, laplace, loggamma, logistic,
+    lognormal, maxwell, multivariate_normal, orthogonal, pareto, poisson, rademacher,
+    rayleigh, t, triangular, wald, weibull_min,
 )

@@ -104,6 +104,19 @@ def random_goldens():
         "poisson": enc(r.poisson(k, jnp.array([0.0, 0.5, 3.0, 9.9, 10.0, 30.0, 1e3] * 4),
                                  dtype=jnp.int32)),
     }
+    out["more_distributions"] = {
+        "lognormal": enc(r.lognormal(k, 0.7, (30,), jnp.float64)),
+        "pareto": enc(r.pareto(k, jnp.array([1.5, 3.0]), (20, 2), jnp.float64)),
+        "weibull_min": enc(r.weibull_min(k, 2.0, 1.5, (30,), jnp.float64)),
+        "rayleigh": enc(r.rayleigh(k, jnp.array([0.5, 2.0]), None, jnp.float64)),
+        "maxwell": enc(r.maxwell(k, (20,), jnp.float64)),
+        "double_sided_maxwell": enc(r.double_sided_maxwell(k, 1.0, 2.0, (20,), jnp.float64)),
+        "geometric": enc(r.geometric(k, jnp.array([0.1, 0.5, 0.9]), (10, 3), jnp.int32)),
+        "triangular": enc(r.triangular(k, -1.0, 0.5, 2.0, (30,), jnp.float64)),
+        "wald": enc(r.wald(k, jnp.array([0.5, 1.0, 3.0]), (10, 3), jnp.float64)),
+        "f": enc(r.f(k, 3.0, 7.0, (30,), jnp.float64)),
+        "lognormal_f32": enc(r.lognormal(k, 1.0, (30,), jnp.float32)),
+    }
     k = jax.random.PRNGKey(3)
     out["normal_f32_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float32))
     out["normal_f64_seed3"] = enc(jax.random.normal(k, (4000,), jnp.float64))

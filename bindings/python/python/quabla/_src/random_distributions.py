@@ -433,3 +433,133 @@ def _poisson_rejection(key, lam, shape):
 
     start = (asarray(np.full(shape, -1.0, lam.dtype)), asarray(np.zeros(shape, bool)), key)
     return while_loop(lambda s: red.any(~s[1]), body, start)[0]
+
+
+def _broadcast_shape(name: str, shape, *params) -> tuple:
+    """``shape``, or the parameters' broadcast shape when it is None (as JAX checks it)."""
+    from .numpy.shape import broadcast_shapes
+    param_shape = broadcast_shapes(*[tuple(np.shape(p)) for p in params]) if params else ()
+    if shape is None:
+        return tuple(param_shape)
+    shape = _shape(shape)
+    if broadcast_shapes(shape, param_shape) != shape:
+        raise ValueError(f"{name} parameter shapes {param_shape} do not broadcast to the "
+                         f"shape {shape}")
+    return shape
+
+
+def lognormal(key, sigma=1.0, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """``exp(sigma * z)`` for standard normal ``z``."""
+    from ..random import normal
+    d = _float_dtype(dtype, "lognormal")
+    shape = _broadcast_shape("lognormal", shape, sigma)
+    return el.exp(normal(key, shape, d) * _float_array(sigma).astype(d))
+
+
+def pareto(key, b, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Pareto(b) samples on [1, inf), ``exp(e / b)`` for standard exponential ``e``."""
+    d = _float_dtype(dtype, "pareto")
+    shape = _broadcast_shape("pareto", shape, b)
+    return el.exp(exponential(key, shape, d) / _float_array(b).astype(d))
+
+
+def weibull_min(key, scale, concentration, shape: Sequence[int] = (), dtype=None) -> Array:
+    """Weibull samples, ``(-log1p(-u)) ** (1 / concentration) * scale``."""
+    from ..random import uniform
+    d = _float_dtype(dtype, "weibull_min")
+    u = uniform(key, _shape(shape), d, 0.0, 1.0)
+    return el.power(-el.log1p(-u), 1.0 / _float_array(concentration)) * scale
+
+
+def rayleigh(key, scale=1.0, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Rayleigh samples, ``scale * sqrt(-2 log u)``."""
+    from ..random import uniform
+    from .numpy.shape import broadcast_to
+    d = _float_dtype(dtype, "rayleigh")
+    shape = _broadcast_shape("rayleigh", shape, scale)
+    u = uniform(key, shape, d)
+    s = broadcast_to(_float_array(scale).astype(d), shape)
+    return s * el.sqrt(el.log(u) * -2.0)
+
+
+def maxwell(key, shape: Sequence[int] = (), dtype=None) -> Array:
+    """Maxwell samples: the length of a standard normal 3-vector."""
+    from ..random import normal
+    d = _float_dtype(dtype, "maxwell")
+    z = normal(key, _shape(shape) + (3,), d)
+    from .numpy.reductions import sum as sum_
+    return el.sqrt(sum_(z * z, axis=-1))
+
+
+def double_sided_maxwell(key, loc, scale, shape: Sequence[int] = (), dtype=None) -> Array:
+    """``sign * maxwell * scale + loc``, the sign a Rademacher draw."""
+    from ..random import split
+    from .numpy.shape import broadcast_shapes
+    d = _float_dtype(dtype, "double_sided_maxwell")
+    params = tuple(broadcast_shapes(tuple(np.shape(loc)), tuple(np.shape(scale))))
+    shape = _shape(shape) or params
+    shape = shape + params
+    keys = split(key)
+    m = maxwell(keys[0], shape, d)
+    sign = rademacher(keys[1], shape, d)
+    return sign * m * scale + loc
+
+
+def geometric(key, p, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """The number of Bernoulli(p) trials up to the first success (int32 by default)."""
+    from ..random import uniform
+    from .numpy.shape import broadcast_to
+    d = _dt.canonicalize(np.int32 if dtype is None else dtype, "")
+    if d.kind not in "iu":
+        raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {d}")
+    pa = _float_array(p)
+    shape = _broadcast_shape("geometric", shape, p)
+    u = uniform(key, shape, pa.dtype)
+    u = el.where(u == 0, 1.0, u)
+    g = el.floor(el.log(u) / broadcast_to(el.log1p(-pa), shape)) + 1
+    return g.astype(d)
+
+
+def triangular(key, left, mode, right, shape: Optional[Sequence[int]] = None,
+               dtype=None) -> Array:
+    """Triangular samples on [left, right] peaking at ``mode`` (inverse CDF)."""
+    from ..random import uniform
+    from .numpy.shape import broadcast_to
+    d = _float_dtype(dtype, "triangular")
+    shape = _broadcast_shape("triangular", shape, left, mode, right)
+    lo, mo, hi = (broadcast_to(_float_array(v).astype(d), shape) for v in (left, mode, right))
+    fc = (mo - lo) / (hi - lo)
+    u = uniform(key, shape, d)
+    below = lo + el.sqrt(u * (hi - lo) * (mo - lo))
+    above = hi - el.sqrt((1 - u) * (hi - lo) * (hi - mo))
+    return el.where(u < fc, below, above)
+
+
+def wald(key, mean, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """Wald (inverse Gaussian) samples by Michael, Schucany and Haas' transformation."""
+    from ..random import normal, split, uniform
+    from .numpy.shape import broadcast_to
+    d = _float_dtype(dtype, "wald")
+    shape = _broadcast_shape("wald", shape, mean)
+    keys = split(key)
+    m = broadcast_to(_float_array(mean).astype(d), shape)
+    v = normal(keys[0], shape, d)
+    z = uniform(keys[1], shape, d)
+    y = v * v
+    y_sq = y * y
+    m_sq = m * m
+    root = el.sqrt(4 * m * y + m_sq * y_sq)
+    x = m + m_sq * y / 2 - m / 2 * root
+    return el.where(z <= m / (m + x), x, m_sq / x)
+
+
+def f(key, dfnum, dfden, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
+    """F(dfnum, dfden) samples, a ratio of scaled chi-squares."""
+    from ..random import split
+    d = _float_dtype(dtype, "f")
+    shape = _broadcast_shape("f", shape, dfnum, dfden)
+    num_df, den_df = _float_array(dfnum).astype(d), _float_array(dfden).astype(d)
+    keys = split(key)
+    chi_num = chisquare(keys[1], num_df, shape, d)
+    chi_den = chisquare(keys[0], den_df, shape, d)
+    return (chi_num / num_df) / (chi_den / den_df)
