@@ -208,9 +208,9 @@ impl Plan {
                 | Op::Select
                 | Op::Convert
                 | Op::Bitcast => unreachable!("elementwise nodes are planned as fused runs"),
+                Op::Sort { .. } => unreachable!("sort nodes are planned above"),
                 // Declined in `implements` (the kit refuses them before compile); kept as an
                 // error, not a panic, for a plan built outside the kit.
-                Op::Sort { .. } => unreachable!("sort nodes are planned above"),
                 Op::Linalg(_)
                 | Op::StopGradient
                 | Op::CustomJvp { .. }
