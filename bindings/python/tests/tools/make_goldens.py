@@ -24,7 +24,7 @@ from programs import (  # noqa: E402  (beside this file)
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
-    lbfgs_toolbox_program, numpy_extras_cases, lax_more_cases,
+    lbfgs_toolbox_program, numpy_extras_cases, lax_more_cases, numpy_assorted_cases,
     static_argument_program, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
@@ -897,6 +897,11 @@ def lax_more_goldens():
     return {name: _enc_tree(f()) for name, f in lax_more_cases(jax, jnp).items()}
 
 
+def numpy_assorted_goldens():
+    """numpy's small conveniences (stacking, matrices, elementwise names, selection)."""
+    return {name: _enc_tree(f()) for name, f in numpy_assorted_cases(jax, jnp).items()}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
@@ -910,7 +915,8 @@ def main():
                        ("jax_convolution", convolution_goldens),
                        ("optax_lbfgs", lbfgs_goldens),
                        ("jax_numpy_extras", numpy_extras_goldens),
-                       ("jax_lax_more", lax_more_goldens)]:
+                       ("jax_lax_more", lax_more_goldens),
+                       ("jax_numpy_assorted", numpy_assorted_goldens)]:
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

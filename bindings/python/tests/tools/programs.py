@@ -772,3 +772,49 @@ def lax_more_cases(lib, xp):
                             lax.igamma(xp.abs(x) + 0.1, 1.0), lax.igammac(2.0, xp.abs(x)),
                             lax.betainc(2.0, 3.0, xp.abs(x) / 3.0)),
     }
+
+
+def numpy_assorted_cases(lib, xp):
+    """numpy's small conveniences by name, written once for JAX and Quabla."""
+    import numpy as np
+    r = np.random.RandomState(29)
+    x = xp.asarray(r.randn(4, 6))
+    v = xp.asarray(np.array([1.0, np.nan, -0.0, 0.0, 3.0, -np.inf, np.nan]))
+    u = xp.asarray(np.array([2.0, 1.0, 0.0, -0.0, np.nan, 5.0, np.nan]))
+    ints = xp.asarray(np.array([12, -18, 0, 7, 21, 0]))
+    jnts = xp.asarray(np.array([8, 12, 5, 0, -14, 0]))
+    phase = xp.asarray(np.cumsum(r.rand(12) * 2.5))
+    return {
+        "stacking": lambda: (xp.atleast_3d(x[0]), xp.atleast_3d(x), xp.column_stack(
+            [x[0], x[1]]), xp.dstack([x, x * 2]), xp.array_split(x[0], 4),
+            xp.array_split(x, [1, 3], axis=1), xp.hsplit(x, 3), xp.vsplit(x, 2),
+            xp.dsplit(xp.dstack([x, x, x]), 3)),
+        "matrices": lambda: (xp.tri(3, 5, 1), xp.tri(4), xp.diagflat(x[:2, :2]),
+                             xp.diagflat(x[0, :3], -1)),
+        "elementwise": lambda: (xp.fmax(v, u), xp.fmin(v, u), xp.fabs(v), xp.rint(x * 3),
+                                xp.degrees(x), xp.radians(x), xp.float_power(xp.abs(x), x),
+                                xp.logaddexp2(v, u), xp.logaddexp2(x, x * 2)),
+        "integers": lambda: (xp.gcd(ints, jnts), xp.lcm(ints, jnts), xp.invert(ints),
+                             xp.bitwise_not(ints), xp.left_shift(ints, 2),
+                             xp.right_shift(ints, 1)),
+        "selection": lambda: (xp.choose(xp.asarray([0, 2, 1, 0, 1, 2]), [x[0], x[1], x[2]]),
+                              xp.choose(xp.asarray([3, -1, 5, 0, 1, 2]), [x[0], x[1], x[2]],
+                                        mode="clip"),
+                              xp.compress(xp.asarray([True, False, True, True]), x, axis=0),
+                              xp.compress(x[0] > 0, x, axis=1),
+                              xp.extract(x > 0.5, x),
+                              xp.fill_diagonal(x, 9.0, inplace=False),
+                              xp.fill_diagonal(x[:4, :4], xp.asarray([1.0, 2.0]),
+                                               inplace=False),
+                              xp.put_along_axis(x, xp.asarray([[1], [0], [5], [2]]), -1.0,
+                                                axis=1, inplace=False)),
+        "index_helpers": lambda: (xp.indices((2, 3)), xp.indices((2, 3), sparse=True),
+                                  xp.array_equiv(x[0], x[:1]), xp.array_equiv(x, x + 1),
+                                  xp.array_equiv(x[0], x[:, :1]),
+                                  xp.trim_zeros(xp.asarray([0, 0, 3, 0, 4, 0])),
+                                  xp.trim_zeros(xp.asarray([0, 1, 0]), "f"),
+                                  xp.rollaxis(x.reshape(2, 3, 4), 2),
+                                  xp.rollaxis(x.reshape(2, 3, 4), 0, 3)),
+        "unwrap_resize": lambda: (xp.unwrap(phase), xp.unwrap(phase, period=4.0),
+                                  xp.resize(x[0], (3, 4)), xp.resize(x, 7)),
+    }

@@ -44,6 +44,12 @@ from .._src.numpy.polynomial import (
     bartlett, blackman, divmod, ediff1d, gradient, hamming, hanning, heaviside, polyadd,
     polyder, polyfit, polyint, polymul, polysub,
 )
+from .._src.numpy.assorted import (
+    array_equiv, array_split, atleast_3d, bitwise_not, choose, column_stack, compress,
+    degrees, diagflat, dsplit, dstack, extract, fabs, fill_diagonal, float_power, fmax, fmin,
+    gcd, hsplit, indices, invert, lcm, left_shift, logaddexp2, put_along_axis, radians,
+    resize, right_shift, rint, rollaxis, tri, trim_zeros, unwrap, vsplit,
+)
 from .._src.numpy.index_tricks import (
     diag_indices, diag_indices_from, geomspace, logspace, ravel_multi_index, rot90,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unravel_index, vander,
