@@ -817,4 +817,11 @@ def numpy_assorted_cases(lib, xp):
                                   xp.rollaxis(x.reshape(2, 3, 4), 0, 3)),
         "unwrap_resize": lambda: (xp.unwrap(phase), xp.unwrap(phase, period=4.0),
                                   xp.resize(x[0], (3, 4)), xp.resize(x, 7)),
+        "nn_more": lambda: (lib.nn.mish(x), lib.nn.squareplus(x), lib.nn.squareplus(x, 0.5),
+                            lib.nn.sparse_plus(x), lib.nn.sparse_sigmoid(x),
+                            lib.nn.log1mexp(xp.abs(x) + 1e-3), lib.nn.logmeanexp(x),
+                            lib.nn.logmeanexp(x, axis=1, keepdims=True), lib.nn.identity(x),
+                            lib.grad(lambda z: xp.sum(lib.nn.mish(z) + lib.nn.log1mexp(
+                                xp.abs(z) + 0.5) + lib.nn.squareplus(z)
+                                + lib.nn.sparse_plus(z * 2)))(x)),
     }

@@ -274,3 +274,55 @@ def _expand_reduced(x: Array, ndim: int, axis) -> Array:
         return x.reshape((1,) * ndim)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     return expand_dims(x, tuple(sorted(int(ax) % ndim for ax in axes)))
+
+
+def identity(x) -> Array:
+    """``x`` unchanged (as an array)."""
+    return x if isinstance(x, Array) else asarray(x)
+
+
+def mish(x) -> Array:
+    """``x * tanh(softplus(x))``."""
+    x = _float(x)
+    return x * el.tanh(softplus(x))
+
+
+def squareplus(x, b=4) -> Array:
+    """``(x + sqrt(x^2 + b)) / 2``, a smooth ReLU."""
+    x = _float(x)
+    return (x + el.sqrt(el.square(x) + b)) / 2
+
+
+def sparse_plus(x) -> Array:
+    """0 below -1, ``x`` above 1, ``(x + 1)^2 / 4`` between."""
+    x = _float(x)
+    return el.where(x <= -1.0, 0.0, el.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x) -> Array:
+    """``clip(x + 1, 0, 2) / 2``, the derivative of :func:`sparse_plus`."""
+    return 0.5 * el.clip(_float(x) + 1.0, 0.0, 2.0)
+
+
+@custom_jvp
+def log1mexp(x) -> Array:
+    """``log(1 - exp(-x))`` for ``x > 0``, accurate for small and large ``x``."""
+    x = _float(x)
+    return el.where(x < math.log(2.0), el.log(-el.expm1(-x)), el.log1p(-el.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / el.expm1(x))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False) -> Array:
+    """``log(mean(exp(x)))`` along ``axis``, stably."""
+    if where is not None:
+        raise NotImplementedError("logmeanexp: `where` is not supported; mask with -inf")
+    x = _float(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims)
+    if axis is None:
+        count = x.size
+    else:
+        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+        count = int(np.prod([x.shape[int(a) % x.ndim] for a in axes]))
+    return lse - el.log(asarray(float(count), lse.dtype))
