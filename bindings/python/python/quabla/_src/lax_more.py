@@ -72,11 +72,11 @@ def clz(x) -> Array:
     if x.dtype.kind not in "iu":
         raise TypeError(f"clz needs integers, got {x.dtype}")
     u = x.astype(np.uint32)
+    # A leading zero for every shift that leaves nothing: u >> k == 0 exactly for the k at
+    # or above the highest set bit's position + 1.
     count = u & 0
-    seen = u < 0
-    for k in range(31, -1, -1):
-        seen = seen | (((u >> k) & 1) == 1)
-        count = count + el.where(seen, 0, 1).astype(np.uint32)
+    for k in range(32):
+        count = count + ((u >> k) == 0).astype(np.uint32)
     return count.astype(x.dtype)
 
 
