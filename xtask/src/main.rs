@@ -17,6 +17,8 @@
 //!   (QIR text, QIR binary, the CPU plugin's compile through the ABI, safetensors loading),
 //!   seeded from the conformance programs, 30 s each by default; `test` runs them so, built
 //!   with `--dev --no-sanitizer`.
+//! - `mlx`: fetches MLX (PyPI's `mlx-cpu` wheel, unpacked into `~/.cache/quabla/mlx`) for
+//!   the MLX plugin's build; `test` does it first, then requires the plugin's tests to run.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -38,6 +40,7 @@
 
 mod apt;
 mod fuzz;
+mod mlx;
 mod tools;
 mod wasm;
 
@@ -103,6 +106,8 @@ fn build_plugins(release: bool) {
         "quabla-fixture-lying-plugin",
         "-p",
         "quabla-toy-backend",
+        "-p",
+        "quabla-mlx",
     ]);
     if release {
         c.arg("--release");
@@ -214,6 +219,7 @@ fn ensure_vulkan_driver() -> bool {
 }
 
 fn test() {
+    let has_mlx = mlx::ensure().is_some();
     build_for_tests();
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--no-fail-fast"]);
@@ -221,8 +227,20 @@ fn test() {
         // The driver is there, so the wgpu conformance test must run, not skip.
         tests.env("QUABLA_REQUIRE_WGPU", "1");
     }
+    if has_mlx {
+        // Likewise MLX: the plugin was built against it, so its tests must run.
+        tests.env("QUABLA_REQUIRE_MLX", "1");
+    }
     run("run the workspace tests", &mut tests);
     run_conformance(&[]);
+    if has_mlx {
+        // The runner's own report for the MLX plugin (which cases are not applicable, and
+        // why), as a third party would read it.
+        let mut c = Command::new(debug_binary("quabla-conformance"));
+        c.arg("--plugin").arg(plugin_file("debug", "quabla_mlx"));
+        c.arg("--quiet");
+        run("run the conformance suite on the MLX plugin", &mut c);
+    }
     let mut c = Command::new(debug_binary(SMOKE_EXAMPLE));
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
@@ -478,6 +496,11 @@ fn main() {
         Some("goldens") => goldens(),
         Some("fuzz") => fuzz::fuzz(&args[1..], None),
         Some("wasm") => wasm::build(),
+        Some("mlx") => {
+            if mlx::ensure().is_none() {
+                exit(1)
+            }
+        }
         Some("wasm-test") => {
             build_for_tests();
             wasm::test()
@@ -485,7 +508,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

@@ -1,0 +1,514 @@
+// quabla-mlx's shim: a C ABI over MLX's C++ API. Every entry point runs inside try/catch and
+// reports failure as a status code and a message (qmlx_last_error), because a C++ exception
+// unwinding into Rust is undefined behaviour. The functions are thin: QIR's exact semantics
+// (integer division by zero, saturating conversions, clamped starts) are composed on the Rust
+// side from these, so this file stays a list of MLX calls.
+#include "qmlx.h"
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "mlx/backend/cpu/encoder.h"
+#include "mlx/mlx.h"
+#include "mlx/primitives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace mx = mlx::core;
+
+struct qmlx_array {
+  mx::array a;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Every op runs on the CPU stream: MLX's CPU backend is the one built on Linux, and the one
+// that takes float64.
+mx::StreamOrDevice cpu() { return mx::Device(mx::Device::cpu); }
+
+mx::Dtype dtype_of(int code) {
+  switch (code) {
+    case QMLX_BOOL: return mx::bool_;
+    case QMLX_I32: return mx::int32;
+    case QMLX_U32: return mx::uint32;
+    case QMLX_F32: return mx::float32;
+    case QMLX_F64: return mx::float64;
+  }
+  throw std::invalid_argument("unknown dtype code " + std::to_string(code));
+}
+
+mx::Shape shape_of(const int32_t* p, size_t n) { return mx::Shape(p, p + n); }
+
+std::vector<int> ints(const int32_t* p, size_t n) { return std::vector<int>(p, p + n); }
+
+template <typename F>
+int guarded(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+  } catch (...) {
+    last_error = "an unknown C++ exception in MLX";
+  }
+  return 1;
+}
+
+int give(mx::array a, qmlx_array** out) {
+  *out = new qmlx_array{std::move(a)};
+  return 0;
+}
+
+// MLX's CPU kernels compute exp, sin, cos, erf and the sigmoid with float32 polynomials, in
+// float64 too (measured: exp(1.0) in float64 has 24 correct bits), and flush results below
+// float32's normal range. This primitive computes those functions with the C library (within
+// an ulp in double; float32 rounds the double result), elementwise over a row-contiguous
+// input.
+class Libm : public mx::UnaryPrimitive {
+ public:
+  Libm(mx::Stream stream, int fn) : mx::UnaryPrimitive(stream), fn_(fn) {}
+
+  void eval_cpu(const std::vector<mx::array>& inputs, mx::array& out) override {
+    const auto& x = inputs[0];
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    encoder.set_input_array(x);
+    encoder.set_output_array(out);
+    size_t n = out.size();
+    int fn = fn_;
+    if (out.dtype() == mx::float64) {
+      encoder.dispatch([src = x.data<double>(), dst = out.data<double>(), n, fn]() {
+        for (size_t i = 0; i < n; ++i) dst[i] = apply(fn, src[i]);
+      });
+    } else {
+      encoder.dispatch([src = x.data<float>(), dst = out.data<float>(), n, fn]() {
+        for (size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(apply(fn, src[i]));
+      });
+    }
+  }
+
+  void eval_gpu(const std::vector<mx::array>&, mx::array&) override {
+    throw std::runtime_error("quabla-mlx's Libm primitive runs on the CPU stream only");
+  }
+
+  const char* name() const override { return "QuablaLibm"; }
+
+  bool is_equivalent(const mx::Primitive& other) const override {
+    auto o = dynamic_cast<const Libm*>(&other);
+    return o != nullptr && o->fn_ == fn_;
+  }
+
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array>& inputs) override {
+    return {inputs[0].shape()};
+  }
+
+ private:
+  int fn_;
+
+  static double apply(int fn, double v) {
+    switch (fn) {
+      case QMLX_LIBM_EXP: return std::exp(v);
+      case QMLX_LIBM_EXP2: return std::exp2(v);
+      case QMLX_LIBM_SIN: return std::sin(v);
+      case QMLX_LIBM_COS: return std::cos(v);
+      case QMLX_LIBM_ERF: return std::erf(v);
+      case QMLX_LIBM_ERFC: return std::erfc(v);
+      case QMLX_LIBM_CBRT: return std::cbrt(v);
+      // Each form takes e^t of t <= 0, within an ulp and never overflowing, so results
+      // down to the subnormals keep their digits; the sum and quotient round once each.
+      case QMLX_LIBM_LOGISTIC: {
+        if (v >= 0) return 1.0 / (1.0 + std::exp(-v));
+        double e = std::exp(v);
+        return e / (1.0 + e);
+      }
+    }
+    return std::nan("");
+  }
+};
+
+// The permutation that stably sorts each line along `axis_` by the keys, lexicographically,
+// in numpy's order (-0 ties +0, NaN after +inf, NaNs tied); `descending_` reverses the order
+// of unequal keys and keeps equal ones in place, as QIR's `sort`. MLX's own sort is not
+// documented as stable, and its NaN order is not numpy's.
+class SortPermutation : public mx::UnaryPrimitive {
+ public:
+  SortPermutation(mx::Stream stream, int axis, bool descending)
+      : mx::UnaryPrimitive(stream), axis_(axis), descending_(descending) {}
+
+  void eval_cpu(const std::vector<mx::array>& inputs, mx::array& out) override {
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    std::vector<Key> keys;
+    for (const auto& k : inputs) {
+      encoder.set_input_array(k);
+      keys.push_back(Key{k.dtype(), k.data<void>()});
+    }
+    encoder.set_output_array(out);
+    const auto& shape = out.shape();
+    size_t n = shape[axis_], inner = 1, outer = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (static_cast<int>(d) < axis_) outer *= shape[d];
+      if (static_cast<int>(d) > axis_) inner *= shape[d];
+    }
+    encoder.dispatch([keys, dst = out.data<int32_t>(), n, inner, outer, desc = descending_]() {
+      std::vector<int32_t> perm(n);
+      for (size_t o = 0; o < outer; ++o) {
+        for (size_t i = 0; i < inner; ++i) {
+          size_t base = o * n * inner + i;
+          for (size_t j = 0; j < n; ++j) perm[j] = static_cast<int32_t>(j);
+          auto position = [&](int32_t j) { return base + static_cast<size_t>(j) * inner; };
+          std::stable_sort(perm.begin(), perm.end(), [&](int32_t a, int32_t b) {
+            for (const auto& k : keys) {
+              int c = k.compare(position(a), position(b));
+              if (c != 0) return desc ? c > 0 : c < 0;
+            }
+            return false;
+          });
+          for (size_t j = 0; j < n; ++j) dst[position(static_cast<int32_t>(j))] = perm[j];
+        }
+      }
+    });
+  }
+
+  void eval_gpu(const std::vector<mx::array>&, mx::array&) override {
+    throw std::runtime_error("quabla-mlx's sort runs on the CPU stream only");
+  }
+
+  const char* name() const override { return "QuablaSortPermutation"; }
+
+  std::vector<mx::Shape> output_shapes(const std::vector<mx::array>& inputs) override {
+    return {inputs[0].shape()};
+  }
+
+ private:
+  struct Key {
+    mx::Dtype dtype;
+    const void* data;
+
+    template <typename T>
+    static int total(T a, T b) {
+      if constexpr (std::is_floating_point_v<T>) {
+        bool na = std::isnan(a), nb = std::isnan(b);
+        if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+      }
+      return a < b ? -1 : (b < a ? 1 : 0);
+    }
+
+    int compare(size_t i, size_t j) const {
+      switch (dtype) {
+        case mx::bool_: return total(static_cast<const bool*>(data)[i], static_cast<const bool*>(data)[j]);
+        case mx::int32: return total(static_cast<const int32_t*>(data)[i], static_cast<const int32_t*>(data)[j]);
+        case mx::uint32: return total(static_cast<const uint32_t*>(data)[i], static_cast<const uint32_t*>(data)[j]);
+        case mx::float32: return total(static_cast<const float*>(data)[i], static_cast<const float*>(data)[j]);
+        case mx::float64: return total(static_cast<const double*>(data)[i], static_cast<const double*>(data)[j]);
+        default: return 0;
+      }
+    }
+  };
+
+  int axis_;
+  bool descending_;
+};
+
+}  // namespace
+
+extern "C" {
+
+int qmlx_sort_permutation(const qmlx_array* const* keys, size_t n, int32_t axis, int descending,
+                          qmlx_array** out) {
+  return guarded([&] {
+    if (n == 0) throw std::invalid_argument("qmlx_sort_permutation needs a key");
+    std::vector<mx::array> ks;
+    for (size_t i = 0; i < n; ++i) {
+      auto dt = keys[i]->a.dtype();
+      if (dt != mx::bool_ && dt != mx::int32 && dt != mx::uint32 && dt != mx::float32 &&
+          dt != mx::float64) {
+        throw std::invalid_argument("qmlx_sort_permutation: a key of an unsupported dtype");
+      }
+      ks.push_back(mx::contiguous(keys[i]->a, false, cpu()));
+    }
+    auto shape = ks[0].shape();
+    if (axis < 0 || axis >= static_cast<int32_t>(shape.size())) {
+      throw std::invalid_argument("qmlx_sort_permutation: axis out of range");
+    }
+    auto stream = mx::default_stream(mx::Device(mx::Device::cpu));
+    give(mx::array(shape, mx::int32,
+                   std::make_shared<SortPermutation>(stream, axis, descending != 0), ks),
+         out);
+  });
+}
+
+int qmlx_take_along_axis(const qmlx_array* a, const qmlx_array* indices, int32_t axis,
+                         qmlx_array** out) {
+  return guarded([&] { give(mx::take_along_axis(a->a, indices->a, axis, cpu()), out); });
+}
+
+int qmlx_libm(int fn, const qmlx_array* a, qmlx_array** out) {
+  return guarded([&] {
+    if (fn < 0 || fn >= QMLX_LIBM_COUNT) {
+      throw std::invalid_argument("unknown libm function code " + std::to_string(fn));
+    }
+    auto dt = a->a.dtype();
+    if (dt != mx::float32 && dt != mx::float64) {
+      throw std::invalid_argument("qmlx_libm takes float32 or float64");
+    }
+    auto x = mx::contiguous(a->a, false, cpu());
+    auto stream = mx::default_stream(mx::Device(mx::Device::cpu));
+    give(mx::array(x.shape(), dt, std::make_shared<Libm>(stream, fn), {x}), out);
+  });
+}
+
+const char* qmlx_last_error(void) { return last_error.c_str(); }
+
+const char* qmlx_version(void) { return mx::version(); }
+
+int qmlx_enum_count(int which) {
+  switch (which) {
+    case 0: return QMLX_UNARY_COUNT;
+    case 1: return QMLX_BINARY_COUNT;
+    case 2: return QMLX_LIBM_COUNT;
+    case 3: return QMLX_REDUCE_COUNT;
+  }
+  return -1;
+}
+
+int qmlx_from_bytes(int dtype, const int32_t* shape, size_t ndim, const void* data,
+                    qmlx_array** out) {
+  return guarded([&] {
+    auto t = dtype_of(dtype);
+    auto s = shape_of(shape, ndim);
+    switch (dtype) {
+      case QMLX_BOOL: give(mx::array(static_cast<const bool*>(data), s, t), out); break;
+      case QMLX_I32: give(mx::array(static_cast<const int32_t*>(data), s, t), out); break;
+      case QMLX_U32: give(mx::array(static_cast<const uint32_t*>(data), s, t), out); break;
+      case QMLX_F32: give(mx::array(static_cast<const float*>(data), s, t), out); break;
+      case QMLX_F64: give(mx::array(static_cast<const double*>(data), s, t), out); break;
+    }
+  });
+}
+
+int qmlx_to_bytes(const qmlx_array* a, void* dst, size_t nbytes) {
+  return guarded([&] {
+    auto c = mx::contiguous(a->a, false, cpu());
+    c.eval();
+    if (c.nbytes() != nbytes) {
+      throw std::length_error("qmlx_to_bytes: " + std::to_string(c.nbytes()) +
+                              " bytes in the array, " + std::to_string(nbytes) + " asked for");
+    }
+    if (nbytes > 0) std::memcpy(dst, c.data<char>(), nbytes);
+  });
+}
+
+int qmlx_eval(qmlx_array* const* arrays, size_t n) {
+  return guarded([&] {
+    std::vector<mx::array> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(arrays[i]->a);
+    mx::eval(v);
+  });
+}
+
+void qmlx_free(qmlx_array* a) { delete a; }
+
+int qmlx_unary(int op, const qmlx_array* a, qmlx_array** out) {
+  return guarded([&] {
+    const auto& x = a->a;
+    auto s = cpu();
+    switch (op) {
+      case QMLX_NEG: give(mx::negative(x, s), out); return;
+      case QMLX_ABS: give(mx::abs(x, s), out); return;
+      case QMLX_SIGN: give(mx::sign(x, s), out); return;
+      case QMLX_FLOOR: give(mx::floor(x, s), out); return;
+      case QMLX_CEIL: give(mx::ceil(x, s), out); return;
+      case QMLX_ROUND_EVEN: give(mx::round(x, s), out); return;
+      case QMLX_EXPM1: give(mx::expm1(x, s), out); return;
+      case QMLX_LOG: give(mx::log(x, s), out); return;
+      case QMLX_LOG1P: give(mx::log1p(x, s), out); return;
+      case QMLX_SQRT: give(mx::sqrt(x, s), out); return;
+      case QMLX_RSQRT: give(mx::rsqrt(x, s), out); return;
+      case QMLX_TAN: give(mx::tan(x, s), out); return;
+      case QMLX_ASIN: give(mx::arcsin(x, s), out); return;
+      case QMLX_ACOS: give(mx::arccos(x, s), out); return;
+      case QMLX_ATAN: give(mx::arctan(x, s), out); return;
+      case QMLX_SINH: give(mx::sinh(x, s), out); return;
+      case QMLX_COSH: give(mx::cosh(x, s), out); return;
+      case QMLX_TANH: give(mx::tanh(x, s), out); return;
+      case QMLX_ASINH: give(mx::arcsinh(x, s), out); return;
+      case QMLX_ACOSH: give(mx::arccosh(x, s), out); return;
+      case QMLX_ATANH: give(mx::arctanh(x, s), out); return;
+      case QMLX_ISFINITE: give(mx::isfinite(x, s), out); return;
+      case QMLX_ISNAN: give(mx::isnan(x, s), out); return;
+      case QMLX_LOGICAL_NOT: give(mx::logical_not(x, s), out); return;
+      case QMLX_BITWISE_NOT: give(mx::bitwise_invert(x, s), out); return;
+    }
+    throw std::invalid_argument("unknown unary op code " + std::to_string(op));
+  });
+}
+
+int qmlx_binary(int op, const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
+  return guarded([&] {
+    const auto &x = a->a, &y = b->a;
+    auto s = cpu();
+    switch (op) {
+      case QMLX_ADD: give(mx::add(x, y, s), out); return;
+      case QMLX_SUB: give(mx::subtract(x, y, s), out); return;
+      case QMLX_MUL: give(mx::multiply(x, y, s), out); return;
+      case QMLX_DIVIDE: give(mx::divide(x, y, s), out); return;
+      case QMLX_FLOOR_DIVIDE: give(mx::floor_divide(x, y, s), out); return;
+      case QMLX_REMAINDER: give(mx::remainder(x, y, s), out); return;
+      case QMLX_POWER: give(mx::power(x, y, s), out); return;
+      case QMLX_MAXIMUM: give(mx::maximum(x, y, s), out); return;
+      case QMLX_MINIMUM: give(mx::minimum(x, y, s), out); return;
+      case QMLX_ATAN2: give(mx::arctan2(x, y, s), out); return;
+      case QMLX_LOGICAL_AND: give(mx::logical_and(x, y, s), out); return;
+      case QMLX_LOGICAL_OR: give(mx::logical_or(x, y, s), out); return;
+      case QMLX_BITWISE_AND: give(mx::bitwise_and(x, y, s), out); return;
+      case QMLX_BITWISE_OR: give(mx::bitwise_or(x, y, s), out); return;
+      case QMLX_BITWISE_XOR: give(mx::bitwise_xor(x, y, s), out); return;
+      case QMLX_SHIFT_LEFT: give(mx::left_shift(x, y, s), out); return;
+      case QMLX_SHIFT_RIGHT: give(mx::right_shift(x, y, s), out); return;
+      case QMLX_EQ: give(mx::equal(x, y, s), out); return;
+      case QMLX_NE: give(mx::not_equal(x, y, s), out); return;
+      case QMLX_LT: give(mx::less(x, y, s), out); return;
+      case QMLX_LE: give(mx::less_equal(x, y, s), out); return;
+      case QMLX_GT: give(mx::greater(x, y, s), out); return;
+      case QMLX_GE: give(mx::greater_equal(x, y, s), out); return;
+    }
+    throw std::invalid_argument("unknown binary op code " + std::to_string(op));
+  });
+}
+
+int qmlx_where(const qmlx_array* c, const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
+  return guarded([&] { give(mx::where(c->a, a->a, b->a, cpu()), out); });
+}
+
+int qmlx_astype(const qmlx_array* a, int dtype, qmlx_array** out) {
+  return guarded([&] { give(mx::astype(a->a, dtype_of(dtype), cpu()), out); });
+}
+
+int qmlx_view(const qmlx_array* a, int dtype, qmlx_array** out) {
+  return guarded([&] { give(mx::view(a->a, dtype_of(dtype), cpu()), out); });
+}
+
+int qmlx_arange(int32_t n, int dtype, qmlx_array** out) {
+  return guarded([&] { give(mx::astype(mx::arange(0, n, 1, cpu()), dtype_of(dtype), cpu()), out); });
+}
+
+int qmlx_broadcast_to(const qmlx_array* a, const int32_t* shape, size_t ndim, qmlx_array** out) {
+  return guarded([&] { give(mx::broadcast_to(a->a, shape_of(shape, ndim), cpu()), out); });
+}
+
+int qmlx_reshape(const qmlx_array* a, const int32_t* shape, size_t ndim, qmlx_array** out) {
+  return guarded([&] { give(mx::reshape(a->a, shape_of(shape, ndim), cpu()), out); });
+}
+
+int qmlx_transpose(const qmlx_array* a, const int32_t* perm, size_t ndim, qmlx_array** out) {
+  return guarded([&] { give(mx::transpose(a->a, ints(perm, ndim), cpu()), out); });
+}
+
+int qmlx_slice(const qmlx_array* a, const int32_t* start, const int32_t* stop,
+               const int32_t* strides, size_t ndim, qmlx_array** out) {
+  return guarded([&] {
+    give(mx::slice(a->a, shape_of(start, ndim), shape_of(stop, ndim), shape_of(strides, ndim),
+                   cpu()),
+         out);
+  });
+}
+
+int qmlx_pad(const qmlx_array* a, const int32_t* low, const int32_t* high, size_t ndim,
+             const qmlx_array* value, qmlx_array** out) {
+  return guarded([&] {
+    std::vector<int> axes(ndim);
+    for (size_t i = 0; i < ndim; ++i) axes[i] = static_cast<int>(i);
+    give(mx::pad(a->a, axes, shape_of(low, ndim), shape_of(high, ndim), value->a, "constant",
+                 cpu()),
+         out);
+  });
+}
+
+int qmlx_concatenate(const qmlx_array* const* arrays, size_t n, int32_t axis, qmlx_array** out) {
+  return guarded([&] {
+    std::vector<mx::array> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(arrays[i]->a);
+    give(mx::concatenate(v, axis, cpu()), out);
+  });
+}
+
+int qmlx_flip(const qmlx_array* a, int32_t axis, qmlx_array** out) {
+  return guarded([&] { give(mx::flip(a->a, axis, cpu()), out); });
+}
+
+int qmlx_reduce(int kind, const qmlx_array* a, const int32_t* axes, size_t naxes,
+                qmlx_array** out) {
+  return guarded([&] {
+    auto ax = ints(axes, naxes);
+    auto s = cpu();
+    switch (kind) {
+      case QMLX_SUM: give(mx::sum(a->a, ax, false, s), out); return;
+      case QMLX_PROD: give(mx::prod(a->a, ax, false, s), out); return;
+      case QMLX_MAX: give(mx::max(a->a, ax, false, s), out); return;
+      case QMLX_MIN: give(mx::min(a->a, ax, false, s), out); return;
+      case QMLX_ALL: give(mx::all(a->a, ax, false, s), out); return;
+      case QMLX_ANY: give(mx::any(a->a, ax, false, s), out); return;
+    }
+    throw std::invalid_argument("unknown reduction code " + std::to_string(kind));
+  });
+}
+
+int qmlx_cumulative(int kind, const qmlx_array* a, int32_t axis, int reverse, qmlx_array** out) {
+  return guarded([&] {
+    auto s = cpu();
+    bool r = reverse != 0;
+    switch (kind) {
+      case QMLX_SUM: give(mx::cumsum(a->a, axis, r, true, std::nullopt, s), out); return;
+      case QMLX_PROD: give(mx::cumprod(a->a, axis, r, true, s), out); return;
+      case QMLX_MAX: give(mx::cummax(a->a, axis, r, true, s), out); return;
+      case QMLX_MIN: give(mx::cummin(a->a, axis, r, true, s), out); return;
+    }
+    throw std::invalid_argument("unknown cumulative code " + std::to_string(kind));
+  });
+}
+
+int qmlx_matmul(const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
+  return guarded([&] { give(mx::matmul(a->a, b->a, cpu()), out); });
+}
+
+int qmlx_gather(const qmlx_array* a, const qmlx_array* const* indices, size_t n,
+                const int32_t* axes, const int32_t* slice_sizes, size_t ndim, qmlx_array** out) {
+  return guarded([&] {
+    std::vector<mx::array> idx;
+    for (size_t i = 0; i < n; ++i) idx.push_back(indices[i]->a);
+    give(mx::gather(a->a, idx, ints(axes, n), shape_of(slice_sizes, ndim), cpu()), out);
+  });
+}
+
+int qmlx_scatter_add(const qmlx_array* a, const qmlx_array* const* indices, size_t n,
+                     const qmlx_array* updates, const int32_t* axes, qmlx_array** out) {
+  return guarded([&] {
+    std::vector<mx::array> idx;
+    for (size_t i = 0; i < n; ++i) idx.push_back(indices[i]->a);
+    give(mx::scatter_add(a->a, idx, updates->a, ints(axes, n), cpu()), out);
+  });
+}
+
+int qmlx_dynamic_slice(const qmlx_array* a, const qmlx_array* start, const int32_t* axes,
+                       size_t naxes, const int32_t* sizes, size_t ndim, qmlx_array** out) {
+  return guarded([&] {
+    give(mx::slice(a->a, start->a, ints(axes, naxes), shape_of(sizes, ndim), cpu()), out);
+  });
+}
+
+int qmlx_dynamic_update_slice(const qmlx_array* a, const qmlx_array* update,
+                              const qmlx_array* start, const int32_t* axes, size_t naxes,
+                              qmlx_array** out) {
+  return guarded([&] {
+    give(mx::slice_update(a->a, update->a, start->a, ints(axes, naxes), cpu()), out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,261 @@
+//! Running a program: each node becomes MLX graph nodes, built lazily in program order;
+//! `cond` and `while` are driven from the host, evaluating their predicate (and a loop's
+//! carry, so the graph does not grow with the trip count) once per decision. Constants are
+//! made MLX arrays once, at compile time.
+
+use crate::elementwise::{binary, compare, convert, unary};
+use crate::movement;
+use crate::reduce;
+use crate::shim::{eval, MlxArray};
+use quabla_abi::abi::AbiError;
+use quabla_abi::qir::{Node, Op, Program};
+use quabla_abi::{DType, TensorType};
+use std::sync::Arc;
+
+type Value = Arc<MlxArray>;
+
+/// A program ready to run: its constants made and its regions compiled, recursively (QIR
+/// validation bounds the nesting at `qir::MAX_REGION_DEPTH`).
+pub struct Block {
+    program: Program,
+    types: Vec<TensorType>,
+    /// Per node: its value when it is a constant.
+    constants: Vec<Option<Value>>,
+    /// Per node: its compiled regions.
+    regions: Vec<Vec<Block>>,
+}
+
+impl Block {
+    pub fn new(program: &Program) -> Result<Block, AbiError> {
+        let mut constants = Vec::with_capacity(program.nodes.len());
+        let mut regions = Vec::with_capacity(program.nodes.len());
+        for node in &program.nodes {
+            constants.push(match &node.op {
+                Op::Constant(h) => Some(Arc::new(MlxArray::from_bytes(
+                    h.ty.dtype,
+                    &h.ty.shape,
+                    &h.bytes,
+                )?)),
+                _ => None,
+            });
+            regions.push(
+                node.op
+                    .regions()
+                    .into_iter()
+                    .map(Block::new)
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        Ok(Block {
+            types: program.value_types(),
+            program: program.clone(),
+            constants,
+            regions,
+        })
+    }
+
+    pub fn output_types(&self) -> Vec<TensorType> {
+        self.program.output_types()
+    }
+
+    /// Runs the program on `inputs`, returning its outputs (not yet evaluated).
+    pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
+        let mut values: Vec<Value> = inputs;
+        for (i, node) in self.program.nodes.iter().enumerate() {
+            let outs = self.node(i, node, &values)?;
+            if outs.len() != node.results.len() {
+                return Err(AbiError::internal(format!(
+                    "`{}` gave {} results for {}",
+                    node.op.name(),
+                    outs.len(),
+                    node.results.len()
+                )));
+            }
+            values.extend(outs);
+        }
+        Ok(self
+            .program
+            .outputs
+            .iter()
+            .map(|o| values[o.index()].clone())
+            .collect())
+    }
+
+    fn node(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {
+        let x = |k: usize| -> &MlxArray { &values[node.operands[k].index()] };
+        let ty = |k: usize| -> &TensorType { &self.types[node.operands[k].index()] };
+        let out = &node.results[0];
+        let one = |r: Result<MlxArray, AbiError>| r.map(|a| vec![Arc::new(a)]);
+        match &node.op {
+            Op::Constant(_) => Ok(vec![self.constants[i]
+                .clone()
+                .ok_or_else(|| AbiError::internal("a constant that was not made"))?]),
+            Op::Unary(u) => one(unary(*u, x(0), ty(0).dtype)),
+            Op::Binary(b) => one(binary(*b, x(0), x(1), ty(0).dtype)),
+            Op::Compare(dir) => one(compare(*dir, x(0), x(1))),
+            Op::Select => one(x(0).select(x(1), x(2))),
+            Op::Convert => one(convert(x(0), ty(0).dtype, out.dtype)),
+            Op::Bitcast => one(x(0).view(out.dtype)),
+            Op::Iota { dim } => one(movement::iota(*dim, out)),
+            Op::BroadcastInDim { dims } => {
+                one(movement::broadcast_in_dim(x(0), &ty(0).shape, dims, out))
+            }
+            Op::Reshape => one(x(0).reshape(&out.shape)),
+            Op::Transpose { perm } => one(x(0).transpose(perm)),
+            Op::Slice {
+                start,
+                limit,
+                strides,
+            } => one(slice(x(0), ty(0), start, limit, strides, out)),
+            Op::Pad {
+                low,
+                high,
+                interior,
+            } => one(movement::pad(x(0), x(1), ty(0), low, high, interior)),
+            Op::Concatenate { dim } => {
+                let parts: Vec<&MlxArray> = (0..node.operands.len()).map(x).collect();
+                one(MlxArray::concatenate(&parts, *dim))
+            }
+            Op::Reverse { dims } => {
+                let mut r = x(0).view(out.dtype)?;
+                for &d in dims {
+                    r = r.flip(d)?;
+                }
+                Ok(vec![Arc::new(r)])
+            }
+            Op::Reduce { kind, axes } => one(reduce::reduce(x(0), *kind, axes, ty(0), out)),
+            Op::Cumulative {
+                kind,
+                axis,
+                reverse,
+            } => one(reduce::cumulative(x(0), *kind, *axis, *reverse, out)),
+            Op::DotGeneral(d) => one(reduce::dot_general(x(0), x(1), ty(0), ty(1), d, out)),
+            Op::Gather(d) => one(movement::gather(x(0), x(1), ty(0), &ty(1).shape, d, out)),
+            Op::ScatterAdd(d) => one(movement::scatter_add(
+                x(0),
+                x(1),
+                x(2),
+                ty(0),
+                &ty(1).shape,
+                &ty(2).shape,
+                d,
+            )),
+            Op::DynamicSlice { sizes } => {
+                let starts: Vec<&MlxArray> = (1..node.operands.len()).map(x).collect();
+                one(movement::dynamic_slice(x(0), &starts, ty(0), sizes))
+            }
+            Op::DynamicUpdateSlice => {
+                let starts: Vec<&MlxArray> = (2..node.operands.len()).map(x).collect();
+                one(movement::dynamic_update_slice(
+                    x(0),
+                    x(1),
+                    &starts,
+                    ty(0),
+                    &ty(1).shape,
+                ))
+            }
+            Op::Cond { .. } => self.cond(i, node, values),
+            Op::While { .. } => self.while_loop(i, node, values),
+            Op::Sort {
+                axis,
+                num_keys,
+                descending,
+            } => {
+                let all: Vec<&MlxArray> = (0..node.operands.len()).map(x).collect();
+                if out.shape[*axis] < 2 {
+                    return Ok(node
+                        .operands
+                        .iter()
+                        .map(|v| values[v.index()].clone())
+                        .collect());
+                }
+                let perm = MlxArray::sort_permutation(&all[..*num_keys], *axis, *descending)?;
+                all.iter()
+                    .map(|a| a.take_along_axis(&perm, *axis).map(Arc::new))
+                    .collect()
+            }
+            Op::Linalg(_) => Err(declined(node)),
+            Op::StopGradient
+            | Op::CustomJvp { .. }
+            | Op::CustomVjp { .. }
+            | Op::CustomVjpLinear { .. }
+            | Op::Checkpoint { .. }
+            | Op::Scan { .. }
+            | Op::LinearSolve { .. } => Err(declined(node)),
+        }
+    }
+
+    fn cond(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {
+        let branches = &self.regions[i];
+        let index = read_scalar(
+            &values[node.operands[0].index()],
+            &self.types[node.operands[0].index()],
+        )?;
+        // An out-of-range index runs the last branch.
+        let b = usize::try_from(index)
+            .ok()
+            .filter(|&b| b < branches.len())
+            .unwrap_or(branches.len() - 1);
+        let args = node.operands[1..]
+            .iter()
+            .map(|v| values[v.index()].clone())
+            .collect();
+        branches[b].run(args)
+    }
+
+    fn while_loop(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {
+        let [cond, body] = &self.regions[i][..] else {
+            return Err(AbiError::internal("a while without two regions"));
+        };
+        let mut carry: Vec<Value> = node
+            .operands
+            .iter()
+            .map(|v| values[v.index()].clone())
+            .collect();
+        let pred_ty = TensorType::new(DType::Bool, vec![]);
+        loop {
+            let go = cond.run(carry.clone())?;
+            let go = go
+                .first()
+                .ok_or_else(|| AbiError::internal("a while condition returned nothing"))?;
+            if read_scalar(go, &pred_ty)? == 0 {
+                return Ok(carry);
+            }
+            carry = body.run(carry)?;
+            // Compute the carry now: left lazy, the graph would grow by a body per trip.
+            eval(&carry.iter().map(|c| &**c).collect::<Vec<_>>())?;
+        }
+    }
+}
+
+fn declined(node: &Node) -> AbiError {
+    AbiError::unimplemented(format!(
+        "the MLX plugin does not run `{}` (it is not in its capabilities)",
+        node.op.name()
+    ))
+}
+
+/// A strided slice; MLX wants `stop` past the last element taken, which `limit` already is.
+fn slice(
+    x: &MlxArray,
+    ty: &TensorType,
+    start: &[usize],
+    limit: &[usize],
+    strides: &[usize],
+    out: &TensorType,
+) -> Result<MlxArray, AbiError> {
+    if out.num_elements() == 0 {
+        return crate::elementwise::scalar(ty.dtype, 0.0)?.broadcast_to(&out.shape);
+    }
+    x.slice(start, limit, strides)
+}
+
+/// Reads a bool or i32 scalar back to the host.
+fn read_scalar(a: &MlxArray, ty: &TensorType) -> Result<i64, AbiError> {
+    let bytes = a.to_bytes(ty.size_bytes())?;
+    Ok(match bytes.len() {
+        1 => bytes[0] as i64,
+        4 => i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as i64,
+        n => return Err(AbiError::internal(format!("a {n}-byte predicate"))),
+    })
+}
