@@ -3,7 +3,11 @@ would be with JAX + optax: -(u_xx + u_yy) = 2 pi^2 sin(pi x) sin(pi y) on [0, 1]
 the boundary, MLP 2 -> 64 -> 64 -> 64 -> 1 (tanh, Glorot-uniform from quabla.random), Adam
 lr 1e-3 in float32, the Laplacian by vmap(hessian) per collocation point, one jitted step.
 
-    python examples/python/pinn_poisson.py [--steps 2000] [--n 1024]
+    python examples/python/pinn_poisson.py [--steps 2000] [--n 1024] [--device mlx]
+
+``--device`` names a platform (``quabla.devices()`` lists those found; the MLX plugin, for
+instance, through ``QUABLA_PLUGIN_PATH`` or its wheel): the parameters, optimizer state and
+points are put there, and the jitted step runs where its inputs are.
 """
 
 import argparse
@@ -56,14 +60,17 @@ def loss(params, xs, xb):
     return qnp.mean(res ** 2) + qnp.mean(ub ** 2)
 
 
-def main(steps=2000, n=1024, log_every=200):
-    print(f"PINN Poisson on `{quabla.default_backend()}`: {n} collocation points, 256 boundary "
+def main(steps=2000, n=1024, log_every=200, device=None):
+    platform = device or quabla.default_backend()
+    print(f"PINN Poisson on `{platform}`: {n} collocation points, 256 boundary "
           f"points, {steps} Adam steps (float32)")
     inner, bnd = points(n)
     xs, xb = qnp.asarray(inner), qnp.asarray(bnd)
     params = init(random.PRNGKey(0))
     opt = optim.adam(1e-3)
     state = opt.init(params)
+    if device is not None:
+        params, state, xs, xb = quabla.device_put((params, state, xs, xb), device)
 
     @quabla.jit
     def step(params, state, xs, xb):
@@ -81,7 +88,8 @@ def main(steps=2000, n=1024, log_every=200):
             print(f"step {k + 1:>5}  loss {history[-1]:.6e}  {rate:.1f} steps/s")
     g = np.stack(np.meshgrid(np.linspace(0, 1, 101), np.linspace(0, 1, 101), indexing="ij"),
                  axis=-1).reshape(-1, 2)
-    pred = np.asarray(mlp(params, qnp.asarray(g.astype(np.float32)))).reshape(-1)
+    grid = quabla.device_put(qnp.asarray(g.astype(np.float32)), platform)
+    pred = np.asarray(mlp(params, grid)).reshape(-1)
     exact = np.sin(np.pi * g[:, 0]) * np.sin(np.pi * g[:, 1])
     rel = float(np.sqrt(np.sum((pred - exact) ** 2) / np.sum(exact ** 2)))
     print(f"final loss {history[-1]:.6e}; relative L2 error {rel:.3e}; "
@@ -93,5 +101,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--device", default=None, help="a platform name, e.g. mlx")
     a = ap.parse_args()
-    main(a.steps, a.n)
+    main(a.steps, a.n, device=a.device)

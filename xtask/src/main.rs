@@ -244,7 +244,7 @@ fn test() {
     let mut c = Command::new(debug_binary(SMOKE_EXAMPLE));
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
-    python_tests();
+    python_tests(has_mlx.then(|| plugin_file("debug", "quabla_mlx")));
     wasm::test();
     fuzz::fuzz(
         &["--dev".to_string(), "--no-sanitizer".to_string()],
@@ -262,7 +262,7 @@ fn venv_python() -> PathBuf {
     python_venv().join(bin).join("python")
 }
 
-fn python_tests() {
+fn python_tests(mlx_plugin: Option<PathBuf>) {
     let py = venv_python();
     if !py.exists() {
         let host = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
@@ -302,10 +302,13 @@ fn python_tests() {
         "build and install the Python package",
         &["--force-reinstall", "--no-deps", "./bindings/python"],
     );
-    run(
-        "run the Python package's tests",
-        Command::new(&py).args(["-m", "pytest", "-q", "bindings/python/tests"]),
-    );
+    let mut pytest = Command::new(&py);
+    pytest.args(["-m", "pytest", "-q", "bindings/python/tests"]);
+    if let Some(lib) = mlx_plugin {
+        // The MLX plugin's tests (the PINN example on `device="mlx"`) run only when asked.
+        pytest.env("QUABLA_TEST_MLX_PLUGIN", lib);
+    }
+    run("run the Python package's tests", &mut pytest);
 }
 
 fn goldens() {

@@ -7,12 +7,14 @@
 //! colour bars, the error's maximum in its title) and the training loss on a log scale.
 //!
 //! `--lbfgs K` refines with K L-BFGS steps after Adam (strong Wolfe line search).
+//! `--device NAME` trains on that platform's device (e.g. `mlx`, with its plugin on
+//! `QUABLA_PLUGIN_PATH`) instead of the default one.
 //!
 //! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]
-//! [--lbfgs 0]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
+//! [--lbfgs 0] [--device cpu]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
 use quabla::optim::{adam, Lbfgs, Trainer};
-use quabla::{default_device, jit, Array, DType, Result};
+use quabla::{default_device, device, jit, Array, DType, Result};
 use quabla_examples::arg;
 use quabla_examples::figure::{write_figure, Field, LossCurve};
 use quabla_examples::pinn::{self, init, mlp, points};
@@ -25,12 +27,28 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         arg("--n", 1024usize),
         arg("--lbfgs", 0usize),
     );
-    let dev = default_device()?;
+    let platform = arg("--device", String::new());
+    let dev = if platform.is_empty() {
+        default_device()?
+    } else {
+        device(&platform)?
+    };
+    // Arrays are made on the default device; the training data and parameters move once.
+    let on_dev = |a: Array| -> Result<Array> {
+        if a.device().platform() == dev.platform() {
+            Ok(a)
+        } else {
+            Array::from_host_on(&dev, &a.to_host()?)
+        }
+    };
     println!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32)", dev.platform());
     let (inner, bnd) = points(n);
-    let xs = Array::from_slice(&inner, &[n, 2])?;
-    let xb = Array::from_slice(&bnd, &[256, 2])?;
-    let params = init(0, DType::F32)?;
+    let xs = on_dev(Array::from_slice(&inner, &[n, 2])?)?;
+    let xb = on_dev(Array::from_slice(&bnd, &[256, 2])?)?;
+    let params = init(0, DType::F32)?
+        .into_iter()
+        .map(on_dev)
+        .collect::<Result<Vec<_>>>()?;
     let np = params.len();
 
     let loss = std::sync::Arc::new(pinn::loss);
@@ -98,7 +116,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let g: Vec<f32> = (0..101 * 101)
         .flat_map(|i| [(i / 101) as f32 / 100.0, (i % 101) as f32 / 100.0])
         .collect();
-    let pred = mlp(&p, &Array::from_slice(&g, &[101 * 101, 2])?)?.to_vec::<f32>()?;
+    let pred = mlp(&p, &on_dev(Array::from_slice(&g, &[101 * 101, 2])?)?)?.to_vec::<f32>()?;
     let (mut num, mut den) = (0.0f64, 0.0f64);
     let mut err = Vec::with_capacity(pred.len());
     for (i, u) in pred.iter().enumerate() {
