@@ -216,9 +216,105 @@ class SortPermutation : public mx::UnaryPrimitive {
   bool descending_;
 };
 
+// The row permutation that LU's row swaps (`pivots[i]`: row i swapped with that row, in
+// order) amount to, per matrix: what QIR's `lu` returns beside the pivots.
+class PermutationFromPivots : public mx::UnaryPrimitive {
+ public:
+  PermutationFromPivots(mx::Stream stream, int rows)
+      : mx::UnaryPrimitive(stream), rows_(rows) {}
+
+  void eval_cpu(const std::vector<mx::array>& inputs, mx::array& out) override {
+    const auto& piv = inputs[0];
+    out.set_data(mx::allocator::malloc(out.nbytes()));
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    encoder.set_input_array(piv);
+    encoder.set_output_array(out);
+    size_t k = piv.shape().back(), n = static_cast<size_t>(rows_);
+    size_t matrices = k == 0 ? out.size() / std::max<size_t>(n, 1) : piv.size() / k;
+    encoder.dispatch([src = piv.data<int32_t>(), dst = out.data<int32_t>(), k, n, matrices]() {
+      for (size_t m = 0; m < matrices; ++m) {
+        int32_t* p = dst + m * n;
+        for (size_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(i);
+        for (size_t i = 0; i < k && i < n; ++i) {
+          int32_t j = src[m * k + i];
+          // LAPACK's pivots lie in [i, n); anything else would be MLX's bug, left unswapped.
+          if (j >= 0 && static_cast<size_t>(j) < n) std::swap(p[i], p[j]);
+        }
+      }
+    });
+  }
+
+  void eval_gpu(const std::vector<mx::array>&, mx::array&) override {
+    throw std::runtime_error("quabla-mlx's LU permutation runs on the CPU stream only");
+  }
+
+  const char* name() const override { return "QuablaPermutationFromPivots"; }
+
+ private:
+  int rows_;
+};
+
 }  // namespace
 
 extern "C" {
+
+int qmlx_cholesky(const qmlx_array* a, qmlx_array** out) {
+  return guarded([&] { give(mx::linalg::cholesky(a->a, false, cpu()), out); });
+}
+
+int qmlx_lu(const qmlx_array* a, qmlx_array** lu, qmlx_array** pivots,
+            qmlx_array** permutation) {
+  return guarded([&] {
+    auto [f, piv] = mx::linalg::lu_factor(a->a, cpu());
+    auto p = mx::contiguous(mx::astype(piv, mx::int32, cpu()), false, cpu());
+    auto shape = p.shape();
+    int rows = a->a.shape(-2);
+    shape.back() = rows;
+    auto stream = mx::default_stream(mx::Device(mx::Device::cpu));
+    auto perm = mx::array(shape, mx::int32, std::make_shared<PermutationFromPivots>(stream, rows),
+                          {p});
+    *lu = new qmlx_array{f};
+    *pivots = new qmlx_array{p};
+    *permutation = new qmlx_array{perm};
+  });
+}
+
+int qmlx_qr(const qmlx_array* a, qmlx_array** q, qmlx_array** r) {
+  return guarded([&] {
+    auto [qq, rr] = mx::linalg::qr(a->a, cpu());
+    *q = new qmlx_array{qq};
+    *r = new qmlx_array{rr};
+  });
+}
+
+int qmlx_svd(const qmlx_array* a, int compute_uv, qmlx_array** u, qmlx_array** s,
+             qmlx_array** vt) {
+  return guarded([&] {
+    auto parts = mx::linalg::svd(a->a, compute_uv != 0, cpu());
+    if (compute_uv != 0) {
+      *u = new qmlx_array{parts.at(0)};
+      *s = new qmlx_array{parts.at(1)};
+      *vt = new qmlx_array{parts.at(2)};
+    } else {
+      *s = new qmlx_array{parts.at(0)};
+    }
+  });
+}
+
+int qmlx_eigh(const qmlx_array* a, qmlx_array** w, qmlx_array** v) {
+  return guarded([&] {
+    auto [ww, vv] = mx::linalg::eigh(a->a, "L", cpu());
+    *w = new qmlx_array{ww};
+    *v = new qmlx_array{vv};
+  });
+}
+
+int qmlx_solve_triangular(const qmlx_array* a, const qmlx_array* b, int upper,
+                          qmlx_array** out) {
+  return guarded([&] {
+    give(mx::linalg::solve_triangular(a->a, b->a, upper != 0, cpu()), out);
+  });
+}
 
 int qmlx_sort_permutation(const qmlx_array* const* keys, size_t n, int32_t axis, int descending,
                           qmlx_array** out) {

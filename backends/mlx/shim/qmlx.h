@@ -87,6 +87,17 @@ int qmlx_sort_permutation(const qmlx_array* const* keys, size_t n, int32_t axis,
 int qmlx_take_along_axis(const qmlx_array* a, const qmlx_array* indices, int32_t axis,
                          qmlx_array** out);
 
+/* Dense linear algebra on the last two axes (batched), MLX's CPU stream (LAPACK). */
+int qmlx_cholesky(const qmlx_array* a, qmlx_array** out);
+int qmlx_lu(const qmlx_array* a, qmlx_array** lu, qmlx_array** pivots,
+            qmlx_array** permutation);
+int qmlx_qr(const qmlx_array* a, qmlx_array** q, qmlx_array** r);
+int qmlx_svd(const qmlx_array* a, int compute_uv, qmlx_array** u, qmlx_array** s,
+             qmlx_array** vt);
+int qmlx_eigh(const qmlx_array* a, qmlx_array** w, qmlx_array** v);
+int qmlx_solve_triangular(const qmlx_array* a, const qmlx_array* b, int upper,
+                          qmlx_array** out);
+
 #ifdef __cplusplus
 }
 #endif

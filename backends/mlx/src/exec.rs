@@ -174,7 +174,14 @@ impl Block {
                     .map(|a| a.take_along_axis(&perm, *axis).map(Arc::new))
                     .collect()
             }
-            Op::Linalg(_) => Err(declined(node)),
+            Op::Linalg(op) => {
+                let args: Vec<&MlxArray> = (0..node.operands.len()).map(x).collect();
+                let types: Vec<&TensorType> = (0..node.operands.len()).map(ty).collect();
+                Ok(crate::linalg::linalg(*op, &args, &types, &node.results)?
+                    .into_iter()
+                    .map(Arc::new)
+                    .collect())
+            }
             Op::StopGradient
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }

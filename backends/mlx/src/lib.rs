@@ -15,8 +15,10 @@
 //! the C library.
 //! `cond` and `while` decide on the host. Outputs are computed before `execute` returns and
 //! stay MLX arrays until downloaded. `sort` is a stable permutation computed by the
-//! shim (numpy's NaN order), applied with MLX's `take_along_axis`. Declined by capability:
-//! the dense factorizations.
+//! shim (numpy's NaN order), applied with MLX's `take_along_axis`. The dense factorizations
+//! run on MLX's LAPACK-backed `linalg` (`linalg.rs`: QIR's conventions for Cholesky
+//! failures, the sixteen triangular solves, complete QR, reduced SVD). Every QIR op a
+//! backend sees is implemented: nothing is declined.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -27,6 +29,7 @@
 
 mod elementwise;
 mod exec;
+mod linalg;
 mod movement;
 mod reduce;
 mod shim;
@@ -86,17 +89,15 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::DynamicUpdateSlice
         | OpKind::Sort
         | OpKind::Cond
-        | OpKind::While => true,
-        // MLX's factorizations return other conventions (LU pivots, Cholesky failures);
-        // not mapped yet.
-        OpKind::Linalg(
+        | OpKind::While
+        | OpKind::Linalg(
             LinalgKind::Cholesky
             | LinalgKind::Lu
             | LinalgKind::TriangularSolve
             | LinalgKind::Eigh
             | LinalgKind::Qr
             | LinalgKind::Svd,
-        ) => false,
+        ) => true,
         OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp

@@ -113,6 +113,18 @@ extern "C" {
         descending: c_int,
         out: *mut Handle,
     ) -> c_int;
+    fn qmlx_cholesky(a: Handle, out: *mut Handle) -> c_int;
+    fn qmlx_lu(a: Handle, lu: *mut Handle, pivots: *mut Handle, perm: *mut Handle) -> c_int;
+    fn qmlx_qr(a: Handle, q: *mut Handle, r: *mut Handle) -> c_int;
+    fn qmlx_svd(
+        a: Handle,
+        compute_uv: c_int,
+        u: *mut Handle,
+        s: *mut Handle,
+        vt: *mut Handle,
+    ) -> c_int;
+    fn qmlx_eigh(a: Handle, w: *mut Handle, v: *mut Handle) -> c_int;
+    fn qmlx_solve_triangular(a: Handle, b: Handle, upper: c_int, out: *mut Handle) -> c_int;
     fn qmlx_take_along_axis(a: Handle, indices: Handle, axis: i32, out: *mut Handle) -> c_int;
 }
 
@@ -260,6 +272,26 @@ fn make(what: &str, f: impl FnOnce(*mut Handle) -> c_int) -> Result<MlxArray, Ab
         return Err(last_error(what));
     }
     Ok(MlxArray(out))
+}
+
+/// Calls a shim function with `n` results and wraps them (all or none).
+fn make_n(
+    what: &str,
+    n: usize,
+    f: impl FnOnce(&mut [Handle]) -> c_int,
+) -> Result<Vec<MlxArray>, AbiError> {
+    let mut out: Vec<Handle> = vec![std::ptr::null_mut(); n];
+    let status = f(&mut out);
+    // Whatever was made is owned (and freed) here, even on failure.
+    let made: Vec<MlxArray> = out
+        .into_iter()
+        .filter(|h| !h.is_null())
+        .map(MlxArray)
+        .collect();
+    if status != 0 || made.len() != n {
+        return Err(last_error(what));
+    }
+    Ok(made)
 }
 
 fn handles(arrays: &[&MlxArray]) -> Vec<Handle> {
@@ -502,6 +534,57 @@ impl MlxArray {
         let h = handles(keys);
         make("sort", |out| unsafe {
             qmlx_sort_permutation(h.as_ptr(), h.len(), axis as i32, descending as c_int, out)
+        })
+    }
+
+    /// The lower Cholesky factor (LAPACK's `potrf`; no failure flag: see `linalg.rs`).
+    pub fn cholesky(&self) -> R {
+        make("cholesky", |out| unsafe { qmlx_cholesky(self.0, out) })
+    }
+
+    /// `(lu, pivots, permutation)` as QIR's `lu` (pivots 0-based i32).
+    pub fn lu(&self) -> Result<Vec<MlxArray>, AbiError> {
+        make_n("lu", 3, |o| unsafe {
+            let [a, b, c] = o else { return 1 };
+            qmlx_lu(self.0, a, b, c)
+        })
+    }
+
+    /// The reduced QR factors.
+    pub fn qr(&self) -> Result<Vec<MlxArray>, AbiError> {
+        make_n("qr", 2, |o| unsafe {
+            let [q, r] = o else { return 1 };
+            qmlx_qr(self.0, q, r)
+        })
+    }
+
+    /// `(u, s, vt)` with full `u` and `vt`, or `(s)`.
+    pub fn svd(&self, compute_uv: bool) -> Result<Vec<MlxArray>, AbiError> {
+        if compute_uv {
+            make_n("svd", 3, |o| unsafe {
+                let [u, s, vt] = o else { return 1 };
+                qmlx_svd(self.0, 1, u, s, vt)
+            })
+        } else {
+            make_n("svd", 1, |o| unsafe {
+                let mut unused: Handle = std::ptr::null_mut();
+                qmlx_svd(self.0, 0, &mut unused, &mut o[0], &mut unused)
+            })
+        }
+    }
+
+    /// `(w, v)`: ascending eigenvalues and eigenvectors of the lower triangle.
+    pub fn eigh(&self) -> Result<Vec<MlxArray>, AbiError> {
+        make_n("eigh", 2, |o| unsafe {
+            let [w, v] = o else { return 1 };
+            qmlx_eigh(self.0, w, v)
+        })
+    }
+
+    /// `x` with `self x = b`, `self` triangular (the `upper` or the lower triangle).
+    pub fn solve_triangular(&self, b: &MlxArray, upper: bool) -> R {
+        make("solve_triangular", |out| unsafe {
+            qmlx_solve_triangular(self.0, b.0, upper as c_int, out)
         })
     }
 
