@@ -62,6 +62,9 @@ fn main() {
     let lib = prefix.join("lib");
     println!("cargo::rustc-link-search=native={}", lib.display());
     println!("cargo::rustc-link-lib=dylib=mlx");
+    // Installed from its wheel, the plugin sits in site-packages/quabla_mlx beside the
+    // mlx-cpu wheel's site-packages/mlx/lib; built here, MLX is where the build found it.
+    println!("cargo::rustc-link-arg=-Wl,-rpath,$ORIGIN/../mlx/lib");
     println!("cargo::rustc-link-arg=-Wl,-rpath,{}", lib.display());
     println!("cargo::rustc-cfg=quabla_mlx");
     println!("cargo::metadata=lib={}", lib.display());

@@ -18,7 +18,9 @@
 //!   seeded from the conformance programs, 30 s each by default; `test` runs them so, built
 //!   with `--dev --no-sanitizer`.
 //! - `mlx`: fetches MLX (PyPI's `mlx-cpu` wheel, unpacked into `~/.cache/quabla/mlx`) for
-//!   the MLX plugin's build; `test` does it first, then requires the plugin's tests to run.
+//!   the MLX plugin's build; `test` does it first, then requires the plugin's tests to run,
+//!   and installs the `quabla` and `quabla-mlx` wheels into a fresh venv to run a jitted
+//!   gradient on `device="mlx"`.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -37,6 +39,8 @@
 //!   and on all; with `--compare-jax` the same workloads in JAX (`benches/jax_suite.py`, in a
 //!   venv under `target/` with jax, optax and diffrax from PyPI) in the same run, and a table
 //!   of ratios in `target/bench/report.md`. `--only ode` (or `conv`) runs those rows alone.
+//!   `bench --mlx`: the MLX plugin's rows beside the CPU plugin's and MLX's own Python API
+//!   (`benches/mlx_suite.py`) in one run, into `target/bench/report-mlx.md`.
 
 mod apt;
 mod fuzz;
@@ -245,6 +249,9 @@ fn test() {
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
     python_tests(has_mlx.then(|| plugin_file("debug", "quabla_mlx")));
+    if has_mlx {
+        mlx::wheel_test(&plugin_file("debug", "quabla_mlx"));
+    }
     wasm::test();
     fuzz::fuzz(
         &["--dev".to_string(), "--no-sanitizer".to_string()],
@@ -492,6 +499,9 @@ fn bench(extra: &[String]) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("bench") if args.iter().any(|a| a == "--mlx") => {
+            mlx::bench(args.iter().any(|a| a == "--quick"))
+        }
         Some("bench") => bench(&args[1..]),
         Some("main") => main_job(&args[1..]),
         Some("test") => test(),
@@ -511,7 +521,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax | --mlx] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

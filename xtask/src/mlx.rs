@@ -85,3 +85,227 @@ pub fn ensure() -> Option<PathBuf> {
         None
     }
 }
+
+/// `cargo xtask bench --mlx`: the MLX plugin's rows (PINN step, elementwise chain, matmul)
+/// beside the CPU plugin's, with MLX's own Python API on the same workloads in the same run
+/// (`benches/mlx_suite.py`, in the benchmark venv with `mlx[cpu]` from PyPI) as the anchor;
+/// the table goes to `target/bench/report-mlx.md`.
+pub fn bench(quick: bool) {
+    use super::{bench_rows, field, plugin_file, root, run, target_dir};
+    if ensure().is_none() {
+        std::process::exit(1);
+    }
+    super::build_plugins(true);
+    let mut b = super::cargo();
+    b.args([
+        "build",
+        "--release",
+        "-p",
+        "quabla-examples",
+        "--bin",
+        "bench_suite",
+    ]);
+    run("build the benchmark suite", &mut b);
+    let venv = target_dir().join("bench-venv");
+    let py = venv.join("bin").join("python");
+    if !py.exists() {
+        run(
+            "create the benchmark venv",
+            Command::new("python3").arg("-m").arg("venv").arg(&venv),
+        );
+    }
+    run(
+        "install MLX's Python API (CPU build) for the anchor",
+        Command::new(&py)
+            .args(["-m", "pip", "install", "--quiet", "numpy"])
+            .arg(format!("mlx[cpu]=={MLX_VERSION}")),
+    );
+    let plugins = std::env::join_paths([
+        plugin_file("release", "quabla_cpu"),
+        plugin_file("release", "quabla_mlx"),
+    ])
+    .unwrap_or_default();
+    let mut rows = Vec::new();
+    for one_thread in [true, false] {
+        let t = if one_thread {
+            "1 thread"
+        } else {
+            "all threads"
+        };
+        for dtype in ["f32", "f64"] {
+            for platform in ["cpu", "mlx"] {
+                let mut q = Command::new(target_dir().join("release").join("bench_suite"));
+                q.args(["--dtype", dtype, "--only", "mlx"]);
+                if quick {
+                    q.arg("--quick");
+                }
+                q.env("QUABLA_PLUGIN_PATH", &plugins)
+                    .env("QUABLA_PLATFORMS", platform);
+                let what = format!("Quabla on the {platform} plugin, {dtype}, {t}");
+                rows.extend(bench_rows(&what, q, one_thread).into_iter().map(|l| {
+                    l.replacen(
+                        "\"system\": \"quabla\"",
+                        &format!("\"system\": \"quabla-{platform}\""),
+                        1,
+                    )
+                }));
+            }
+            let mut m = Command::new(&py);
+            m.arg(root().join("benches/mlx_suite.py"))
+                .args(["--dtype", dtype]);
+            if quick {
+                m.arg("--quick");
+            }
+            rows.extend(bench_rows(
+                &format!("MLX's Python API, {dtype}, {t}"),
+                m,
+                one_thread,
+            ));
+        }
+    }
+    let mut md = String::from(
+        "| workload | dtype | threads | CPU plugin ms | MLX plugin ms | raw MLX ms (its faster way) | MLX plugin / raw MLX | MLX plugin / CPU plugin |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let num = |l: &str, k: &str| field(l, k).and_then(|v| v.parse::<f64>().ok());
+    for r in rows
+        .iter()
+        .filter(|r| field(r, "system") == Some("quabla-mlx"))
+    {
+        let key = |l: &&String| {
+            field(l, "name") == field(r, "name")
+                && field(l, "dtype") == field(r, "dtype")
+                && field(l, "threads") == field(r, "threads")
+        };
+        let cpu = rows
+            .iter()
+            .filter(key)
+            .find(|l| field(l, "system") == Some("quabla-cpu"));
+        let raw = rows
+            .iter()
+            .filter(key)
+            .find(|l| field(l, "system") == Some("mlx"));
+        let ms = |l: Option<&String>| l.and_then(|l| num(l, "steady_ms")).unwrap_or(f64::NAN);
+        let plugin = num(r, "steady_ms").unwrap_or(f64::NAN);
+        md.push_str(&format!(
+            "| {} | {} | {} | {:.3} | {plugin:.3} | {:.3} ({}) | {:.2} | {:.2} |\n",
+            field(r, "name").unwrap_or("?"),
+            field(r, "dtype").unwrap_or("?"),
+            field(r, "threads").unwrap_or("?"),
+            ms(cpu),
+            ms(raw),
+            raw.and_then(|l| field(l, "variant")).unwrap_or("?"),
+            plugin / ms(raw),
+            plugin / ms(cpu),
+        ));
+    }
+    let dir = target_dir().join("bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let report = dir.join("report-mlx.md");
+    if let Err(e) = std::fs::write(&report, &md) {
+        eprintln!("xtask: cannot write {}: {e}", report.display());
+    }
+    println!("{md}");
+    eprintln!("xtask: wrote {}", report.display());
+}
+
+/// The two-wheel install a user does: builds the `quabla` wheel (shipping the CPU plugin)
+/// and the `quabla-mlx` wheel (shipping `plugin`, depending on `mlx-cpu`), installs both into
+/// a fresh venv (MLX's wheel from the cache `ensure` filled, numpy from PyPI or pip's
+/// cache), and runs a jitted gradient on `device="mlx"` there, against its closed form.
+pub fn wheel_test(plugin: &Path) {
+    use super::{plugin_file, root, run, target_dir};
+    let wheels = target_dir().join("wheels").join("mlx-install-test");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let host = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let build_py = super::venv_python();
+    let mut quabla = Command::new(&build_py);
+    quabla
+        .args([
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+        ])
+        .arg("-w")
+        .arg(&wheels)
+        .arg(root().join("bindings/python"))
+        .env(
+            "QUABLA_CPU_PLUGIN_PREBUILT",
+            plugin_file("debug", "quabla_cpu"),
+        )
+        // The test build's profile, as `python_tests` installs it: nothing recompiles.
+        .env("MATURIN_PEP517_ARGS", "--profile dev");
+    run("build the quabla wheel", &mut quabla);
+    let mut mlx = Command::new(&build_py);
+    mlx.args([
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+    ])
+    .arg("-w")
+    .arg(&wheels)
+    .arg(root().join("bindings/mlx-plugin"))
+    .env("QUABLA_MLX_PLUGIN_PREBUILT", plugin);
+    run("build the quabla-mlx wheel", &mut mlx);
+    let venv = target_dir().join("mlx-wheel-venv");
+    let _ = std::fs::remove_dir_all(&venv);
+    run(
+        "create a fresh venv for the two-wheel install",
+        Command::new(&host).arg("-m").arg("venv").arg(&venv),
+    );
+    let py = venv.join("bin").join("python");
+    let mut install = Command::new(&py);
+    install
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg("--find-links")
+        .arg(&wheels);
+    if let Some(cache) = cache_dir() {
+        install.arg("--find-links").arg(cache.join("wheel"));
+    }
+    // By file: PyPI has an unrelated project named `quabla`, whose newer version pip would
+    // prefer to ours under a plain name.
+    for prefix in ["quabla-", "quabla_mlx-"] {
+        let wheel = std::fs::read_dir(&wheels)
+            .ok()
+            .and_then(|d| {
+                d.flatten().map(|e| e.path()).find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+                })
+            })
+            .unwrap_or_else(|| {
+                eprintln!("xtask: no {prefix}*.whl in {}", wheels.display());
+                std::process::exit(2)
+            });
+        install.arg(wheel);
+    }
+    run("pip install the quabla and quabla-mlx wheels", &mut install);
+    let check = "import quabla, quabla.numpy as qnp, numpy as np\n\
+                 assert 'mlx' in [d.platform for d in quabla.devices()], quabla.devices()\n\
+                 x = quabla.device_put(qnp.linspace(-1.0, 2.0, 7), 'mlx')\n\
+                 g = quabla.jit(quabla.grad(lambda x: qnp.sum(qnp.sin(x) * x)))(x)\n\
+                 assert g.device.platform == 'mlx', g.device\n\
+                 v = np.linspace(-1.0, 2.0, 7)\n\
+                 np.testing.assert_allclose(np.asarray(g), np.cos(v) * v + np.sin(v), rtol=1e-6)\n\
+                 import sys\n\
+                 libs = {l.split()[-1] for l in open('/proc/self/maps') if 'libmlx' in l}\n\
+                 assert libs and all(p.startswith(sys.prefix) for p in libs), libs\n\
+                 print('jitted gradient on', g.device, 'matches cos(x) x + sin(x), with', *libs)\n";
+    run(
+        "a jitted gradient on device=\"mlx\" from the installed wheels",
+        Command::new(&py)
+            .args(["-c", check])
+            .env_remove("QUABLA_PLUGIN_PATH"),
+    );
+}

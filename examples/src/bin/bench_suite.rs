@@ -3,7 +3,7 @@
 //! calls), in one dtype, printed as one JSON object per line. `benches/jax_suite.py` runs the
 //! same workloads in JAX; `xtask bench --compare-jax` puts both in one table.
 //!
-//! `bench_suite --dtype f32|f64 [--quick]` (threads: whatever the process may use; xtask pins
+//! `bench_suite --dtype f32|f64 [--quick] [--only ode|conv|mlx]` (threads: whatever the process may use; xtask pins
 //! the one-thread runs with `taskset`).
 
 use quabla::ad::{grad, hessian, hvp, value_and_grad};
@@ -472,11 +472,21 @@ fn main() -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
     let only_ode = args.windows(2).any(|w| w[0] == "--only" && w[1] == "ode");
     let only_conv = args.windows(2).any(|w| w[0] == "--only" && w[1] == "conv");
+    let only_mlx = args.windows(2).any(|w| w[0] == "--only" && w[1] == "mlx");
     let reps = if quick { 3 } else { 15 };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut runs = Vec::new();
     if only_ode {
         runs.extend(ode_rows(dtype, reps)?);
+        print_rows(runs, threads);
+        return Ok(());
+    }
+    if only_mlx {
+        // The MLX plugin's rows (`benches/mlx_suite.py` is their anchor), on the default
+        // device: xtask selects the plugin with QUABLA_PLATFORMS.
+        runs.push(pinn_step(1024, Laplacian::JvpOfGrad, dtype, reps)?);
+        runs.push(elementwise_chain(dtype, reps)?);
+        runs.push(matmul(dtype, reps)?);
         print_rows(runs, threads);
         return Ok(());
     }
