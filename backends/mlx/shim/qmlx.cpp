@@ -15,6 +15,7 @@
 #include "mlx/primitives.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <type_traits>
 
@@ -28,9 +29,15 @@ namespace {
 
 thread_local std::string last_error;
 
-// Every op runs on the CPU stream: MLX's CPU backend is the one built on Linux, and the one
-// that takes float64.
+// MLX's CPU stream: the shim's own primitives and MLX's linalg run there whatever the device.
 mx::StreamOrDevice cpu() { return mx::Device(mx::Device::cpu); }
+
+// Where the other ops run: the CPU unless the plugin selected the GPU (qmlx_select_gpu).
+std::atomic<bool> on_gpu{false};
+
+mx::StreamOrDevice compute() {
+  return on_gpu.load() ? mx::Device(mx::Device::gpu) : mx::Device(mx::Device::cpu);
+}
 
 mx::Dtype dtype_of(int code) {
   switch (code) {
@@ -342,7 +349,7 @@ int qmlx_sort_permutation(const qmlx_array* const* keys, size_t n, int32_t axis,
 
 int qmlx_take_along_axis(const qmlx_array* a, const qmlx_array* indices, int32_t axis,
                          qmlx_array** out) {
-  return guarded([&] { give(mx::take_along_axis(a->a, indices->a, axis, cpu()), out); });
+  return guarded([&] { give(mx::take_along_axis(a->a, indices->a, axis, compute()), out); });
 }
 
 int qmlx_libm(int fn, const qmlx_array* a, qmlx_array** out) {
@@ -401,6 +408,26 @@ int qmlx_to_bytes(const qmlx_array* a, void* dst, size_t nbytes) {
   });
 }
 
+int qmlx_gpu_available(void) {
+  try {
+    return mx::is_available(mx::Device(mx::Device::gpu)) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void qmlx_select_gpu(int gpu) { on_gpu.store(gpu != 0); }
+
+int qmlx_async_eval(qmlx_array* const* arrays, size_t n) {
+  return guarded([&] {
+    std::vector<mx::array> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(arrays[i]->a);
+    mx::async_eval(v);
+  });
+}
+
+int qmlx_is_available(const qmlx_array* a) { return a->a.is_available() ? 1 : 0; }
+
 int qmlx_eval(qmlx_array* const* arrays, size_t n) {
   return guarded([&] {
     std::vector<mx::array> v;
@@ -414,7 +441,7 @@ void qmlx_free(qmlx_array* a) { delete a; }
 int qmlx_unary(int op, const qmlx_array* a, qmlx_array** out) {
   return guarded([&] {
     const auto& x = a->a;
-    auto s = cpu();
+    auto s = compute();
     switch (op) {
       case QMLX_NEG: give(mx::negative(x, s), out); return;
       case QMLX_ABS: give(mx::abs(x, s), out); return;
@@ -449,7 +476,7 @@ int qmlx_unary(int op, const qmlx_array* a, qmlx_array** out) {
 int qmlx_binary(int op, const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
   return guarded([&] {
     const auto &x = a->a, &y = b->a;
-    auto s = cpu();
+    auto s = compute();
     switch (op) {
       case QMLX_ADD: give(mx::add(x, y, s), out); return;
       case QMLX_SUB: give(mx::subtract(x, y, s), out); return;
@@ -480,38 +507,38 @@ int qmlx_binary(int op, const qmlx_array* a, const qmlx_array* b, qmlx_array** o
 }
 
 int qmlx_where(const qmlx_array* c, const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
-  return guarded([&] { give(mx::where(c->a, a->a, b->a, cpu()), out); });
+  return guarded([&] { give(mx::where(c->a, a->a, b->a, compute()), out); });
 }
 
 int qmlx_astype(const qmlx_array* a, int dtype, qmlx_array** out) {
-  return guarded([&] { give(mx::astype(a->a, dtype_of(dtype), cpu()), out); });
+  return guarded([&] { give(mx::astype(a->a, dtype_of(dtype), compute()), out); });
 }
 
 int qmlx_view(const qmlx_array* a, int dtype, qmlx_array** out) {
-  return guarded([&] { give(mx::view(a->a, dtype_of(dtype), cpu()), out); });
+  return guarded([&] { give(mx::view(a->a, dtype_of(dtype), compute()), out); });
 }
 
 int qmlx_arange(int32_t n, int dtype, qmlx_array** out) {
-  return guarded([&] { give(mx::astype(mx::arange(0, n, 1, cpu()), dtype_of(dtype), cpu()), out); });
+  return guarded([&] { give(mx::astype(mx::arange(0, n, 1, compute()), dtype_of(dtype), compute()), out); });
 }
 
 int qmlx_broadcast_to(const qmlx_array* a, const int32_t* shape, size_t ndim, qmlx_array** out) {
-  return guarded([&] { give(mx::broadcast_to(a->a, shape_of(shape, ndim), cpu()), out); });
+  return guarded([&] { give(mx::broadcast_to(a->a, shape_of(shape, ndim), compute()), out); });
 }
 
 int qmlx_reshape(const qmlx_array* a, const int32_t* shape, size_t ndim, qmlx_array** out) {
-  return guarded([&] { give(mx::reshape(a->a, shape_of(shape, ndim), cpu()), out); });
+  return guarded([&] { give(mx::reshape(a->a, shape_of(shape, ndim), compute()), out); });
 }
 
 int qmlx_transpose(const qmlx_array* a, const int32_t* perm, size_t ndim, qmlx_array** out) {
-  return guarded([&] { give(mx::transpose(a->a, ints(perm, ndim), cpu()), out); });
+  return guarded([&] { give(mx::transpose(a->a, ints(perm, ndim), compute()), out); });
 }
 
 int qmlx_slice(const qmlx_array* a, const int32_t* start, const int32_t* stop,
                const int32_t* strides, size_t ndim, qmlx_array** out) {
   return guarded([&] {
     give(mx::slice(a->a, shape_of(start, ndim), shape_of(stop, ndim), shape_of(strides, ndim),
-                   cpu()),
+                   compute()),
          out);
   });
 }
@@ -522,7 +549,7 @@ int qmlx_pad(const qmlx_array* a, const int32_t* low, const int32_t* high, size_
     std::vector<int> axes(ndim);
     for (size_t i = 0; i < ndim; ++i) axes[i] = static_cast<int>(i);
     give(mx::pad(a->a, axes, shape_of(low, ndim), shape_of(high, ndim), value->a, "constant",
-                 cpu()),
+                 compute()),
          out);
   });
 }
@@ -531,19 +558,19 @@ int qmlx_concatenate(const qmlx_array* const* arrays, size_t n, int32_t axis, qm
   return guarded([&] {
     std::vector<mx::array> v;
     for (size_t i = 0; i < n; ++i) v.push_back(arrays[i]->a);
-    give(mx::concatenate(v, axis, cpu()), out);
+    give(mx::concatenate(v, axis, compute()), out);
   });
 }
 
 int qmlx_flip(const qmlx_array* a, int32_t axis, qmlx_array** out) {
-  return guarded([&] { give(mx::flip(a->a, axis, cpu()), out); });
+  return guarded([&] { give(mx::flip(a->a, axis, compute()), out); });
 }
 
 int qmlx_reduce(int kind, const qmlx_array* a, const int32_t* axes, size_t naxes,
                 qmlx_array** out) {
   return guarded([&] {
     auto ax = ints(axes, naxes);
-    auto s = cpu();
+    auto s = compute();
     switch (kind) {
       case QMLX_SUM: give(mx::sum(a->a, ax, false, s), out); return;
       case QMLX_PROD: give(mx::prod(a->a, ax, false, s), out); return;
@@ -558,7 +585,7 @@ int qmlx_reduce(int kind, const qmlx_array* a, const int32_t* axes, size_t naxes
 
 int qmlx_cumulative(int kind, const qmlx_array* a, int32_t axis, int reverse, qmlx_array** out) {
   return guarded([&] {
-    auto s = cpu();
+    auto s = compute();
     bool r = reverse != 0;
     switch (kind) {
       case QMLX_SUM: give(mx::cumsum(a->a, axis, r, true, std::nullopt, s), out); return;
@@ -571,7 +598,7 @@ int qmlx_cumulative(int kind, const qmlx_array* a, int32_t axis, int reverse, qm
 }
 
 int qmlx_matmul(const qmlx_array* a, const qmlx_array* b, qmlx_array** out) {
-  return guarded([&] { give(mx::matmul(a->a, b->a, cpu()), out); });
+  return guarded([&] { give(mx::matmul(a->a, b->a, compute()), out); });
 }
 
 int qmlx_gather(const qmlx_array* a, const qmlx_array* const* indices, size_t n,
@@ -579,7 +606,7 @@ int qmlx_gather(const qmlx_array* a, const qmlx_array* const* indices, size_t n,
   return guarded([&] {
     std::vector<mx::array> idx;
     for (size_t i = 0; i < n; ++i) idx.push_back(indices[i]->a);
-    give(mx::gather(a->a, idx, ints(axes, n), shape_of(slice_sizes, ndim), cpu()), out);
+    give(mx::gather(a->a, idx, ints(axes, n), shape_of(slice_sizes, ndim), compute()), out);
   });
 }
 
@@ -588,14 +615,14 @@ int qmlx_scatter_add(const qmlx_array* a, const qmlx_array* const* indices, size
   return guarded([&] {
     std::vector<mx::array> idx;
     for (size_t i = 0; i < n; ++i) idx.push_back(indices[i]->a);
-    give(mx::scatter_add(a->a, idx, updates->a, ints(axes, n), cpu()), out);
+    give(mx::scatter_add(a->a, idx, updates->a, ints(axes, n), compute()), out);
   });
 }
 
 int qmlx_dynamic_slice(const qmlx_array* a, const qmlx_array* start, const int32_t* axes,
                        size_t naxes, const int32_t* sizes, size_t ndim, qmlx_array** out) {
   return guarded([&] {
-    give(mx::slice(a->a, start->a, ints(axes, naxes), shape_of(sizes, ndim), cpu()), out);
+    give(mx::slice(a->a, start->a, ints(axes, naxes), shape_of(sizes, ndim), compute()), out);
   });
 }
 
@@ -603,7 +630,7 @@ int qmlx_dynamic_update_slice(const qmlx_array* a, const qmlx_array* update,
                               const qmlx_array* start, const int32_t* axes, size_t naxes,
                               qmlx_array** out) {
   return guarded([&] {
-    give(mx::slice_update(a->a, update->a, start->a, ints(axes, naxes), cpu()), out);
+    give(mx::slice_update(a->a, update->a, start->a, ints(axes, naxes), compute()), out);
   });
 }
 

@@ -48,6 +48,15 @@ int qmlx_from_bytes(int dtype, const int32_t* shape, size_t ndim, const void* da
                     qmlx_array** out);
 int qmlx_to_bytes(const qmlx_array* a, void* dst, size_t nbytes);
 int qmlx_eval(qmlx_array* const* arrays, size_t n);
+/* Schedules the computation of the arrays and returns at once. */
+int qmlx_async_eval(qmlx_array* const* arrays, size_t n);
+/* Whether the array's value is computed (never blocks). */
+int qmlx_is_available(const qmlx_array* a);
+/* Whether this MLX build has a usable GPU (Metal; CUDA builds), and the choice of it for
+ * the ops that are not the shim's own primitives or linear algebra (those stay on the CPU,
+ * whose memory a GPU of MLX's shares or reaches). */
+int qmlx_gpu_available(void);
+void qmlx_select_gpu(int gpu);
 void qmlx_free(qmlx_array* a);
 
 int qmlx_unary(int op, const qmlx_array* a, qmlx_array** out);

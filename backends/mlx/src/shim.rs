@@ -28,6 +28,10 @@ extern "C" {
     ) -> c_int;
     fn qmlx_to_bytes(a: Handle, dst: *mut c_void, nbytes: usize) -> c_int;
     fn qmlx_eval(arrays: *const Handle, n: usize) -> c_int;
+    fn qmlx_async_eval(arrays: *const Handle, n: usize) -> c_int;
+    fn qmlx_is_available(a: Handle) -> c_int;
+    fn qmlx_gpu_available() -> c_int;
+    fn qmlx_select_gpu(gpu: c_int);
     fn qmlx_free(a: Handle);
     fn qmlx_unary(op: c_int, a: Handle, out: *mut Handle) -> c_int;
     fn qmlx_libm(fn_: c_int, a: Handle, out: *mut Handle) -> c_int;
@@ -308,7 +312,35 @@ pub fn eval(arrays: &[&MlxArray]) -> Result<(), AbiError> {
     Ok(())
 }
 
+/// Schedules the computation of every array and returns at once (MLX's `async_eval`).
+pub fn async_eval(arrays: &[&MlxArray]) -> Result<(), AbiError> {
+    let h = handles(arrays);
+    // SAFETY: valid handles, `n` of them.
+    if unsafe { qmlx_async_eval(h.as_ptr(), h.len()) } != 0 {
+        return Err(last_error("async_eval"));
+    }
+    Ok(())
+}
+
+/// Whether this MLX build has a usable GPU.
+pub fn gpu_available() -> bool {
+    // SAFETY: no arguments; the shim catches MLX's exceptions.
+    unsafe { qmlx_gpu_available() != 0 }
+}
+
+/// Runs the ops that are not the shim's own primitives or linear algebra on the GPU.
+pub fn select_gpu(gpu: bool) {
+    // SAFETY: sets an atomic flag.
+    unsafe { qmlx_select_gpu(gpu as c_int) }
+}
+
 impl MlxArray {
+    /// Whether the value is computed (never blocks).
+    pub fn is_available(&self) -> bool {
+        // SAFETY: a valid handle.
+        unsafe { qmlx_is_available(self.0) != 0 }
+    }
+
     /// An array of `dtype` and `shape` from little-endian host bytes (bool as one byte).
     pub fn from_bytes(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Self, AbiError> {
         let shape = dims(shape)?;
