@@ -21,6 +21,9 @@
 //!   the MLX plugin's build; `test` does it first, then requires the plugin's tests to run,
 //!   and installs the `quabla` and `quabla-mlx` wheels into a fresh venv to run a jitted
 //!   gradient on `device="mlx"`.
+//! - `cuda`: fetches NVRTC (PyPI's `nvidia-cuda-nvrtc` wheel, into `~/.cache/quabla/cuda`)
+//!   for the CUDA plugin's kernel compiler; `test` does it first, then requires the test
+//!   that compiles every conformance program's kernels for sm_80 and sm_90 to run.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -43,6 +46,7 @@
 //!   (`benches/mlx_suite.py`) in one run, into `target/bench/report-mlx.md`.
 
 mod apt;
+mod cuda;
 mod fuzz;
 mod mlx;
 mod tools;
@@ -112,6 +116,8 @@ fn build_plugins(release: bool) {
         "quabla-toy-backend",
         "-p",
         "quabla-mlx",
+        "-p",
+        "quabla-cuda",
     ]);
     if release {
         c.arg("--release");
@@ -187,6 +193,8 @@ fn build_for_tests() {
         "quabla_fixture_abi_major_mismatch",
         "quabla_fixture_lying_plugin",
         "quabla_toy_backend",
+        "quabla_mlx",
+        "quabla_cuda",
     ] {
         if !plugin_file("debug", lib).is_file() {
             eprintln!(
@@ -224,6 +232,7 @@ fn ensure_vulkan_driver() -> bool {
 
 fn test() {
     let has_mlx = mlx::ensure().is_some();
+    let has_nvrtc = cuda::ensure().is_some();
     build_for_tests();
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--no-fail-fast"]);
@@ -234,6 +243,10 @@ fn test() {
     if has_mlx {
         // Likewise MLX: the plugin was built against it, so its tests must run.
         tests.env("QUABLA_REQUIRE_MLX", "1");
+    }
+    if has_nvrtc {
+        // And NVRTC: the CUDA kernels of the whole suite must compile, not skip.
+        tests.env("QUABLA_REQUIRE_NVRTC", "1");
     }
     run("run the workspace tests", &mut tests);
     run_conformance(&[]);
@@ -514,6 +527,11 @@ fn main() {
                 exit(1)
             }
         }
+        Some("cuda") => {
+            if cuda::ensure().is_none() {
+                exit(1)
+            }
+        }
         Some("wasm-test") => {
             build_for_tests();
             wasm::test()
@@ -521,7 +539,7 @@ fn main() {
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax | --mlx] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | cuda | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax | --mlx] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

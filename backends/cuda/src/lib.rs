@@ -1,0 +1,149 @@
+//! `quabla-cuda`: the CUDA backend plugin, first part. What exists: device discovery that
+//! never panics or aborts without a driver (an empty device list and a typed error from
+//! `compile`), and the kernel compiler's first stage: QIR's elementwise ops as CUDA C with
+//! QIR's exact semantics (`elementwise.rs`), fused per region into one kernel each
+//! (`fusion.rs`), compiled with NVRTC to cubins for a given SM (`nvrtc.rs`), which CI checks
+//! for every conformance program on sm_80 and sm_90 without a GPU
+//! (`tests/kernels_compile.rs`). Not built yet: the other ops' kernels, cuBLAS/cuSOLVER, the
+//! runtime (streams, memory, launches), so the capability list is empty and a machine with
+//! a GPU gets an `Unimplemented` error naming what is missing, not a wrong result.
+//!
+//! ```no_run
+//! use quabla_abi::host::Plugin;
+//! let plugin = Plugin::load("target/debug/libquabla_cuda.so".as_ref()).unwrap();
+//! assert_eq!(plugin.name(), "cuda");
+//! ```
+
+pub mod driver;
+pub mod elementwise;
+pub mod fusion;
+pub mod nvrtc;
+
+use quabla_abi::abi::{AbiError, ErrorCode};
+use quabla_abi::plugin::{Backend, DeviceBuffer, Executable, PluginInfo};
+use quabla_abi::qir::{LinalgKind, OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
+use quabla_abi::{DType, HostView};
+use std::sync::{Arc, OnceLock};
+
+/// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
+/// does not compile here until it is implemented or declined. Nothing runs yet: there is no
+/// runtime to launch the kernels `fusion.rs` generates.
+fn implements(kind: OpKind) -> bool {
+    match kind {
+        OpKind::Constant
+        | OpKind::Unary(_)
+        | OpKind::Binary(_)
+        | OpKind::Compare
+        | OpKind::Select
+        | OpKind::Convert
+        | OpKind::Bitcast
+        | OpKind::Iota
+        | OpKind::BroadcastInDim
+        | OpKind::Reshape
+        | OpKind::Transpose
+        | OpKind::Slice
+        | OpKind::Pad
+        | OpKind::Concatenate
+        | OpKind::Reverse
+        | OpKind::Reduce
+        | OpKind::Cumulative
+        | OpKind::Sort
+        | OpKind::DotGeneral
+        | OpKind::Gather
+        | OpKind::ScatterAdd
+        | OpKind::DynamicSlice
+        | OpKind::DynamicUpdateSlice
+        | OpKind::Cond
+        | OpKind::While
+        | OpKind::Linalg(
+            LinalgKind::Cholesky
+            | LinalgKind::Lu
+            | LinalgKind::TriangularSolve
+            | LinalgKind::Eigh
+            | LinalgKind::Qr
+            | LinalgKind::Svd,
+        ) => false,
+        OpKind::StopGradient
+        | OpKind::CustomJvp
+        | OpKind::CustomVjp
+        | OpKind::CustomVjpLinear
+        | OpKind::Checkpoint
+        | OpKind::Scan
+        | OpKind::LinearSolve => false,
+    }
+}
+
+/// The devices, found once.
+fn gpus() -> &'static Result<Vec<driver::GpuInfo>, String> {
+    static GPUS: OnceLock<Result<Vec<driver::GpuInfo>, String>> = OnceLock::new();
+    GPUS.get_or_init(driver::devices)
+}
+
+/// Why nothing can run here: no driver (or no GPU), or the missing runtime.
+fn cannot_run() -> AbiError {
+    match gpus() {
+        Err(why) => AbiError::new(ErrorCode::FailedPrecondition, why.clone()),
+        Ok(g) if g.is_empty() => AbiError::new(
+            ErrorCode::FailedPrecondition,
+            "the CUDA driver reports no GPU",
+        ),
+        Ok(_) => AbiError::unimplemented(
+            "the CUDA plugin cannot run programs yet: its kernels compile, but the runtime \
+             (memory, streams, launches) is not built; use the CPU plugin",
+        ),
+    }
+}
+
+/// The CUDA backend.
+#[derive(Default)]
+pub struct CudaBackend;
+
+impl Backend for CudaBackend {
+    fn info(&self) -> PluginInfo {
+        let devices = match gpus() {
+            Ok(g) => g
+                .iter()
+                .map(|d| {
+                    let (major, minor) = d.compute_capability;
+                    (
+                        "gpu".to_string(),
+                        format!("{} (sm_{major}{minor})", d.name),
+                        d.memory_bytes,
+                    )
+                })
+                .collect(),
+            Err(_) => vec![],
+        };
+        PluginInfo {
+            name: "cuda".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            qir_min: QIR_VERSION_MIN,
+            qir_max: QIR_VERSION,
+            devices,
+            ops: OpKind::backend_ops()
+                .filter(|k| implements(*k))
+                .map(|k| k.name().to_string())
+                .collect(),
+            dtypes: DType::ALL.to_vec(),
+            region_kinds: vec![],
+            synchronous_readback: false,
+            extensions: vec![],
+            max_buffer_bytes: 0,
+            accuracy: "wgsl".into(),
+        }
+    }
+
+    fn compile(&self, _program: Program) -> Result<Arc<dyn Executable>, AbiError> {
+        Err(cannot_run())
+    }
+
+    fn upload(
+        &self,
+        _device: u32,
+        _array: HostView<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        Err(cannot_run())
+    }
+}
+
+quabla_abi::export_backend!(CudaBackend);

@@ -1,0 +1,183 @@
+//! Without a GPU: every fused elementwise kernel of every conformance program (regions
+//! included) is generated and compiled by NVRTC to cubins for sm_80 and sm_90; any compile
+//! error fails, and ptxas's register and spill counts are reported. NVRTC comes from
+//! `cargo xtask cuda` (or `QUABLA_NVRTC_DIR`); without it the test says so and passes, unless
+//! `QUABLA_REQUIRE_NVRTC` is set (as `cargo xtask test` does once it has NVRTC).
+
+use quabla_abi::qir::Program;
+use quabla_cuda::{fusion, nvrtc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+}
+
+fn conformance_programs() -> Vec<(String, Program)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/cases");
+    let mut files = Vec::new();
+    case_files(&dir, &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let cases = doc
+            .get("cases")
+            .and_then(|c| c.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for c in cases {
+            let (Some(name), Some(src)) = (c["name"].as_str(), c["program"].as_str()) else {
+                continue;
+            };
+            let p = Program::parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
+            out.push((name.to_string(), p));
+        }
+    }
+    out
+}
+
+/// One kernel's ptxas report.
+struct Compiled {
+    regs: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+    origin: String,
+    sm: u32,
+}
+
+#[test]
+fn every_elementwise_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
+    if let Err(why) = nvrtc::load() {
+        assert!(
+            std::env::var_os("QUABLA_REQUIRE_NVRTC").is_none(),
+            "{why}, and QUABLA_REQUIRE_NVRTC is set"
+        );
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let programs = conformance_programs();
+    assert!(
+        programs.len() > 500,
+        "only {} conformance programs found",
+        programs.len()
+    );
+    // Identical kernels (the same source) compile once per SM.
+    let mut unique: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    let mut with_kernels = 0;
+    for (case, p) in &programs {
+        let mut any = false;
+        for (name, q) in fusion::programs(p) {
+            for k in fusion::elementwise_kernels(q, &name).unwrap_or_else(|e| panic!("{case}: {e}"))
+            {
+                any = true;
+                // The entry point's name is part of the source: key on the body alone.
+                let key = k.source.replace(&k.name, "kernel");
+                unique
+                    .entry(key)
+                    .or_insert((format!("{case}/{}", k.name), 0))
+                    .1 += 1;
+            }
+        }
+        with_kernels += any as usize;
+    }
+    // NVRTC compiles distinct programs on several threads at once.
+    let jobs: Vec<(&String, &String, u32)> = unique
+        .iter()
+        .flat_map(|(src, (origin, _))| [80, 90].map(|sm| (src, origin, sm)))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let reports: Vec<Result<Compiled, String>> = std::thread::scope(|s| {
+        let chunks: Vec<_> = jobs
+            .chunks(jobs.len().div_ceil(workers))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(source, origin, sm)| {
+                            let cubin = nvrtc::compile_cubin(source, "kernel", *sm)
+                                .map_err(|e| format!("{origin}: {e}\n{source}"))?;
+                            if cubin.bytes.len() < 100 {
+                                return Err(format!("{origin}: an empty cubin"));
+                            }
+                            let (r, st, ld) = nvrtc::resources(&cubin.log).ok_or_else(|| {
+                                format!("{origin}: no ptxas report in {:?}", cubin.log)
+                            })?;
+                            Ok(Compiled {
+                                regs: r,
+                                spill_stores: st,
+                                spill_loads: ld,
+                                origin: origin.to_string(),
+                                sm: *sm,
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let (mut max_regs, mut spills) = (0, Vec::new());
+    for r in reports {
+        let c = r.unwrap_or_else(|e| panic!("{e}"));
+        max_regs = max_regs.max(c.regs);
+        if c.spill_stores + c.spill_loads > 0 {
+            spills.push(format!(
+                "{} sm_{}: {} B stored, {} B loaded",
+                c.origin, c.sm, c.spill_stores, c.spill_loads
+            ));
+        }
+    }
+    println!(
+        "NVRTC {:?}: {} programs, {} with elementwise kernels, {} distinct kernels compiled for \
+         sm_80 and sm_90; at most {max_regs} registers per thread; spills: {}",
+        nvrtc::version().unwrap(),
+        programs.len(),
+        with_kernels,
+        unique.len(),
+        if spills.is_empty() {
+            "none".to_string()
+        } else {
+            spills.join("; ")
+        }
+    );
+    assert!(unique.len() > 100, "only {} distinct kernels", unique.len());
+}
+
+/// A compile error is an error value naming the kernel, with NVRTC's log.
+#[test]
+fn a_bad_kernel_is_an_error_with_the_log() {
+    if nvrtc::load().is_err() {
+        eprintln!("skipping: no NVRTC");
+        return;
+    }
+    let err = nvrtc::compile_cubin(
+        "extern \"C\" __global__ void k() { undeclared = 1; }",
+        "k",
+        90,
+    )
+    .unwrap_err();
+    assert!(err.contains("`k`") && err.contains("undeclared"), "{err}");
+}
+
+/// The ptxas report is read as (registers, spill stores, spill loads).
+#[test]
+fn resource_report_parsing() {
+    let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+               ptxas info    : Function properties for k\n    \
+               16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n\
+               ptxas info    : Used 24 registers, used 0 barriers, 368 bytes cmem[0]\n";
+    assert_eq!(nvrtc::resources(log), Some((24, 8, 4)));
+    assert_eq!(nvrtc::resources("nothing"), None);
+}
