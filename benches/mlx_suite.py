@@ -15,7 +15,7 @@ import time
 import mlx.core as mx
 import numpy as np
 
-LAYERS = [(2, 64), (64, 64), (64, 64), (64, 1)]
+from pinn_setup import init_arrays, points
 
 
 def timed(f, args, reps):
@@ -46,17 +46,7 @@ def data(shape, scale, dtype):
 
 
 def init(seed, dtype):
-    # The same generator as the Rust suite's `pinn::init` and `jax_suite.py`.
-    s = seed
-    params = []
-    for fi, fo in LAYERS:
-        lim = np.sqrt(6.0 / (fi + fo))
-        w = np.empty(fi * fo, np.float32)
-        for i in range(fi * fo):
-            s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
-            w[i] = ((s >> 11) / 2.0**53 * 2.0 - 1.0) * lim
-        params += [mx.array(w.reshape(fi, fo)).astype(dtype), mx.zeros(fo, dtype=dtype)]
-    return params
+    return [mx.array(a).astype(dtype) for a in init_arrays(seed)]
 
 
 def mlp(p, x):
@@ -64,15 +54,6 @@ def mlp(p, x):
         x = mx.tanh(x @ p[2 * k] + p[2 * k + 1])
     return x @ p[6] + p[7]
 
-
-def points(n):
-    a1, a2 = 0.7548776662466927, 0.5698402909980533
-    i = np.arange(n)
-    inner = np.stack([(0.5 + a1 * i) % 1.0, (0.5 + a2 * i) % 1.0], 1).astype(np.float32)
-    t = ((np.arange(64) + 0.5) / 64.0).astype(np.float32)
-    z, o = np.zeros(64, np.float32), np.ones(64, np.float32)
-    bnd = np.stack([np.stack(v, 1) for v in ((t, z), (t, o), (z, t), (o, t))], 1).reshape(-1, 2)
-    return inner, bnd
 
 
 def pinn_loss(p, xs, xb):

@@ -5,7 +5,6 @@
 //! `QUABLA_NVRTC_DIR` points).
 
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The NVRTC release the kernels are compiled with in CI (CUDA 13.0).
 pub const NVRTC_VERSION: &str = "13.0.88";
@@ -35,32 +34,11 @@ pub fn ensure() -> Option<PathBuf> {
         "xtask: fetching NVRTC {NVRTC_VERSION} (PyPI's nvidia-cuda-nvrtc wheel, 90 MB) into {}",
         root.display()
     );
-    let wheels = root.join("wheel");
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let fetched = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(["--no-deps", "--only-binary=:all:"])
-        .arg(format!("nvidia-cuda-nvrtc=={NVRTC_VERSION}"))
-        .arg("-d")
-        .arg(&wheels)
-        .status()
-        .is_ok_and(|s| s.success());
-    let unpack = "import sys, zipfile, pathlib\n\
-                  w = sorted(pathlib.Path(sys.argv[1]).glob('nvidia_cuda_nvrtc-*.whl'))[-1]\n\
-                  zipfile.ZipFile(w).extractall(sys.argv[2])\n";
-    let unpacked = fetched
-        && Command::new(&python)
-            .args(["-c", unpack])
-            .arg(&wheels)
-            .arg(&root)
-            .status()
-            .is_ok_and(|s| s.success());
+    let unpacked = super::wheels::fetch(
+        &format!("nvidia-cuda-nvrtc=={NVRTC_VERSION}"),
+        "nvidia_cuda_nvrtc",
+        &root,
+    );
     if unpacked && lib.join("libnvrtc.so.13").is_file() {
         Some(lib)
     } else {

@@ -51,6 +51,7 @@ mod fuzz;
 mod mlx;
 mod tools;
 mod wasm;
+mod wheels;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -386,14 +387,8 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     Some(rest[..end].trim().trim_matches('"'))
 }
 
-fn bench(extra: &[String]) {
-    let compare = extra.iter().any(|a| a == "--compare-jax");
-    let quick = extra.iter().any(|a| a == "--quick");
-    // `--only ode` or `--only conv`: those rows alone, on both sides.
-    let only = extra
-        .windows(2)
-        .find(|w| w[0] == "--only")
-        .map(|w| w[1].clone());
+/// Builds the plugins and the benchmark suite (release).
+fn build_bench_suite() {
     build_plugins(true);
     let mut b = cargo();
     b.args([
@@ -405,15 +400,33 @@ fn bench(extra: &[String]) {
         "bench_suite",
     ]);
     run("build the benchmark suite", &mut b);
+}
+
+/// The Python of the benchmark venv under `target/` (JAX, diffrax, MLX's Python API are
+/// installed into it by the commands that compare against them), created when missing.
+fn bench_venv_python() -> PathBuf {
+    let venv = target_dir().join("bench-venv");
+    let bin = venv.join("bin").join("python");
+    if !bin.exists() {
+        run(
+            "create the benchmark venv",
+            Command::new("python3").arg("-m").arg("venv").arg(&venv),
+        );
+    }
+    bin
+}
+
+fn bench(extra: &[String]) {
+    let compare = extra.iter().any(|a| a == "--compare-jax");
+    let quick = extra.iter().any(|a| a == "--quick");
+    // `--only ode` or `--only conv`: those rows alone, on both sides.
+    let only = extra
+        .windows(2)
+        .find(|w| w[0] == "--only")
+        .map(|w| w[1].clone());
+    build_bench_suite();
     let py = if compare {
-        let venv = target_dir().join("bench-venv");
-        let bin = venv.join("bin").join("python");
-        if !bin.exists() {
-            run(
-                "create the JAX benchmark venv",
-                Command::new("python3").arg("-m").arg("venv").arg(&venv),
-            );
-        }
+        let bin = bench_venv_python();
         run(
             "install jax, optax and diffrax for the comparison",
             Command::new(&bin).args([

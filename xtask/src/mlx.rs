@@ -45,37 +45,9 @@ pub fn ensure() -> Option<PathBuf> {
         "xtask: fetching MLX {MLX_VERSION} (PyPI's mlx-cpu wheel) into {}",
         cache.display()
     );
-    let wheels = cache.join("wheel");
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let fetched = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(["--no-deps", "--only-binary=:all:"])
-        .arg(format!("mlx-cpu=={MLX_VERSION}"))
-        .arg("-d")
-        .arg(&wheels)
-        .status()
-        .is_ok_and(|s| s.success());
-    // A wheel is a zip; Python's zipfile unpacks it without another tool. The wheel's
-    // layout (mlx/lib next to mlx_cpu.libs, which libmlx.so's rpath names) is kept.
-    let unpack = "import sys, zipfile, pathlib\n\
-                  w = sorted(pathlib.Path(sys.argv[1]).glob('mlx_cpu-*.whl'))[-1]\n\
-                  zipfile.ZipFile(w).extractall(sys.argv[2])\n";
-    let unpacked = fetched
-        && Command::new(&python)
-            .args(["-c", unpack])
-            .arg(&wheels)
-            .arg(&cache)
-            .status()
-            .is_ok_and(|s| s.success());
+    // The wheel's layout (mlx/lib next to mlx_cpu.libs, which libmlx.so's rpath names) is kept.
+    let unpacked = super::wheels::fetch(&format!("mlx-cpu=={MLX_VERSION}"), "mlx_cpu", &cache);
     if unpacked && complete(&prefix) {
-        // Zip entries carry no permission bits through zipfile; the library only needs to be
-        // readable, which it is.
         Some(prefix)
     } else {
         eprintln!(
@@ -95,25 +67,8 @@ pub fn bench(quick: bool) {
     if ensure().is_none() {
         std::process::exit(1);
     }
-    super::build_plugins(true);
-    let mut b = super::cargo();
-    b.args([
-        "build",
-        "--release",
-        "-p",
-        "quabla-examples",
-        "--bin",
-        "bench_suite",
-    ]);
-    run("build the benchmark suite", &mut b);
-    let venv = target_dir().join("bench-venv");
-    let py = venv.join("bin").join("python");
-    if !py.exists() {
-        run(
-            "create the benchmark venv",
-            Command::new("python3").arg("-m").arg("venv").arg(&venv),
-        );
-    }
+    super::build_bench_suite();
+    let py = super::bench_venv_python();
     run(
         "install MLX's Python API (CPU build) for the anchor",
         Command::new(&py)
@@ -218,9 +173,9 @@ pub fn wheel_test(plugin: &Path) {
     let _ = std::fs::remove_dir_all(&wheels);
     let host = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
     let build_py = super::venv_python();
-    let mut quabla = Command::new(&build_py);
-    quabla
-        .args([
+    let pip_wheel = |what: &str, project: &str, env: (&str, &Path)| {
+        let mut c = Command::new(&build_py);
+        c.args([
             "-m",
             "pip",
             "wheel",
@@ -230,28 +185,23 @@ pub fn wheel_test(plugin: &Path) {
         ])
         .arg("-w")
         .arg(&wheels)
-        .arg(root().join("bindings/python"))
-        .env(
-            "QUABLA_CPU_PLUGIN_PREBUILT",
-            plugin_file("debug", "quabla_cpu"),
-        )
+        .arg(root().join(project))
+        .env(env.0, env.1)
         // The test build's profile, as `python_tests` installs it: nothing recompiles.
         .env("MATURIN_PEP517_ARGS", "--profile dev");
-    run("build the quabla wheel", &mut quabla);
-    let mut mlx = Command::new(&build_py);
-    mlx.args([
-        "-m",
-        "pip",
-        "wheel",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-    ])
-    .arg("-w")
-    .arg(&wheels)
-    .arg(root().join("bindings/mlx-plugin"))
-    .env("QUABLA_MLX_PLUGIN_PREBUILT", plugin);
-    run("build the quabla-mlx wheel", &mut mlx);
+        run(what, &mut c);
+    };
+    let cpu = plugin_file("debug", "quabla_cpu");
+    pip_wheel(
+        "build the quabla wheel",
+        "bindings/python",
+        ("QUABLA_CPU_PLUGIN_PREBUILT", &cpu),
+    );
+    pip_wheel(
+        "build the quabla-mlx wheel",
+        "bindings/mlx-plugin",
+        ("QUABLA_MLX_PLUGIN_PREBUILT", plugin),
+    );
     let venv = target_dir().join("mlx-wheel-venv");
     let _ = std::fs::remove_dir_all(&venv);
     run(

@@ -13,6 +13,10 @@ pub struct Kernel {
     pub name: String,
     /// The whole CUDA C source (prelude included).
     pub source: String,
+    /// The kernel function alone (what follows the prelude in `source`).
+    pub body: String,
+    /// The parameters' dtypes: `reads` then `writes`.
+    pub param_types: Vec<DType>,
     /// Values read, in parameter order (pointers), then values written.
     pub reads: Vec<usize>,
     pub writes: Vec<usize>,
@@ -63,9 +67,16 @@ pub fn elementwise_kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, Str
             .filter(|&v| escapes(v, end))
             .collect();
         let name = format!("{prefix}_{}", kernels.len());
-        let body = region_body(p, k, end, &first, &types)?;
+        let statements = region_body(p, k, end, &first, &types)?;
+        let body = function(&name, &reads, &writes, &types, &statements);
         kernels.push(Kernel {
-            source: source(&name, &reads, &writes, &types, &body),
+            source: format!("{PRELUDE}\n{body}"),
+            body,
+            param_types: reads
+                .iter()
+                .chain(&writes)
+                .map(|&v| types[v].dtype)
+                .collect(),
             name,
             reads,
             writes,
@@ -99,7 +110,7 @@ fn region_body(
     Ok(body)
 }
 
-fn source(
+fn function(
     name: &str,
     reads: &[usize],
     writes: &[usize],
@@ -125,7 +136,7 @@ fn source(
         .map(|&v| format!("    out{v}[i] = v{v};\n"))
         .collect();
     format!(
-        "{PRELUDE}\nextern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{loads}{body}{stores}  }}\n}}\n",
+        "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{loads}{body}{stores}  }}\n}}\n",
         params.join(", ")
     )
 }

@@ -4,7 +4,8 @@
 //! QIR's exact semantics (`elementwise.rs`), fused per region into one kernel each
 //! (`fusion.rs`), compiled with NVRTC to cubins for a given SM (`nvrtc.rs`), which CI checks
 //! for every conformance program on sm_80 and sm_90 without a GPU
-//! (`tests/kernels_compile.rs`). Not built yet: the other ops' kernels, cuBLAS/cuSOLVER, the
+//! (`tests/kernels_compile.rs`), and which run on the host under `QUABLA_CUDA_EMULATE=1`
+//! (`emulate.rs`) so the conformance suite checks their values. Not built yet: the other ops' kernels, cuBLAS/cuSOLVER, the
 //! runtime (streams, memory, launches), so the capability list is empty and a machine with
 //! a GPU gets an `Unimplemented` error naming what is missing, not a wrong result.
 //!
@@ -16,13 +17,17 @@
 
 pub mod driver;
 pub mod elementwise;
+pub mod emulate;
 pub mod fusion;
 pub mod nvrtc;
 
 use quabla_abi::abi::{AbiError, ErrorCode};
-use quabla_abi::plugin::{Backend, DeviceBuffer, Executable, PluginInfo};
+use quabla_abi::plugin::{
+    Arg, Backend, DeviceBuffer, DownloadEvent, Executable, PluginInfo, ReadyEvent,
+};
 use quabla_abi::qir::{LinalgKind, OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostView};
+use quabla_abi::{DType, HostView, TensorType};
+use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 /// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
@@ -73,6 +78,21 @@ fn implements(kind: OpKind) -> bool {
     }
 }
 
+/// What the host emulation (`QUABLA_CUDA_EMULATE=1`) runs: constants and the elementwise
+/// ops, the part of the compiler that exists.
+fn emulates(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Constant
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Compare
+            | OpKind::Select
+            | OpKind::Convert
+            | OpKind::Bitcast
+    )
+}
+
 /// The devices, found once.
 fn gpus() -> &'static Result<Vec<driver::GpuInfo>, String> {
     static GPUS: OnceLock<Result<Vec<driver::GpuInfo>, String>> = OnceLock::new();
@@ -98,8 +118,93 @@ fn cannot_run() -> AbiError {
 #[derive(Default)]
 pub struct CudaBackend;
 
+/// A value of the host emulation.
+struct EmulatedBuffer {
+    ty: TensorType,
+    storage: Arc<emulate::Storage>,
+}
+
+impl DeviceBuffer for EmulatedBuffer {
+    fn ty(&self) -> &TensorType {
+        &self.ty
+    }
+    fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        Ok(Box::new(ReadyEvent(self.storage.bytes().to_vec())))
+    }
+    fn block_until_ready(&self) -> Result<(), AbiError> {
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct EmulatedExecutable(emulate::Emulated);
+
+impl Executable for EmulatedExecutable {
+    fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
+        let inputs = args
+            .iter()
+            .map(|a| {
+                a.buffer
+                    .as_any()
+                    .downcast_ref::<EmulatedBuffer>()
+                    .map(|b| b.storage.clone())
+                    .ok_or_else(|| AbiError::invalid("a buffer of another backend"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let outs = self.0.run(inputs)?;
+        Ok(outs
+            .into_iter()
+            .zip(self.0.output_types())
+            .map(|(storage, ty)| Arc::new(EmulatedBuffer { ty, storage }) as Arc<dyn DeviceBuffer>)
+            .collect())
+    }
+}
+
 impl Backend for CudaBackend {
     fn info(&self) -> PluginInfo {
+        if emulate::requested() {
+            return PluginInfo {
+                devices: vec![(
+                    "cpu".into(),
+                    "CUDA C kernels emulated on the host (QUABLA_CUDA_EMULATE=1)".into(),
+                    0,
+                )],
+                ops: OpKind::backend_ops()
+                    .filter(|k| emulates(*k))
+                    .map(|k| k.name().to_string())
+                    .collect(),
+                synchronous_readback: true,
+                // The host's C library, not CUDA's libdevice: within these bounds too.
+                ..self.gpu_info()
+            };
+        }
+        self.gpu_info()
+    }
+
+    fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
+        if emulate::requested() {
+            return Ok(Arc::new(EmulatedExecutable(emulate::Emulated::new(
+                &program,
+            )?)));
+        }
+        Err(cannot_run())
+    }
+
+    fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        if emulate::requested() {
+            return Ok(Arc::new(EmulatedBuffer {
+                ty: array.ty.clone(),
+                storage: Arc::new(emulate::Storage::from_bytes(array.bytes)),
+            }));
+        }
+        Err(cannot_run())
+    }
+}
+
+impl CudaBackend {
+    fn gpu_info(&self) -> PluginInfo {
         let devices = match gpus() {
             Ok(g) => g
                 .iter()
@@ -131,18 +236,6 @@ impl Backend for CudaBackend {
             max_buffer_bytes: 0,
             accuracy: "wgsl".into(),
         }
-    }
-
-    fn compile(&self, _program: Program) -> Result<Arc<dyn Executable>, AbiError> {
-        Err(cannot_run())
-    }
-
-    fn upload(
-        &self,
-        _device: u32,
-        _array: HostView<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
-        Err(cannot_run())
     }
 }
 

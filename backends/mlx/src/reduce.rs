@@ -64,16 +64,29 @@ pub fn reduce(
     if !is_float(dtype) || !matches!(kind, ReduceKind::Max | ReduceKind::Min) {
         return Ok(r);
     }
-    // A zero result takes the sign the IEEE order gives: +0 for max if any +0 is there,
-    // -0 for min if any -0 is.
-    let max = kind == ReduceKind::Max;
-    let seen = signed_zero(x, dtype, !max)?.reduce(Fold::Any, axes)?;
+    ieee_extremum(x, r, dtype, kind == ReduceKind::Max, |mask| {
+        mask.reduce(Fold::Any, axes)
+    })
+}
+
+/// QIR's float max/min fold from MLX's (`r`), which picks by comparison alone: a zero result
+/// takes the sign the IEEE order gives (+0 for max if any +0 was folded in, -0 for min if
+/// any -0 was), and a NaN folded in makes the result NaN. `folded` gives, per result
+/// element, whether any element it folds has a mask set.
+fn ieee_extremum(
+    x: &MlxArray,
+    r: MlxArray,
+    dtype: DType,
+    max: bool,
+    folded: impl Fn(MlxArray) -> R,
+) -> R {
+    let seen = folded(signed_zero(x, dtype, !max)?)?;
     let (with, without) = if max { (0.0, -0.0) } else { (-0.0, 0.0) };
     let zero_pick = seen.select(&scalar(dtype, with)?, &scalar(dtype, without)?)?;
     let r = r
         .binary(Binary::Eq, &scalar(dtype, 0.0)?)?
         .select(&zero_pick, &r)?;
-    let nan = x.unary(Unary::IsNan)?.reduce(Fold::Any, axes)?;
+    let nan = folded(x.unary(Unary::IsNan)?)?;
     nan.select(&scalar(dtype, f64::NAN)?, &r)
 }
 
@@ -98,20 +111,12 @@ pub fn cumulative(
     if !is_float(dtype) || !matches!(kind, CumulativeKind::Max | CumulativeKind::Min) {
         return Ok(r);
     }
-    let seen_so_far = |mask: MlxArray| -> R {
+    // Whether any element so far (in the scan's direction) has the mask set.
+    ieee_extremum(x, r, dtype, kind == CumulativeKind::Max, |mask| {
         mask.astype(DType::I32)?
             .cumulative(Fold::Max, axis, reverse)?
             .binary(Binary::Ne, &scalar(DType::I32, 0.0)?)
-    };
-    let max = kind == CumulativeKind::Max;
-    let seen = seen_so_far(signed_zero(x, dtype, !max)?)?;
-    let (with, without) = if max { (0.0, -0.0) } else { (-0.0, 0.0) };
-    let zero_pick = seen.select(&scalar(dtype, with)?, &scalar(dtype, without)?)?;
-    let r = r
-        .binary(Binary::Eq, &scalar(dtype, 0.0)?)?
-        .select(&zero_pick, &r)?;
-    let nan = seen_so_far(x.unary(Unary::IsNan)?)?;
-    nan.select(&scalar(dtype, f64::NAN)?, &r)
+    })
 }
 
 fn product(dims: &[usize], axes: &[usize]) -> usize {

@@ -6,7 +6,8 @@
 
 use quabla_abi::abi::ErrorCode;
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
+use quabla_conformance::{default_cases_dir, load_cases, run_suite};
+mod common;
 
 fn cuda_plugin() -> Plugin {
     Plugin::load(&quabla_conformance::built_plugin("quabla_cuda")).unwrap()
@@ -44,14 +45,7 @@ fn the_suite_runs_with_nothing_applicable_and_nothing_failing() {
     let plugin = cuda_plugin();
     let cases = load_cases(&default_cases_dir()).unwrap();
     let report = run_suite(&plugin, &cases, None);
-    let failures: Vec<String> = report
-        .results
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Failed(m) => Some(format!("{}: {m}", r.name)),
-            _ => None,
-        })
-        .collect();
+    let failures = common::failures(&report);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(report.not_applicable(), cases.len(), "{}", report.summary());
 }

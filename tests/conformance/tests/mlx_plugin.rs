@@ -6,7 +6,8 @@
 //! does once it has MLX).
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
+use quabla_conformance::{default_cases_dir, load_cases, run_suite};
+mod common;
 
 fn mlx_plugin() -> Option<Plugin> {
     let lib = quabla_conformance::built_plugin("quabla_mlx");
@@ -34,17 +35,8 @@ fn mlx_plugin_passes_every_applicable_case() {
     let cases = load_cases(&default_cases_dir()).unwrap();
     assert_eq!(plugin.accuracy(), "wgsl", "the plugin declares its profile");
     let report = run_suite(&plugin, &cases, None);
-    let mut failures = Vec::new();
-    let mut not_applicable = Vec::new();
-    for r in &report.results {
-        match &r.outcome {
-            Outcome::Failed(m) => failures.push(format!("{}: {m}", r.name)),
-            Outcome::NotApplicable(m) => {
-                not_applicable.push(format!("{}: {}", r.name, m.join(", ")))
-            }
-            Outcome::Passed(_) => {}
-        }
-    }
+    let failures = common::failures(&report);
+    let not_applicable = common::not_applicable(&report);
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

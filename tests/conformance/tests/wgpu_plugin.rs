@@ -7,7 +7,7 @@
 //! `cargo xtask test` does once it has installed the driver).
 
 use quabla_abi::host::Plugin;
-use quabla_conformance::{default_cases_dir, load_cases, run_suite, Outcome};
+use quabla_conformance::{default_cases_dir, load_cases, run_suite};
 mod common;
 
 fn wgpu_plugin() -> Option<Plugin> {
@@ -38,17 +38,8 @@ fn wgpu_plugin_passes_every_applicable_case() {
     );
     // As a third party runs it: the declared profile, no flag.
     let report = run_suite(&plugin, &cases, None);
-    let mut failures = Vec::new();
-    let mut not_applicable = Vec::new();
-    for r in &report.results {
-        match &r.outcome {
-            Outcome::Failed(m) => failures.push(format!("{}: {m}", r.name)),
-            Outcome::NotApplicable(m) => {
-                not_applicable.push(format!("{}: {}", r.name, m.join(", ")))
-            }
-            Outcome::Passed(_) => {}
-        }
-    }
+    let failures = common::failures(&report);
+    let not_applicable = common::not_applicable(&report);
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

@@ -1,0 +1,222 @@
+//! The generated CUDA C run on the host, so that a machine without a GPU checks what the
+//! kernels compute, not only that they compile (`QUABLA_CUDA_EMULATE=1`): a program's kernels
+//! are compiled by the system's C++ compiler against `emulate_prelude.h` (one block of one
+//! thread, CUDA's math functions as the C library's, PTX's conversion rules) into a shared
+//! library, each behind a host wrapper taking its pointers as an array. Elementwise programs
+//! only, as far as `fusion.rs` goes; the conformance suite runs on it
+//! (`tests/conformance/tests/cuda_emulated.rs`).
+
+use crate::elementwise::c_type;
+use crate::fusion::{elementwise_kernels, Kernel};
+use quabla_abi::abi::AbiError;
+use quabla_abi::qir::{Op, Program};
+use quabla_abi::TensorType;
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Whether `QUABLA_CUDA_EMULATE=1` asks for host emulation.
+pub fn requested() -> bool {
+    std::env::var("QUABLA_CUDA_EMULATE").is_ok_and(|v| v == "1")
+}
+
+type Entry = unsafe extern "C" fn(*const *mut c_void, u64);
+
+/// A value in host memory, 8-byte aligned for the kernels' typed loads.
+pub struct Storage {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Storage {
+    pub fn zeroed(len: usize) -> Storage {
+        Storage {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Storage {
+        let mut s = Storage::zeroed(bytes.len());
+        s.bytes_mut().copy_from_slice(bytes);
+        s
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len` initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+/// The host wrapper of a kernel: its pointers from an array, then the element count.
+fn wrapper(k: &Kernel) -> String {
+    let args: Vec<String> = k
+        .param_types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let constness = if i < k.reads.len() { "const " } else { "" };
+            format!("({constness}{}*)a[{i}]", c_type(*t))
+        })
+        .collect();
+    format!(
+        "extern \"C\" void {0}_host(void** a, unsigned long long n) {{ {0}({1}, n); }}\n",
+        k.name,
+        args.join(", ")
+    )
+}
+
+/// A program's kernels compiled for the host, with the steps that run them.
+pub struct Emulated {
+    types: Vec<TensorType>,
+    constants: Vec<(usize, Vec<u8>)>,
+    kernels: Vec<(Kernel, Entry)>,
+    outputs: Vec<usize>,
+    _library: Option<libloading::Library>,
+}
+
+fn compile_library(source: &str) -> Result<libloading::Library, AbiError> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir: PathBuf = std::env::temp_dir().join(format!(
+        "quabla-cuda-emulate-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fail = |what: String| AbiError::internal(format!("CUDA emulation: {what}"));
+    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+    let (cpp, so) = (dir.join("kernels.cpp"), dir.join("kernels.so"));
+    std::fs::write(&cpp, source).map_err(|e| fail(format!("{}: {e}", cpp.display())))?;
+    let cxx = std::env::var_os("CXX").unwrap_or_else(|| "c++".into());
+    // No contraction into FMAs and no fast math: each op rounds once, as `--fmad=false`.
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-ffp-contract=off"])
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&so)
+        .output()
+        .map_err(|e| fail(format!("cannot run {cxx:?}: {e}")))?;
+    if !out.status.success() {
+        return Err(fail(format!(
+            "the host compiler refused the kernels:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    // SAFETY: a library of plain C functions we just compiled.
+    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| fail(e.to_string()))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(lib)
+}
+
+impl Emulated {
+    /// Compiles `p` (constants and elementwise ops only) for the host.
+    pub fn new(p: &Program) -> Result<Emulated, AbiError> {
+        let types = p.value_types();
+        let first = p.first_result_ids();
+        let mut constants = Vec::new();
+        for (k, node) in p.nodes.iter().enumerate() {
+            match &node.op {
+                Op::Constant(h) => constants.push((first[k].index(), h.bytes.clone())),
+                op if op.is_elementwise() => {}
+                op => {
+                    return Err(AbiError::unimplemented(format!(
+                        "CUDA emulation runs elementwise programs only, not `{}`",
+                        op.name()
+                    )))
+                }
+            }
+        }
+        let kernels = elementwise_kernels(p, "k").map_err(AbiError::internal)?;
+        let mut source = String::from(include_str!("emulate_prelude.h"));
+        source.push_str(crate::elementwise::PRELUDE);
+        for k in &kernels {
+            source.push_str(&k.body);
+            source.push_str(&wrapper(k));
+        }
+        let library = if kernels.is_empty() {
+            None
+        } else {
+            Some(compile_library(&source)?)
+        };
+        let mut linked = Vec::new();
+        for k in kernels {
+            let lib = library
+                .as_ref()
+                .ok_or_else(|| AbiError::internal("kernels without a library"))?;
+            let symbol = format!("{}_host", k.name);
+            // SAFETY: the wrapper's signature is `Entry`, as generated above.
+            let entry: Entry = unsafe { lib.get::<Entry>(symbol.as_bytes()) }
+                .map(|s| *s)
+                .map_err(|e| AbiError::internal(format!("CUDA emulation: {symbol}: {e}")))?;
+            linked.push((k, entry));
+        }
+        Ok(Emulated {
+            types,
+            constants,
+            kernels: linked,
+            outputs: p.outputs.iter().map(|o| o.index()).collect(),
+            _library: library,
+        })
+    }
+
+    pub fn output_types(&self) -> Vec<TensorType> {
+        self.outputs
+            .iter()
+            .map(|&o| self.types[o].clone())
+            .collect()
+    }
+
+    /// Runs on `inputs` (the program's inputs, in order).
+    pub fn run(
+        &self,
+        inputs: Vec<std::sync::Arc<Storage>>,
+    ) -> Result<Vec<std::sync::Arc<Storage>>, AbiError> {
+        let mut values: Vec<Option<std::sync::Arc<Storage>>> = vec![None; self.types.len()];
+        for (k, v) in inputs.into_iter().enumerate() {
+            values[k] = Some(v);
+        }
+        for (v, bytes) in &self.constants {
+            values[*v] = Some(std::sync::Arc::new(Storage::from_bytes(bytes)));
+        }
+        let get = |values: &[Option<std::sync::Arc<Storage>>], v: usize| {
+            values[v]
+                .clone()
+                .ok_or_else(|| AbiError::internal(format!("%{v} read before it was computed")))
+        };
+        for (k, entry) in &self.kernels {
+            let reads = k
+                .reads
+                .iter()
+                .map(|&v| get(&values, v))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut writes: Vec<Storage> = k
+                .writes
+                .iter()
+                .map(|&v| Storage::zeroed(self.types[v].size_bytes()))
+                .collect();
+            let mut ptrs: Vec<*mut c_void> = reads
+                .iter()
+                .map(|s| s.words.as_ptr() as *mut c_void)
+                .collect();
+            ptrs.extend(
+                writes
+                    .iter_mut()
+                    .map(|s| s.words.as_mut_ptr() as *mut c_void),
+            );
+            if k.elements > 0 {
+                // SAFETY: one pointer per parameter, each to memory of its value's full size,
+                // written only through the output pointers.
+                unsafe { entry(ptrs.as_ptr(), k.elements as u64) };
+            }
+            for (&v, s) in k.writes.iter().zip(writes) {
+                values[v] = Some(std::sync::Arc::new(s));
+            }
+        }
+        self.outputs.iter().map(|&o| get(&values, o)).collect()
+    }
+}

@@ -1,0 +1,46 @@
+/* What a CUDA C kernel of quabla-cuda needs from CUDA, on the host (QUABLA_CUDA_EMULATE):
+ * one block of one thread, so a grid-stride loop visits every element in order; CUDA's math
+ * functions are the C library's of the same names; the intrinsics follow PTX's definitions
+ * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+
+struct quabla_dim3 { unsigned int x, y, z; };
+static const quabla_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
+static const quabla_dim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+
+using std::signbit;
+using std::isfinite;
+
+static inline int __float2int_rz(float x) {
+  if (x != x) return 0;
+  if (x >= 2147483648.0f) return 2147483647;
+  if (x <= -2147483648.0f) return (-2147483647 - 1);
+  return (int)x;
+}
+static inline unsigned int __float2uint_rz(float x) {
+  if (x != x || x <= 0.0f) return 0u;
+  if (x >= 4294967296.0f) return 4294967295u;
+  return (unsigned int)x;
+}
+static inline int __double2int_rz(double x) {
+  if (x != x) return 0;
+  if (x >= 2147483647.0) return 2147483647;
+  if (x <= -2147483648.0) return (-2147483647 - 1);
+  return (int)x;
+}
+static inline unsigned int __double2uint_rz(double x) {
+  if (x != x || x <= 0.0) return 0u;
+  if (x >= 4294967295.0) return 4294967295u;
+  return (unsigned int)x;
+}
+static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
+static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }
+static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }
