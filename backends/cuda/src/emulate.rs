@@ -7,10 +7,12 @@
 //! (`tests/conformance/tests/cuda_emulated.rs`).
 
 use crate::elementwise::c_type;
-use crate::fusion::{elementwise_kernels, Kernel};
+use crate::fusion::Kernel;
+use crate::plan::{plan, Plan, Step};
 use quabla_abi::abi::AbiError;
-use quabla_abi::qir::{Op, Program};
+use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::process::Command;
@@ -72,15 +74,6 @@ fn wrapper(k: &Kernel) -> String {
     )
 }
 
-/// A program's kernels compiled for the host, with the steps that run them.
-pub struct Emulated {
-    types: Vec<TensorType>,
-    constants: Vec<(usize, Vec<u8>)>,
-    kernels: Vec<(Kernel, Entry)>,
-    outputs: Vec<usize>,
-    _library: Option<libloading::Library>,
-}
-
 fn compile_library(source: &str) -> Result<libloading::Library, AbiError> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let dir: PathBuf = std::env::temp_dir().join(format!(
@@ -113,25 +106,22 @@ fn compile_library(source: &str) -> Result<libloading::Library, AbiError> {
     Ok(lib)
 }
 
+/// A program's kernels compiled for the host, and its plan.
+pub struct Emulated {
+    plan: Plan,
+    entries: HashMap<String, Entry>,
+    _library: Option<libloading::Library>,
+}
+
+type Value = std::sync::Arc<Storage>;
+
 impl Emulated {
-    /// Compiles `p` (constants and elementwise ops only) for the host.
+    /// Compiles `p` for the host (the ops `plan.rs` covers).
     pub fn new(p: &Program) -> Result<Emulated, AbiError> {
-        let types = p.value_types();
-        let first = p.first_result_ids();
-        let mut constants = Vec::new();
-        for (k, node) in p.nodes.iter().enumerate() {
-            match &node.op {
-                Op::Constant(h) => constants.push((first[k].index(), h.bytes.clone())),
-                op if op.is_elementwise() => {}
-                op => {
-                    return Err(AbiError::unimplemented(format!(
-                        "CUDA emulation runs elementwise programs only, not `{}`",
-                        op.name()
-                    )))
-                }
-            }
-        }
-        let kernels = elementwise_kernels(p, "k").map_err(AbiError::internal)?;
+        let plan = plan(p, "k").map_err(|op| {
+            AbiError::unimplemented(format!("CUDA emulation has no kernel for `{op}` yet"))
+        })?;
+        let kernels = plan.kernels();
         let mut source = String::from(include_str!("emulate_prelude.h"));
         source.push_str(crate::elementwise::PRELUDE);
         for k in &kernels {
@@ -143,8 +133,8 @@ impl Emulated {
         } else {
             Some(compile_library(&source)?)
         };
-        let mut linked = Vec::new();
-        for k in kernels {
+        let mut entries = HashMap::new();
+        for k in &kernels {
             let lib = library
                 .as_ref()
                 .ok_or_else(|| AbiError::internal("kernels without a library"))?;
@@ -153,70 +143,143 @@ impl Emulated {
             let entry: Entry = unsafe { lib.get::<Entry>(symbol.as_bytes()) }
                 .map(|s| *s)
                 .map_err(|e| AbiError::internal(format!("CUDA emulation: {symbol}: {e}")))?;
-            linked.push((k, entry));
+            entries.insert(k.name.clone(), entry);
         }
         Ok(Emulated {
-            types,
-            constants,
-            kernels: linked,
-            outputs: p.outputs.iter().map(|o| o.index()).collect(),
+            plan,
+            entries,
             _library: library,
         })
     }
 
     pub fn output_types(&self) -> Vec<TensorType> {
-        self.outputs
+        self.plan
+            .outputs
             .iter()
-            .map(|&o| self.types[o].clone())
+            .map(|&o| self.plan.types[o].clone())
             .collect()
     }
 
     /// Runs on `inputs` (the program's inputs, in order).
-    pub fn run(
-        &self,
-        inputs: Vec<std::sync::Arc<Storage>>,
-    ) -> Result<Vec<std::sync::Arc<Storage>>, AbiError> {
-        let mut values: Vec<Option<std::sync::Arc<Storage>>> = vec![None; self.types.len()];
-        for (k, v) in inputs.into_iter().enumerate() {
+    pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
+        self.run_plan(&self.plan, inputs)
+    }
+
+    /// One plan; regions recurse, as deep as QIR's validation lets programs nest.
+    fn run_plan(&self, plan: &Plan, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
+        let mut values: Vec<Option<Value>> = vec![None; plan.types.len()];
+        for (k, v) in inputs.into_iter().enumerate().take(plan.num_inputs) {
             values[k] = Some(v);
         }
-        for (v, bytes) in &self.constants {
-            values[*v] = Some(std::sync::Arc::new(Storage::from_bytes(bytes)));
-        }
-        let get = |values: &[Option<std::sync::Arc<Storage>>], v: usize| {
+        let get = |values: &[Option<Value>], v: usize| {
             values[v]
                 .clone()
                 .ok_or_else(|| AbiError::internal(format!("%{v} read before it was computed")))
         };
-        for (k, entry) in &self.kernels {
-            let reads = k
-                .reads
-                .iter()
-                .map(|&v| get(&values, v))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut writes: Vec<Storage> = k
-                .writes
-                .iter()
-                .map(|&v| Storage::zeroed(self.types[v].size_bytes()))
-                .collect();
-            let mut ptrs: Vec<*mut c_void> = reads
-                .iter()
-                .map(|s| s.words.as_ptr() as *mut c_void)
-                .collect();
-            ptrs.extend(
-                writes
-                    .iter_mut()
-                    .map(|s| s.words.as_mut_ptr() as *mut c_void),
-            );
-            if k.elements > 0 {
-                // SAFETY: one pointer per parameter, each to memory of its value's full size,
-                // written only through the output pointers.
-                unsafe { entry(ptrs.as_ptr(), k.elements as u64) };
-            }
-            for (&v, s) in k.writes.iter().zip(writes) {
-                values[v] = Some(std::sync::Arc::new(s));
+        for step in &plan.steps {
+            match step {
+                Step::Constant { value, bytes } => {
+                    values[*value] = Some(std::sync::Arc::new(Storage::from_bytes(bytes)));
+                }
+                Step::Alias { from, to } => values[*to] = Some(get(&values, *from)?),
+                Step::Kernel(k) => {
+                    let reads = k
+                        .reads
+                        .iter()
+                        .map(|&v| get(&values, v))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    for (v, s) in self.launch(k, &plan.types, &reads)? {
+                        values[v] = Some(std::sync::Arc::new(s));
+                    }
+                }
+                Step::Cond {
+                    index,
+                    operands,
+                    branches,
+                    results,
+                } => {
+                    let i = scalar_of(&*get(&values, *index)?);
+                    let b = usize::try_from(i)
+                        .ok()
+                        .filter(|&b| b < branches.len())
+                        .unwrap_or(branches.len() - 1);
+                    let args = operands
+                        .iter()
+                        .map(|&v| get(&values, v))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    for (&r, v) in results.iter().zip(self.run_plan(&branches[b], args)?) {
+                        values[r] = Some(v);
+                    }
+                }
+                Step::While {
+                    carry,
+                    cond,
+                    body,
+                    results,
+                } => {
+                    let mut c = carry
+                        .iter()
+                        .map(|&v| get(&values, v))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    loop {
+                        let go = self.run_plan(cond, c.clone())?;
+                        let go = go
+                            .first()
+                            .ok_or_else(|| AbiError::internal("a while condition gave nothing"))?;
+                        if scalar_of(go) == 0 {
+                            break;
+                        }
+                        c = self.run_plan(body, c)?;
+                    }
+                    for (&r, v) in results.iter().zip(c) {
+                        values[r] = Some(v);
+                    }
+                }
             }
         }
-        self.outputs.iter().map(|&o| get(&values, o)).collect()
+        plan.outputs.iter().map(|&o| get(&values, o)).collect()
+    }
+
+    /// Runs one kernel: its outputs, by value id.
+    fn launch(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Value],
+    ) -> Result<Vec<(usize, Storage)>, AbiError> {
+        let entry = self
+            .entries
+            .get(&k.name)
+            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not linked", k.name)))?;
+        let mut writes: Vec<Storage> = k
+            .writes
+            .iter()
+            .map(|&v| Storage::zeroed(types[v].size_bytes()))
+            .collect();
+        let mut ptrs: Vec<*mut c_void> = reads
+            .iter()
+            .map(|s| s.words.as_ptr() as *mut c_void)
+            .collect();
+        ptrs.extend(
+            writes
+                .iter_mut()
+                .map(|s| s.words.as_mut_ptr() as *mut c_void),
+        );
+        if k.elements > 0 {
+            // SAFETY: one pointer per parameter, each to memory of its value's full size,
+            // written only through the output pointers.
+            unsafe { entry(ptrs.as_ptr(), k.elements as u64) };
+        }
+        Ok(k.writes.iter().copied().zip(writes).collect())
+    }
+}
+
+/// A bool or i32 scalar's value (a branch index or a loop's predicate).
+fn scalar_of(s: &Storage) -> i64 {
+    let b = s.bytes();
+    match b.len() {
+        1 => b[0] as i64,
+        n if n >= 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
+        _ => 0,
     }
 }

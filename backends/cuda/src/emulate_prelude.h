@@ -18,6 +18,10 @@ static const quabla_dim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 using std::signbit;
 using std::isfinite;
 
+/* CUDA's integer min and max. */
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+
 static inline int __float2int_rz(float x) {
   if (x != x) return 0;
   if (x >= 2147483648.0f) return 2147483647;

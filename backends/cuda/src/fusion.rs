@@ -28,14 +28,8 @@ pub struct Kernel {
 pub fn elementwise_kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
     let types = p.value_types();
     let first = p.first_result_ids();
-    let mut last_use = vec![0usize; types.len()];
-    for (k, node) in p.nodes.iter().enumerate() {
-        for o in &node.operands {
-            last_use[o.index()] = k;
-        }
-    }
+    let last_use = last_uses(p, types.len());
     let outputs: Vec<usize> = p.outputs.iter().map(|o| o.index()).collect();
-    let escapes = |v: usize, end: usize| outputs.contains(&v) || last_use[v] >= end;
     let mut kernels = Vec::new();
     let mut k = 0;
     while k < p.nodes.len() {
@@ -43,48 +37,76 @@ pub fn elementwise_kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, Str
             k += 1;
             continue;
         }
-        let shape = &p.nodes[k].results[0].shape;
-        let mut end = k + 1;
-        while end < p.nodes.len()
-            && p.nodes[end].op.is_elementwise()
-            && &p.nodes[end].results[0].shape == shape
-        {
-            end += 1;
-        }
-        let defined: Vec<usize> = (k..end).map(|j| first[j].index()).collect();
-        let mut reads = Vec::new();
-        for node in &p.nodes[k..end] {
-            for o in &node.operands {
-                let v = o.index();
-                if !defined.contains(&v) && !reads.contains(&v) {
-                    reads.push(v);
-                }
-            }
-        }
-        let writes: Vec<usize> = defined
-            .iter()
-            .copied()
-            .filter(|&v| escapes(v, end))
-            .collect();
         let name = format!("{prefix}_{}", kernels.len());
-        let statements = region_body(p, k, end, &first, &types)?;
-        let body = function(&name, &reads, &writes, &types, &statements);
-        kernels.push(Kernel {
-            source: format!("{PRELUDE}\n{body}"),
-            body,
-            param_types: reads
-                .iter()
-                .chain(&writes)
-                .map(|&v| types[v].dtype)
-                .collect(),
-            name,
-            reads,
-            writes,
-            elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
-        });
+        let (kernel, end) = fuse_run(p, k, &first, &types, &last_use, &outputs, &name)?;
+        kernels.push(kernel);
         k = end;
     }
     Ok(kernels)
+}
+
+/// Per value, the index of the last node that reads it (0 when none does).
+pub fn last_uses(p: &Program, values: usize) -> Vec<usize> {
+    let mut last_use = vec![0usize; values];
+    for (k, node) in p.nodes.iter().enumerate() {
+        for o in &node.operands {
+            last_use[o.index()] = k;
+        }
+    }
+    last_use
+}
+
+/// The kernel of the elementwise run starting at node `start` (following elementwise nodes
+/// of the same shape), and the run's end: it reads the values defined before the run and
+/// writes those used after it or returned.
+pub fn fuse_run(
+    p: &Program,
+    start: usize,
+    first: &[quabla_abi::qir::ValueId],
+    types: &[TensorType],
+    last_use: &[usize],
+    outputs: &[usize],
+    name: &str,
+) -> Result<(Kernel, usize), String> {
+    let shape = &p.nodes[start].results[0].shape;
+    let mut end = start + 1;
+    while end < p.nodes.len()
+        && p.nodes[end].op.is_elementwise()
+        && &p.nodes[end].results[0].shape == shape
+    {
+        end += 1;
+    }
+    let defined: Vec<usize> = (start..end).map(|j| first[j].index()).collect();
+    let mut reads = Vec::new();
+    for node in &p.nodes[start..end] {
+        for o in &node.operands {
+            let v = o.index();
+            if !defined.contains(&v) && !reads.contains(&v) {
+                reads.push(v);
+            }
+        }
+    }
+    let writes: Vec<usize> = defined
+        .iter()
+        .copied()
+        .filter(|&v| outputs.contains(&v) || last_use[v] >= end)
+        .collect();
+    let statements = region_body(p, start, end, first, types)?;
+    let body = function(name, &reads, &writes, types, &statements);
+    let kernel = Kernel {
+        source: format!("{PRELUDE}\n{body}"),
+        body,
+        param_types: reads
+            .iter()
+            .chain(&writes)
+            .map(|&v| types[v].dtype)
+            .collect(),
+        name: name.to_string(),
+        reads,
+        writes,
+        elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
+    };
+    Ok((kernel, end))
 }
 
 /// The statements computing nodes `start..end` into registers `v<id>`.

@@ -1,13 +1,18 @@
 //! `quabla-cuda`: the CUDA backend plugin, first part. What exists: device discovery that
 //! never panics or aborts without a driver (an empty device list and a typed error from
-//! `compile`), and the kernel compiler's first stage: QIR's elementwise ops as CUDA C with
-//! QIR's exact semantics (`elementwise.rs`), fused per region into one kernel each
-//! (`fusion.rs`), compiled with NVRTC to cubins for a given SM (`nvrtc.rs`), which CI checks
-//! for every conformance program on sm_80 and sm_90 without a GPU
-//! (`tests/kernels_compile.rs`), and which run on the host under `QUABLA_CUDA_EMULATE=1`
-//! (`emulate.rs`) so the conformance suite checks their values. Not built yet: the other ops' kernels, cuBLAS/cuSOLVER, the
-//! runtime (streams, memory, launches), so the capability list is empty and a machine with
-//! a GPU gets an `Unimplemented` error naming what is missing, not a wrong result.
+//! `compile`), and the kernel compiler: every QIR op but the dense factorizations as CUDA C
+//! with QIR's exact semantics (`elementwise.rs`; `kernels.rs` for movement, reductions,
+//! cumulative ops, dynamic slices, dot_general, gather, deterministic scatter-add and sort),
+//! elementwise runs fused into one kernel each (`fusion.rs`), programs planned with
+//! host-decided `cond`/`while` (`plan.rs`), compiled with NVRTC to cubins for a given SM
+//! (`nvrtc.rs`), which CI checks for every conformance program on sm_80 and sm_90 without a
+//! GPU (`tests/kernels_compile.rs`); and a host emulation (`QUABLA_CUDA_EMULATE=1`,
+//! `emulate.rs`) that compiles the same CUDA C with the system's C++ compiler and runs it,
+//! so the conformance suite checks the kernels' values in CI. Not built yet: the GPU
+//! runtime (memory, streams, launches, events), cuBLAS/cuSOLVER, parallel reductions and
+//! sorts, CUDA graphs, the cubin disk cache and the wheel; so without emulation the
+//! capability list is empty, and a machine with a GPU gets an `Unimplemented` error naming
+//! what is missing, not a wrong result.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -19,7 +24,9 @@ pub mod driver;
 pub mod elementwise;
 pub mod emulate;
 pub mod fusion;
+pub mod kernels;
 pub mod nvrtc;
+pub mod plan;
 
 use quabla_abi::abi::{AbiError, ErrorCode};
 use quabla_abi::plugin::{
@@ -78,8 +85,8 @@ fn implements(kind: OpKind) -> bool {
     }
 }
 
-/// What the host emulation (`QUABLA_CUDA_EMULATE=1`) runs: constants and the elementwise
-/// ops, the part of the compiler that exists.
+/// What the host emulation (`QUABLA_CUDA_EMULATE=1`) runs: the ops `plan.rs` has kernels
+/// for, the part of the compiler that exists.
 fn emulates(kind: OpKind) -> bool {
     matches!(
         kind,
@@ -90,6 +97,24 @@ fn emulates(kind: OpKind) -> bool {
             | OpKind::Select
             | OpKind::Convert
             | OpKind::Bitcast
+            | OpKind::Iota
+            | OpKind::BroadcastInDim
+            | OpKind::Reshape
+            | OpKind::Transpose
+            | OpKind::Slice
+            | OpKind::Pad
+            | OpKind::Concatenate
+            | OpKind::Reverse
+            | OpKind::Reduce
+            | OpKind::Cumulative
+            | OpKind::DynamicSlice
+            | OpKind::DynamicUpdateSlice
+            | OpKind::DotGeneral
+            | OpKind::Gather
+            | OpKind::ScatterAdd
+            | OpKind::Sort
+            | OpKind::Cond
+            | OpKind::While
     )
 }
 
@@ -166,6 +191,7 @@ impl Backend for CudaBackend {
     fn info(&self) -> PluginInfo {
         if emulate::requested() {
             return PluginInfo {
+                region_kinds: vec!["cond".into(), "while".into()],
                 devices: vec![(
                     "cpu".into(),
                     "CUDA C kernels emulated on the host (QUABLA_CUDA_EMULATE=1)".into(),
