@@ -1,18 +1,17 @@
-//! `quabla-cuda`: the CUDA backend plugin, first part. What exists: device discovery that
-//! never panics or aborts without a driver (an empty device list and a typed error from
-//! `compile`), and the kernel compiler: every QIR op but the dense factorizations as CUDA C
-//! with QIR's exact semantics (`elementwise.rs`; `kernels.rs` for movement, reductions,
+//! `quabla-cuda`: the CUDA backend plugin, first part. Device discovery never panics or
+//! aborts without a driver (no devices, no capabilities, and a typed error from `compile`).
+//! The kernel compiler covers every QIR op but the dense factorizations, as CUDA C with
+//! QIR's exact semantics (`elementwise.rs`; `kernels.rs` for movement, reductions,
 //! cumulative ops, dynamic slices, dot_general, gather, deterministic scatter-add and sort),
 //! elementwise runs fused into one kernel each (`fusion.rs`), programs planned with
 //! host-decided `cond`/`while` (`plan.rs`), compiled with NVRTC to cubins for a given SM
-//! (`nvrtc.rs`), which CI checks for every conformance program on sm_80 and sm_90 without a
-//! GPU (`tests/kernels_compile.rs`); and a host emulation (`QUABLA_CUDA_EMULATE=1`,
-//! `emulate.rs`) that compiles the same CUDA C with the system's C++ compiler and runs it,
-//! so the conformance suite checks the kernels' values in CI. Not built yet: the GPU
-//! runtime (memory, streams, launches, events), cuBLAS/cuSOLVER, parallel reductions and
-//! sorts, CUDA graphs, the cubin disk cache and the wheel; so without emulation the
-//! capability list is empty, and a machine with a GPU gets an `Unimplemented` error naming
-//! what is missing, not a wrong result.
+//! (`nvrtc.rs`); CI compiles every conformance program's kernels for sm_80 and sm_90
+//! without a GPU (`tests/kernels_compile.rs`), and runs the suite on a host emulation
+//! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
+//! compiler). `runtime.rs` runs the same plans on the first GPU (memory, one stream,
+//! launches sized by the kernel's attributes): written and compiled, never run here (no
+//! GPU). Not built: cuBLAS/cuSOLVER, parallel reductions and sorts, download events,
+//! CUDA graphs, the cubin disk cache, the wheel.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -27,6 +26,7 @@ pub mod fusion;
 pub mod kernels;
 pub mod nvrtc;
 pub mod plan;
+pub mod runtime;
 
 use quabla_abi::abi::{AbiError, ErrorCode};
 use quabla_abi::plugin::{
@@ -38,8 +38,9 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 /// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
-/// does not compile here until it is implemented or declined. Nothing runs yet: there is no
-/// runtime to launch the kernels `fusion.rs` generates.
+/// does not compile here until it is implemented or declined. Every op has a kernel
+/// (`plan.rs`) but the dense factorizations (cuSOLVER is not wired yet); the list applies
+/// where the plugin has somewhere to run: a GPU, or the host emulation.
 fn implements(kind: OpKind) -> bool {
     match kind {
         OpKind::Constant
@@ -66,8 +67,8 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::DynamicSlice
         | OpKind::DynamicUpdateSlice
         | OpKind::Cond
-        | OpKind::While
-        | OpKind::Linalg(
+        | OpKind::While => true,
+        OpKind::Linalg(
             LinalgKind::Cholesky
             | LinalgKind::Lu
             | LinalgKind::TriangularSolve
@@ -85,37 +86,11 @@ fn implements(kind: OpKind) -> bool {
     }
 }
 
-/// What the host emulation (`QUABLA_CUDA_EMULATE=1`) runs: the ops `plan.rs` has kernels
-/// for, the part of the compiler that exists.
-fn emulates(kind: OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::Constant
-            | OpKind::Unary(_)
-            | OpKind::Binary(_)
-            | OpKind::Compare
-            | OpKind::Select
-            | OpKind::Convert
-            | OpKind::Bitcast
-            | OpKind::Iota
-            | OpKind::BroadcastInDim
-            | OpKind::Reshape
-            | OpKind::Transpose
-            | OpKind::Slice
-            | OpKind::Pad
-            | OpKind::Concatenate
-            | OpKind::Reverse
-            | OpKind::Reduce
-            | OpKind::Cumulative
-            | OpKind::DynamicSlice
-            | OpKind::DynamicUpdateSlice
-            | OpKind::DotGeneral
-            | OpKind::Gather
-            | OpKind::ScatterAdd
-            | OpKind::Sort
-            | OpKind::Cond
-            | OpKind::While
-    )
+fn supported_ops() -> Vec<String> {
+    OpKind::backend_ops()
+        .filter(|k| implements(*k))
+        .map(|k| k.name().to_string())
+        .collect()
 }
 
 /// The devices, found once.
@@ -124,18 +99,73 @@ fn gpus() -> &'static Result<Vec<driver::GpuInfo>, String> {
     GPUS.get_or_init(driver::devices)
 }
 
-/// Why nothing can run here: no driver (or no GPU), or the missing runtime.
-fn cannot_run() -> AbiError {
-    match gpus() {
-        Err(why) => AbiError::new(ErrorCode::FailedPrecondition, why.clone()),
-        Ok(g) if g.is_empty() => AbiError::new(
-            ErrorCode::FailedPrecondition,
-            "the CUDA driver reports no GPU",
-        ),
-        Ok(_) => AbiError::unimplemented(
-            "the CUDA plugin cannot run programs yet: its kernels compile, but the runtime \
-             (memory, streams, launches) is not built; use the CPU plugin",
-        ),
+/// The GPU programs run on (the first one), opened once; why not, when there is none.
+fn gpu() -> Result<Arc<runtime::Gpu>, AbiError> {
+    static GPU: OnceLock<Result<Arc<runtime::Gpu>, AbiError>> = OnceLock::new();
+    GPU.get_or_init(|| match gpus() {
+        Err(why) => Err(AbiError::new(ErrorCode::FailedPrecondition, why.clone())),
+        Ok(g) => match g.first() {
+            None => Err(AbiError::new(
+                ErrorCode::FailedPrecondition,
+                "the CUDA driver reports no GPU",
+            )),
+            Some(d) => nvrtc::load()
+                .map_err(|e| AbiError::new(ErrorCode::FailedPrecondition, e))
+                .and_then(|_| runtime::Gpu::open(d.compute_capability)),
+        },
+    })
+    .clone()
+}
+
+/// A value in GPU memory.
+struct GpuBuffer {
+    ty: TensorType,
+    slice: runtime::Value,
+    gpu: Arc<runtime::Gpu>,
+}
+
+impl DeviceBuffer for GpuBuffer {
+    fn ty(&self) -> &TensorType {
+        &self.ty
+    }
+    fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        let bytes = self.gpu.download(&self.slice, self.ty.size_bytes())?;
+        Ok(Box::new(ReadyEvent(bytes)))
+    }
+    fn block_until_ready(&self) -> Result<(), AbiError> {
+        self.gpu.synchronize()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct GpuExecutable(runtime::Compiled, Arc<runtime::Gpu>);
+
+impl Executable for GpuExecutable {
+    fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
+        let inputs = args
+            .iter()
+            .map(|a| {
+                a.buffer
+                    .as_any()
+                    .downcast_ref::<GpuBuffer>()
+                    .map(|b| b.slice.clone())
+                    .ok_or_else(|| AbiError::invalid("a buffer of another backend"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let outs = self.0.run(inputs)?;
+        Ok(outs
+            .into_iter()
+            .zip(self.0.output_types())
+            .map(|(slice, ty)| {
+                Arc::new(GpuBuffer {
+                    ty,
+                    slice,
+                    gpu: self.1.clone(),
+                }) as Arc<dyn DeviceBuffer>
+            })
+            .collect())
     }
 }
 
@@ -197,10 +227,7 @@ impl Backend for CudaBackend {
                     "CUDA C kernels emulated on the host (QUABLA_CUDA_EMULATE=1)".into(),
                     0,
                 )],
-                ops: OpKind::backend_ops()
-                    .filter(|k| emulates(*k))
-                    .map(|k| k.name().to_string())
-                    .collect(),
+                ops: supported_ops(),
                 synchronous_readback: true,
                 // The host's C library, not CUDA's libdevice: within these bounds too.
                 ..self.gpu_info()
@@ -215,7 +242,11 @@ impl Backend for CudaBackend {
                 &program,
             )?)));
         }
-        Err(cannot_run())
+        let gpu = gpu()?;
+        Ok(Arc::new(GpuExecutable(
+            runtime::Compiled::new(&gpu, &program)?,
+            gpu,
+        )))
     }
 
     fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
@@ -225,15 +256,22 @@ impl Backend for CudaBackend {
                 storage: Arc::new(emulate::Storage::from_bytes(array.bytes)),
             }));
         }
-        Err(cannot_run())
+        let gpu = gpu()?;
+        Ok(Arc::new(GpuBuffer {
+            ty: array.ty.clone(),
+            slice: Arc::new(gpu.upload(array.bytes)?),
+            gpu,
+        }))
     }
 }
 
 impl CudaBackend {
     fn gpu_info(&self) -> PluginInfo {
-        let devices = match gpus() {
+        // Programs run on the first GPU (more are not used yet).
+        let devices: Vec<(String, String, u64)> = match gpus() {
             Ok(g) => g
                 .iter()
+                .take(1)
                 .map(|d| {
                     let (major, minor) = d.compute_capability;
                     (
@@ -245,18 +283,21 @@ impl CudaBackend {
                 .collect(),
             Err(_) => vec![],
         };
+        // Without a device there is nothing to offer.
+        let ops = if devices.is_empty() {
+            vec![]
+        } else {
+            supported_ops()
+        };
         PluginInfo {
             name: "cuda".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             qir_min: QIR_VERSION_MIN,
             qir_max: QIR_VERSION,
             devices,
-            ops: OpKind::backend_ops()
-                .filter(|k| implements(*k))
-                .map(|k| k.name().to_string())
-                .collect(),
+            ops,
             dtypes: DType::ALL.to_vec(),
-            region_kinds: vec![],
+            region_kinds: vec!["cond".into(), "while".into()],
             synchronous_readback: false,
             extensions: vec![],
             max_buffer_bytes: 0,

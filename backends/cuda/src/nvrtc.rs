@@ -142,15 +142,16 @@ pub fn compile_cubin(source: &str, name: &str, sm: u32) -> Result<Cubin, String>
         return Err(format!("nvrtcCreateProgram failed: {r:?}"));
     }
     let program = ProgramHandle(raw);
-    let options: Vec<CString> = [
+    let options = [
         format!("--gpu-architecture=sm_{sm}"),
         "--fmad=false".into(),
         "--std=c++17".into(),
         "--ptxas-options=-v".into(),
     ]
     .into_iter()
-    .map(|o| CString::new(o).expect("options have no NUL"))
-    .collect();
+    .map(CString::new)
+    .collect::<Result<Vec<_>, _>>()
+    .map_err(|_| "an NVRTC option with a NUL byte".to_string())?;
     let ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     // SAFETY: a live program; `ptrs` points at live C strings.
     let r = unsafe { sys::nvrtcCompileProgram(program.0, ptrs.len() as i32, ptrs.as_ptr()) };

@@ -1,8 +1,8 @@
 //! The CUDA plugin through the host as a user's process loads it. On a machine without a
 //! driver (CI): `info` works with no devices, `compile` and `upload` return a typed error that
 //! says why, nothing panics or aborts, and the suite runs with every golden case not
-//! applicable (its capability list is empty until its runtime exists) and the hostile
-//! boundary programs refused by the kit.
+//! applicable (no device, no capabilities) and the hostile boundary programs refused by the
+//! kit.
 
 use quabla_abi::abi::ErrorCode;
 use quabla_abi::host::Plugin;
@@ -35,14 +35,18 @@ fn without_a_driver_the_plugin_loads_and_says_why_it_cannot_run() {
         assert_eq!(up.code(), ErrorCode::InvalidArgument, "{up}");
         assert!(format!("{up}").contains("0 devices"), "{up}");
     } else {
-        // A machine with a GPU: the missing runtime is named, not papered over.
-        assert_eq!(err.code(), ErrorCode::Unimplemented, "{err}");
+        // A machine with a GPU compiles (the suite then runs on it: see the GPU script).
+        plugin.compile(&p).unwrap();
     }
 }
 
 #[test]
 fn the_suite_runs_with_nothing_applicable_and_nothing_failing() {
     let plugin = cuda_plugin();
+    if !plugin.info().devices.is_empty() {
+        eprintln!("skipping: this machine has a GPU (the GPU script runs the suite there)");
+        return;
+    }
     let cases = load_cases(&default_cases_dir()).unwrap();
     let report = run_suite(&plugin, &cases, None);
     let failures = common::failures(&report);
