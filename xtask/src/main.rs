@@ -49,6 +49,7 @@ mod apt;
 mod cuda;
 mod fuzz;
 mod mlx;
+mod plugin_wheels;
 mod tools;
 mod wasm;
 mod wheels;
@@ -263,14 +264,53 @@ fn test() {
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
     python_tests(has_mlx.then(|| plugin_file("debug", "quabla_mlx")));
-    if has_mlx {
-        mlx::wheel_test(&plugin_file("debug", "quabla_mlx"));
-    }
+    plugin_wheel_tests(has_mlx, has_nvrtc);
     wasm::test();
     fuzz::fuzz(
         &["--dev".to_string(), "--no-sanitizer".to_string()],
         Some(debug_binary("quabla-conformance")),
     );
+}
+
+/// The plugin wheels' install tests: MLX's where MLX was fetched (the libmlx loaded must be
+/// the venv's: the wheel's `$ORIGIN` rpath works), CUDA's where NVRTC was (its kernels run in
+/// the host emulation, no GPU here; the NVRTC found must be the venv's wheel).
+fn plugin_wheel_tests(has_mlx: bool, has_nvrtc: bool) {
+    use plugin_wheels::{gradient_check, install_tests, PluginWheel};
+    let mut plugins = Vec::new();
+    if has_mlx {
+        plugins.push(PluginWheel {
+            name: "mlx",
+            library: plugin_file("debug", "quabla_mlx"),
+            find_links: mlx::cache_dir()
+                .map(|c| c.join("wheel"))
+                .into_iter()
+                .collect(),
+            check: gradient_check(
+                "mlx",
+                "libs = {l.split()[-1] for l in open('/proc/self/maps') if 'libmlx' in l}\n\
+                 assert libs and all(p.startswith(sys.prefix) for p in libs), libs",
+            ),
+            env: vec![],
+        });
+    }
+    if has_nvrtc {
+        plugins.push(PluginWheel {
+            name: "cuda",
+            library: plugin_file("debug", "quabla_cuda"),
+            find_links: cuda::lib_dir()
+                .and_then(|l| l.ancestors().nth(3).map(|r| r.join("wheel")))
+                .into_iter()
+                .collect(),
+            check: gradient_check(
+                "cuda",
+                "import os\n\
+                 assert os.environ['QUABLA_NVRTC_DIR'].startswith(sys.prefix), os.environ",
+            ),
+            env: vec![("QUABLA_CUDA_EMULATE", "1".into())],
+        });
+    }
+    install_tests(&plugins);
 }
 
 /// The venv the Python package is installed into for its tests (reused between runs).

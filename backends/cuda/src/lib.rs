@@ -11,7 +11,7 @@
 //! compiler). `runtime.rs` runs the same plans on the first GPU (memory, one stream,
 //! launches sized by the kernel's attributes): written and compiled, never run here (no
 //! GPU). Not built: cuBLAS/cuSOLVER, parallel reductions and sorts, download events,
-//! CUDA graphs, the cubin disk cache, the wheel.
+//! CUDA graphs, the cubin disk cache. The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
