@@ -1,6 +1,7 @@
-//! Elementwise fusion: each run of consecutive elementwise nodes over one shape becomes one
-//! CUDA kernel (a grid-stride loop over the elements, the intermediates in registers), which
-//! reads the values defined before the run and writes only those used after it.
+//! Elementwise fusion (`plan.rs` calls it): each run of consecutive elementwise nodes over
+//! one shape becomes one CUDA kernel (a grid-stride loop over the elements, the
+//! intermediates in registers), which reads the values defined before the run and writes
+//! only those used after it.
 
 use crate::elementwise::{c_type, expression, PRELUDE};
 use quabla_abi::qir::Program;
@@ -22,27 +23,6 @@ pub struct Kernel {
     pub writes: Vec<usize>,
     /// Elements of the region's shape: the loop's trip count (its last parameter).
     pub elements: usize,
-}
-
-/// The fused elementwise kernels of `p` (not of its regions), in program order.
-pub fn elementwise_kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
-    let types = p.value_types();
-    let first = p.first_result_ids();
-    let last_use = last_uses(p, types.len());
-    let outputs: Vec<usize> = p.outputs.iter().map(|o| o.index()).collect();
-    let mut kernels = Vec::new();
-    let mut k = 0;
-    while k < p.nodes.len() {
-        if !p.nodes[k].op.is_elementwise() {
-            k += 1;
-            continue;
-        }
-        let name = format!("{prefix}_{}", kernels.len());
-        let (kernel, end) = fuse_run(p, k, &first, &types, &last_use, &outputs, &name)?;
-        kernels.push(kernel);
-        k = end;
-    }
-    Ok(kernels)
 }
 
 /// Per value, the index of the last node that reads it (0 when none does).
@@ -200,18 +180,19 @@ mod tests {
 ",
         )
         .unwrap();
-        let ks = elementwise_kernels(&p, "t").unwrap();
-        assert_eq!(ks.len(), 2);
+        // The fused run, the reduction's own kernel, then the next run.
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        assert_eq!(ks.len(), 3);
         assert_eq!(
             (ks[0].reads.clone(), ks[0].writes.clone()),
             (vec![0, 1], vec![5])
         );
         assert_eq!(ks[0].elements, 8);
         assert_eq!(
-            (ks[1].reads.clone(), ks[1].writes.clone()),
+            (ks[2].reads.clone(), ks[2].writes.clone()),
             (vec![6], vec![7])
         );
-        assert_eq!(ks[1].elements, 1);
+        assert_eq!(ks[2].elements, 1);
         assert!(ks[0].source.contains("extern \"C\" __global__ void t_0("));
         assert!(ks[0].source.contains("float v3 = expf(v2);"));
         assert!(!ks[0].source.contains("out3["), "an intermediate is stored");
@@ -243,7 +224,7 @@ mod tests {
         let names: Vec<String> = programs(&p).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, vec!["k", "k_n0r0", "k_n0r1"]);
         let body = programs(&p)[2].1;
-        let ks = elementwise_kernels(body, "b").unwrap();
+        let ks = crate::plan::kernels(body, "b").unwrap();
         assert_eq!(ks.len(), 1, "add and sin share the scalar shape");
         assert_eq!(ks[0].writes, vec![3, 4]);
     }

@@ -1,7 +1,7 @@
 //! `quabla-cuda`: the CUDA backend plugin, first part. Device discovery never panics or
 //! aborts without a driver (no devices, no capabilities, and a typed error from `compile`).
 //! The kernel compiler covers every QIR op but the dense factorizations, as CUDA C with
-//! QIR's exact semantics (`elementwise.rs`; `kernels.rs` for movement, reductions,
+//! QIR's exact semantics (`elementwise.rs`; `kernels/` for movement, reductions,
 //! cumulative ops, dynamic slices, dot_general, gather, deterministic scatter-add and sort),
 //! elementwise runs fused into one kernel each (`fusion.rs`), programs planned with
 //! host-decided `cond`/`while` (`plan.rs`), compiled with NVRTC to cubins for a given SM
@@ -11,7 +11,8 @@
 //! compiler). `runtime.rs` runs the same plans on the first GPU (memory, one stream,
 //! launches sized by the kernel's attributes): written and compiled, never run here (no
 //! GPU). Not built: cuBLAS/cuSOLVER, parallel reductions and sorts, download events,
-//! CUDA graphs, the cubin disk cache. The wheel is `bindings/cuda-plugin`.
+//! CUDA graphs. Cubins are cached on disk (`cubin_cache.rs`). The wheel is
+//! `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -19,6 +20,7 @@
 //! assert_eq!(plugin.name(), "cuda");
 //! ```
 
+pub mod cubin_cache;
 pub mod driver;
 pub mod elementwise;
 pub mod emulate;

@@ -6,7 +6,6 @@
 //! this path is unverified until a GPU run (the emulation checks the same plans' kernels).
 
 use crate::fusion::Kernel;
-use crate::nvrtc;
 use crate::plan::{plan, Plan, Step};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -94,7 +93,7 @@ impl Compiled {
             for k in &kernels {
                 source.push_str(&k.body);
             }
-            let cubin = nvrtc::compile_cubin(&source, "program", gpu.sm)
+            let (cubin, _) = crate::cubin_cache::cubin(&source, "program", gpu.sm)
                 .map_err(|e| AbiError::internal(format!("compiling the program's kernels: {e}")))?;
             let module = gpu
                 .ctx

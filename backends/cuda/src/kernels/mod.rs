@@ -1,0 +1,207 @@
+//! CUDA C for the ops that are not elementwise: one kernel per node, a grid-stride loop over
+//! its output elements (or, for cumulative ops and sorts, over its lines), shapes baked in
+//! as constants. Movement ops are index maps (`movement.rs`); reductions fold each output's
+//! elements in one fixed order (`reduce.rs`); `dot.rs`, `indexing.rs` (gather,
+//! deterministic scatter-add) and `sort.rs` hold the rest.
+
+mod dot;
+mod indexing;
+mod movement;
+mod reduce;
+mod sort;
+
+use crate::elementwise::c_type;
+use crate::fusion::Kernel;
+use quabla_abi::qir::Op;
+use quabla_abi::{DType, TensorType};
+
+/// Statements that split the flat index `i` into coordinates `c0..` of `shape`.
+pub(super) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
+    let mut s = format!("    unsigned long long {prefix}t = {var};\n");
+    for k in (0..shape.len()).rev() {
+        if k == 0 {
+            s.push_str(&format!(
+                "    long long {prefix}{k} = (long long){prefix}t;\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "    long long {prefix}{k} = (long long)({prefix}t % {d}ull); {prefix}t /= {d}ull;\n",
+                d = shape[k].max(1)
+            ));
+        }
+    }
+    s
+}
+
+/// The row-major flat index of coordinate expressions `coords` in `shape`.
+pub(super) fn flat(coords: &[String], shape: &[usize]) -> String {
+    if coords.is_empty() {
+        return "0".into();
+    }
+    let mut stride = 1usize;
+    let mut terms = Vec::new();
+    for k in (0..shape.len()).rev() {
+        terms.push(format!("({}) * {stride}ll", coords[k]));
+        stride *= shape[k];
+    }
+    terms.join(" + ")
+}
+
+/// Each value once, in first-use order (an op may read one value twice: one pointer does).
+pub(super) fn distinct(reads: &[(usize, DType)]) -> Vec<(usize, DType)> {
+    let mut out: Vec<(usize, DType)> = Vec::new();
+    for r in reads {
+        if !out.iter().any(|o| o.0 == r.0) {
+            out.push(*r);
+        }
+    }
+    out
+}
+
+pub(super) fn kernel(
+    name: &str,
+    reads: &[(usize, DType)],
+    write: (usize, DType),
+    elements: usize,
+    body: &str,
+) -> Kernel {
+    let reads = &distinct(reads);
+    let mut params: Vec<String> = reads
+        .iter()
+        .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
+        .collect();
+    params.push(format!("{}* __restrict__ out{}", c_type(write.1), write.0));
+    params.push("unsigned long long n".into());
+    let function = format!(
+        "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{body}  }}\n}}\n",
+        params.join(", ")
+    );
+    Kernel {
+        source: format!("{}\n{function}", crate::elementwise::PRELUDE),
+        body: function,
+        param_types: reads.iter().map(|r| r.1).chain([write.1]).collect(),
+        reads: reads.iter().map(|r| r.0).collect(),
+        writes: vec![write.0],
+        elements,
+        name: name.to_string(),
+    }
+}
+
+/// What a node's kernel is made from: its name, operands and result.
+pub(super) struct Node<'a> {
+    pub name: &'a str,
+    pub operands: &'a [usize],
+    pub types: &'a [TensorType],
+    pub result: usize,
+    pub out: &'a TensorType,
+}
+
+impl Node<'_> {
+    /// Operand `k`'s type.
+    pub fn ty(&self, k: usize) -> &TensorType {
+        &self.types[self.operands[k]]
+    }
+
+    /// Operand `k` as a kernel read.
+    pub fn read(&self, k: usize) -> (usize, DType) {
+        (self.operands[k], self.ty(k).dtype)
+    }
+
+    /// Every operand as a kernel read.
+    pub fn reads(&self) -> Vec<(usize, DType)> {
+        (0..self.operands.len()).map(|k| self.read(k)).collect()
+    }
+
+    /// The output coordinates' names `c0..`.
+    pub fn oc(&self) -> Vec<String> {
+        (0..self.out.shape.len()).map(|k| format!("c{k}")).collect()
+    }
+
+    /// A kernel writing `value` (an expression of the output coordinates) to each output
+    /// element.
+    pub fn map(&self, reads: &[(usize, DType)], value: &str) -> Kernel {
+        self.map_with("", reads, value)
+    }
+
+    /// `map`, with `statements` (defining what `value` uses) before the store.
+    pub fn map_with(&self, statements: &str, reads: &[(usize, DType)], value: &str) -> Kernel {
+        let body = format!(
+            "{}{statements}    out{}[i] = {value};\n",
+            coordinates(&self.out.shape, "i", "c"),
+            self.result
+        );
+        self.kernel(reads, self.out.num_elements(), &body)
+    }
+
+    /// A kernel of this node's one result over `elements` trips.
+    pub fn kernel(&self, reads: &[(usize, DType)], elements: usize, body: &str) -> Kernel {
+        kernel(
+            self.name,
+            reads,
+            (self.result, self.out.dtype),
+            elements,
+            body,
+        )
+    }
+}
+
+/// The kernel of a node that is neither elementwise nor a region, a constant or a reshape
+/// (which the plan handles); `Ok(None)` for ops this compiler does not cover yet.
+pub fn node_kernel(
+    name: &str,
+    node: &quabla_abi::qir::Node,
+    operands: &[usize],
+    types: &[TensorType],
+    result: usize,
+) -> Result<Option<Kernel>, String> {
+    let n = Node {
+        name,
+        operands,
+        types,
+        result,
+        out: &node.results[0],
+    };
+    Ok(match &node.op {
+        Op::Iota { dim } => Some(n.map(&[], &format!("({})c{dim}", c_type(n.out.dtype)))),
+        Op::BroadcastInDim { dims } => Some(movement::broadcast_in_dim(&n, dims)),
+        Op::Transpose { perm } => Some(movement::transpose(&n, perm)),
+        Op::Slice { start, strides, .. } => Some(movement::slice(&n, start, strides)),
+        Op::Reverse { dims } => Some(movement::reverse(&n, dims)),
+        Op::Pad { low, interior, .. } => Some(movement::pad(&n, low, interior)),
+        Op::Concatenate { dim } => Some(movement::concatenate(&n, *dim)),
+        Op::DynamicSlice { sizes } => Some(movement::dynamic_slice(&n, sizes)),
+        Op::DynamicUpdateSlice => Some(movement::dynamic_update_slice(&n)),
+        Op::Reduce { kind, axes } => Some(reduce::reduce(&n, *kind, axes)),
+        Op::Cumulative {
+            kind,
+            axis,
+            reverse,
+        } => Some(reduce::cumulative(&n, *kind, *axis, *reverse)),
+        Op::DotGeneral(d) => Some(dot::dot_general(&n, d)),
+        Op::Gather(d) => Some(indexing::gather(&n, d)),
+        Op::ScatterAdd(d) => Some(indexing::scatter_add(&n, d)),
+        Op::Sort {
+            axis,
+            num_keys,
+            descending,
+        } => Some(sort::sort(&n, *axis, *num_keys, *descending)),
+        Op::Constant(_)
+        | Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Select
+        | Op::Convert
+        | Op::Bitcast
+        | Op::Reshape
+        | Op::Cond { .. }
+        | Op::While { .. }
+        | Op::StopGradient
+        | Op::CustomJvp { .. }
+        | Op::CustomVjp { .. }
+        | Op::CustomVjpLinear { .. }
+        | Op::Checkpoint { .. }
+        | Op::Scan { .. }
+        | Op::LinearSolve { .. }
+        | Op::Linalg(_) => None,
+    })
+}

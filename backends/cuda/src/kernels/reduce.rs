@@ -1,0 +1,128 @@
+//! Reductions and cumulative folds, each output (or line) folded by one thread in one fixed
+//! order: deterministic run to run.
+
+use super::{coordinates, flat, kernel, Node};
+use crate::elementwise::c_type;
+use crate::fusion::Kernel;
+use quabla_abi::qir::{CumulativeKind, ReduceKind};
+use quabla_abi::DType;
+
+/// The accumulator's C type and the fold of `x` into `acc` for a reduction kind.
+fn fold(kind: ReduceKind, dtype: DType) -> (&'static str, String) {
+    let acc_ty = match (kind, dtype) {
+        // f32 sums and products in f64: one rounding at the end.
+        (ReduceKind::Sum | ReduceKind::Prod, DType::F32) => "double",
+        _ => c_type(dtype),
+    };
+    let step = match (kind, dtype) {
+        (ReduceKind::Sum, DType::I32) => "acc = (int)((unsigned int)acc + (unsigned int)x);",
+        (ReduceKind::Prod, DType::I32) => "acc = (int)((unsigned int)acc * (unsigned int)x);",
+        (ReduceKind::Sum, _) => "acc = acc + x;",
+        (ReduceKind::Prod, _) => "acc = acc * x;",
+        (ReduceKind::Max, DType::F32) => "acc = qmax_float(acc, x);",
+        (ReduceKind::Max, DType::F64) => "acc = qmax_double(acc, x);",
+        (ReduceKind::Min, DType::F32) => "acc = qmin_float(acc, x);",
+        (ReduceKind::Min, DType::F64) => "acc = qmin_double(acc, x);",
+        (ReduceKind::Max, _) => "acc = x > acc ? x : acc;",
+        (ReduceKind::Min, _) => "acc = x < acc ? x : acc;",
+        (ReduceKind::And, _) => "acc = acc & x;",
+        (ReduceKind::Or, _) => "acc = acc | x;",
+    };
+    (acc_ty, step.to_string())
+}
+
+/// What reducing nothing gives.
+fn identity(kind: ReduceKind, dtype: DType) -> &'static str {
+    let float = matches!(dtype, DType::F32 | DType::F64);
+    match (kind, dtype) {
+        (ReduceKind::Sum | ReduceKind::Or, _) => "0",
+        (ReduceKind::Prod | ReduceKind::And, _) => "1",
+        // NVRTC has no math.h (no INFINITY): the infinity from its bits.
+        (ReduceKind::Max, _) if float => "(-__int_as_float(0x7f800000))",
+        (ReduceKind::Min, _) if float => "__int_as_float(0x7f800000)",
+        (ReduceKind::Max, DType::I32) => "(-2147483647 - 1)",
+        (ReduceKind::Min, DType::I32) => "2147483647",
+        (ReduceKind::Max, _) => "0",
+        (ReduceKind::Min, DType::U32) => "4294967295u",
+        (ReduceKind::Min, _) => "1",
+    }
+}
+
+/// Each output element folds its elements in row-major order of the reduced axes, starting
+/// from the first (so signed zeros and NaNs are folded, not an identity's).
+pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
+    let (name, x, src, result, out) = (n.name, n.read(0), &n.ty(0).shape, n.result, n.out);
+    let kept: Vec<usize> = (0..src.len()).filter(|a| !axes.contains(a)).collect();
+    let reduced: Vec<usize> = axes.to_vec();
+    let rshape: Vec<usize> = reduced.iter().map(|&a| src[a]).collect();
+    let count: usize = rshape.iter().product();
+    let coords = coordinates(&out.shape, "i", "c");
+    let (acc_ty, step) = fold(kind, x.1);
+    let mut ic = vec![String::new(); src.len()];
+    for (j, &a) in kept.iter().enumerate() {
+        ic[a] = format!("c{j}");
+    }
+    for (j, &a) in reduced.iter().enumerate() {
+        ic[a] = format!("r{j}");
+    }
+    let index = flat(&ic, src);
+    let body = if count == 0 {
+        format!(
+            "    out{result}[i] = ({})({});\n",
+            c_type(out.dtype),
+            identity(kind, x.1)
+        )
+    } else {
+        let rcoords = coordinates(&rshape, "j", "r");
+        format!(
+            "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{rcoords}    {acc_ty} x = ({acc_ty})in{v}[{index}];\n    if (j == 0) {{ acc = x; continue; }}\n    {step}\n    }}\n    out{result}[i] = ({})acc;\n",
+            c_type(out.dtype),
+            v = x.0
+        )
+    };
+    kernel(name, &[x], (result, out.dtype), out.num_elements(), &body)
+}
+
+/// One thread per line along `axis`, folding in order (backwards when `reverse`), each
+/// element written as the fold so far, in the element type (as the CPU's scan).
+pub(super) fn cumulative(n: &Node, kind: CumulativeKind, axis: usize, reverse: bool) -> Kernel {
+    let (name, x, out, result) = (n.name, n.read(0), n.out, n.result);
+    let shape = &out.shape;
+    let len = shape[axis];
+    let mut line_shape = shape.clone();
+    line_shape[axis] = 1;
+    let lines: usize = line_shape.iter().product();
+    let coords = coordinates(&line_shape, "i", "c");
+    let stride: usize = shape[axis + 1..].iter().product();
+    let mut base = vec![String::new(); shape.len()];
+    for (k, b) in base.iter_mut().enumerate() {
+        *b = if k == axis {
+            "0".into()
+        } else {
+            format!("c{k}")
+        };
+    }
+    let start = flat(&base, shape);
+    let reduce_kind = match kind {
+        CumulativeKind::Sum => ReduceKind::Sum,
+        CumulativeKind::Prod => ReduceKind::Prod,
+        CumulativeKind::Max => ReduceKind::Max,
+        CumulativeKind::Min => ReduceKind::Min,
+    };
+    let (_, step) = fold(reduce_kind, x.1);
+    let t = c_type(x.1);
+    let position = if reverse {
+        format!("({len}ll - 1 - k)")
+    } else {
+        "k".into()
+    };
+    let body = if len == 0 {
+        String::new()
+    } else {
+        format!(
+            "{coords}    long long base = {start};\n    {t} acc = 0;\n    for (long long k = 0; k < {len}ll; ++k) {{\n    long long at = base + {position} * {stride}ll;\n    {t} x = in{v}[at];\n    if (k == 0) {{ acc = x; }} else {{ {step} }}\n    out{result}[at] = acc;\n    }}\n",
+            v = x.0
+        )
+    };
+    kernel(name, &[x], (result, out.dtype), lines, &body)
+}
