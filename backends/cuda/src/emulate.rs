@@ -8,7 +8,7 @@
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
-use crate::plan::{plan, Plan, Step};
+use crate::plan::{plan, Executor, Plan};
 use quabla_abi::abi::AbiError;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
@@ -162,91 +162,27 @@ impl Emulated {
 
     /// Runs on `inputs` (the program's inputs, in order).
     pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
-        self.run_plan(&self.plan, inputs)
+        crate::plan::run(self, &self.plan, inputs)
+    }
+}
+
+impl Executor for Emulated {
+    type Value = Value;
+
+    fn constant(&self, _plan: &Plan, _value: usize, bytes: &[u8]) -> Result<Value, AbiError> {
+        Ok(std::sync::Arc::new(Storage::from_bytes(bytes)))
     }
 
-    /// One plan; regions recurse, as deep as QIR's validation lets programs nest.
-    fn run_plan(&self, plan: &Plan, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
-        let mut values: Vec<Option<Value>> = vec![None; plan.types.len()];
-        for (k, v) in inputs.into_iter().enumerate().take(plan.num_inputs) {
-            values[k] = Some(v);
-        }
-        let get = |values: &[Option<Value>], v: usize| {
-            values[v]
-                .clone()
-                .ok_or_else(|| AbiError::internal(format!("%{v} read before it was computed")))
-        };
-        for step in &plan.steps {
-            match step {
-                Step::Constant { value, bytes } => {
-                    values[*value] = Some(std::sync::Arc::new(Storage::from_bytes(bytes)));
-                }
-                Step::Alias { from, to } => values[*to] = Some(get(&values, *from)?),
-                Step::Kernel(k) => {
-                    let reads = k
-                        .reads
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    for (v, s) in self.launch(k, &plan.types, &reads)? {
-                        values[v] = Some(std::sync::Arc::new(s));
-                    }
-                }
-                Step::Cond {
-                    index,
-                    operands,
-                    branches,
-                    results,
-                } => {
-                    let i = scalar_of(&*get(&values, *index)?);
-                    let b = usize::try_from(i)
-                        .ok()
-                        .filter(|&b| b < branches.len())
-                        .unwrap_or(branches.len() - 1);
-                    let args = operands
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    for (&r, v) in results.iter().zip(self.run_plan(&branches[b], args)?) {
-                        values[r] = Some(v);
-                    }
-                }
-                Step::While {
-                    carry,
-                    cond,
-                    body,
-                    results,
-                } => {
-                    let mut c = carry
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    loop {
-                        let go = self.run_plan(cond, c.clone())?;
-                        let go = go
-                            .first()
-                            .ok_or_else(|| AbiError::internal("a while condition gave nothing"))?;
-                        if scalar_of(go) == 0 {
-                            break;
-                        }
-                        c = self.run_plan(body, c)?;
-                    }
-                    for (&r, v) in results.iter().zip(c) {
-                        values[r] = Some(v);
-                    }
-                }
-            }
-        }
-        plan.outputs.iter().map(|&o| get(&values, o)).collect()
+    fn scalar(&self, v: &Value, _ty: &TensorType) -> Result<i64, AbiError> {
+        Ok(scalar_of(v))
     }
 
-    /// Runs one kernel: its outputs, by value id.
     fn launch(
         &self,
         k: &Kernel,
         types: &[TensorType],
         reads: &[Value],
-    ) -> Result<Vec<(usize, Storage)>, AbiError> {
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
         let entry = self
             .entries
             .get(&k.name)
@@ -270,7 +206,11 @@ impl Emulated {
             // written only through the output pointers.
             unsafe { entry(ptrs.as_ptr(), k.elements as u64) };
         }
-        Ok(k.writes.iter().copied().zip(writes).collect())
+        Ok(k.writes
+            .iter()
+            .copied()
+            .zip(writes.into_iter().map(std::sync::Arc::new))
+            .collect())
     }
 }
 

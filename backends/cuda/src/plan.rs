@@ -155,3 +155,101 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
         missing,
     ))
 }
+
+/// Where a plan's values live and its kernels run (the GPU, or the host emulation).
+pub trait Executor {
+    type Value: Clone;
+    /// The value of constant `value` of `plan` (its bytes given).
+    fn constant(
+        &self,
+        plan: &Plan,
+        value: usize,
+        bytes: &[u8],
+    ) -> Result<Self::Value, quabla_abi::abi::AbiError>;
+    /// Runs kernel `k` on `reads`: its results, by value id.
+    fn launch(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Self::Value],
+    ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
+    /// A bool or i32 scalar read back (a branch index, a loop's predicate).
+    fn scalar(&self, v: &Self::Value, ty: &TensorType) -> Result<i64, quabla_abi::abi::AbiError>;
+}
+
+/// Runs `plan` on `inputs` with `e`; regions recurse, as deep as QIR's validation lets
+/// programs nest.
+pub fn run<E: Executor>(
+    e: &E,
+    plan: &Plan,
+    inputs: Vec<E::Value>,
+) -> Result<Vec<E::Value>, quabla_abi::abi::AbiError> {
+    use quabla_abi::abi::AbiError;
+    let mut values: Vec<Option<E::Value>> = vec![None; plan.types.len()];
+    for (k, v) in inputs.into_iter().enumerate().take(plan.num_inputs) {
+        values[k] = Some(v);
+    }
+    let get = |values: &[Option<E::Value>], v: usize| {
+        values[v]
+            .clone()
+            .ok_or_else(|| AbiError::internal(format!("%{v} read before it was computed")))
+    };
+    let all = |values: &[Option<E::Value>], vs: &[usize]| {
+        vs.iter()
+            .map(|&v| get(values, v))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    for step in &plan.steps {
+        match step {
+            Step::Constant { value, bytes } => {
+                values[*value] = Some(e.constant(plan, *value, bytes)?)
+            }
+            Step::Alias { from, to } => values[*to] = Some(get(&values, *from)?),
+            Step::Kernel(k) => {
+                let reads = all(&values, &k.reads)?;
+                for (v, out) in e.launch(k, &plan.types, &reads)? {
+                    values[v] = Some(out);
+                }
+            }
+            Step::Cond {
+                index,
+                operands,
+                branches,
+                results,
+            } => {
+                let i = e.scalar(&get(&values, *index)?, &plan.types[*index])?;
+                // An out-of-range index runs the last branch.
+                let b = usize::try_from(i)
+                    .ok()
+                    .filter(|&b| b < branches.len())
+                    .unwrap_or(branches.len() - 1);
+                let outs = run(e, &branches[b], all(&values, operands)?)?;
+                for (&r, v) in results.iter().zip(outs) {
+                    values[r] = Some(v);
+                }
+            }
+            Step::While {
+                carry,
+                cond,
+                body,
+                results,
+            } => {
+                let mut c = all(&values, carry)?;
+                loop {
+                    let go = run(e, cond, c.clone())?;
+                    let go = go
+                        .first()
+                        .ok_or_else(|| AbiError::internal("a while condition gave nothing"))?;
+                    if e.scalar(go, &cond.types[cond.outputs[0]])? == 0 {
+                        break;
+                    }
+                    c = run(e, body, c)?;
+                }
+                for (&r, v) in results.iter().zip(c) {
+                    values[r] = Some(v);
+                }
+            }
+        }
+    }
+    all(&values, &plan.outputs)
+}

@@ -6,7 +6,7 @@
 //! this path is unverified until a GPU run (the emulation checks the same plans' kernels).
 
 use crate::fusion::Kernel;
-use crate::plan::{plan, Plan, Step};
+use crate::plan::{plan, Executor, Plan, Step};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -145,91 +145,21 @@ impl Compiled {
     }
 
     pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
-        self.run_plan(&self.plan, inputs)
+        crate::plan::run(self, &self.plan, inputs)
+    }
+}
+
+impl Executor for Compiled {
+    type Value = Value;
+
+    fn constant(&self, plan: &Plan, value: usize, _bytes: &[u8]) -> Result<Value, AbiError> {
+        self.constants
+            .get(&(plan as *const Plan as usize, value))
+            .cloned()
+            .ok_or_else(|| AbiError::internal("a constant that was not uploaded"))
     }
 
-    /// One plan; regions recurse, as deep as QIR's validation lets programs nest.
-    fn run_plan(&self, plan: &Plan, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
-        let mut values: Vec<Option<Value>> = vec![None; plan.types.len()];
-        for (k, v) in inputs.into_iter().enumerate().take(plan.num_inputs) {
-            values[k] = Some(v);
-        }
-        let get = |values: &[Option<Value>], v: usize| {
-            values[v]
-                .clone()
-                .ok_or_else(|| AbiError::internal(format!("%{v} read before it was computed")))
-        };
-        for step in &plan.steps {
-            match step {
-                Step::Constant { value, .. } => {
-                    let c = self
-                        .constants
-                        .get(&(plan as *const Plan as usize, *value))
-                        .ok_or_else(|| AbiError::internal("a constant that was not uploaded"))?;
-                    values[*value] = Some(c.clone());
-                }
-                Step::Alias { from, to } => values[*to] = Some(get(&values, *from)?),
-                Step::Kernel(k) => {
-                    let reads = k
-                        .reads
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    for (v, s) in self.launch(k, &plan.types, &reads)? {
-                        values[v] = Some(Arc::new(s));
-                    }
-                }
-                Step::Cond {
-                    index,
-                    operands,
-                    branches,
-                    results,
-                } => {
-                    let i = self.scalar(&*get(&values, *index)?, &plan.types[*index])?;
-                    let b = usize::try_from(i)
-                        .ok()
-                        .filter(|&b| b < branches.len())
-                        .unwrap_or(branches.len() - 1);
-                    let args = operands
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    for (&r, v) in results.iter().zip(self.run_plan(&branches[b], args)?) {
-                        values[r] = Some(v);
-                    }
-                }
-                Step::While {
-                    carry,
-                    cond,
-                    body,
-                    results,
-                } => {
-                    let mut c = carry
-                        .iter()
-                        .map(|&v| get(&values, v))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    loop {
-                        let go = self.run_plan(cond, c.clone())?;
-                        let go = go
-                            .first()
-                            .ok_or_else(|| AbiError::internal("a while condition gave nothing"))?;
-                        let pred_ty = &cond.types[cond.outputs[0]];
-                        if self.scalar(go, pred_ty)? == 0 {
-                            break;
-                        }
-                        c = self.run_plan(body, c)?;
-                    }
-                    for (&r, v) in results.iter().zip(c) {
-                        values[r] = Some(v);
-                    }
-                }
-            }
-        }
-        plan.outputs.iter().map(|&o| get(&values, o)).collect()
-    }
-
-    /// A bool or i32 scalar read back (a branch index or a loop's predicate).
-    fn scalar(&self, v: &CudaSlice<u8>, ty: &TensorType) -> Result<i64, AbiError> {
+    fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
         let b = self.gpu.download(v, ty.size_bytes())?;
         Ok(match b.len() {
             1 => b[0] as i64,
@@ -244,7 +174,7 @@ impl Compiled {
         k: &Kernel,
         types: &[TensorType],
         reads: &[Value],
-    ) -> Result<Vec<(usize, CudaSlice<u8>)>, AbiError> {
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
         let (f, threads) = self
             .functions
             .get(&k.name)
@@ -276,6 +206,10 @@ impl Compiled {
             // element count the kernel's loop expects.
             unsafe { launch.launch(cfg) }.map_err(driver)?;
         }
-        Ok(k.writes.iter().copied().zip(writes).collect())
+        Ok(k.writes
+            .iter()
+            .copied()
+            .zip(writes.into_iter().map(Arc::new))
+            .collect())
     }
 }
