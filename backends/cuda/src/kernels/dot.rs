@@ -1,6 +1,6 @@
 //! `dot_general` as a plain kernel.
 
-use super::{coordinates, flat, kernel, Node};
+use super::{coordinates, flat, Node};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::qir::DotDims;
@@ -10,7 +10,7 @@ use quabla_abi::DType;
 /// row-major order (f32 in f64; integers wrapping). A plain, deterministic kernel: the
 /// fallback for integer dots and the reference a cuBLAS path will be checked against.
 pub(super) fn dot_general(n: &Node, d: &DotDims) -> Kernel {
-    let (name, result, out) = (n.name, n.result, n.out);
+    let (result, out) = (n.result, n.out);
     let x = [n.read(0), n.read(1)];
     let shapes: [&[usize]; 2] = [&n.ty(0).shape, &n.ty(1).shape];
     let [l, r] = shapes;
@@ -61,5 +61,5 @@ pub(super) fn dot_general(n: &Node, d: &DotDims) -> Kernel {
         li = flat(&lc, l),
         ri = flat(&rc, r),
     );
-    kernel(name, &x, (result, out.dtype), out.num_elements(), &body)
+    n.kernel(&x, out.num_elements(), &body)
 }

@@ -1,6 +1,6 @@
 //! Gather and scatter-add with XLA's index rules.
 
-use super::{coordinates, flat, kernel, Node};
+use super::{coordinates, flat, Node};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::qir::{GatherDims, ScatterDims};
@@ -10,7 +10,7 @@ use quabla_abi::DType;
 /// last axis), whose starts are clamped so the slice fits; its offset coordinates walk the
 /// slice.
 pub(super) fn gather(n: &Node, d: &GatherDims) -> Kernel {
-    let (name, result, out) = (n.name, n.result, n.out);
+    let (result, out) = (n.result, n.out);
     let x = [n.read(0), n.read(1)];
     let shapes: [&[usize]; 2] = [&n.ty(0).shape, &n.ty(1).shape];
     let [src, idx] = shapes;
@@ -44,14 +44,14 @@ pub(super) fn gather(n: &Node, d: &GatherDims) -> Kernel {
         coords = coordinates(&out.shape, "i", "c"),
         sv = x[0].0
     );
-    kernel(name, &x, (result, out.dtype), out.num_elements(), &body)
+    n.kernel(&x, out.num_elements(), &body)
 }
 
 /// XLA's scatter-add, deterministically: one thread per operand element adds, in update
 /// order, every window that covers it and lies wholly inside the operand (a window that
 /// does not is dropped), so no two threads write one element and no atomics are needed.
 pub(super) fn scatter_add(n: &Node, d: &ScatterDims) -> Kernel {
-    let (name, result, out) = (n.name, n.result, n.out);
+    let (result, out) = (n.result, n.out);
     let x = [n.read(0), n.read(1), n.read(2)];
     let shapes: [&[usize]; 3] = [&n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape];
     let [src, idx, upd] = shapes;
@@ -108,5 +108,5 @@ pub(super) fn scatter_add(n: &Node, d: &ScatterDims) -> Kernel {
         ov = x[0].0,
         uv = x[2].0,
     );
-    kernel(name, &x, (result, out.dtype), out.num_elements(), &body)
+    n.kernel(&x, out.num_elements(), &body)
 }

@@ -58,10 +58,12 @@ pub(super) fn distinct(reads: &[(usize, DType)]) -> Vec<(usize, DType)> {
     out
 }
 
+/// A kernel `name` reading `reads` and writing `writes` (pointers `in<id>`, `out<id>`),
+/// whose `body` runs once per index `i` of a grid-stride loop over `elements`.
 pub(super) fn kernel(
     name: &str,
     reads: &[(usize, DType)],
-    write: (usize, DType),
+    writes: &[(usize, DType)],
     elements: usize,
     body: &str,
 ) -> Kernel {
@@ -70,7 +72,11 @@ pub(super) fn kernel(
         .iter()
         .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
         .collect();
-    params.push(format!("{}* __restrict__ out{}", c_type(write.1), write.0));
+    params.extend(
+        writes
+            .iter()
+            .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
+    );
     params.push("unsigned long long n".into());
     let function = format!(
         "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{body}  }}\n}}\n",
@@ -79,9 +85,9 @@ pub(super) fn kernel(
     Kernel {
         source: format!("{}\n{function}", crate::elementwise::PRELUDE),
         body: function,
-        param_types: reads.iter().map(|r| r.1).chain([write.1]).collect(),
+        param_types: reads.iter().chain(writes).map(|r| r.1).collect(),
         reads: reads.iter().map(|r| r.0).collect(),
-        writes: vec![write.0],
+        writes: writes.iter().map(|w| w.0).collect(),
         elements,
         name: name.to_string(),
     }
@@ -138,7 +144,7 @@ impl Node<'_> {
         kernel(
             self.name,
             reads,
-            (self.result, self.out.dtype),
+            &[(self.result, self.out.dtype)],
             elements,
             body,
         )

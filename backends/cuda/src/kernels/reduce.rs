@@ -1,7 +1,7 @@
 //! Reductions and cumulative folds, each output (or line) folded by one thread in one fixed
 //! order: deterministic run to run.
 
-use super::{coordinates, flat, kernel, Node};
+use super::{coordinates, flat, Node};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::qir::{CumulativeKind, ReduceKind};
@@ -51,7 +51,7 @@ fn identity(kind: ReduceKind, dtype: DType) -> &'static str {
 /// Each output element folds its elements in row-major order of the reduced axes, starting
 /// from the first (so signed zeros and NaNs are folded, not an identity's).
 pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
-    let (name, x, src, result, out) = (n.name, n.read(0), &n.ty(0).shape, n.result, n.out);
+    let (x, src, result, out) = (n.read(0), &n.ty(0).shape, n.result, n.out);
     let kept: Vec<usize> = (0..src.len()).filter(|a| !axes.contains(a)).collect();
     let reduced: Vec<usize> = axes.to_vec();
     let rshape: Vec<usize> = reduced.iter().map(|&a| src[a]).collect();
@@ -80,13 +80,13 @@ pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
             v = x.0
         )
     };
-    kernel(name, &[x], (result, out.dtype), out.num_elements(), &body)
+    n.kernel(&[x], out.num_elements(), &body)
 }
 
 /// One thread per line along `axis`, folding in order (backwards when `reverse`), each
 /// element written as the fold so far, in the element type (as the CPU's scan).
 pub(super) fn cumulative(n: &Node, kind: CumulativeKind, axis: usize, reverse: bool) -> Kernel {
-    let (name, x, out, result) = (n.name, n.read(0), n.out, n.result);
+    let (x, out, result) = (n.read(0), n.out, n.result);
     let shape = &out.shape;
     let len = shape[axis];
     let mut line_shape = shape.clone();
@@ -124,5 +124,5 @@ pub(super) fn cumulative(n: &Node, kind: CumulativeKind, axis: usize, reverse: b
             v = x.0
         )
     };
-    kernel(name, &[x], (result, out.dtype), lines, &body)
+    n.kernel(&[x], lines, &body)
 }

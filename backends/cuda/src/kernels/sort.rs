@@ -1,6 +1,6 @@
 //! A stable sort per line.
 
-use super::{coordinates, distinct, flat, Node};
+use super::{coordinates, flat, kernel, Node};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::DType;
@@ -66,32 +66,6 @@ pub(super) fn sort(n: &Node, axis: usize, num_keys: usize, descending: bool) -> 
             start = flat(&base, shape),
         )
     };
-    let reads = distinct(x);
-    let mut params: Vec<String> = reads
-        .iter()
-        .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
-        .collect();
-    params.extend(
-        x.iter()
-            .zip(&outs)
-            .map(|((_, t), o)| format!("{}* __restrict__ out{o}", c_type(*t))),
-    );
-    params.push("unsigned long long n".into());
-    let function = format!(
-        "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{body}  }}\n}}\n",
-        params.join(", ")
-    );
-    Kernel {
-        source: format!("{}\n{function}", crate::elementwise::PRELUDE),
-        body: function,
-        param_types: reads
-            .iter()
-            .map(|r| r.1)
-            .chain(x.iter().map(|r| r.1))
-            .collect(),
-        reads: reads.iter().map(|r| r.0).collect(),
-        writes: outs,
-        elements: lines,
-        name: name.to_string(),
-    }
+    let writes: Vec<(usize, DType)> = outs.iter().copied().zip(x.iter().map(|r| r.1)).collect();
+    kernel(name, x, &writes, lines, &body)
 }
