@@ -148,3 +148,26 @@ def test_entry_point_plugins_are_found(tmp_path):
                    PYTHONPATH=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "'fromwheel'" in r.stdout and r.stdout.index("'cpu'") < r.stdout.index("'fromwheel'")
+
+
+def test_jit_with_a_device_makes_numpy_arguments_there():
+    """As `jax.jit(f, device=d)` places uncommitted arguments on `d`: numpy arrays and
+    Python numbers passed to a jit bound to another platform are made there (they used to
+    land on the default device and meet the jit's arrays on another). Run in a process of
+    its own with the MLX plugin (`cargo xtask test` names it in QUABLA_TEST_MLX_PLUGIN)."""
+    lib = os.environ.get("QUABLA_TEST_MLX_PLUGIN")
+    if not lib or not os.path.isfile(lib):
+        pytest.skip("no second platform: QUABLA_TEST_MLX_PLUGIN names no MLX plugin")
+    code = (
+        "import numpy as np, quabla\n"
+        "f = quabla.jit(lambda x, s: x * s, device='mlx')\n"
+        "y = f(np.arange(3.0, dtype=np.float32), 2.0)\n"
+        "assert y.device.platform == 'mlx', y.device\n"
+        "assert np.asarray(y).tolist() == [0.0, 2.0, 4.0], y\n"
+        "z = quabla.jit(lambda x: x + 1)(np.ones(2, np.float32))\n"
+        "assert z.device.platform == quabla.default_backend(), z.device\n"
+        "print('ok')\n")
+    env = dict(os.environ, QUABLA_PLUGIN_PATH=lib)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr

@@ -392,7 +392,7 @@ class _Jitted:
             # ValueError, as jax.jit raises for the same call.
             raise ValueError("jit: non-hashable static arguments are not supported; pass a "
                              "tuple instead of a list, or make the argument traced") from None
-        raws, in_tree = flatten_to_raw((dyn, kwargs))
+        raws, in_tree = flatten_to_raw((dyn, kwargs), self._platform)
         key = (in_tree, key_static, key_kw, n)
         entry = self._cache.get(key)
         if entry is None:
@@ -433,7 +433,7 @@ class _Jitted:
     def __call__(self, *args, **kwargs):
         if not (kwargs or self._static or self._donate or self._donate_names):
             # The common case, kept short: a jit call's own cost is mostly this function.
-            raws, in_tree = flatten_to_raw(args)
+            raws, in_tree = flatten_to_raw(args, self._platform)
             entry = self._fast.get(in_tree)
             if entry is not None:
                 return unflatten_raw(entry[1].tree, entry[0](raws))

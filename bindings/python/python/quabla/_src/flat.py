@@ -8,22 +8,29 @@ from .array import Array
 from .tree_util import _LEAF_DEF, PyTreeDef, tree_flatten, tree_unflatten
 
 
-def to_raw(x) -> Any:
-    """The core array of a leaf (Python scalars and numpy arrays become arrays)."""
+def to_raw(x, platform: Optional[str] = None) -> Any:
+    """The core array of a leaf (Python scalars and numpy arrays become arrays, on
+    `platform`'s device when given, else the default one)."""
     if type(x) is Array:
         return x._raw
     from .numpy.creation import asarray
     try:
-        return asarray(x)._raw
+        if platform is None:
+            return asarray(x)._raw
+        from .runtime import Device
+        return asarray(x, device=Device(platform))._raw
     except TypeError:
         raise TypeError(
             f"{type(x).__name__} is not a valid argument of a transformed function: leaves "
             "of the argument trees must be arrays or numbers (mark others static)") from None
 
 
-def flatten_to_raw(tree) -> tuple:
+def flatten_to_raw(tree, platform: Optional[str] = None) -> tuple:
+    """The leaves of `tree` as core arrays, and its structure; leaves that are not arrays
+    yet are made on `platform`'s device when given (as `jax.jit(f, device=...)` places
+    uncommitted arguments)."""
     leaves, treedef = tree_flatten(tree)
-    return [x._raw if type(x) is Array else to_raw(x) for x in leaves], treedef
+    return [x._raw if type(x) is Array else to_raw(x, platform) for x in leaves], treedef
 
 
 def unflatten_raw(treedef: PyTreeDef, raws) -> Any:
