@@ -142,21 +142,26 @@ impl DeviceBuffer for GpuBuffer {
     }
 }
 
+/// The values of an execution's arguments, each a buffer of this plugin's kind `B`.
+fn inputs<B: 'static, V>(args: &[Arg], value: impl Fn(&B) -> V) -> Result<Vec<V>, AbiError> {
+    args.iter()
+        .map(|a| {
+            a.buffer
+                .as_any()
+                .downcast_ref::<B>()
+                .map(&value)
+                .ok_or_else(|| AbiError::invalid("a buffer of another backend"))
+        })
+        .collect()
+}
+
 struct GpuExecutable(runtime::Compiled, Arc<runtime::Gpu>);
 
 impl Executable for GpuExecutable {
     fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
-        let inputs = args
-            .iter()
-            .map(|a| {
-                a.buffer
-                    .as_any()
-                    .downcast_ref::<GpuBuffer>()
-                    .map(|b| b.slice.clone())
-                    .ok_or_else(|| AbiError::invalid("a buffer of another backend"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let outs = self.0.run(inputs)?;
+        let outs = self
+            .0
+            .run(inputs(&args, |b: &GpuBuffer| b.slice.clone())?)?;
         Ok(outs
             .into_iter()
             .zip(self.0.output_types())
@@ -200,17 +205,9 @@ struct EmulatedExecutable(emulate::Emulated);
 
 impl Executable for EmulatedExecutable {
     fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
-        let inputs = args
-            .iter()
-            .map(|a| {
-                a.buffer
-                    .as_any()
-                    .downcast_ref::<EmulatedBuffer>()
-                    .map(|b| b.storage.clone())
-                    .ok_or_else(|| AbiError::invalid("a buffer of another backend"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let outs = self.0.run(inputs)?;
+        let outs = self
+            .0
+            .run(inputs(&args, |b: &EmulatedBuffer| b.storage.clone())?)?;
         Ok(outs
             .into_iter()
             .zip(self.0.output_types())
