@@ -125,7 +125,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="f32")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["ode", "conv"], help="run only the ODE or conv rows")
+    ap.add_argument("--only", choices=["ode", "conv", "pinn16384"],
+                    help="run only the ODE, conv or large-PINN (jvp of grad) rows")
     a = ap.parse_args()
     dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
     reps = 3 if a.quick else 15
@@ -133,6 +134,11 @@ def main():
     rows = []
     if a.only == "ode":
         rows += ode_rows(dtype, reps, timed)
+        emit(rows, a.dtype, threads)
+        return
+    if a.only == "pinn16384":
+        rows.append(("pinn_step_jvp_grad_n16384",)
+                    + pinn_step(16384, dtype, reps, pinn_loss_jvp_of_grad))
         emit(rows, a.dtype, threads)
         return
     if a.only == "conv":

@@ -31,7 +31,51 @@ fn current() -> String {
             release_executable,
             release_event,
             accuracy,
-            buffer_ready
+            buffer_ready,
+            export_buffer,
+            allocate,
+            collectives
+        }
+    );
+    layout!(
+        s,
+        CollectivesMod {
+            unique_id,
+            comm_init,
+            collective,
+            group,
+            comm_release
+        }
+    );
+    layout!(
+        s,
+        BufferExport {
+            device_kind,
+            ordinal,
+            address,
+            byte_size,
+            dtype,
+            shape,
+            ready_event
+        }
+    );
+    layout!(
+        s,
+        CommInfo {
+            handle,
+            rank,
+            size,
+            device_kind
+        }
+    );
+    layout!(
+        s,
+        CollectiveCall {
+            kind,
+            op,
+            root,
+            src,
+            dst
         }
     );
     layout!(s, AbiVersion { major, minor });

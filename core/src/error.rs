@@ -83,6 +83,8 @@ fn code_name(code: ErrorCode) -> &'static str {
         ErrorCode::ResourceExhausted => "resource exhausted",
         ErrorCode::FailedPrecondition => "failed precondition",
         ErrorCode::Internal => "internal",
+        ErrorCode::Unavailable => "unavailable",
+        ErrorCode::DeadlineExceeded => "deadline exceeded",
     }
 }
 

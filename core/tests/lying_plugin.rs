@@ -112,6 +112,21 @@ fn every_lie_is_a_typed_error_naming_the_plugin() {
         );
     }
 
+    // An export that disagrees with the buffer's type is refused before anyone reads it.
+    set_lie("none");
+    let x = plugin.upload(input().view()).unwrap();
+    assert!(
+        x.export().unwrap().is_none(),
+        "the honest liar does not export"
+    );
+    set_lie("wrong-export");
+    let e = x.export().unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Internal, "{e}");
+    assert!(
+        e.message().contains("broke the ABI contract") && e.message().contains("512 bytes"),
+        "{e}"
+    );
+
     for step in 0..4 {
         // Compile panics; so would upload, execute and download: reach each in turn.
         set_lie("none");

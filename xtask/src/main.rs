@@ -24,6 +24,9 @@
 //! - `cuda`: fetches NVRTC (PyPI's `nvidia-cuda-nvrtc` wheel, into `~/.cache/quabla/cuda`)
 //!   for the CUDA plugin's kernel compiler; `test` does it first, then requires the test
 //!   that compiles every conformance program's kernels for sm_80 and sm_90 to run.
+//! - `mpi`: installs OpenMPI and libclang from Debian's packages (once) and builds the MPI
+//!   collectives plugin against them; `test` does it first, builds the plugin with its `mpi`
+//!   feature, and requires the tests that start `mpirun` to run.
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -44,11 +47,15 @@
 //!   of ratios in `target/bench/report.md`. `--only ode` (or `conv`) runs those rows alone.
 //!   `bench --mlx`: the MLX plugin's rows beside the CPU plugin's and MLX's own Python API
 //!   (`benches/mlx_suite.py`) in one run, into `target/bench/report-mlx.md`.
+//!   `bench --data-parallel`: the data-parallel PINN step (N=16384) on 1 and 2 MPI ranks with
+//!   the collective's share, beside JAX's single-process step, into
+//!   `target/bench/report-data-parallel.md`.
 
 mod apt;
 mod cuda;
 mod fuzz;
 mod mlx;
+mod mpi;
 mod plugin_wheels;
 mod tools;
 mod wasm;
@@ -175,7 +182,7 @@ fn debug_binary(name: &str) -> PathBuf {
 /// command selects, so any other selection (`build -p quabla-cpu`, `run -p ...`) resolves
 /// them differently and compiles the whole dependency tree again; every later step of
 /// `test` therefore runs these artifacts directly instead of asking cargo.
-fn build_for_tests() {
+fn build_for_tests(features: &[&str]) {
     let mut c = cargo();
     c.args([
         "build",
@@ -185,6 +192,9 @@ fn build_for_tests() {
         "--tests",
         "--examples",
     ]);
+    for f in features {
+        c.args(["--features", f]);
+    }
     run(
         "build the workspace, its tests and the plugin libraries",
         &mut c,
@@ -197,6 +207,7 @@ fn build_for_tests() {
         "quabla_toy_backend",
         "quabla_mlx",
         "quabla_cuda",
+        "quabla_mpi",
     ] {
         if !plugin_file("debug", lib).is_file() {
             eprintln!(
@@ -235,9 +246,18 @@ fn ensure_vulkan_driver() -> bool {
 fn test() {
     let has_mlx = mlx::ensure().is_some();
     let has_nvrtc = cuda::ensure().is_some();
-    build_for_tests();
+    let has_mpi = mpi::ensure();
+    let features: &[&str] = if has_mpi { &[mpi::FEATURE] } else { &[] };
+    build_for_tests(features);
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--no-fail-fast"]);
+    for f in features {
+        tests.args(["--features", f]);
+    }
+    if has_mpi {
+        // MPI is there, so the tests that start `mpirun` must run, not skip.
+        tests.env("QUABLA_REQUIRE_MPI", "1");
+    }
     if ensure_vulkan_driver() {
         // The driver is there, so the wgpu conformance test must run, not skip.
         tests.env("QUABLA_REQUIRE_WGPU", "1");
@@ -263,7 +283,10 @@ fn test() {
     let mut c = Command::new(debug_binary(SMOKE_EXAMPLE));
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
-    python_tests(has_mlx.then(|| plugin_file("debug", "quabla_mlx")));
+    python_tests(
+        has_mlx.then(|| plugin_file("debug", "quabla_mlx")),
+        has_mpi.then(|| plugin_file("debug", "quabla_mpi")),
+    );
     plugin_wheel_tests(has_mlx, has_nvrtc);
     wasm::test();
     fuzz::fuzz(
@@ -323,7 +346,7 @@ fn venv_python() -> PathBuf {
     python_venv().join(bin).join("python")
 }
 
-fn python_tests(mlx_plugin: Option<PathBuf>) {
+fn python_tests(mlx_plugin: Option<PathBuf>, mpi_plugin: Option<PathBuf>) {
     let py = venv_python();
     if !py.exists() {
         let host = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
@@ -368,6 +391,10 @@ fn python_tests(mlx_plugin: Option<PathBuf>) {
     if let Some(lib) = mlx_plugin {
         // The MLX plugin's tests (the PINN example on `device="mlx"`) run only when asked.
         pytest.env("QUABLA_TEST_MLX_PLUGIN", lib);
+    }
+    if let Some(lib) = mpi_plugin {
+        // The data-parallel tests start `mpirun`; without the plugin they skip.
+        pytest.env("QUABLA_TEST_MPI_PLUGIN", lib);
     }
     run("run the Python package's tests", &mut pytest);
 }
@@ -456,6 +483,30 @@ fn bench_venv_python() -> PathBuf {
     bin
 }
 
+/// The benchmark venv's Python with JAX, optax and diffrax installed (pinned versions).
+fn jax_venv_python() -> PathBuf {
+    let bin = bench_venv_python();
+    run(
+        "install jax, optax and diffrax for the comparison",
+        Command::new(&bin).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "jax==0.10.2",
+            "jaxlib==0.10.2",
+            "optax==0.2.8",
+            // diffrax 0.7.0 rejects every Kvaerno5 step under these versions; 0.7.2 does not.
+            "diffrax==0.7.2",
+            "equinox==0.13.8",
+            "lineax==0.1.1",
+            "optimistix==0.1.0",
+            "numpy",
+        ]),
+    );
+    bin
+}
+
 fn bench(extra: &[String]) {
     let compare = extra.iter().any(|a| a == "--compare-jax");
     let quick = extra.iter().any(|a| a == "--quick");
@@ -465,30 +516,7 @@ fn bench(extra: &[String]) {
         .find(|w| w[0] == "--only")
         .map(|w| w[1].clone());
     build_bench_suite();
-    let py = if compare {
-        let bin = bench_venv_python();
-        run(
-            "install jax, optax and diffrax for the comparison",
-            Command::new(&bin).args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "jax==0.10.2",
-                "jaxlib==0.10.2",
-                "optax==0.2.8",
-                // diffrax 0.7.0 rejects every Kvaerno5 step under these versions; 0.7.2 does not.
-                "diffrax==0.7.2",
-                "equinox==0.13.8",
-                "lineax==0.1.1",
-                "optimistix==0.1.0",
-                "numpy",
-            ]),
-        );
-        Some(bin)
-    } else {
-        None
-    };
+    let py = compare.then(jax_venv_python);
     let mut rows = Vec::new();
     for one_thread in [true, false] {
         for dtype in ["f32", "f64"] {
@@ -568,6 +596,7 @@ fn main() {
         Some("bench") if args.iter().any(|a| a == "--mlx") => {
             mlx::bench(args.iter().any(|a| a == "--quick"))
         }
+        Some("bench") if args.iter().any(|a| a == "--data-parallel") => mpi::bench(),
         Some("bench") => bench(&args[1..]),
         Some("main") => main_job(&args[1..]),
         Some("test") => test(),
@@ -585,14 +614,19 @@ fn main() {
                 exit(1)
             }
         }
+        Some("mpi") => {
+            if !mpi::build() {
+                exit(1)
+            }
+        }
         Some("wasm-test") => {
-            build_for_tests();
+            build_for_tests(&[]);
             wasm::test()
         }
         Some("wasm-bench") => wasm::bench(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | cuda | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax | --mlx] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
+                "usage: cargo xtask <main | test | conformance [ARGS] | goldens | mlx | cuda | mpi | fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ..] | bench [--compare-jax | --mlx | --data-parallel] [--quick] [--only ode|conv] | wasm | wasm-test | wasm-bench>"
             );
             exit(2);
         }

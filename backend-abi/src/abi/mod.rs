@@ -11,22 +11,24 @@
 //! `execute` (the plugin then owns it and the handle is dead). `upload` copies the host bytes;
 //! the host may free them when it returns. A downloaded event is consumed by `event_wait`.
 
+mod collectives;
 mod types;
 
+pub use collectives::*;
 pub use types::*;
 
 use abi_stable::{
     declare_root_module_statics,
     library::RootModule,
     sabi_types::VersionStrings,
-    std_types::{RResult, RSlice, RString, RVec},
+    std_types::{ROption, RResult, RSlice, RString, RVec},
     StableAbi,
 };
 
 /// ABI major version: a plugin of another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// ABI minor version of this build: the count of appended, backwards-compatible additions.
-pub const ABI_MINOR: u32 = 2;
+pub const ABI_MINOR: u32 = 3;
 /// The oldest minor this host accepts.
 pub const ABI_MINOR_MIN: u32 = 0;
 /// A plain `extern "C" fn() -> u64` every plugin exports: `(major << 32) | minor`.
@@ -77,6 +79,15 @@ pub struct BackendMod {
     /// `block_until_ready`). A host reading an older plugin downloads the buffer instead and
     /// drops the bytes.
     pub buffer_ready: extern "C" fn(u64) -> RResult<(), AbiError>,
+    /// ABI 1.3: the memory of a buffer ([`BufferExport`]), for another plugin or the host to
+    /// read without a copy. `Unimplemented` when the plugin cannot expose it (the host then
+    /// downloads).
+    pub export_buffer: extern "C" fn(u64) -> RResult<BufferExport, AbiError>,
+    /// ABI 1.3: a new zero-filled buffer (`device`, `dtype` code, shape) whose exported
+    /// memory the host (or a collectives plugin) may write until the buffer is first used.
+    pub allocate: extern "C" fn(u32, u8, RSlice<'_, u64>) -> RResult<u64, AbiError>,
+    /// ABI 1.3: the collectives table, when the plugin has one (see [`CollectivesMod`]).
+    pub collectives: extern "C" fn() -> ROption<CollectivesModRef>,
 }
 
 impl RootModule for BackendModRef {

@@ -29,6 +29,12 @@ pub enum ErrorCode {
     ResourceExhausted = 2,
     FailedPrecondition = 3,
     Internal = 4,
+    /// A peer of a collective failed or left (a dead rank, a broken link): retrying the
+    /// same call will not help; the job must restart.
+    Unavailable = 5,
+    /// A deadline passed before the operation completed (a collective whose peers never
+    /// arrived).
+    DeadlineExceeded = 6,
 }
 
 impl ErrorCode {
@@ -38,6 +44,8 @@ impl ErrorCode {
             1 => ErrorCode::Unimplemented,
             2 => ErrorCode::ResourceExhausted,
             3 => ErrorCode::FailedPrecondition,
+            5 => ErrorCode::Unavailable,
+            6 => ErrorCode::DeadlineExceeded,
             _ => ErrorCode::Internal,
         }
     }
@@ -145,4 +153,55 @@ pub struct BufferInfo {
 #[derive(StableAbi, Clone, Copy)]
 pub struct ReadyCallback {
     pub func: extern "C" fn(usize),
+}
+
+/// DLPack's device type of host (CPU) memory: a [`BufferExport`] of this kind points into
+/// the process's own address space.
+pub const DEVICE_KIND_HOST: u32 = 1;
+/// DLPack's device type of CUDA device memory.
+pub const DEVICE_KIND_CUDA: u32 = 2;
+
+/// A buffer's memory, as a compute plugin exposes it (ABI 1.3, DLPack style): another plugin
+/// (a collectives one) or the host reads it, and writes it when the buffer came from
+/// `allocate` and has not been used yet, without copying through the host.
+///
+/// The memory stays valid while the buffer's handle is live; the exporter keeps it. Bytes are
+/// dense, row-major, in the host encoding of the dtype (bool: one byte, 0 or 1).
+///
+/// ```
+/// use quabla_abi::abi::{BufferExport, DEVICE_KIND_HOST};
+/// let data = [1.0f32, 2.0];
+/// let e = BufferExport::host(data.as_ptr() as usize, 8, 3, &[2]);
+/// assert_eq!((e.device_kind, e.byte_size, e.ready_event), (DEVICE_KIND_HOST, 8, 0));
+/// ```
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct BufferExport {
+    /// [`DEVICE_KIND_HOST`], [`DEVICE_KIND_CUDA`], or another DLPack device type.
+    pub device_kind: u32,
+    /// The device's ordinal within its kind (the CUDA device number; 0 for host memory).
+    pub ordinal: u32,
+    /// The address of the first byte.
+    pub address: usize,
+    pub byte_size: u64,
+    pub dtype: u8,
+    pub shape: RVec<u64>,
+    /// 0 when the bytes are ready now; otherwise an event of the device's own API (a
+    /// `CUevent` for CUDA) the reader waits on before reading.
+    pub ready_event: u64,
+}
+
+impl BufferExport {
+    /// Host memory that is ready now.
+    pub fn host(address: usize, byte_size: u64, dtype: u8, shape: &[u64]) -> BufferExport {
+        BufferExport {
+            device_kind: DEVICE_KIND_HOST,
+            ordinal: 0,
+            address,
+            byte_size,
+            dtype,
+            shape: shape.iter().copied().collect(),
+            ready_event: 0,
+        }
+    }
 }

@@ -181,9 +181,14 @@ impl Plugin {
         })
     }
 
+    /// The plugin's ABI table.
+    pub(super) fn module(&self) -> BackendModRef {
+        self.inner.module
+    }
+
     /// Adopts a buffer handle the plugin returned, reading its type from the plugin.
-    fn buffer_from_handle(&self, h: u64) -> Result<Buffer, AbiError> {
-        let broken = |what: String| self.contract_broken(what);
+    pub(super) fn adopt(&self, h: u64) -> Result<Buffer, AbiError> {
+        let broken = |what: String| self.broken(what);
         let info = ok((self.inner.module.buffer_info())(h)).map_err(|e| {
             broken(format!(
                 "returned buffer handle {h}, which it cannot describe ({e})"
@@ -213,7 +218,7 @@ impl Plugin {
     }
 
     /// The error for a plugin that broke the ABI's contract: its bug, not the user's.
-    fn contract_broken(&self, what: String) -> AbiError {
+    pub(super) fn broken(&self, what: String) -> AbiError {
         AbiError::internal(format!(
             "plugin `{}` ({}) broke the ABI contract: it {what}; this is a bug in the plugin, \
              report it to its authors",
@@ -240,6 +245,10 @@ impl Buffer {
 
     pub fn plugin(&self) -> &Plugin {
         &self.plugin
+    }
+
+    pub(super) fn handle(&self) -> u64 {
+        self.handle
     }
 
     /// Starts a download; the returned event yields the bytes.
@@ -324,7 +333,7 @@ impl Event {
         let plugin = self.plugin.clone();
         if !self.is_ready()? {
             if plugin.info().capabilities.synchronous_readback {
-                return Err(plugin.contract_broken(
+                return Err(plugin.broken(
                     "declares synchronous readback but returned a download event that is not \
                      ready"
                         .into(),
@@ -336,7 +345,7 @@ impl Event {
         let bytes =
             ok((plugin.inner.module.event_wait())(self.handle)).map_err(|e| plugin.named(e))?;
         HostArray::new(self.ty.clone(), bytes.into_vec())
-            .map_err(|m| plugin.contract_broken(format!("downloaded malformed bytes: {m}")))
+            .map_err(|m| plugin.broken(format!("downloaded malformed bytes: {m}")))
     }
 
     #[cfg(not(target_arch = "wasm32"))]
@@ -458,7 +467,7 @@ impl Executable {
     fn adopt_outputs(&self, handles: &[u64]) -> Result<Vec<Buffer>, AbiError> {
         let mut outs = Vec::with_capacity(handles.len());
         for (i, &h) in handles.iter().enumerate() {
-            match self.plugin.buffer_from_handle(h) {
+            match self.plugin.adopt(h) {
                 Ok(b) => outs.push(b),
                 Err(e) => {
                     for &rest in &handles[i + 1..] {
@@ -469,7 +478,7 @@ impl Executable {
             }
         }
         let broken = |what: String| {
-            self.plugin.contract_broken(format!(
+            self.plugin.broken(format!(
                 "ran executable {} {} and {what}",
                 self.handle,
                 self.signature()

@@ -4,7 +4,9 @@
 //! is loaded and tested exactly as ours are.
 
 mod client;
+mod collectives;
 mod load;
 
 pub use client::{download_timeout, Arg, Buffer, Event, Executable, Plugin};
+pub use collectives::Communicator;
 pub use load::{load_module, LoadError};

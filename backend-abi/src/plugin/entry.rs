@@ -1,11 +1,12 @@
 //! The `extern "C"` entry points, generic over the plugin, and their shared state.
 
-use super::{Arg, Backend, DeviceBuffer, DownloadEvent, Executable, PluginInfo};
+use super::collectives::{collectives_module, CommTable};
+use super::{Arg, Backend, Collectives, DeviceBuffer, DownloadEvent, Executable, PluginInfo};
 use crate::abi::*;
 use crate::qir::{self, Program};
 use crate::{DType, HostView, TensorType};
 use abi_stable::prefix_type::PrefixTypeTrait;
-use abi_stable::std_types::{RErr, ROk, RResult, RSlice, RString, RVec};
+use abi_stable::std_types::{RErr, ROk, ROption, RResult, RSlice, RString, RVec};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +24,7 @@ pub struct PluginState {
     executables: Mutex<HashMap<u64, CompiledEntry>>,
     buffers: Mutex<HashMap<u64, Arc<dyn DeviceBuffer>>>,
     events: Mutex<HashMap<u64, Box<dyn DownloadEvent>>>,
+    comms: CommTable,
     next_handle: AtomicU64,
 }
 
@@ -31,7 +33,7 @@ pub trait PluginEntry: 'static {
     fn state() -> &'static PluginState;
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A poisoned table only means an earlier call panicked (and was reported); the table
     // itself is still consistent because every mutation is a single insert/remove.
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -46,8 +48,17 @@ impl PluginState {
             executables: Mutex::new(HashMap::new()),
             buffers: Mutex::new(HashMap::new()),
             events: Mutex::new(HashMap::new()),
+            comms: CommTable::default(),
             next_handle: AtomicU64::new(1),
         }
+    }
+
+    pub(super) fn collectives(&self) -> Option<&dyn Collectives> {
+        self.backend.collectives()
+    }
+
+    pub(super) fn comm_table(&self) -> &CommTable {
+        &self.comms
     }
 
     fn handle(&self) -> u64 {
@@ -99,6 +110,33 @@ impl PluginState {
 }
 
 impl PluginState {
+    /// The type of a new buffer on `device`, refused unless the backend has that device and
+    /// dtype and the size fits (see [`PluginState::check_size`]).
+    fn checked_type(&self, device: u32, dtype: u8, shape: &[u64]) -> Result<TensorType, AbiError> {
+        let dtype = DType::from_code(dtype)
+            .ok_or_else(|| AbiError::invalid(format!("unknown dtype code {dtype}")))?;
+        if !self.info.dtypes.contains(&dtype) {
+            return Err(AbiError::unimplemented(format!(
+                "backend `{}` does not support dtype {dtype}",
+                self.info.name
+            )));
+        }
+        if device as usize >= self.info.devices.len() {
+            return Err(AbiError::invalid(format!(
+                "device {device} does not exist ({} devices)",
+                self.info.devices.len()
+            )));
+        }
+        let shape = shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| AbiError::invalid(format!("shape {shape:?} does not fit this machine")))?;
+        let ty = TensorType::new(dtype, shape);
+        self.check_size(&ty)?;
+        Ok(ty)
+    }
+
     /// Refuses a value larger than the backend's declared `max_buffer_bytes`.
     fn check_size(&self, t: &TensorType) -> Result<(), AbiError> {
         let bytes = t
@@ -119,7 +157,7 @@ impl PluginState {
     }
 }
 
-fn guard<T>(f: impl FnOnce() -> Result<T, AbiError>) -> RResult<T, AbiError> {
+pub(super) fn guard<T>(f: impl FnOnce() -> Result<T, AbiError>) -> RResult<T, AbiError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => ROk(v),
         Ok(Err(e)) => RErr(e),
@@ -219,27 +257,7 @@ extern "C" fn upload<E: PluginEntry>(
 ) -> RResult<u64, AbiError> {
     guard(|| {
         let st = E::state();
-        let dtype = DType::from_code(dtype)
-            .ok_or_else(|| AbiError::invalid(format!("unknown dtype code {dtype}")))?;
-        if !st.info.dtypes.contains(&dtype) {
-            return Err(AbiError::unimplemented(format!(
-                "backend `{}` does not support dtype {dtype}",
-                st.info.name
-            )));
-        }
-        if device as usize >= st.info.devices.len() {
-            return Err(AbiError::invalid(format!(
-                "device {device} does not exist ({} devices)",
-                st.info.devices.len()
-            )));
-        }
-        let shape = shape
-            .iter()
-            .map(|&d| usize::try_from(d))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| AbiError::invalid(format!("shape {shape:?} does not fit this machine")))?;
-        let ty = TensorType::new(dtype, shape);
-        st.check_size(&ty)?;
+        let ty = st.checked_type(device, dtype, shape.as_slice())?;
         let array = HostView::new(ty, bytes.as_slice()).map_err(AbiError::invalid)?;
         let b = st.backend.upload(device, array)?;
         Ok(st.insert_buffer(b))
@@ -399,6 +417,31 @@ extern "C" fn buffer_ready<E: PluginEntry>(h: u64) -> RResult<(), AbiError> {
     guard(|| E::state().buffer(h)?.block_until_ready())
 }
 
+extern "C" fn export_buffer<E: PluginEntry>(h: u64) -> RResult<BufferExport, AbiError> {
+    guard(|| E::state().buffer(h)?.export())
+}
+
+extern "C" fn allocate<E: PluginEntry>(
+    device: u32,
+    dtype: u8,
+    shape: RSlice<'_, u64>,
+) -> RResult<u64, AbiError> {
+    guard(|| {
+        let st = E::state();
+        let ty = st.checked_type(device, dtype, shape.as_slice())?;
+        let b = st.backend.allocate(device, ty)?;
+        Ok(st.insert_buffer(b))
+    })
+}
+
+extern "C" fn collectives<E: PluginEntry>() -> ROption<CollectivesModRef> {
+    // No error channel: a plugin that panics here is reported as having no collectives.
+    match catch_unwind(|| E::state().collectives().is_some()) {
+        Ok(true) => ROption::RSome(collectives_module::<E>()),
+        _ => ROption::RNone,
+    }
+}
+
 /// Builds the ABI table for plugin `E`. Used by `export_backend!` for the exported root module
 /// and for static, in-process registration (the browser build, unit tests).
 pub fn module<E: PluginEntry>() -> BackendModRef {
@@ -418,6 +461,9 @@ pub fn module<E: PluginEntry>() -> BackendModRef {
         release_event: release_event::<E>,
         accuracy: accuracy::<E>,
         buffer_ready: buffer_ready::<E>,
+        export_buffer: export_buffer::<E>,
+        allocate: allocate::<E>,
+        collectives: collectives::<E>,
     }
     .leak_into_prefix()
 }

@@ -6,13 +6,15 @@
 //! it), argument type checks at execute, handle tables, donation, and `catch_unwind` around
 //! every entry point so a panic becomes an `Internal` error instead of aborting the host.
 
+mod collectives;
 mod entry;
 mod event;
 
+pub use collectives::{dst_shape, Collective, Collectives, Communicator, DEFAULT_TIMEOUT};
 pub use entry::{module, PluginEntry, PluginState};
 pub use event::ReadyEvent;
 
-use crate::abi::AbiError;
+use crate::abi::{AbiError, BufferExport};
 use crate::qir::Program;
 use crate::{DType, HostView, TensorType};
 use std::any::Any;
@@ -51,6 +53,18 @@ pub trait Backend: Send + Sync + 'static {
     /// Copies an array the kit has checked (its size, and bool bytes 0 or 1) into a new
     /// buffer on `device`; the view reads the host's memory in place.
     fn upload(&self, device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError>;
+    /// A new zero-filled buffer of a type the kit has checked, whose [`DeviceBuffer::export`]ed
+    /// memory may be written until the buffer is first used (a collective's destination).
+    /// The default declines; the host then uploads instead.
+    fn allocate(&self, _device: u32, ty: TensorType) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        Err(AbiError::unimplemented(format!(
+            "this backend cannot allocate a writable buffer ({ty})"
+        )))
+    }
+    /// The plugin's collectives engine, when it is a collectives plugin.
+    fn collectives(&self) -> Option<&dyn Collectives> {
+        None
+    }
 }
 
 /// One argument of an execution. A donated buffer is no longer reachable by the host, so the
@@ -75,6 +89,14 @@ pub trait DeviceBuffer: Send + Sync + Any {
     /// `execute` returns (a synchronous backend) overrides it to copy nothing.
     fn block_until_ready(&self) -> Result<(), AbiError> {
         self.download()?.wait().map(drop)
+    }
+    /// The buffer's memory, for a reader in this process (see [`BufferExport`]). The default
+    /// declines; the host then downloads.
+    fn export(&self) -> Result<BufferExport, AbiError> {
+        Err(AbiError::unimplemented(format!(
+            "this backend does not export its buffers' memory ({})",
+            self.ty()
+        )))
     }
 }
 

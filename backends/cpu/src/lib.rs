@@ -32,7 +32,7 @@ pub mod vmath;
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Arg, Backend, DeviceBuffer, Executable, PluginInfo};
 use quabla_abi::qir::{OpKind, Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostView};
+use quabla_abi::{DType, HostView, TensorType};
 use std::sync::Arc;
 use tensor::{CpuBuffer, Storage, Tensor};
 
@@ -97,6 +97,11 @@ impl Backend for CpuBackend {
     fn upload(&self, _device: u32, array: HostView<'_>) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
         let data = Storage::from_host(&array);
         Ok(Arc::new(CpuBuffer(Tensor::new(array.ty, data))))
+    }
+
+    fn allocate(&self, _device: u32, ty: TensorType) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        let data = Storage::zeros(ty.dtype, ty.num_elements());
+        Ok(Arc::new(CpuBuffer(Tensor::new(ty, data))))
     }
 }
 

@@ -3,7 +3,10 @@
 
 use crate::pool::{self, CollectPooled, Pooled};
 use quabla_abi::plugin::{DeviceBuffer, DownloadEvent, ReadyEvent};
-use quabla_abi::{abi::AbiError, DType, HostView, TensorType};
+use quabla_abi::{
+    abi::{AbiError, BufferExport},
+    DType, HostView, TensorType,
+};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -251,5 +254,22 @@ impl DeviceBuffer for CpuBuffer {
     /// Execution is synchronous: a buffer exists only once its value does.
     fn block_until_ready(&self) -> Result<(), AbiError> {
         Ok(())
+    }
+    /// Elements are stored natively, which is the host encoding on a little-endian machine
+    /// (bool is one byte, 0 or 1); the vector lives as long as the buffer.
+    fn export(&self) -> Result<BufferExport, AbiError> {
+        if cfg!(target_endian = "big") {
+            return Err(AbiError::unimplemented(
+                "a big-endian machine's native bytes are not the host encoding",
+            ));
+        }
+        let ty = &self.0.ty;
+        let shape: Vec<u64> = ty.shape.iter().map(|&d| d as u64).collect();
+        Ok(BufferExport::host(
+            self.0.data.as_ptr() as usize,
+            ty.size_bytes() as u64,
+            ty.dtype as u8,
+            &shape,
+        ))
     }
 }

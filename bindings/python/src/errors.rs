@@ -10,6 +10,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use quabla::Error;
+use quabla::ErrorCode;
 
 create_exception!(
     _quabla,
@@ -22,6 +23,13 @@ create_exception!(
     BackendError,
     PyRuntimeError,
     "A backend plugin could not be loaded, or refused or failed an operation."
+);
+create_exception!(
+    _quabla,
+    CollectiveError,
+    BackendError,
+    "A collective failed because a peer rank died, left, or did not arrive before the deadline; \
+     the communicator cannot be used any more."
 );
 create_exception!(
     _quabla,
@@ -49,6 +57,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<ConcretizationTypeError>(),
     )?;
     m.add("BackendError", py.get_type::<BackendError>())?;
+    m.add("CollectiveError", py.get_type::<CollectiveError>())?;
     m.add("QuablaError", py.get_type::<QuablaError>())?;
     m.add("LinAlgError", py.get_type::<LinAlgError>())?;
     m.add("QuablaInternalError", py.get_type::<QuablaInternalError>())?;
@@ -72,6 +81,10 @@ pub fn to_py(e: Error) -> PyErr {
         Error::TracedValue => ConcretizationTypeError::new_err(Error::TracedValue.to_string()),
         Error::Parse(p) => PyValueError::new_err(p.to_string()),
         Error::LinAlg(m) => LinAlgError::new_err(m),
+        e @ Error::Backend {
+            code: ErrorCode::Unavailable | ErrorCode::DeadlineExceeded,
+            ..
+        } => CollectiveError::new_err(e.to_string()),
         e @ (Error::Backend { .. } | Error::Load(_) | Error::NoBackend(_)) => {
             BackendError::new_err(e.to_string())
         }

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod array;
 mod checkpoint_io;
 mod control_flow;
+mod distributed;
 mod errors;
 mod linalg;
 mod numerics;
@@ -26,6 +27,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     runtime::register(m)?;
     transforms::register(m)?;
     control_flow::register(m)?;
+    distributed::register(m)?;
     checkpoint_io::register(m)?;
     optim::register(m)?;
     numerics::register(m)?;

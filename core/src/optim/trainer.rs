@@ -4,11 +4,26 @@
 use super::{apply_updates, Optimizer};
 use crate::ad::value_and_grad;
 use crate::array::Array;
+use crate::distributed::{Communicator, ReduceOp};
 use crate::error::Result;
 use crate::jit::{jit, Jit};
 use crate::HostArray;
+use std::sync::Arc;
 
 type StepFn = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
+/// How a step runs.
+enum Step {
+    /// Loss, gradient and update in one compiled program.
+    Fused(Jit<StepFn>),
+    /// Loss and gradient on this rank's shard, both averaged across ranks, then the update:
+    /// two compiled programs with the collective between them.
+    DataParallel {
+        grad: Jit<StepFn>,
+        update: Jit<StepFn>,
+        comm: Arc<Communicator>,
+    },
+}
 
 /// Trains `params` to minimise `loss_fn(params..., batch...)` (a scalar float).
 ///
@@ -26,7 +41,7 @@ type StepFn = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
 /// println!("loss {}", t.loss().unwrap());
 /// ```
 pub struct Trainer {
-    step: Jit<StepFn>,
+    step: Step,
     params: Vec<Array>,
     state: Vec<Array>,
     loss: Option<Array>,
@@ -58,7 +73,7 @@ impl Trainer {
             Ok(out)
         });
         Ok(Trainer {
-            step: jit(step),
+            step: Step::Fused(jit(step)),
             params,
             state,
             loss: None,
@@ -66,31 +81,107 @@ impl Trainer {
         })
     }
 
-    /// One optimisation step on `batch` (the loss function's arguments after the parameters).
+    /// Data-parallel training: each rank of `comm` passes its shard of the batch to
+    /// [`Trainer::step`]; the loss and gradients are averaged across ranks before the update,
+    /// so with a loss that is a mean over equal shards every rank takes the full batch's
+    /// step. The parameters start as rank 0's (broadcast here), so the replicas agree.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, optim::{adam, Trainer}, Array, Axes};
+    /// let comm = distributed::initialize().unwrap();
+    /// let loss = |a: &[Array]| {
+    ///     let d = (&a[0] - &a[1])?;
+    ///     Ok(vec![(&d * &d)?.mean(Axes::All, false)?])
+    /// };
+    /// let w = Array::from_slice(&[0.5f32], &[1]).unwrap();
+    /// let mut t = Trainer::data_parallel(loss, vec![w], adam(1e-2.into()), comm).unwrap();
+    /// let shard = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap(); // this rank's rows
+    /// t.step(&[shard]).unwrap();
+    /// ```
+    pub fn data_parallel<L>(
+        loss_fn: L,
+        params: Vec<Array>,
+        optimizer: Optimizer,
+        comm: Arc<Communicator>,
+    ) -> Result<Trainer>
+    where
+        L: Fn(&[Array]) -> Result<Vec<Array>> + 'static,
+    {
+        if params.is_empty() {
+            return Err(crate::Error::value("Trainer needs at least one parameter"));
+        }
+        let params = comm.broadcast_many(&params)?;
+        let state = (optimizer.init)(&params)?;
+        let (np, ns) = (params.len(), state.len());
+        let argnums: Vec<usize> = (0..np).collect();
+        let grad: StepFn = Box::new(value_and_grad(loss_fn, &argnums, false));
+        let update: StepFn = Box::new(move |a: &[Array]| {
+            let (p, rest) = a.split_at(np);
+            let (s, g) = rest.split_at(ns);
+            let (updates, new_state) = (optimizer.update)(g, s, p)?;
+            let mut out = apply_updates(p, &updates)?;
+            out.extend(new_state);
+            Ok(out)
+        });
+        Ok(Trainer {
+            step: Step::DataParallel {
+                grad: jit(grad),
+                update: jit(update),
+                comm,
+            },
+            params,
+            state,
+            loss: None,
+            steps: 0,
+        })
+    }
+
+    /// One optimisation step on `batch` (the loss function's arguments after the parameters;
+    /// this rank's shard of them when data-parallel).
     pub fn step(&mut self, batch: &[Array]) -> Result<()> {
         let (np, ns) = (self.params.len(), self.state.len());
         let mut args: Vec<Array> = std::mem::take(&mut self.params);
         args.append(&mut std::mem::take(&mut self.state));
-        args.extend(batch.iter().cloned());
+        let (program, loss) = match &self.step {
+            Step::Fused(step) => {
+                args.extend(batch.iter().cloned());
+                (step, None)
+            }
+            Step::DataParallel { grad, update, comm } => {
+                let mut inputs: Vec<Array> = args[..np].to_vec();
+                inputs.extend(batch.iter().cloned());
+                let averaged = grad
+                    .call(&inputs)
+                    .and_then(|r| comm.all_reduce_many(&r, ReduceOp::Mean));
+                let mut averaged = match averaged {
+                    Ok(r) => r,
+                    Err(e) => {
+                        (self.params, self.state) = split_state(args, np, ns);
+                        return Err(e);
+                    }
+                };
+                let grads = averaged.split_off(1);
+                args.extend(grads);
+                (update, averaged.pop())
+            }
+        };
         let mut donate = vec![true; np + ns];
         donate.resize(args.len(), false);
         // Trace and compile first: an error there leaves the training state untouched.
-        if let Err(e) = self.step.compile_for(&args) {
-            let mut a = args;
-            a.truncate(np + ns);
-            self.state = a.split_off(np);
-            self.params = a;
+        if let Err(e) = program.compile_for(&args) {
+            (self.params, self.state) = split_state(args, np, ns);
             return Err(e);
         }
-        let mut out = self.step.call_donating(args, &donate).map_err(|e| {
+        let mut out = program.call_donating(args, &donate).map_err(|e| {
             e.context(
                 "the training step failed after its state was donated to the backend \
                  (parameters and optimizer state are gone; build a new Trainer)",
             )
         })?;
-        self.state = out.split_off(1 + np);
-        self.params = out.split_off(1);
-        self.loss = out.pop();
+        let tail = usize::from(loss.is_none());
+        self.state = out.split_off(tail + np);
+        self.params = out.split_off(tail);
+        self.loss = loss.or_else(|| out.pop());
         self.steps += 1;
         Ok(())
     }
@@ -143,4 +234,12 @@ impl Trainer {
     pub fn steps(&self) -> usize {
         self.steps
     }
+}
+
+/// The parameters and optimizer state (the first `np + ns` of a step's arguments), to put
+/// back after a failure.
+fn split_state(mut args: Vec<Array>, np: usize, ns: usize) -> (Vec<Array>, Vec<Array>) {
+    args.truncate(np + ns);
+    let state = args.split_off(np);
+    (args, state)
 }

@@ -245,6 +245,8 @@ impl Registry {
         }
         for name in &order {
             match self.device(name) {
+                // A plugin without devices (a collectives plugin) computes nothing.
+                Ok(d) if d.plugin().info().devices.is_empty() => {}
                 Ok(d) => return Ok(d),
                 Err(e) => eprintln!("quabla: warning: skipping backend `{name}`: {e}"),
             }

@@ -9,12 +9,16 @@
 //! `--lbfgs K` refines with K L-BFGS steps after Adam (strong Wolfe line search).
 //! `--device NAME` trains on that platform's device (e.g. `mlx`, with its plugin on
 //! `QUABLA_PLUGIN_PATH`) instead of the default one.
+//! `--data-parallel`, started under `mpirun -np R` (with the MPI plugin on
+//! `QUABLA_PLUGIN_PATH`), gives each rank 1/R of the collocation and boundary points and
+//! averages the gradients across ranks: every rank takes the full batch's Adam step. Rank 0
+//! prints and writes the figure.
 //!
 //! `cargo run --release -p quabla-examples --bin pinn_poisson -- [--steps 2000] [--n 1024]
-//! [--lbfgs 0] [--device cpu]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
+//! [--lbfgs 0] [--device cpu] [--data-parallel]` (with the CPU plugin on QUABLA_PLUGIN_PATH; `cargo xtask main` does both).
 
 use quabla::optim::{adam, Lbfgs, Trainer};
-use quabla::{default_device, device, jit, Array, DType, Result};
+use quabla::{default_device, device, distributed, jit, Array, DType, Error, Result};
 use quabla_examples::arg;
 use quabla_examples::figure::{write_figure, Field, LossCurve};
 use quabla_examples::pinn::{self, init, mlp, points};
@@ -28,6 +32,26 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         arg("--lbfgs", 0usize),
     );
     let platform = arg("--device", String::new());
+    let data_parallel = std::env::args().any(|a| a == "--data-parallel");
+    let comm = if data_parallel {
+        if lbfgs_steps > 0 {
+            return Err(Error::value(
+                "--lbfgs runs its line search inside one compiled program, where gradients \
+                 cannot be averaged across ranks; leave it out with --data-parallel",
+            )
+            .into());
+        }
+        Some(distributed::initialize()?)
+    } else {
+        None
+    };
+    let (rank, ranks) = comm.as_ref().map_or((0, 1), |c| (c.rank(), c.world_size()));
+    // Rank 0 speaks for the job.
+    let say = |line: String| {
+        if rank == 0 {
+            println!("{line}");
+        }
+    };
     let dev = if platform.is_empty() {
         default_device()?
     } else {
@@ -41,10 +65,22 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             Array::from_host_on(&dev, &a.to_host()?)
         }
     };
-    println!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32)", dev.platform());
+    say(format!("PINN Poisson on `{}`: {n} collocation points, 256 boundary points, {steps} Adam steps (f32){}", dev.platform(),
+        if ranks > 1 { format!(", data-parallel on {ranks} ranks") } else { String::new() }));
     let (inner, bnd) = points(n);
     let xs = on_dev(Array::from_slice(&inner, &[n, 2])?)?;
     let xb = on_dev(Array::from_slice(&bnd, &[256, 2])?)?;
+    let shard = |a: &Array| -> Result<Array> {
+        let rows = a.shape()[0];
+        if !rows.is_multiple_of(ranks) {
+            return Err(Error::value(format!(
+                "{rows} points do not split evenly among {ranks} ranks; pick --n (and a rank \
+                 count dividing 256) so that they do"
+            )));
+        }
+        let k = rows / ranks;
+        a.slice(&[rank * k, 0], &[(rank + 1) * k, 2], &[1, 1])
+    };
     let params = init(0, DType::F32)?
         .into_iter()
         .map(on_dev)
@@ -55,8 +91,20 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     // One compiled program per step (loss, gradient, Adam update); the parameters and the
     // optimizer state stay on the device between steps.
     let adam_loss = loss.clone();
-    let mut trainer = Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3.into()))?;
-    let batch = [xs, xb];
+    let mut trainer = match &comm {
+        Some(c) => Trainer::data_parallel(
+            move |a: &[Array]| adam_loss(a),
+            params,
+            adam(1e-3.into()),
+            c.clone(),
+        )?,
+        None => Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3.into()))?,
+    };
+    let batch = if comm.is_some() {
+        [shard(&xs)?, shard(&xb)?]
+    } else {
+        [xs, xb]
+    };
     let start = Instant::now();
     // The loss every 10 steps (each read waits for the step), for the figure.
     let mut adam_losses: Vec<(usize, f64)> = Vec::new();
@@ -67,11 +115,11 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
         if k == 0 || (k + 1) % 200 == 0 || k + 1 == steps {
             let rate = (k + 1) as f64 / start.elapsed().as_secs_f64();
-            println!(
+            say(format!(
                 "step {:>5}  loss {:.6e}  {rate:.1} steps/s",
                 k + 1,
                 trainer.loss()?
-            );
+            ));
         }
     }
     let mut last = trainer.loss()?;
@@ -125,6 +173,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         num += (*u as f64 - exact).powi(2);
         den += exact * exact;
         err.push((*u as f64 - exact).abs());
+    }
+    if rank != 0 {
+        return Ok(());
     }
     std::fs::create_dir_all("out")?;
     let u: Vec<f64> = pred.iter().map(|&v| v as f64).collect();

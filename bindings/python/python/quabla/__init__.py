@@ -11,7 +11,9 @@ plugins. The API follows JAX, so JAX code ports by changing imports::
 """
 
 from . import _quabla
-from ._quabla import BackendError, ConcretizationTypeError, QuablaError, QuablaInternalError
+from ._quabla import (
+    BackendError, CollectiveError, ConcretizationTypeError, QuablaError, QuablaInternalError,
+)
 from ._src.runtime import Device, _register_plugins, default_backend, device_put, devices
 
 _register_plugins()
@@ -26,7 +28,7 @@ from ._src.io import load, save  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    example_libraries, flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util,
+    distributed, example_libraries, flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util,
     tree, tree_util,
 )
 
@@ -38,7 +40,7 @@ __all__ = [
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
     "eval_shape", "ShapeDtypeStruct", "lax",
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
-    "optim", "linalg",
+    "optim", "linalg", "distributed", "CollectiveError",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
 ]

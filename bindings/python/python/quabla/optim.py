@@ -403,6 +403,8 @@ class Trainer:
     on the device between steps (donated to each step); the loss is read back only when asked
     or shown. ``run`` shows a progress line (step, loss, steps/s) unless ``progress=False``.
     The arrays of ``params`` are donated to the first step: keep using ``trainer.params()``.
+    With ``data_parallel=True`` (under ``mpirun``, see :mod:`quabla.distributed`) each rank
+    passes its shard of the batch and every rank takes the full batch's step.
 
     >>> import quabla.numpy as qnp
     >>> t = Trainer(lambda p, x: qnp.sum((p["w"] * x - 1.0) ** 2), {"w": qnp.zeros(3)},
@@ -412,24 +414,46 @@ class Trainer:
     True
     """
 
-    def __init__(self, loss_fn, params: Any, optimizer: GradientTransformation, device=None):
+    def __init__(self, loss_fn, params: Any, optimizer: GradientTransformation, device=None,
+                 data_parallel: bool = False):
         from ._src.api import jit, value_and_grad
 
-        self._params = params
-        self._state = optimizer.init(params)
+        self._state = None
         self._steps = 0
         self._last = None
+        self._data_parallel = data_parallel
+        if data_parallel:
+            from . import distributed
 
-        def step(params, state, *batch):
-            value, grads = value_and_grad(loss_fn)(params, *batch)
-            updates, state = optimizer.update(grads, state, params)
-            return apply_updates(params, updates), state, value
+            # The replicas start from rank 0's parameters, whatever each rank was given.
+            params = distributed.broadcast(params)
+            self._grad = distributed.value_and_grad(loss_fn)
 
-        self._step = jit(step, donate_argnums=(0, 1), device=device)
+            def update(params, state, grads):
+                updates, state = optimizer.update(grads, state, params)
+                return apply_updates(params, updates), state
+
+            self._update = jit(update, donate_argnums=(0, 1), device=device)
+        else:
+            def step(params, state, *batch):
+                value, grads = value_and_grad(loss_fn)(params, *batch)
+                updates, state = optimizer.update(grads, state, params)
+                return apply_updates(params, updates), state, value
+
+            self._step = jit(step, donate_argnums=(0, 1), device=device)
+        self._params = params
+        self._state = optimizer.init(params)
 
     def step(self, *batch) -> None:
-        """One optimisation step on ``batch`` (the loss function's arguments after params)."""
-        self._params, self._state, self._last = self._step(self._params, self._state, *batch)
+        """One optimisation step on ``batch`` (the loss function's arguments after params;
+        with ``data_parallel``, this rank's shard of them: the loss and gradients are averaged
+        across ranks before the update, and ``loss()`` is the global mean)."""
+        if self._data_parallel:
+            self._last, grads = self._grad(self._params, *batch)
+            self._params, self._state = self._update(self._params, self._state, grads)
+        else:
+            self._params, self._state, self._last = self._step(self._params, self._state,
+                                                               *batch)
         self._steps += 1
 
     def run(self, steps: int, *batch, progress: bool = True, every: float = 0.25,
