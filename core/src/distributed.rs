@@ -93,15 +93,28 @@ pub fn initialize() -> Result<Arc<Communicator>> {
 /// other collectives).
 pub fn initialize_with(options: &Options) -> Result<Communicator> {
     let plugin = collectives_plugin(&options.platform)?;
+    // A world of one needs nobody to share the id with: make it here.
+    let id = if options.unique_id.is_empty() && options.world_size == 1 {
+        unique_id(&options.platform)?
+    } else {
+        options.unique_id.clone()
+    };
     let inner = host::Communicator::init(
         &plugin,
         options.world_size,
         options.rank,
-        &options.unique_id,
+        &id,
         options.timeout,
     )
     .map_err(|e| Error::backend(&options.platform, e))?;
     Ok(Communicator { inner })
+}
+
+/// A new communicator id from `platform`'s plugin (NCCL's way to meet: made on rank 0 and
+/// sent to the others by the launcher's own means); empty for MPI, whose launcher does that.
+pub fn unique_id(platform: &str) -> Result<Vec<u8>> {
+    let plugin = collectives_plugin(platform)?;
+    host::Communicator::unique_id(&plugin).map_err(|e| Error::backend(platform, e))
 }
 
 fn collectives_plugin(platform: &str) -> Result<host::Plugin> {

@@ -320,3 +320,39 @@ fn a_dead_rank_is_a_typed_error_not_a_hang() {
     }
     panic!("rank {} finished although rank 1 died", comm.rank());
 }
+
+/// NCCL on a lent GPU (`backends/cuda/gpu-check.sh` sets `QUABLA_TEST_NCCL=1`): a world of
+/// one on the CUDA plugin's device, every collective against the values computed on the CPU.
+/// Elsewhere it skips: CI has no GPU (the library-absent path is the NCCL crate's own test).
+#[test]
+fn nccl_world_of_one_on_the_gpu_matches_the_cpu() {
+    if std::env::var_os("QUABLA_TEST_NCCL").is_none() {
+        eprintln!("skipped: QUABLA_TEST_NCCL is unset (needs a GPU, NCCL and the CUDA plugin)");
+        return;
+    }
+    let registry = quabla::runtime::Registry::global();
+    registry.add_search_path(&built_library("quabla_cuda"));
+    registry.add_search_path(&built_library("quabla_nccl"));
+    let gpu = quabla::device("cuda").unwrap();
+    let comm = distributed::initialize_with(&distributed::Options {
+        platform: "nccl".into(),
+        world_size: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let v = values(1000, 9);
+    let x = Array::from_slice_on(&gpu, &v, &[1000]).unwrap();
+    for op in [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min] {
+        let r = comm.all_reduce(&x, op).unwrap();
+        assert_eq!(r.device().platform(), "cuda");
+        assert_eq!(
+            r.to_vec::<f32>().unwrap(),
+            v,
+            "{op:?} over one rank is the identity"
+        );
+    }
+    let g = comm.all_gather(&x).unwrap();
+    assert_eq!(g.shape(), &[1, 1000]);
+    assert_eq!(comm.broadcast(&x, 0).unwrap().to_vec::<f32>().unwrap(), v);
+    println!("NCCL world of one: every collective matches");
+}

@@ -112,7 +112,13 @@ pub fn bench() {
     }
     let mut b = super::cargo();
     b.args(["build", "--release", "-p", "quabla-cpu", "-p", "quabla-mpi"])
-        .args(["-p", "quabla-examples", "--bin", "bench_data_parallel"])
+        .args([
+            "-p",
+            "quabla-examples",
+            "--lib",
+            "--bin",
+            "bench_data_parallel",
+        ])
         .args(["--features", FEATURE]);
     super::run("build the data-parallel bench (release)", &mut b);
     let exe = target_dir().join("release").join("bench_data_parallel");

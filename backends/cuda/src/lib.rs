@@ -30,7 +30,7 @@ pub mod nvrtc;
 pub mod plan;
 pub mod runtime;
 
-use quabla_abi::abi::{AbiError, ErrorCode};
+use quabla_abi::abi::{AbiError, BufferExport, ErrorCode, DEVICE_KIND_CUDA};
 use quabla_abi::plugin::{
     Arg, Backend, DeviceBuffer, DownloadEvent, Executable, PluginInfo, ReadyEvent,
 };
@@ -139,6 +139,19 @@ impl DeviceBuffer for GpuBuffer {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    /// GPU 0's memory, for the NCCL plugin; ready when returned (the stream is drained).
+    fn export(&self) -> Result<BufferExport, AbiError> {
+        let shape: Vec<u64> = self.ty.shape.iter().map(|&d| d as u64).collect();
+        Ok(BufferExport {
+            device_kind: DEVICE_KIND_CUDA,
+            ordinal: 0,
+            address: self.gpu.address(&self.slice)? as usize,
+            byte_size: self.ty.size_bytes() as u64,
+            dtype: self.ty.dtype as u8,
+            shape: shape.into(),
+            ready_event: 0,
+        })
     }
 }
 
@@ -259,6 +272,22 @@ impl Backend for CudaBackend {
         Ok(Arc::new(GpuBuffer {
             ty: array.ty.clone(),
             slice: Arc::new(gpu.upload(array.bytes)?),
+            gpu,
+        }))
+    }
+
+    /// A zero-filled GPU buffer, a collective's destination (the emulation declines: the
+    /// host then uploads the result).
+    fn allocate(&self, _device: u32, ty: TensorType) -> Result<Arc<dyn DeviceBuffer>, AbiError> {
+        if emulate::requested() {
+            return Err(AbiError::unimplemented(
+                "the host emulation does not allocate",
+            ));
+        }
+        let gpu = gpu()?;
+        Ok(Arc::new(GpuBuffer {
+            slice: Arc::new(gpu.zeros(ty.size_bytes())?),
+            ty,
             gpu,
         }))
     }

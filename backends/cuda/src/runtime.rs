@@ -8,7 +8,7 @@
 use crate::fusion::Kernel;
 use crate::plan::{plan, Executor, Plan, Step};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use quabla_abi::abi::{AbiError, ErrorCode};
 use quabla_abi::qir::Program;
@@ -66,6 +66,19 @@ impl Gpu {
 
     pub fn synchronize(&self) -> Result<(), AbiError> {
         self.stream.synchronize().map_err(driver)
+    }
+
+    /// A zero-filled value of `bytes` bytes.
+    pub fn zeros(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
+        self.alloc(bytes)
+    }
+
+    /// A value's device address once everything queued before has run (so a reader on
+    /// another stream, NCCL's, needs no event).
+    pub fn address(&self, slice: &CudaSlice<u8>) -> Result<u64, AbiError> {
+        self.synchronize()?;
+        let (ptr, _recorded) = slice.device_ptr(&self.stream);
+        Ok(ptr)
     }
 }
 

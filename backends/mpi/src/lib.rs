@@ -133,7 +133,9 @@ mod tests {
         let info = b.info();
         assert!(info.devices.is_empty());
         assert_eq!(info.extensions, ["collectives"]);
-        assert!(b.compile(Program::parse("program() {\n  return\n}\n").unwrap()).is_err());
+        assert!(b
+            .compile(Program::parse("program() {\n  return\n}\n").unwrap())
+            .is_err());
         assert!(b.collectives().is_some());
     }
 

@@ -120,6 +120,12 @@ fn initialize(
     Ok(Communicator(Arc::new(c)))
 }
 
+/// A new communicator id from `platform`'s collectives plugin (see `quabla.distributed`).
+#[pyfunction(name = "distributed_unique_id")]
+fn unique_id(py: Python<'_>, platform: String) -> PyResult<Vec<u8>> {
+    py.detach(move || distributed::unique_id(&platform)).py()
+}
+
 /// Whether an MPI launcher started this process.
 #[pyfunction]
 fn launched_by_mpi() -> bool {
@@ -130,5 +136,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Communicator>()?;
     m.add_function(wrap_pyfunction!(initialize, m)?)?;
     m.add_function(wrap_pyfunction!(launched_by_mpi, m)?)?;
+    m.add_function(wrap_pyfunction!(unique_id, m)?)?;
     Ok(())
 }

@@ -34,6 +34,13 @@ def initialize(platform: Optional[str] = None, world_size: int = 0, rank: int = 
     return _world
 
 
+def unique_id(platform: str = "nccl") -> bytes:
+    """A new communicator id from ``platform``'s plugin: NCCL ranks meet through one, made on
+    rank 0 and sent to the others by the launcher's own means, then passed to
+    :func:`initialize` with the world size and each rank (a world of one makes its own)."""
+    return bytes(_quabla.distributed_unique_id(platform))
+
+
 def is_initialized() -> bool:
     return _world is not None
 
@@ -106,6 +113,6 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0,
 
 
 __all__ = [
-    "CollectiveError", "initialize", "is_initialized", "process_index", "process_count",
+    "CollectiveError", "initialize", "is_initialized", "unique_id", "process_index", "process_count",
     "all_reduce", "all_gather", "broadcast", "reduce_scatter", "value_and_grad",
 ]
