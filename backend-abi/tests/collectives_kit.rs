@@ -214,6 +214,14 @@ fn comm(size: u32) -> HostComm {
     HostComm::init(&p, size, 0, &id, None).unwrap()
 }
 
+/// An all-reduce sum on raw exports (the kit refuses the malformed ones before touching
+/// memory).
+fn run_raw(c: &HostComm, src: BufferExport, dst: BufferExport) -> Result<(), AbiError> {
+    // SAFETY: every export here is of a buffer alive for the whole test, or a lie the kit
+    // refuses before any memory is read.
+    unsafe { c.run(CollectiveKind::AllReduce, ReduceOp::Sum, 0, src, dst) }
+}
+
 fn f32s(p: &Plugin, v: &[f32], shape: &[usize]) -> quabla_abi::host::Buffer {
     p.upload(HostArray::from_slice(shape.to_vec(), v).unwrap().view())
         .unwrap()
@@ -288,47 +296,19 @@ fn the_kit_refuses_malformed_calls_before_the_engine_runs() {
     let src = x.export().unwrap().unwrap();
     let mut dst = src.clone();
     dst.shape = vec![2, 2].into();
-    let e = c
-        .run(
-            CollectiveKind::AllReduce,
-            ReduceOp::Sum,
-            0,
-            src.clone(),
-            dst,
-        )
-        .err()
-        .unwrap();
+    let e = run_raw(&c, src.clone(), dst).err().unwrap();
     assert!(e.message().contains("writes shape [4]"), "{e}");
     let mut lying = src.clone();
     lying.byte_size = 1 << 40;
-    let e = c
-        .run(
-            CollectiveKind::AllReduce,
-            ReduceOp::Sum,
-            0,
-            lying,
-            src.clone(),
-        )
-        .err()
-        .unwrap();
+    let e = run_raw(&c, lying, src.clone()).err().unwrap();
     assert!(e.message().contains("export says"), "{e}");
     let mut device = src.clone();
     device.device_kind = DEVICE_KIND_CUDA;
-    let e = c
-        .run(
-            CollectiveKind::AllReduce,
-            ReduceOp::Sum,
-            0,
-            device,
-            src.clone(),
-        )
-        .err()
-        .unwrap();
+    let e = run_raw(&c, device, src.clone()).err().unwrap();
     assert!(e.message().contains("device kind 2"), "{e}");
     let out = compute.allocate(x.ty()).unwrap().unwrap();
     let dst = out.export().unwrap().unwrap();
-    c.run(CollectiveKind::AllReduce, ReduceOp::Sum, 0, src, dst)
-        .unwrap();
+    run_raw(&c, src, dst).unwrap();
     assert_eq!(out.to_host().unwrap().to_f32().unwrap(), [3.0; 4]);
 }
 

@@ -175,6 +175,24 @@ impl Array {
         }
     }
 
+    /// The memory of a concrete array as its plugin exports it (ABI 1.3, DLPack style), valid
+    /// while this array or a clone of it lives; `None` when the plugin does not export, and
+    /// for a traced value. The memory is the array's own: never write to it.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// if let Some(m) = x.export_memory().unwrap() {
+    ///     assert_eq!(m.byte_size, 8); // the CPU plugin's own vector, not a copy
+    /// }
+    /// ```
+    pub fn export_memory(&self) -> Result<Option<quabla_abi::abi::BufferExport>> {
+        match &self.repr {
+            Repr::Concrete { device, buffer } => buffer.export().map_err(|e| device.backend_err(e)),
+            Repr::Traced { .. } => Ok(None),
+        }
+    }
+
     /// Starts copying the data to the host without waiting for it: the event is ready once
     /// the bytes have arrived ([`quabla_abi::host::Event::is_ready`] polls, `wait` takes them).
     /// The only way to read a WebGPU array in the browser, where nothing may block.

@@ -43,7 +43,7 @@ pub use jit::{jit, Jit};
 pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
 pub use ops::Operand;
 pub use promotion::{promote_types, Scalar};
-pub use quabla_abi::abi::ErrorCode;
+pub use quabla_abi::abi::{BufferExport, ErrorCode, DEVICE_KIND_HOST};
 pub use quabla_abi::{qir, DType, HostArray, HostView, TensorType};
 pub use root_finding::{custom_root, newton};
 pub use runtime::{default_device, device, Device};

@@ -157,8 +157,14 @@ impl Communicator {
         &self.plugin
     }
 
-    /// Runs one collective on exported memory (the caller keeps both alive meanwhile).
-    pub fn run(
+    /// Runs one collective on exported memory.
+    ///
+    /// # Safety
+    /// `src` and `dst` must describe live memory of their byte sizes, of the communicator's
+    /// kind, that stays alive for the call; `dst` is written and must be no other value's
+    /// (exports of live buffers, `dst` from [`Plugin::allocate`], as
+    /// [`Communicator::on_buffers`] passes them).
+    pub unsafe fn run(
         &self,
         kind: CollectiveKind,
         op: ReduceOp,
@@ -212,7 +218,9 @@ impl Communicator {
                 .export()?
                 .filter(|e| e.device_kind == self.device_kind())
             {
-                self.run(kind, op, root, src_mem, dst_mem)?;
+                // SAFETY: both exports are of buffers alive here (`src` or the staged host
+                // copy, and `dst`), checked against their types; `dst` is fresh.
+                unsafe { self.run(kind, op, root, src_mem, dst_mem)? };
                 return Ok(dst);
             }
         }
@@ -224,7 +232,8 @@ impl Communicator {
             &shape64(&out_ty),
         );
         self.stage_kind()?;
-        self.run(kind, op, root, src_mem, dst_mem)?;
+        // SAFETY: `out` lives to the end of this function and is nobody else's.
+        unsafe { self.run(kind, op, root, src_mem, dst_mem)? };
         let host = HostArray::new(out_ty, out).map_err(AbiError::internal)?;
         compute.upload(host.view())
     }

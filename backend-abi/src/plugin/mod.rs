@@ -45,6 +45,32 @@ pub struct PluginInfo {
     pub accuracy: String,
 }
 
+impl PluginInfo {
+    /// A collectives plugin's description: no devices, no ops, every dtype, the
+    /// `collectives` extension.
+    ///
+    /// ```
+    /// let info = quabla_abi::plugin::PluginInfo::collectives_only("mpi", "0.1.0");
+    /// assert!(info.devices.is_empty() && info.extensions == ["collectives"]);
+    /// ```
+    pub fn collectives_only(name: &str, version: &str) -> PluginInfo {
+        PluginInfo {
+            name: name.into(),
+            version: version.into(),
+            qir_min: crate::qir::QIR_VERSION_MIN,
+            qir_max: crate::qir::QIR_VERSION,
+            devices: vec![],
+            ops: vec![],
+            dtypes: DType::ALL.to_vec(),
+            region_kinds: vec![],
+            synchronous_readback: true,
+            extensions: vec!["collectives".into()],
+            max_buffer_bytes: 0,
+            accuracy: "exact".into(),
+        }
+    }
+}
+
 /// A backend, as a plugin author writes it. The kit has already validated every program it
 /// is given and checked it against the capabilities in [`Backend::info`].
 pub trait Backend: Send + Sync + 'static {

@@ -28,8 +28,8 @@ use quabla_abi::abi::ErrorCode;
 #[cfg(not(feature = "mpi"))]
 use quabla_abi::plugin::Communicator;
 use quabla_abi::plugin::{Backend, Collectives, DeviceBuffer, Executable, PluginInfo};
-use quabla_abi::qir::{Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostView};
+use quabla_abi::qir::Program;
+use quabla_abi::HostView;
 use std::sync::Arc;
 #[cfg(not(feature = "mpi"))]
 use std::time::Duration;
@@ -88,20 +88,7 @@ fn no_compute() -> AbiError {
 
 impl Backend for MpiBackend {
     fn info(&self) -> PluginInfo {
-        PluginInfo {
-            name: "mpi".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            qir_min: QIR_VERSION_MIN,
-            qir_max: QIR_VERSION,
-            devices: vec![],
-            ops: vec![],
-            dtypes: DType::ALL.to_vec(),
-            region_kinds: vec![],
-            synchronous_readback: true,
-            extensions: vec!["collectives".into()],
-            max_buffer_bytes: 0,
-            accuracy: "exact".into(),
-        }
+        PluginInfo::collectives_only("mpi", env!("CARGO_PKG_VERSION"))
     }
 
     fn compile(&self, _program: Program) -> Result<Arc<dyn Executable>, AbiError> {

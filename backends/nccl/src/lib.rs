@@ -17,8 +17,8 @@ pub mod library;
 
 use quabla_abi::abi::AbiError;
 use quabla_abi::plugin::{Backend, Collectives, DeviceBuffer, Executable, PluginInfo};
-use quabla_abi::qir::{Program, QIR_VERSION, QIR_VERSION_MIN};
-use quabla_abi::{DType, HostView};
+use quabla_abi::qir::Program;
+use quabla_abi::HostView;
 use std::sync::Arc;
 
 /// The plugin: a collectives engine with no devices of its own.
@@ -33,20 +33,7 @@ fn no_compute() -> AbiError {
 
 impl Backend for NcclBackend {
     fn info(&self) -> PluginInfo {
-        PluginInfo {
-            name: "nccl".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            qir_min: QIR_VERSION_MIN,
-            qir_max: QIR_VERSION,
-            devices: vec![],
-            ops: vec![],
-            dtypes: DType::ALL.to_vec(),
-            region_kinds: vec![],
-            synchronous_readback: true,
-            extensions: vec!["collectives".into()],
-            max_buffer_bytes: 0,
-            accuracy: "exact".into(),
-        }
+        PluginInfo::collectives_only("nccl", env!("CARGO_PKG_VERSION"))
     }
 
     fn compile(&self, _program: Program) -> Result<Arc<dyn Executable>, AbiError> {

@@ -9,6 +9,7 @@ mod array;
 mod checkpoint_io;
 mod control_flow;
 mod distributed;
+mod dlpack;
 mod errors;
 mod linalg;
 mod numerics;
@@ -28,6 +29,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     transforms::register(m)?;
     control_flow::register(m)?;
     distributed::register(m)?;
+    dlpack::register(m)?;
     checkpoint_io::register(m)?;
     optim::register(m)?;
     numerics::register(m)?;

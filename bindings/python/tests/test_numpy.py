@@ -348,3 +348,26 @@ def test_dlpack_round_trip():
     assert x.__dlpack_device__() == (1, 0)
     back = qnp.from_dlpack(np.arange(4, dtype=np.int32))
     assert back.dtype == np.int32 and back.tolist() == [0, 1, 2, 3]
+
+
+def test_dlpack_hands_a_dlpack1_consumer_the_arrays_own_memory_read_only():
+    x = qnp.asarray(np.arange(6.0).reshape(2, 3))
+    a, b = np.from_dlpack(x), np.from_dlpack(x)
+    # Both are views of the CPU plugin's buffer: one address, nothing copied.
+    assert a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    assert not a.flags.writeable
+    assert a.tolist() == x.tolist()
+    del x
+    import gc
+    gc.collect()
+    assert a.sum() == 15.0  # the consumer keeps the memory alive
+    for dt in (np.float32, np.int32, np.uint32, np.bool_):
+        v = (np.arange(5) % 3).astype(dt)
+        got = np.from_dlpack(qnp.asarray(v))
+        assert got.dtype == v.dtype and np.array_equal(got, v)
+    # Asked for a copy, a consumer gets a writable one; no copy at all cannot be promised to
+    # a consumer of DLPack before 1.0, which cannot be told the memory is read-only.
+    y = qnp.ones(3)
+    assert np.from_dlpack(y, copy=True).flags.writeable
+    with pytest.raises(BufferError):
+        y.__dlpack__(copy=False)

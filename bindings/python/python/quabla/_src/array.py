@@ -92,10 +92,25 @@ class Array:
         return a.copy() if copy else a
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        # Exported through a host copy (numpy's DLPack), so any consumer can take it; CPU
-        # device, as the data is on the host by then.
-        # DLPack before 1.0 cannot say read-only, so it gets a writable copy.
-        return self.__array__(copy=True).__dlpack__(stream=stream)
+        # A DLPack 1.0 consumer (numpy 2.1+, PyTorch, JAX) gets the array's own memory,
+        # marked read-only, when its plugin exports host memory (the CPU plugin's): no copy.
+        # DLPack before 1.0 cannot say read-only, so older consumers get a writable copy
+        # (numpy's DLPack of the downloaded bytes), as do other devices' arrays.
+        wants_cpu = dl_device is None or tuple(dl_device) == (1, 0)
+        if max_version is not None and tuple(max_version) >= (1, 0) and not copy and wants_cpu:
+            capsule = _quabla.dlpack_versioned(self._raw)
+            if capsule is not None:
+                return capsule
+        if copy is False:
+            raise BufferError(
+                "this array can be exported without a copy only to a DLPack 1.0 consumer, and "
+                "only when its backend exports host memory (the CPU backend does); pass "
+                "copy=None")
+        host = self.__array__(copy=True)
+        if max_version is None:
+            return host.__dlpack__(stream=stream)
+        # A versioned capsule of the (writable) copy, as numpy 2.1+ makes one.
+        return host.__dlpack__(stream=stream, max_version=max_version, copy=copy)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
