@@ -4,7 +4,7 @@
 use super::{apply_updates, Optimizer};
 use crate::ad::value_and_grad;
 use crate::array::Array;
-use crate::distributed::{Communicator, ReduceOp};
+use crate::distributed::{self, Communicator};
 use crate::error::Result;
 use crate::jit::{jit, Jit};
 use crate::HostArray;
@@ -16,13 +16,10 @@ type StepFn = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
 enum Step {
     /// Loss, gradient and update in one compiled program.
     Fused(Jit<StepFn>),
-    /// Loss and gradient on this rank's shard, both averaged across ranks, then the update:
-    /// two compiled programs with the collective between them.
-    DataParallel {
-        grad: Jit<StepFn>,
-        update: Jit<StepFn>,
-        comm: Arc<Communicator>,
-    },
+    /// Loss and gradient on this rank's shard, both averaged across ranks
+    /// ([`distributed::value_and_grad`]), then the update: two compiled programs with the
+    /// collective between them.
+    DataParallel { grad: StepFn, update: Jit<StepFn> },
 }
 
 /// Trains `params` to minimise `loss_fn(params..., batch...)` (a scalar float).
@@ -114,7 +111,7 @@ impl Trainer {
         let state = (optimizer.init)(&params)?;
         let (np, ns) = (params.len(), state.len());
         let argnums: Vec<usize> = (0..np).collect();
-        let grad: StepFn = Box::new(value_and_grad(loss_fn, &argnums, false));
+        let grad: StepFn = Box::new(distributed::value_and_grad(comm, loss_fn, &argnums));
         let update: StepFn = Box::new(move |a: &[Array]| {
             let (p, rest) = a.split_at(np);
             let (s, g) = rest.split_at(ns);
@@ -125,9 +122,8 @@ impl Trainer {
         });
         Ok(Trainer {
             step: Step::DataParallel {
-                grad: jit(grad),
+                grad,
                 update: jit(update),
-                comm,
             },
             params,
             state,
@@ -147,13 +143,10 @@ impl Trainer {
                 args.extend(batch.iter().cloned());
                 (step, None)
             }
-            Step::DataParallel { grad, update, comm } => {
+            Step::DataParallel { grad, update } => {
                 let mut inputs: Vec<Array> = args[..np].to_vec();
                 inputs.extend(batch.iter().cloned());
-                let averaged = grad
-                    .call(&inputs)
-                    .and_then(|r| comm.all_reduce_many(&r, ReduceOp::Mean));
-                let mut averaged = match averaged {
+                let mut averaged = match grad(&inputs) {
                     Ok(r) => r,
                     Err(e) => {
                         (self.params, self.state) = split_state(args, np, ns);
