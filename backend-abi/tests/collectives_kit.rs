@@ -92,20 +92,7 @@ impl Collectives for FakeEngine {
 struct FakeCollectivesPlugin;
 impl Backend for FakeCollectivesPlugin {
     fn info(&self) -> PluginInfo {
-        PluginInfo {
-            name: "fakecoll".into(),
-            version: "0".into(),
-            qir_min: 1,
-            qir_max: 1,
-            devices: vec![],
-            ops: vec![],
-            dtypes: DType::ALL.to_vec(),
-            region_kinds: vec![],
-            synchronous_readback: true,
-            extensions: vec!["collectives".into()],
-            max_buffer_bytes: 0,
-            accuracy: "exact".into(),
-        }
+        PluginInfo::collectives_only("fakecoll", "0")
     }
     fn compile(&self, _p: Program) -> Result<Arc<dyn Executable>, AbiError> {
         Err(AbiError::unimplemented("no compute"))
