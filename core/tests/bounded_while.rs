@@ -8,7 +8,9 @@ mod common;
 
 use common::cpu;
 use quabla::ad::{grad, jvp};
-use quabla::lax::{bounded_while_loop, cond, scan, while_loop};
+use quabla::lax::{
+    bounded_while_loop, bounded_while_loop_with, cond, scan, while_loop, BoundedWhileOptions,
+};
 use quabla::test_util::check_grads;
 use quabla::{custom_vjp, vmap, Array, Result};
 
@@ -263,4 +265,87 @@ fn reverse_mode_storage_is_a_few_hundred_carries_whatever_the_bound() {
     }
     assert!(bounded[2] <= 2 * bounded[1], "{bounded:?}");
     assert!(bounded[2] * 20 < scanned[2], "{bounded:?} vs {scanned:?}");
+}
+
+/// Tape bytes of `grad` through `n` trips of a 16-float update bounded by `n`, with
+/// `checkpoints` children a node.
+fn tape_with(n: usize, checkpoints: usize) -> usize {
+    tape_of(move |a: &[Array]| {
+        let keep = |c: &[Array]| Ok(vec![c[0].sum(quabla::Axes::All, false)?.lt(1e9)?]);
+        let body = |c: &[Array]| Ok(vec![(&c[0] * 1.0001)?.sin()?]);
+        let opts = BoundedWhileOptions {
+            max_steps: n,
+            checkpoints,
+        };
+        let out = bounded_while_loop_with(&keep, &body, a, &opts)?;
+        Ok(vec![out[0].sum(quabla::Axes::All, false)?])
+    })
+}
+
+#[test]
+fn the_checkpoint_count_trades_storage_for_levels() {
+    let n = 4096;
+    let ks = [4usize, 16, 64, 4096];
+    let bytes: Vec<usize> = ks.iter().map(|&k| tape_with(n, k)).collect();
+    println!("tape bytes at n = {n}, checkpoints {ks:?}: {bytes:?}");
+    // One level stores every trip's carry, as a scan's full tape does (16 floats plus the
+    // trip count a trip, at least).
+    assert!(bytes[3] >= n * 16 * 8, "{bytes:?}");
+    // Fewer children a node, less storage: each level keeps about `k` carries (the most
+    // levels, at k = 4, store the least).
+    assert!(
+        bytes[0] < bytes[1] && bytes[1] < bytes[2] && bytes[2] < bytes[3],
+        "{bytes:?}"
+    );
+    // Two levels of 64 keep on the order of 2 x 64 carries, not the 4096 of one level.
+    assert!(bytes[2] * 10 < bytes[3], "{bytes:?}");
+}
+
+#[test]
+fn every_checkpoint_count_gives_the_same_values_and_gradients() {
+    let x = f64s(&[0.3], &[]);
+    let rate = f64s(&[1.1], &[]);
+    let run = |k: usize| {
+        let f = move |a: &[Array]| -> Result<Vec<Array>> {
+            let rate = a[1].clone();
+            let body = move |c: &[Array]| Ok(vec![(&(&c[0] * &rate)? + &c[0].sin()?)?]);
+            let keep = |c: &[Array]| Ok(vec![c[0].lt(40.0)?]);
+            let opts = BoundedWhileOptions {
+                max_steps: 50,
+                checkpoints: k,
+            };
+            bounded_while_loop_with(&keep, &body, &a[..1], &opts)
+        };
+        let args = [x.clone(), rate.clone()];
+        let v = vals(&f(&args).unwrap()[0]);
+        let g = grad(f, &[0, 1])(&args).unwrap();
+        (v, vals(&g[0]), vals(&g[1]))
+    };
+    let base = run(16);
+    let n = trips(0.3, 1.1, 40.0, 50);
+    assert!(n > 4, "{n} trips");
+    for k in [2, 3, 7, 25, 50, 1000] {
+        let (v, g0, g1) = run(k);
+        // Values are the same trips whatever the tree: bit for bit.
+        assert_eq!(v, base.0, "checkpoints {k}");
+        // The gradient chains the same steps; the tree only regroups nothing but
+        // pass-throughs, so it agrees to rounding.
+        for (a, b) in [(&g0, &base.1), (&g1, &base.2)] {
+            assert!(
+                (a[0] - b[0]).abs() <= 1e-12 * b[0].abs(),
+                "checkpoints {k}: {a:?} vs {b:?}"
+            );
+        }
+    }
+    let bad = BoundedWhileOptions {
+        max_steps: 50,
+        checkpoints: 1,
+    };
+    let keep = |c: &[Array]| Ok(vec![c[0].lt(1.0)?]);
+    let body = |c: &[Array]| Ok(vec![c[0].clone()]);
+    let err = bounded_while_loop_with(&keep, &body, &[x], &bad).unwrap_err();
+    assert!(
+        err.to_string().contains("checkpoints must be at least 2"),
+        "{err}"
+    );
 }

@@ -8,7 +8,7 @@ mod common;
 
 use common::cpu;
 use quabla::ad::grad;
-use quabla::lax::bounded_while_loop;
+use quabla::lax::{bounded_while_loop_with, BoundedWhileOptions, DEFAULT_CHECKPOINTS};
 use quabla::ode::{odeint, OdeOptions};
 use quabla::{jit, Array, Axes, Result};
 use quabla_abi::qir::UnaryOp;
@@ -23,13 +23,17 @@ fn sines(f: impl FnOnce()) -> u64 {
 
 /// `c <- c + 0.25 (1 + 0.01 sin c)` while `c < 1.2`: 5 trips from 0. The body's `sin` is
 /// the only one in the program.
-fn creep(a: &[Array], max_steps: usize) -> Result<Vec<Array>> {
+fn creep(a: &[Array], max_steps: usize, checkpoints: usize) -> Result<Vec<Array>> {
     let keep = |c: &[Array]| Ok(vec![c[0].lt(1.2)?]);
     let body = |c: &[Array]| {
         let wobble = (&(&c[0].sin()? * 0.01)? + 1.0)?;
         Ok(vec![(&c[0] + &(&wobble * 0.25)?)?])
     };
-    let out = bounded_while_loop(&keep, &body, a, max_steps)?;
+    let opts = BoundedWhileOptions {
+        max_steps,
+        checkpoints,
+    };
+    let out = bounded_while_loop_with(&keep, &body, a, &opts)?;
     Ok(vec![(&out[0] * &out[0])?])
 }
 
@@ -42,14 +46,17 @@ fn trips() -> u64 {
     k
 }
 
-fn both_passes(max_steps: usize) -> (u64, u64) {
+fn both_passes(max_steps: usize, checkpoints: usize) -> (u64, u64) {
     let x = Array::from_slice_on(&cpu(), &[0.0f64], &[]).unwrap();
-    let forward = jit(move |a: &[Array]| creep(a, max_steps));
+    let forward = jit(move |a: &[Array]| creep(a, max_steps, checkpoints));
     forward.compile_for(std::slice::from_ref(&x)).unwrap();
     let fwd = sines(|| {
         forward.call(std::slice::from_ref(&x)).unwrap();
     });
-    let backward = jit(grad(move |a: &[Array]| creep(a, max_steps), &[0]));
+    let backward = jit(grad(
+        move |a: &[Array]| creep(a, max_steps, checkpoints),
+        &[0],
+    ));
     backward.compile_for(std::slice::from_ref(&x)).unwrap();
     let bwd = sines(|| {
         backward.call(std::slice::from_ref(&x)).unwrap();
@@ -99,7 +106,10 @@ fn loops_do_the_work_of_the_trips_they_take() {
     let n = trips();
     assert_eq!(n, 5);
     let bounds = [64usize, 4096, 65536];
-    let runs: Vec<(u64, u64)> = bounds.iter().map(|&b| both_passes(b)).collect();
+    let runs: Vec<(u64, u64)> = bounds
+        .iter()
+        .map(|&b| both_passes(b, DEFAULT_CHECKPOINTS))
+        .collect();
     println!(
         "bounded loop of {n} trips, sin runs (forward, gradient) at bounds {bounds:?}: {runs:?}"
     );
@@ -111,6 +121,16 @@ fn loops_do_the_work_of_the_trips_they_take() {
         // 16x of the bound, none for the trips not taken.
         let levels = (b.ilog2() as u64).div_ceil(4);
         assert_eq!(*bwd, n * (levels + 1), "bound {b}");
+    }
+    // The checkpoint count sets the levels: two of 64 at 4096, one of 4096.
+    for (k, levels) in [(64usize, 2u64), (4096, 1)] {
+        let (fwd, bwd) = both_passes(4096, k);
+        println!(
+            "checkpoints {k}: sin runs (forward, gradient) {:?}",
+            (fwd, bwd)
+        );
+        assert_eq!(fwd, n, "checkpoints {k}");
+        assert_eq!(bwd, n * (levels + 1), "checkpoints {k}");
     }
     let odes: Vec<(u64, u64, i32)> = [4096, 65536].iter().map(|&b| ode_work(b)).collect();
     println!("dopri5 solve, sin runs (solve, gradient, steps) at max_steps 4096, 65536: {odes:?}");

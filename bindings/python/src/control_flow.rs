@@ -3,6 +3,7 @@
 use crate::array::RawArray;
 use crate::errors::{from_py, IntoPyResult};
 use crate::transforms::{arrays_of, call_flat, call_flat_pair, inners, raw_list, raws};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use quabla::lax::{self, Bound as LoopBound};
 use quabla::Array;
@@ -40,21 +41,34 @@ fn switch(
 }
 
 /// A `while` loop; with `max_steps`, bounded and reverse-differentiable
-/// (`lax::bounded_while_loop`).
+/// (`lax::bounded_while_loop_with`, `checkpoints` children a node of its tree).
 #[pyfunction]
-#[pyo3(signature = (cond_fn, body_fn, init, max_steps=None))]
+#[pyo3(signature = (cond_fn, body_fn, init, max_steps=None, checkpoints=None))]
 fn while_loop(
     cond_fn: Py<PyAny>,
     body_fn: Py<PyAny>,
     init: Vec<RawArray>,
     max_steps: Option<usize>,
+    checkpoints: Option<usize>,
 ) -> PyResult<Vec<RawArray>> {
     let c = |a: &[Array]| call_flat(&cond_fn, a);
     let b = |a: &[Array]| call_flat(&body_fn, a);
     let init = inners(&init);
-    Ok(raws(match max_steps {
-        Some(n) => lax::bounded_while_loop(&c, &b, &init, n).py()?,
-        None => lax::while_loop(&c, &b, &init).py()?,
+    Ok(raws(match (max_steps, checkpoints) {
+        (Some(n), k) => {
+            let opts = lax::BoundedWhileOptions {
+                max_steps: n,
+                checkpoints: k.unwrap_or(lax::DEFAULT_CHECKPOINTS),
+            };
+            lax::bounded_while_loop_with(&c, &b, &init, &opts).py()?
+        }
+        (None, None) => lax::while_loop(&c, &b, &init).py()?,
+        (None, Some(_)) => {
+            return Err(PyValueError::new_err(
+                "while_loop: checkpoints sets the reverse-mode schedule of a bounded loop; \
+                 pass max_steps too",
+            ))
+        }
     }))
 }
 

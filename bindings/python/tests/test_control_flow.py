@@ -91,6 +91,30 @@ def test_while_loop_with_max_steps_is_reverse_differentiable():
         lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, max_steps=-1)
 
 
+def test_while_loop_checkpoints_keep_values_and_gradients():
+    """``checkpoints`` reshapes the bounded loop's tree (2: many levels, 64: one level at
+    this bound): the values bit for bit, the gradient to rounding, the unrolled loop's
+    gradient as the reference; bad values and a missing bound are errors."""
+    def f(x, a, k):
+        out = lax.while_loop(lambda c: c < 40.0, lambda c: c * a + qnp.sin(c), x,
+                             max_steps=64, checkpoints=k)
+        return out
+
+    x, a = np.float64(0.3), np.float64(1.5)
+    base = f(x, a, None)
+    base_g = quabla.grad(f, argnums=(0, 1))(x, a, None)
+    for k in (2, 5, 64):
+        assert float(f(x, a, k)) == float(base)
+        g = quabla.grad(f, argnums=(0, 1))(x, a, k)
+        for u, v in zip(g, base_g):
+            assert_close(u, v, rtol=1e-13)
+    for k in (1, 0, 2.0, True):
+        with pytest.raises(ValueError, match="checkpoints must be an int >= 2"):
+            lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, max_steps=5, checkpoints=k)
+    with pytest.raises(ValueError, match="pass max_steps too"):
+        lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, checkpoints=4)
+
+
 def test_fori_loop_static_and_traced_bounds():
     out = lax.fori_loop(0, 5, lambda i, c: (c[0] + i, c[1] * 2.0), (qnp.asarray(0), 1.0))
     assert int(out[0]) == 10 and float(out[1]) == 32.0

@@ -121,6 +121,22 @@ def test_odeint_matches_jax_values_and_gradients(gradient):
     assert_close(gp, dec(g["grad_p"]), rtol=1e-6)
 
 
+@pytest.mark.parametrize("checkpoints", [2, 64, 5000])
+def test_odeint_checkpoints_change_the_schedule_not_the_gradient(checkpoints):
+    """The direct gradient's memory/recomputation knob (6+ levels, 2, and one level): the
+    same JAX gradient whatever the tree."""
+    g = golden("jax_ode")
+    y0, p, t = (qnp.asarray(dec(g[k])) for k in ("y0", "p", "t"))
+
+    def loss(y0, p):
+        ys = quabla.odeint(lv, y0, t, p, rtol=1e-11, atol=1e-11, checkpoints=checkpoints)
+        return qnp.sum(ys[:, 0] ** 2 + qnp.sin(ys[:, 1]))
+
+    gy, gp = quabla.grad(loss, argnums=(0, 1))(y0, p)
+    assert_close(gy, dec(g["grad_y0"]), rtol=1e-6)
+    assert_close(gp, dec(g["grad_p"]), rtol=1e-6)
+
+
 @pytest.mark.parametrize("method,tol,err", [("dopri5", 1e-10, 1e-8), ("tsit5", 1e-10, 1e-8),
                                             ("rosenbrock23", 1e-8, 1e-5), ("rk4", None, 1e-9)])
 def test_odeint_methods_on_a_pytree_oscillator(method, tol, err):
@@ -164,6 +180,9 @@ def test_odeint_input_errors():
         quabla.odeint(decay, np.ones(1), np.array([0.0, 1.0, 0.5]))
     with pytest.raises(TypeError, match="shaped like y"):
         quabla.odeint(lambda y, t: qnp.sum(y), np.ones(2), np.array([0.0, 1.0]))
+    for k in (1, 2.5, True):
+        with pytest.raises(ValueError, match="checkpoints must be an int >= 2"):
+            quabla.odeint(decay, np.ones(1), np.array([0.0, 1.0]), checkpoints=k)
 
 
 @pytest.mark.parametrize("method,gradient,batched", [

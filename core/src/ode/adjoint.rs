@@ -154,6 +154,7 @@ fn backward(
             rtol: s.rtol,
             atol: s.atol,
             max_steps: s.max_steps,
+            checkpoints: s.checkpoints,
             dt0: None,
             save_step_times: false,
         };

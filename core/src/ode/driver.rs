@@ -9,7 +9,7 @@ use super::tableau::{DOPRI5, RK4, TSIT5};
 use super::{Field, Method};
 use crate::array::Array;
 use crate::error::Result;
-use crate::ops::control_flow::{bounded_while_loop, cond, while_loop};
+use crate::ops::control_flow::{bounded_while_loop_with, cond, while_loop, BoundedWhileOptions};
 use crate::ops::Axes;
 use quabla_abi::DType;
 
@@ -28,6 +28,8 @@ pub(crate) struct Settings {
     pub rtol: f64,
     pub atol: f64,
     pub max_steps: usize,
+    /// The bounded loop's children a node ([`crate::lax::BoundedWhileOptions::checkpoints`]).
+    pub checkpoints: usize,
     pub dt0: Option<f64>,
     pub save_step_times: bool,
 }
@@ -368,7 +370,11 @@ pub(crate) fn integrate(
         Looping::While => while_loop(&keep_going, &iteration, &init)?,
         // Reverse-differentiable, and the solve still costs the iterations it takes.
         Looping::Bounded => {
-            bounded_while_loop(&keep_going, &iteration, &init, s.max_steps + n_out)?
+            let opts = BoundedWhileOptions {
+                max_steps: s.max_steps + n_out,
+                checkpoints: s.checkpoints,
+            };
+            bounded_while_loop_with(&keep_going, &iteration, &init, &opts)?
         }
     };
     let c = Carry::from(&out, ny);

@@ -83,6 +83,12 @@ pub struct OdeOptions {
     /// Steps (accepted or rejected) allowed over the whole interval (default 4096); times
     /// not reached come back as NaN and `stats.steps == max_steps` says so.
     pub max_steps: usize,
+    /// [`Gradient::Direct`]'s reverse-mode schedule: the children a node of its bounded
+    /// loop's tree ([`crate::lax::BoundedWhileOptions::checkpoints`]; default 16). Larger
+    /// keeps more carries and recomputes the steps fewer times (`max_steps + len(t)` or more:
+    /// one level, every step's residuals stored). Solutions and forward-mode derivatives do
+    /// not depend on it.
+    pub checkpoints: usize,
     /// First step (adaptive methods; default: Hairer's estimate) or the fixed step (rk4).
     pub dt0: Option<f64>,
     pub gradient: Gradient,
@@ -104,6 +110,7 @@ impl Default for OdeOptions {
             rtol: 1.4e-8,
             atol: 1.4e-8,
             max_steps: 4096,
+            checkpoints: crate::lax::DEFAULT_CHECKPOINTS,
             dt0: None,
             gradient: Gradient::Direct,
             save_step_times: false,
@@ -179,6 +186,7 @@ pub fn odeint(
         rtol: opts.rtol,
         atol: opts.atol,
         max_steps: opts.max_steps,
+        checkpoints: opts.checkpoints,
         dt0: opts.dt0,
         save_step_times: opts.save_step_times,
     };
@@ -271,6 +279,14 @@ fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {
         return Err(Error::Value(
             "odeint: max_steps must be between 1 and 2^30".into(),
         ));
+    }
+    if opts.checkpoints < 2 {
+        return Err(Error::Value(format!(
+            "odeint: checkpoints must be at least 2 (the children of each node of the direct \
+             gradient's loop tree), got {}; the default is {}",
+            opts.checkpoints,
+            crate::lax::DEFAULT_CHECKPOINTS
+        )));
     }
     if let Some(d) = opts.dt0 {
         if !(d > 0.0 && d.is_finite()) {

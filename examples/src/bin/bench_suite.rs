@@ -18,6 +18,7 @@ use quabla_examples::ode_workloads::{
 use quabla_examples::pinn;
 use quabla_examples::solver_problems::{
     cg_loss, cg_solve, grid_values, mlp_params, neural_ode, neural_ode_at_speed,
+    neural_ode_checkpointed,
 };
 use std::time::Instant;
 
@@ -69,8 +70,8 @@ fn pinn_step(n: usize, formulation: Laplacian, dtype: DType, reps: usize) -> Res
     let xs = Array::from_slice(&inner, &[n, 2])?.astype(dtype)?;
     let xb = Array::from_slice(&bnd, &[256, 2])?.astype(dtype)?;
     let params = pinn::init(0, dtype)?;
-    let opt = adam(1e-3.into());
-    let state = (opt.init)(&params)?;
+    let opt = adam(1e-3);
+    let state = opt.init(&params)?;
     let (np, ns) = (params.len(), state.len());
     let step = move |a: &[Array]| -> Result<Vec<Array>> {
         let (p, s, pts) = (&a[..np], &a[np..np + ns], &a[np + ns..]);
@@ -78,7 +79,7 @@ fn pinn_step(n: usize, formulation: Laplacian, dtype: DType, reps: usize) -> Res
         let mut args = p.to_vec();
         args.extend_from_slice(pts);
         let r = vg(&args)?;
-        let (u, s) = (opt.update)(&r[1..], s, p)?;
+        let (u, s) = opt.update(&r[1..], s, p)?;
         let mut out = apply_updates(p, &u)?;
         out.extend(s);
         out.push(r[0].clone());
@@ -393,6 +394,10 @@ fn run(name: String, dtype: DType, compile_ms: f64, steady_ms: f64) -> Run {
 /// The ODE rows (`quabla_examples::ode_workloads`): the neural ODE forward, its adjoint and
 /// direct gradients, at speed 1 and 10; in f64, Lotka-Volterra forward and direct gradient
 /// at about 5, 50 and 500 steps under two bounds, and Robertson by rosenbrock23.
+/// `odeint`'s `checkpoints` values with rows of their own (`benches/jax_ode_rows.py` lists
+/// the same).
+const NEURAL_ODE_CHECKPOINTS: [usize; 4] = [4, 8, 64, 4107];
+
 fn ode_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
     let mut rows = Vec::new();
     let params = mlp_params(dtype)?;
@@ -418,6 +423,15 @@ fn ode_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
             c,
             s,
         ));
+    }
+    // The direct gradient's memory/recomputation knob: 4 children a node (6 levels), 8 (4),
+    // 64 (2), and 4,107 = max_steps + len(t) (one level, every step's residuals stored).
+    for k in NEURAL_ODE_CHECKPOINTS {
+        let direct =
+            move |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![neural_ode_checkpointed(a, k)?]) };
+        let (c, s) = time(grad(direct, &all), &params, reps)?;
+        let name = format!("neural_ode_mlp64_grad_direct_checkpoints{k}_vs_diffrax");
+        rows.push(run(name, dtype, c, s));
     }
     if dtype != DType::F64 {
         return Ok(rows);

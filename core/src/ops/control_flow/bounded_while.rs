@@ -4,7 +4,8 @@
 //!
 //! It is built from primitives that carry every rule already, so forward mode, `vmap`,
 //! nesting, higher derivatives, and `cond`, `checkpoint` or custom rules in the body compose
-//! as they do for them. The loop is a tree of `scan`s, [`BRANCHING`] children a node:
+//! as they do for them. The loop is a tree of `scan`s, [`BoundedWhileOptions::checkpoints`]
+//! children a node (16 by default):
 //! - a leaf is a guarded step, a `cond`: `cond(carry) and count < max_steps` runs `body`,
 //!   else the carry passes through. A `cond` transposes into the selected branch only, so a
 //!   skipped step costs neither a body evaluation nor a backward step;
@@ -13,8 +14,8 @@
 //! - nodes at odd levels (below the root) are wrapped in `checkpoint`: reverse mode keeps
 //!   only their inputs and recomputes their insides when it gets there.
 //!
-//! Costs, for `n` trips taken and `d` levels (`ceil(log16(max_steps))`, or one fewer when
-//! a root of up to 32 children covers the bound): forward `n` body evaluations plus at most
+//! Costs with the default 16 children, for `n` trips taken and `d` levels
+//! (`ceil(log16(max_steps))`, or one fewer when a root of up to 32 children covers the bound): forward `n` body evaluations plus at most
 //! 15 skipped children a level (31 at the root; the tree's last partly used path), so the
 //! bound adds `O(log max_steps)` predicate evaluations, not `O(sqrt(max_steps))`. Reverse:
 //! the forward pass, then each level's `scan` recomputes its steps' residuals in its
@@ -33,6 +34,7 @@ use quabla_abi::{DType, TensorType};
 /// `while cond_fn(carry): carry = body_fn(carry)`, stopping after `max_steps` trips at the
 /// latest, and differentiable in reverse mode as well as forward mode. The bound sizes the
 /// loop's storage (at most a few hundred carries); the time is that of the trips taken.
+/// [`bounded_while_loop_with`] chooses how reverse mode trades memory for recomputation.
 ///
 /// ```no_run
 /// # use quabla::{lax, Array};
@@ -53,21 +55,105 @@ pub fn bounded_while_loop(
     init: &[Array],
     max_steps: usize,
 ) -> Result<Vec<Array>> {
+    bounded_while_loop_with(cond_fn, body_fn, init, &BoundedWhileOptions::new(max_steps))
+}
+
+/// The default of [`BoundedWhileOptions::checkpoints`].
+pub const DEFAULT_CHECKPOINTS: usize = 16;
+
+/// A bounded loop's bound and its reverse-mode schedule.
+///
+/// The loop is a tree of `scan`s with `checkpoints` children a node (up to twice that at
+/// the root), `levels = ceil(log_checkpoints(max_steps))` deep (one fewer when the root's
+/// extra room covers the bound). Reverse mode keeps about `checkpoints` carries a level and
+/// evaluates the body `levels + 1` times a trip taken, so the knob trades memory for
+/// recomputation as revolve's snapshot count does: `checkpoints >= max_steps / 2` is one
+/// level (every trip's residuals stored, as a `scan`'s full tape: two evaluations a trip),
+/// `checkpoints = sqrt(max_steps)` two levels (`2 sqrt(max_steps)` carries, three
+/// evaluations a trip), the default 16 three levels at a bound of 4,096 (four a trip, a few
+/// hundred carries). Values and forward-mode results do not depend on it.
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// let x = Array::from_slice(&[5.0f64], &[]).unwrap();
+/// // Up to 4,096 trips; reverse mode stores at most 2 x 64 carries.
+/// let opts = lax::BoundedWhileOptions { checkpoints: 64, ..lax::BoundedWhileOptions::new(4096) };
+/// let out = lax::bounded_while_loop_with(
+///     &|c: &[Array]| Ok(vec![c[0].ge(1.0)?]),
+///     &|c: &[Array]| Ok(vec![(&c[0] * 0.5)?]),
+///     &[x],
+///     &opts,
+/// )
+/// .unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundedWhileOptions {
+    /// The most trips the loop takes (below 2^30).
+    pub max_steps: usize,
+    /// Children of each node of the loop's tree, at least 2 (default [`DEFAULT_CHECKPOINTS`]).
+    pub checkpoints: usize,
+}
+
+impl BoundedWhileOptions {
+    /// At most `max_steps` trips, with the default schedule.
+    pub fn new(max_steps: usize) -> Self {
+        BoundedWhileOptions {
+            max_steps,
+            checkpoints: DEFAULT_CHECKPOINTS,
+        }
+    }
+
+    fn check(&self, caller: &str) -> Result<()> {
+        if self.max_steps > i32::MAX as usize / 2 {
+            return Err(Error::Value(format!(
+                "{caller}: max_steps must be below 2^30, got {}",
+                self.max_steps
+            )));
+        }
+        if self.checkpoints < 2 {
+            return Err(Error::Value(format!(
+                "{caller}: checkpoints must be at least 2 (the children of each node of the \
+                 loop's tree), got {}; use {DEFAULT_CHECKPOINTS} (the default), or max_steps \
+                 for a single level",
+                self.checkpoints
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// [`bounded_while_loop`] with its reverse-mode schedule chosen by
+/// [`BoundedWhileOptions::checkpoints`].
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// let x = Array::from_slice(&[5.0f64], &[]).unwrap();
+/// let out = lax::bounded_while_loop_with(
+///     &|c: &[Array]| Ok(vec![c[0].ge(1.0)?]),
+///     &|c: &[Array]| Ok(vec![(&c[0] * 0.5)?]),
+///     &[x],
+///     &lax::BoundedWhileOptions { max_steps: 100, checkpoints: 100 },
+/// )
+/// .unwrap();
+/// assert_eq!(out[0].item::<f64>().unwrap(), 0.625);
+/// ```
+pub fn bounded_while_loop_with(
+    cond_fn: RegionFn,
+    body_fn: RegionFn,
+    init: &[Array],
+    opts: &BoundedWhileOptions,
+) -> Result<Vec<Array>> {
     let like = init
         .first()
         .ok_or_else(|| Error::Value("bounded_while_loop needs a carry".into()))?;
-    if max_steps > i32::MAX as usize / 2 {
-        return Err(Error::Value(format!(
-            "bounded_while_loop: max_steps must be below 2^30, got {max_steps}"
-        )));
-    }
+    opts.check("bounded_while_loop")?;
     let device = super::device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
     // The regions are traced once; what they capture travels beside the loop state, as the
     // consts of every scan of the tree (`checkpoint` must not capture an outer trace's values).
     let regions =
         super::LoopRegions::trace("bounded_while_loop", &device, &types, cond_fn, body_fn)?;
-    if max_steps == 0 {
+    if opts.max_steps == 0 {
         return Ok(init.to_vec());
     }
     let mut state = init.to_vec();
@@ -81,8 +167,8 @@ pub fn bounded_while_loop(
         body: &regions.body,
         carry: init.len(),
         cond_caps: caps.len(),
-        bound: max_steps as i32,
-        children: level_sizes(max_steps),
+        bound: opts.max_steps as i32,
+        children: level_sizes(opts.max_steps, opts.checkpoints),
     };
     caps.extend(regions.body_captures);
     let mut out = tree.node(tree.children.len(), &state, &caps)?;
@@ -90,24 +176,18 @@ pub fn bounded_while_loop(
     Ok(out)
 }
 
-/// Children of each node of the loop's tree.
-pub const BRANCHING: usize = 16;
-
-/// The most children the root may have: up to twice [`BRANCHING`] rather than a level more.
-/// Each level costs reverse mode a pass over the trips taken, and a bound just past a power
-/// of 16 is common (`odeint`'s is `max_steps + len(t)`: 4,107 for 11 times), which would
-/// otherwise add a root of 2 children, a whole pass, for a 0.3% larger bound.
-const ROOT_BRANCHING: usize = 2 * BRANCHING;
-
-/// The number of children of a node at each level, leaves' parents first: [`BRANCHING`]
-/// everywhere but at the root, which has as many as the bound needs (at most
-/// [`ROOT_BRANCHING`]).
-fn level_sizes(max_steps: usize) -> Vec<usize> {
+/// The number of children of a node at each level, leaves' parents first: `branching`
+/// everywhere but at the root, which has as many as the bound needs, up to twice
+/// `branching` rather than a level more. Each level costs reverse mode a pass over the
+/// trips taken, and a bound just past a power of the branching is common (`odeint`'s is
+/// `max_steps + len(t)`: 4,107 for 11 times), which would otherwise add a root of 2
+/// children, a whole pass, for a 0.3% larger bound.
+fn level_sizes(max_steps: usize, branching: usize) -> Vec<usize> {
     let mut sizes = Vec::new();
     let mut below = 1usize;
-    while below.saturating_mul(ROOT_BRANCHING) < max_steps {
-        sizes.push(BRANCHING);
-        below *= BRANCHING;
+    while below.saturating_mul(branching.saturating_mul(2)) < max_steps {
+        sizes.push(branching);
+        below = below.saturating_mul(branching);
     }
     sizes.push(max_steps.div_ceil(below));
     sizes
@@ -173,7 +253,7 @@ impl Tree<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::level_sizes;
+    use super::{level_sizes, DEFAULT_CHECKPOINTS};
 
     #[test]
     fn the_tree_covers_the_bound_with_as_few_levels_as_the_root_allows() {
@@ -188,9 +268,30 @@ mod tests {
             (8193, vec![16, 16, 16, 3]),
             (65547, vec![16, 16, 16, 17]),
         ] {
-            assert_eq!(level_sizes(bound), sizes, "bound {bound}");
+            assert_eq!(
+                level_sizes(bound, DEFAULT_CHECKPOINTS),
+                sizes,
+                "bound {bound}"
+            );
             let leaves: usize = sizes.iter().product();
             assert!(leaves >= bound, "bound {bound}");
+        }
+    }
+
+    #[test]
+    fn the_checkpoint_count_sets_the_branching() {
+        for (bound, branching, sizes) in [
+            (4096, 64, vec![64, 64]),
+            (4107, 64, vec![64, 65]),
+            (4096, 2048, vec![4096]),
+            (4096, 4096, vec![4096]),
+            (4096, 2, vec![2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4]),
+            (1, 2, vec![1]),
+            (5, 1 << 29, vec![5]),
+        ] {
+            let got = level_sizes(bound, branching);
+            assert_eq!(got, sizes, "bound {bound}, branching {branching}");
+            assert!(got.iter().product::<usize>() >= bound);
         }
     }
 }

@@ -25,7 +25,9 @@ mod bounded_while;
 mod scan;
 mod scan_tape;
 
-pub use bounded_while::bounded_while_loop;
+pub use bounded_while::{
+    bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions, DEFAULT_CHECKPOINTS,
+};
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;
 use scan::{batch_scan, scan_jvp, scan_results, scan_transpose};

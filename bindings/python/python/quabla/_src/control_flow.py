@@ -47,7 +47,8 @@ def switch(index, branches: Sequence[Callable], *operands):
     return unflatten_raw(stores[0].tree, outs)
 
 
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Optional[int] = None):
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Optional[int] = None,
+               checkpoints: Optional[int] = None):
     """Runs ``body_fun`` while ``cond_fun`` holds. Forward-mode differentiable.
 
     With ``max_steps`` (a keyword JAX does not have; equinox's bounded ``while_loop`` has
@@ -57,9 +58,19 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
     O(log(max_steps)) predicate checks); the backward pass recomputes the trips once per
     level of the tree (16 children a node, up to 32 at the root: 3 levels at 4096 or 8192,
     4 at 65536). Without it, reverse mode raises, as in JAX.
+
+    ``checkpoints`` (at least 2; default 16; needs ``max_steps``) sets the children of each
+    node, trading memory for recomputation as revolve's snapshot count does: reverse mode
+    keeps about ``checkpoints`` carries a level and evaluates the body once more a trip for
+    each level. ``checkpoints >= max_steps // 2`` is a single level (every trip's residuals
+    stored, the body evaluated twice a trip); ``sqrt(max_steps)`` is two. Values and
+    forward-mode results do not depend on it.
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")
+    if checkpoints is not None and (isinstance(checkpoints, bool) or not isinstance(checkpoints, int)
+                                    or checkpoints < 2):
+        raise ValueError(f"while_loop: checkpoints must be an int >= 2, got {checkpoints!r}")
     raws, tree = flatten_to_raw(init_val)
     sc, sb = OutStore(), OutStore()
     body = flat_function(body_fun, tree, sb, call=lambda f, a: f(a))
@@ -73,7 +84,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
         return out
 
     cond_flat = flat_function(cond_fun, tree, sc, call=lambda f, a: f(a))
-    outs = _quabla.while_loop(cond_flat, checked_body, raws, max_steps)
+    outs = _quabla.while_loop(cond_flat, checked_body, raws, max_steps, checkpoints)
     return tree_unflatten(tree, [Array(r) for r in outs])
 
 

@@ -127,12 +127,19 @@ class OdeStats(NamedTuple):
 
 
 _METHODS = ("dopri5", "tsit5", "rk4", "rosenbrock23")
+
+
+def _checkpoints(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        raise ValueError(f"odeint: checkpoints must be an int >= 2, got {k!r}")
+    return k
 _GRADIENTS = ("direct", "adjoint", "forward")
 
 
 def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4e-8,
            max_steps: int = 4096, method: str = "dopri5", dt0: Optional[float] = None,
-           gradient: str = "direct", full_output: bool = False, throw: bool = False):
+           gradient: str = "direct", full_output: bool = False, throw: bool = False,
+           checkpoints: int = 16):
     """Integrates ``dy/dt = func(y, t, *args)`` from ``y(t[0]) = y0``; returns ``y`` at every
     time in ``t`` (strictly increasing), each leaf with a leading time axis, as
     ``jax.experimental.ode.odeint``.
@@ -146,6 +153,9 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     follows the steps taken), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
     the steps), ``"forward"`` is the cheapest solve (forward mode only). ``y0`` leaves must
     have ``t``'s float dtype. With ``full_output`` returns ``(ys, OdeStats)``.
+    ``checkpoints`` (at least 2) is the direct gradient's memory/recomputation trade-off,
+    ``while_loop``'s keyword of that name: larger stores more and recomputes the steps fewer
+    times; solutions do not depend on it.
 
     When ``max_steps`` runs out before the last time, the states at the times not reached
     are NaN: a concrete solve warns (``RuntimeWarning``), ``OdeStats.reached`` is ``False``
@@ -177,7 +187,7 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
 
     ys, steps, acc, rej, reached_raw = _quabla.odeint(
         checked, y_raws, t_raw, a_raws, method, float(rtol), float(atol), int(max_steps),
-        None if dt0 is None else float(dt0), gradient, bool(throw))
+        None if dt0 is None else float(dt0), gradient, bool(throw), _checkpoints(checkpoints))
     reached = Array(reached_raw)
     if not reached.is_traced and not bool(reached):
         warnings.warn(f"odeint: max_steps={int(max_steps)} ran out before the last requested "
