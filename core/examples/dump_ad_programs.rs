@@ -350,11 +350,11 @@ fn main() -> Result<()> {
                 let d = (&q[0] - t)?;
                 Ok(vec![(&(&d * &d)? * w)?.sum(Axes::All, false)?])
             };
-            let state = (opt.init)(std::slice::from_ref(p0))?;
+            let state = opt.init(std::slice::from_ref(p0))?;
             let ns = state.len();
             let step = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
                 let g = grad(loss, &[0])(&c[..1])?;
-                let (u, s) = (opt.update)(&g, &c[1..1 + ns], &c[..1])?;
+                let (u, s) = opt.update(&g[..], &c[1..1 + ns], &c[..1])?;
                 let p = quabla::optim::apply_updates(&c[..1], &u)?;
                 let mut carry = p.clone();
                 carry.extend(s);
@@ -370,7 +370,7 @@ fn main() -> Result<()> {
     programs.push((
         "adam_quadratic",
         passes::lower(
-            &make_program(trajectory(quabla::optim::adam(1e-2.into())), &adam_args)?,
+            &make_program(trajectory(quabla::optim::adam(1e-2)), &adam_args)?,
             &dev,
         )?,
     ));
@@ -396,12 +396,12 @@ fn main() -> Result<()> {
             let r = (&(&h.matmul(&q[2])? + &q[3])? - y)?;
             Ok(vec![(&r * &r)?.mean(Axes::All, false)?])
         };
-        let opt = quabla::optim::adam(1e-2.into());
-        let state = (opt.init)(&a[..4])?;
+        let opt = quabla::optim::adam(1e-2);
+        let state = opt.init(&a[..4])?;
         let ns = state.len();
         let step = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
             let vg = quabla::ad::value_and_grad(loss, &[0, 1, 2, 3], false)(&c[..4])?;
-            let (u, s) = (opt.update)(&vg[1..], &c[4..4 + ns], &c[..4])?;
+            let (u, s) = opt.update(&vg[1..], &c[4..4 + ns], &c[..4])?;
             let mut carry = quabla::optim::apply_updates(&c[..4], &u)?;
             carry.extend(s);
             Ok((carry, vec![vg[0].clone()]))

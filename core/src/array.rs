@@ -6,7 +6,6 @@ use crate::trace::Trace;
 use quabla_abi::host::Buffer;
 use quabla_abi::qir::ValueId;
 use quabla_abi::{DType, Element, HostArray, HostView, TensorType};
-use std::fmt;
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -38,17 +37,6 @@ pub(crate) enum Repr {
 pub struct Array {
     pub(crate) ty: TensorType,
     pub(crate) repr: Repr,
-}
-
-impl fmt::Debug for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Concrete { device, .. } => {
-                write!(f, "Array({} on {})", self.ty, device.platform())
-            }
-            Repr::Traced { value, .. } => write!(f, "Traced({} as {value})", self.ty),
-        }
-    }
 }
 
 impl Array {

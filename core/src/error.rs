@@ -8,13 +8,17 @@ use quabla_abi::host::LoadError;
 
 /// Errors from the Quabla core.
 ///
+/// `Display` is the message; `Debug` is the variant's name and the message, so
+/// `fn main() -> quabla::Result<()>` prints what to do, not just a variant.
+///
 /// ```
 /// use quabla::Error;
 /// let e = Error::shape("add: shapes [2] and [3] do not broadcast");
 /// assert!(matches!(e, Error::Shape(_)));
 /// assert_eq!(e.to_string(), "add: shapes [2] and [3] do not broadcast");
+/// assert_eq!(format!("{e:?}"), "Shape: add: shapes [2] and [3] do not broadcast");
 /// ```
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum Error {
     /// An argument outside what the operation accepts: a count below its minimum, an
     /// unknown option, a missing argument, a file that is not in the expected format.
@@ -85,6 +89,33 @@ fn code_name(code: ErrorCode) -> &'static str {
         ErrorCode::Internal => "internal",
         ErrorCode::Unavailable => "unavailable",
         ErrorCode::DeadlineExceeded => "deadline exceeded",
+    }
+}
+
+impl Error {
+    /// The variant's name, as `Debug` shows it.
+    fn kind(&self) -> &'static str {
+        match self {
+            Error::Value(_) => "Value",
+            Error::Shape(_) => "Shape",
+            Error::DType(_) => "DType",
+            Error::Unsupported { .. } => "Unsupported",
+            Error::Backend { .. } => "Backend",
+            Error::Internal(_) => "Internal",
+            Error::Load(_) => "Load",
+            Error::NoBackend(_) => "NoBackend",
+            Error::TracedValue => "TracedValue",
+            Error::Parse(_) => "Parse",
+            Error::LinAlg(_) => "LinAlg",
+            Error::Mismatch(_) => "Mismatch",
+            Error::Callback(_) => "Callback",
+        }
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {self}", self.kind())
     }
 }
 
@@ -182,6 +213,14 @@ mod tests {
             e.to_string(),
             "backend `toy` (unimplemented): no kernel for svd"
         );
+    }
+
+    #[test]
+    fn debug_shows_the_message_a_main_returning_result_prints() {
+        let d = format!("{:?}", Error::TracedValue);
+        assert!(d.starts_with("TracedValue: cannot read the value"), "{d}");
+        let r: Result<()> = Err(Error::value("max_steps must be positive"));
+        assert_eq!(format!("{:?}", r), "Err(Value: max_steps must be positive)");
     }
 
     #[test]

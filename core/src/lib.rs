@@ -1,24 +1,59 @@
 //! Quabla: a differentiable array runtime for scientific machine learning, whose backends
 //! are plugins loaded at run time.
 //!
+//! # A tour
 //! - [`Array`]: arrays on a device; operations run eagerly through cached single-op
 //!   executables, with numpy broadcasting and JAX dtype promotion (Rust scalars are weakly
-//!   typed, so `f32_array * 2.0` stays f32).
-//! - [`jit`]: traces a closure into QIR once per input signature and runs it compiled.
-//! - [`runtime`]: the plugin host (discovery through `QUABLA_PLUGIN_PATH`, a `plugins` folder
-//!   beside the executable, static registration; selection through `QUABLA_PLATFORMS`).
+//!   typed, so `f32_array * 2.0` and `2.0 * &f32_array` stay f32). Operators return
+//!   [`Result`]: `(&a + &b)?`. `{}` prints the values as numpy does, `{:?}` as JAX's
+//!   `repr`. Creation: [`Array::from_slice`], [`Array::zeros`], [`Array::eye`],
+//!   [`Array::linspace`], [`Array::arange`].
+//! - Transformations: [`grad`], [`value_and_grad`], [`jvp`], [`vjp`], [`jacfwd`],
+//!   [`jacrev`], [`hessian`] (all in [`ad`]), [`vmap`], [`jit`], [`checkpoint`],
+//!   [`custom_vjp`] / [`custom_jvp`]. Functions take and return `&[Array]` / `Vec<Array>`;
+//!   `argnums` pick the inputs to differentiate.
+//! - [`lax`]: structured control flow (`cond`, `switch`, `while_loop`,
+//!   `bounded_while_loop`, `fori_loop`, `scan`), `sort`, convolutions.
+//! - [`random`]: JAX's counter-based threefry keys (`key`, `split`, `uniform`, `normal`,
+//!   ...), bit for bit JAX's numbers.
+//! - [`optim`]: optax-style optimizers (`adam(1e-3)`, `opt.init(..)`, `opt.update(..)`,
+//!   [`optim::apply_updates`]) and a [`optim::Trainer`].
+//! - [`ode`]: `odeint` (dopri5, tsit5, rk4, rosenbrock23) with direct and adjoint gradients.
+//! - [`linalg`]: dense factorizations and solves, CG and GMRES; [`root_finding`]: Newton and
+//!   implicit differentiation; [`distributed`]: data parallelism over MPI or NCCL.
+//! - [`runtime`]: the plugin host (discovery through `QUABLA_PLUGIN_PATH`, a `plugins`
+//!   folder beside the executable, static registration; selection through
+//!   `QUABLA_PLATFORMS`).
+//!
+//! # Using Quabla from your crate
+//! Depend on the core with the CPU backend linked in, so nothing has to be installed or
+//! set at run time:
+//! ```toml
+//! [dependencies]
+//! quabla = { path = "../quabla/core", features = ["static-cpu"] }
+//!
+//! # The backend does the arithmetic: optimise it in debug builds too (2-8x faster).
+//! [profile.dev.package."*"]
+//! opt-level = 3
+//! ```
+//! Without `static-cpu` the core looks for backend plugins at run time (the order is in
+//! [`runtime`]): build one with `cargo build --release -p quabla-cpu` in Quabla's
+//! workspace and put `libquabla_cpu.so` on `QUABLA_PLUGIN_PATH` or in a `plugins` folder
+//! beside your executable.
 //!
 //! ```no_run
-//! use quabla::{jit, Array, Axes};
+//! use quabla::{grad, jit, Array, Axes};
 //! let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
-//! let f = jit(|a: &[Array]| Ok(vec![(a[0].tanh()? * 2.0)?.sum(Axes::All, false)?]));
-//! let y = f.call(&[x])?;
-//! println!("{}", y[0].item::<f32>()?);
+//! let f = |a: &[Array]| Ok(vec![(a[0].tanh()? * 2.0)?.sum(Axes::All, false)?]);
+//! let y = jit(f).call(std::slice::from_ref(&x))?;
+//! let g = jit(grad(f, &[0])).call(&[x])?;
+//! println!("{} {}", y[0], g[0]); // 3.8... [0.83..., 0.14..., 0.019...]
 //! # Ok::<(), quabla::Error>(())
 //! ```
 
 pub mod ad;
 mod array;
+mod array_display;
 pub mod batching;
 pub mod distributed;
 mod error;
@@ -30,12 +65,18 @@ mod ops;
 pub mod optim;
 pub mod passes;
 mod promotion;
+pub mod random;
 pub mod root_finding;
 pub mod runtime;
 pub mod tensor_file;
 pub mod test_util;
 mod trace;
+pub mod tree;
 
+// `#[derive(Tree)]` writes `::quabla::...` paths; inside this crate they name itself.
+extern crate self as quabla;
+
+pub use ad::{grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp};
 pub use array::Array;
 pub use batching::vmap;
 pub use error::{Error, Result};
@@ -44,7 +85,7 @@ pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
 pub use ops::Operand;
 pub use promotion::{promote_types, Scalar};
 pub use quabla_abi::abi::{BufferExport, ErrorCode, DEVICE_KIND_HOST};
-pub use quabla_abi::{qir, DType, HostArray, HostView, TensorType};
+pub use quabla_abi::{qir, DType, Element, HostArray, HostView, TensorType};
 pub use root_finding::{custom_root, newton};
 pub use runtime::{default_device, device, Device};
 
@@ -110,8 +151,9 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
 /// `sort` (several operands, stable, `num_keys`) and `conv_general_dilated`.
 pub mod lax {
     pub use crate::ops::control_flow::{
-        bounded_while_loop, cond, fori_loop, last_scan_tape_bytes, scan, switch,
-        take_scan_tape_bytes, while_loop, Bound, LoopBody, RegionFn, ScanStep,
+        bounded_while_loop, bounded_while_loop_with, cond, fori_loop, last_scan_tape_bytes, scan,
+        switch, take_scan_tape_bytes, while_loop, Bound, BoundedWhileOptions, LoopBody, RegionFn,
+        ScanStep, DEFAULT_CHECKPOINTS,
     };
     pub use crate::ops::conv::{conv_general_dilated, ConvDimensionNumbers, ConvOptions, Padding};
     pub use crate::ops::sort::sort;

@@ -163,10 +163,9 @@ fn two_rank_training_equals_the_full_batch_run() {
     assert_eq!(n, 2);
     let shard = data(r * N / n, (r + 1) * N / n);
     let mut dp =
-        Trainer::data_parallel(mlp_loss, initial_params(), adam(1e-2.into()), comm.clone())
-            .unwrap();
+        Trainer::data_parallel(mlp_loss, initial_params(), adam(1e-2), comm.clone()).unwrap();
     let full = data(0, N);
-    let mut single = Trainer::new(mlp_loss, initial_params(), adam(1e-2.into())).unwrap();
+    let mut single = Trainer::new(mlp_loss, initial_params(), adam(1e-2)).unwrap();
     let first_loss = {
         single.step(&full).unwrap();
         dp.step(&shard).unwrap();
@@ -300,8 +299,7 @@ fn a_dead_rank_is_a_typed_error_not_a_hang() {
     let comm = distributed::initialize().unwrap();
     let shard = data(comm.rank() * N / 2, (comm.rank() + 1) * N / 2);
     let mut dp =
-        Trainer::data_parallel(mlp_loss, initial_params(), adam(1e-2.into()), comm.clone())
-            .unwrap();
+        Trainer::data_parallel(mlp_loss, initial_params(), adam(1e-2), comm.clone()).unwrap();
     for step in 0..5 {
         if comm.rank() == 1 && step == 3 {
             // A crash: no destructors, no exit handlers, no MPI_Finalize.

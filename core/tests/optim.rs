@@ -28,12 +28,12 @@ fn loss(a: &[Array]) -> Result<Vec<Array>> {
 fn run(opt: &Optimizer, steps: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let g = grad(loss, &[0]);
     let mut params = vec![f64s(&[1.0, 1.0, -1.0, 0.3])];
-    let mut state = (opt.init)(&params).unwrap();
+    let mut state = opt.init(&params).unwrap();
     let (mut gs, mut ps) = (vec![], vec![]);
     for _ in 0..steps {
         let gr = g(&params).unwrap();
         gs.push(vals(&gr[0]));
-        let (u, s) = (opt.update)(&gr, &state, &params).unwrap();
+        let (u, s) = opt.update(&gr, &state, &params).unwrap();
         params = apply_updates(&params, &u).unwrap();
         state = s;
         ps.push(vals(&params[0]));
@@ -71,7 +71,7 @@ fn adam_reference(
 
 #[test]
 fn adam_matches_optax_rule_bit_for_bit() {
-    let (gs, ps) = run(&adam(1e-2.into()), 120);
+    let (gs, ps) = run(&adam(1e-2), 120);
     let want = adam_reference(&gs, &[1.0, 1.0, -1.0, 0.3], &|_| 1e-2, 0.0);
     assert_eq!(ps, want);
     // It optimises: the loss drops.
@@ -97,7 +97,7 @@ fn adamw_with_a_schedule_matches_optax_rule_bit_for_bit() {
 #[test]
 fn sgd_momentum_nesterov_rmsprop_and_clipping_follow_optax() {
     // SGD with Nesterov momentum: t = g + m t; u = -lr (g + m t).
-    let (gs, ps) = run(&sgd(0.01.into(), Some(0.9), true), 30);
+    let (gs, ps) = run(&sgd(0.01, Some(0.9), true), 30);
     let mut p = vec![1.0, 1.0, -1.0, 0.3];
     let mut t = [0.0; 4];
     for (k, g) in gs.iter().enumerate() {
@@ -108,7 +108,7 @@ fn sgd_momentum_nesterov_rmsprop_and_clipping_follow_optax() {
         assert_eq!(ps[k], p);
     }
     // RMSProp: nu = (1 - d) g^2 + d nu; u = -lr g / sqrt(nu + eps).
-    let (gs, ps) = run(&rmsprop(0.01.into(), 0.9, 1e-8), 30);
+    let (gs, ps) = run(&rmsprop(0.01, 0.9, 1e-8), 30);
     let mut p = vec![1.0, 1.0, -1.0, 0.3];
     let mut nu = [0.0; 4];
     for (k, g) in gs.iter().enumerate() {
@@ -164,9 +164,9 @@ fn schedules_match_their_formulas() {
 
 #[test]
 fn f32_parameters_keep_f32_state_and_a_jitted_step_equals_the_eager_one() {
-    let opt = adamw(1e-3.into(), 1e-4);
+    let opt = adamw(1e-3, 1e-4);
     let params = vec![Array::from_slice_on(&cpu(), &[0.5f32, -0.25, 2.0], &[3]).unwrap()];
-    let state = (opt.init)(&params).unwrap();
+    let state = opt.init(&params).unwrap();
     assert!(state
         .iter()
         .skip(1)
@@ -184,7 +184,7 @@ fn f32_parameters_keep_f32_state_and_a_jitted_step_equals_the_eager_one() {
     args.extend(params.clone());
     args.extend(state.clone());
     let jitted = step.call(&args).unwrap();
-    let (u, s) = (opt.update)(&grads, &state, &params).unwrap();
+    let (u, s) = opt.update(&grads, &state, &params).unwrap();
     let eager = apply_updates(&params, &u).unwrap();
     assert_eq!(
         jitted[0]
@@ -213,19 +213,19 @@ fn batch_loss(a: &[Array]) -> Result<Vec<Array>> {
 fn trainer_keeps_state_on_device_and_matches_the_manual_loop() {
     let p0 = f64s(&[1.0, 1.0, -1.0, 0.3]);
     let batch = [f64s(&[0.5, -1.0, 2.0, 0.0]), f64s(&[1.0, 10.0, 0.1, 3.0])];
-    let mut t = Trainer::new(batch_loss, vec![p0.clone()], adam(1e-2.into())).unwrap();
+    let mut t = Trainer::new(batch_loss, vec![p0.clone()], adam(1e-2)).unwrap();
     assert!(t.loss().is_err(), "no loss before the first step");
     t.run(50, &batch, false).unwrap();
     assert_eq!(t.steps(), 50);
     // The same 50 steps by hand, eagerly.
-    let opt = adam(1e-2.into());
+    let opt = adam(1e-2);
     let g = grad(batch_loss, &[0]);
     let mut params = vec![p0];
-    let mut state = (opt.init)(&params).unwrap();
+    let mut state = opt.init(&params).unwrap();
     for _ in 0..50 {
         let mut args = params.clone();
         args.extend(batch.iter().cloned());
-        let (u, s) = (opt.update)(&g(&args).unwrap(), &state, &params).unwrap();
+        let (u, s) = opt.update(&g(&args).unwrap(), &state, &params).unwrap();
         params = apply_updates(&params, &u).unwrap();
         state = s;
     }
@@ -274,10 +274,10 @@ fn every_optimizer_handles_several_leaves_as_one_flat_parameter() {
         loss(&[Array::concatenate(&refs, 0)?])
     };
     let optimizers: Vec<(&str, Optimizer)> = vec![
-        ("adam", adam(1e-2.into())),
-        ("adamw", adamw(1e-2.into(), 1e-2)),
-        ("sgd", sgd(0.01.into(), Some(0.9), true)),
-        ("rmsprop", rmsprop(0.01.into(), 0.9, 1e-8)),
+        ("adam", adam(1e-2)),
+        ("adamw", adamw(1e-2, 1e-2)),
+        ("sgd", sgd(0.01, Some(0.9), true)),
+        ("rmsprop", rmsprop(0.01, 0.9, 1e-8)),
         (
             "chain",
             chain(vec![
@@ -291,9 +291,9 @@ fn every_optimizer_handles_several_leaves_as_one_flat_parameter() {
         let (_, flat) = run(&opt, 15);
         let g = grad(leaf_loss, &[0, 1, 2]);
         let mut params = split(&f64s(&[1.0, 1.0, -1.0, 0.3]));
-        let mut state = (opt.init)(&params).unwrap();
+        let mut state = opt.init(&params).unwrap();
         for (k, want) in flat.iter().enumerate() {
-            let (u, s) = (opt.update)(&g(&params).unwrap(), &state, &params).unwrap();
+            let (u, s) = opt.update(&g(&params).unwrap(), &state, &params).unwrap();
             params = apply_updates(&params, &u).unwrap();
             state = s;
             let got: Vec<f64> = params.iter().flat_map(vals).collect();

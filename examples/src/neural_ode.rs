@@ -134,7 +134,7 @@ pub fn fit(
     };
     let init = init_params()?;
     let first = full_loss(&init)?;
-    let mut trainer = Trainer::new(loss, init, adam(lr.into()))?;
+    let mut trainer = Trainer::new(loss, init, adam(lr))?;
     for k in 0..steps {
         let w = Array::from_slice_on(&dev, &window(k, steps, &t_fit), &[t_fit.len()])?;
         trainer.step(&[y0.clone(), ts.clone(), data.clone(), w])?;

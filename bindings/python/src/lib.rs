@@ -14,6 +14,7 @@ mod errors;
 mod linalg;
 mod numerics;
 mod optim;
+mod random;
 mod runtime;
 mod transforms;
 
@@ -34,5 +35,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     optim::register(m)?;
     numerics::register(m)?;
     linalg::register(m)?;
+    random::register(m)?;
     Ok(())
 }

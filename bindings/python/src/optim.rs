@@ -44,7 +44,7 @@ pub struct GradientTransformation(Optimizer);
 #[pymethods]
 impl GradientTransformation {
     fn init(&self, params: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
-        Ok(raws((self.0.init)(&inners(&params)).py()?))
+        Ok(raws(self.0.init(&inners(&params)).py()?))
     }
 
     fn update(
@@ -53,7 +53,10 @@ impl GradientTransformation {
         state: Vec<RawArray>,
         params: Vec<RawArray>,
     ) -> PyResult<(Vec<RawArray>, Vec<RawArray>)> {
-        let (u, s) = (self.0.update)(&inners(&grads), &inners(&state), &inners(&params)).py()?;
+        let (u, s) = self
+            .0
+            .update(&inners(&grads), &inners(&state), &inners(&params))
+            .py()?;
         Ok((raws(u), raws(s)))
     }
 }

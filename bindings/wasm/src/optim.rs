@@ -36,7 +36,7 @@ impl Optimizer {
     /// The optimizer state for `params` (a list of arrays).
     pub fn init(&self, params: JsValue) -> R<js_sys::Array> {
         let (_, p) = flat(&params, "params")?;
-        Ok(list((self.inner.init)(&p).js()?))
+        Ok(list(self.inner.init(&p).js()?))
     }
 
     /// `[updates, newState]` from gradients (the structure of `params`), the state and the
@@ -50,7 +50,7 @@ impl Optimizer {
                 "update: grads and params must have the same structure",
             ));
         }
-        let (updates, new_state) = (self.inner.update)(&g, &s, &p).js()?;
+        let (updates, new_state) = self.inner.update(&g, &s, &p).js()?;
         let out = js_sys::Array::new();
         out.push(&unflatten(&tree, &mut updates.into_iter()));
         out.push(&list(new_state).into());
@@ -75,7 +75,7 @@ pub fn adam(learning_rate: f64, b1: Option<f64>, b2: Option<f64>, eps: Option<f6
 #[wasm_bindgen]
 pub fn sgd(learning_rate: f64, momentum: Option<f64>) -> Optimizer {
     Optimizer {
-        inner: quabla::optim::sgd(learning_rate.into(), momentum, false),
+        inner: quabla::optim::sgd(learning_rate, momentum, false),
     }
 }
 

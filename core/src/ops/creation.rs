@@ -70,12 +70,79 @@ impl Array {
         Array::from_host_on(&default_device()?, &filled(dtype, shape, value.into()))
     }
 
+    /// Zeros of `shape` on the default device.
+    ///
+    /// ```no_run
+    /// let z = quabla::Array::zeros(&[2, 3], quabla::DType::F32).unwrap();
+    /// assert_eq!(z.shape(), &[2, 3]);
+    /// ```
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
         Self::full(shape, 0, dtype)
     }
 
+    /// Ones of `shape` on the default device.
+    ///
+    /// ```no_run
+    /// let o = quabla::Array::ones(&[3], quabla::DType::F64).unwrap();
+    /// assert_eq!(o.to_vec::<f64>().unwrap(), vec![1.0; 3]);
+    /// ```
     pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
         Self::full(shape, 1, dtype)
+    }
+
+    /// The `n x n` identity matrix on the default device (`numpy.eye(n)`).
+    ///
+    /// ```no_run
+    /// let i = quabla::Array::eye(2, quabla::DType::F64).unwrap();
+    /// assert_eq!(i.to_vec::<f64>().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
+    /// ```
+    pub fn eye(n: usize, dtype: DType) -> Result<Array> {
+        let mut ones = vec![0.0f64; n * n];
+        ones.iter_mut().step_by(n + 1).for_each(|x| *x = 1.0);
+        Array::from_slice(&ones, &[n, n])?.astype(dtype)
+    }
+
+    /// `num` evenly spaced values from `start` to `stop`, both included, as
+    /// `numpy.linspace` computes them: `start + i * step` in f64 with the last value exactly
+    /// `stop`, then rounded to `dtype` (a float dtype).
+    ///
+    /// ```no_run
+    /// let t = quabla::Array::linspace(0.0, 1.0, 5, quabla::DType::F64).unwrap();
+    /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    /// ```
+    pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array> {
+        if !matches!(dtype, DType::F32 | DType::F64) {
+            return Err(crate::Error::dtype(format!(
+                "linspace makes floats; asked for {dtype:?}: use DType::F32 or DType::F64 \
+                 and convert with astype"
+            )));
+        }
+        let step = (stop - start) / num.saturating_sub(1).max(1) as f64;
+        let mut vals: Vec<f64> = (0..num).map(|i| start + i as f64 * step).collect();
+        if let Some(last) = vals.last_mut().filter(|_| num > 1) {
+            *last = stop;
+        }
+        Array::from_slice(&vals, &[num])?.astype(dtype)
+    }
+
+    /// Values from `start` up to `stop` (excluded) by `step`, as `numpy.arange` with float
+    /// arguments: `ceil((stop - start) / step)` values `start + i * step`, rounded to
+    /// `dtype`.
+    ///
+    /// ```no_run
+    /// let x = quabla::Array::arange_f(0.0, 1.0, 0.25, quabla::DType::F32).unwrap();
+    /// assert_eq!(x.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75]);
+    /// ```
+    pub fn arange_f(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
+            return Err(crate::Error::value(format!(
+                "arange_f needs finite bounds and a finite nonzero step, got start {start}, \
+                 stop {stop}, step {step}"
+            )));
+        }
+        let n = ((stop - start) / step).ceil().max(0.0) as usize;
+        let vals: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+        Array::from_slice(&vals, &[n])?.astype(dtype)
     }
 
     /// `iota` of `dtype` and `shape` counting along `dim`, beside `self` (in its trace or on

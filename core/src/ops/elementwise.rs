@@ -354,10 +354,65 @@ operator!(Mul, mul, mul);
 operator!(Div, div, div);
 operator!(Rem, rem, rem);
 
+/// `x op y` for an owned right-hand array (`a + b`, `&a * b`), and a weakly typed Rust
+/// scalar on the left (`2.0 * &x`, `1.0 - x`): the same promotion as with the scalar on
+/// the right, so `2.0 * f32_array` stays f32.
+macro_rules! owned_and_scalar_lhs_operators {
+    ($(($trait:ident, $method:ident, $call:ident)),*) => {$(
+        impl std::ops::$trait<Array> for &Array {
+            type Output = Result<Array>;
+            fn $method(self, rhs: Array) -> Result<Array> {
+                self.$call(&rhs)
+            }
+        }
+        impl std::ops::$trait<Array> for Array {
+            type Output = Result<Array>;
+            fn $method(self, rhs: Array) -> Result<Array> {
+                self.$call(&rhs)
+            }
+        }
+        owned_and_scalar_lhs_operators!(@scalars $trait, $method, $call, f64, f32, i32, i64, u32);
+    )*};
+    (@scalars $trait:ident, $method:ident, $call:ident, $($t:ty),*) => {$(
+        impl std::ops::$trait<&Array> for $t {
+            type Output = Result<Array>;
+            fn $method(self, rhs: &Array) -> Result<Array> {
+                scalar_lhs(Scalar::from(self), rhs)?.$call(rhs)
+            }
+        }
+        impl std::ops::$trait<Array> for $t {
+            type Output = Result<Array>;
+            fn $method(self, rhs: Array) -> Result<Array> {
+                scalar_lhs(Scalar::from(self), &rhs)?.$call(&rhs)
+            }
+        }
+    )*};
+}
+owned_and_scalar_lhs_operators!(
+    (Add, add, add),
+    (Sub, sub, sub),
+    (Mul, mul, mul),
+    (Div, div, div),
+    (Rem, rem, rem)
+);
+
+/// A scalar on the left of `x`, at the dtype it would take on the right (a 0-d array that
+/// broadcasts).
+fn scalar_lhs(s: Scalar, x: &Array) -> Result<Array> {
+    constant_like(x, filled(s.weak_dtype(x.dtype()), &[], s))
+}
+
 impl std::ops::Neg for &Array {
     type Output = Result<Array>;
     fn neg(self) -> Result<Array> {
         Array::neg(self)
+    }
+}
+
+impl std::ops::Neg for Array {
+    type Output = Result<Array>;
+    fn neg(self) -> Result<Array> {
+        Array::neg(&self)
     }
 }
 

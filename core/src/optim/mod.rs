@@ -3,8 +3,9 @@
 //!
 //! An [`Optimizer`] has `init(params) -> state` and
 //! `update(grads, state, params) -> (updates, state)`; [`apply_updates`] adds the updates.
-//! States are flat lists of arrays (the Rust API has no pytrees); f32 parameters keep f32
-//! state. [`chain`] composes transformations in order.
+//! Parameters and gradients are trees ([`crate::tree::Tree`]: a struct deriving it, a tuple,
+//! a `Vec<Array>`) or slices of arrays; states are flat lists of arrays; f32 parameters keep
+//! f32 state. [`chain`] composes transformations in order.
 //!
 //! Order of operations (as optax): `adam` is `scale_by_adam` then `scale_by_learning_rate`:
 //! `mu = (1 - b1) g + b1 mu`, `nu = (1 - b2) g^2 + b2 nu`, `count += 1`,
@@ -15,11 +16,11 @@
 //! ```no_run
 //! use quabla::optim::{adam, apply_updates};
 //! # use quabla::Array;
-//! let opt = adam(1e-3.into());
+//! let opt = adam(1e-3);
 //! let params = vec![Array::from_slice(&[1.0f32, -2.0], &[2]).unwrap()];
-//! let state = (opt.init)(&params).unwrap();
+//! let state = opt.init(&params).unwrap();
 //! let grads = vec![Array::from_slice(&[0.5f32, 0.5], &[2]).unwrap()];
-//! let (updates, state) = (opt.update)(&grads, &state, &params).unwrap();
+//! let (updates, state) = opt.update(&grads, &state, &params).unwrap();
 //! let params = apply_updates(&params, &updates).unwrap();
 //! ```
 
@@ -41,6 +42,7 @@ pub use transforms::{
 
 use crate::array::Array;
 use crate::error::Result;
+use crate::tree::AsTree;
 use std::sync::Arc;
 
 /// `init(params) -> state`.
@@ -74,22 +76,66 @@ impl Optimizer {
             state_len: Arc::new(state_len),
         }
     }
+
+    /// The optimizer state for `params`: a parameter tree ([`crate::tree::Tree`]: a
+    /// struct deriving it, a tuple, a `Vec<Array>`) or a slice of arrays.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim, Array};
+    /// let params = vec![Array::from_slice(&[1.0f32], &[1]).unwrap()];
+    /// let state = optim::sgd(0.1, Some(0.9), false).init(&params).unwrap();
+    /// ```
+    pub fn init<P: AsTree + ?Sized>(&self, params: &P) -> Result<Vec<Array>> {
+        (self.init)(&params.tree_leaves())
+    }
+
+    /// `(updates, new state)` from the gradients, the state and the parameters (gradients
+    /// and parameters of one structure; the updates have it too); add the updates with
+    /// [`apply_updates`].
+    ///
+    /// ```no_run
+    /// # use quabla::{optim, Array};
+    /// let opt = optim::adam(1e-2);
+    /// let p = vec![Array::from_slice(&[1.0f32], &[1]).unwrap()];
+    /// let g = vec![Array::from_slice(&[0.5f32], &[1]).unwrap()];
+    /// let (u, s) = opt.update(&g, &opt.init(&p).unwrap(), &p).unwrap();
+    /// let p = optim::apply_updates(&p, &u).unwrap();
+    /// ```
+    pub fn update<P: AsTree + ?Sized>(
+        &self,
+        grads: &P,
+        state: &[Array],
+        params: &P,
+    ) -> Result<(P::Rebuilt, Vec<Array>)> {
+        let (updates, state) = (self.update)(&grads.tree_leaves(), state, &params.tree_leaves())?;
+        Ok((params.rebuilt(updates)?, state))
+    }
 }
 
-/// `params + updates`, leaf by leaf (updates cast to each parameter's dtype).
-pub fn apply_updates(params: &[Array], updates: &[Array]) -> Result<Vec<Array>> {
-    if params.len() != updates.len() {
+/// `params + updates`, leaf by leaf (updates cast to each parameter's dtype), for a
+/// parameter tree or a slice of arrays (updates of the same structure).
+///
+/// ```no_run
+/// # use quabla::{optim, Array};
+/// let p = (Array::from_slice(&[1.0f32], &[]).unwrap(), Array::from_slice(&[2.0f32], &[]).unwrap());
+/// let u = (Array::from_slice(&[0.5f32], &[]).unwrap(), Array::from_slice(&[0.5f32], &[]).unwrap());
+/// let p = optim::apply_updates(&p, &u).unwrap(); // (1.5, 2.5)
+/// ```
+pub fn apply_updates<P: AsTree + ?Sized>(params: &P, updates: &P) -> Result<P::Rebuilt> {
+    let (p, u) = (params.tree_leaves(), updates.tree_leaves());
+    if p.len() != u.len() {
         return Err(crate::Error::value(format!(
             "apply_updates: {} params but {} updates",
-            params.len(),
-            updates.len()
+            p.len(),
+            u.len()
         )));
     }
-    params
+    let sums = p
         .iter()
-        .zip(updates)
+        .zip(&u)
         .map(|(p, u)| p + &u.astype(p.dtype())?)
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    params.rebuilt(sums)
 }
 
 /// Transformations applied one after the other; the state is the concatenation of theirs.

@@ -32,7 +32,7 @@ enum Step {
 /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
 /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.sin()?.sum(Axes::All, false)?]);
 /// let w = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
-/// let mut t = Trainer::new(loss, vec![w], adam(1e-2.into())).unwrap();
+/// let mut t = Trainer::new(loss, vec![w], adam(1e-2)).unwrap();
 /// let batch = Array::from_slice(&[0.1f32, 0.2], &[2]).unwrap();
 /// t.run(100, &[batch], true).unwrap();
 /// println!("loss {}", t.loss().unwrap());
@@ -54,7 +54,7 @@ impl Trainer {
         if params.is_empty() {
             return Err(crate::Error::value("Trainer needs at least one parameter"));
         }
-        let state = (optimizer.init)(&params)?;
+        let state = optimizer.init(&params)?;
         let (np, ns) = (params.len(), state.len());
         let argnums: Vec<usize> = (0..np).collect();
         let vg = value_and_grad(loss_fn, &argnums, false);
@@ -63,7 +63,7 @@ impl Trainer {
             let (s, batch) = rest.split_at(ns);
             let inputs: Vec<Array> = p.iter().chain(batch).cloned().collect();
             let r = vg(&inputs)?;
-            let (updates, new_state) = (optimizer.update)(&r[1..], s, p)?;
+            let (updates, new_state) = optimizer.update(&r[1..], s, p)?;
             let mut out = vec![r[0].clone()];
             out.extend(apply_updates(p, &updates)?);
             out.extend(new_state);
@@ -91,7 +91,7 @@ impl Trainer {
     ///     Ok(vec![(&d * &d)?.mean(Axes::All, false)?])
     /// };
     /// let w = Array::from_slice(&[0.5f32], &[1]).unwrap();
-    /// let mut t = Trainer::data_parallel(loss, vec![w], adam(1e-2.into()), comm).unwrap();
+    /// let mut t = Trainer::data_parallel(loss, vec![w], adam(1e-2), comm).unwrap();
     /// let shard = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap(); // this rank's rows
     /// t.step(&[shard]).unwrap();
     /// ```
@@ -108,14 +108,14 @@ impl Trainer {
             return Err(crate::Error::value("Trainer needs at least one parameter"));
         }
         let params = comm.broadcast_many(&params)?;
-        let state = (optimizer.init)(&params)?;
+        let state = optimizer.init(&params)?;
         let (np, ns) = (params.len(), state.len());
         let argnums: Vec<usize> = (0..np).collect();
         let grad: StepFn = Box::new(distributed::value_and_grad(comm, loss_fn, &argnums));
         let update: StepFn = Box::new(move |a: &[Array]| {
             let (p, rest) = a.split_at(np);
             let (s, g) = rest.split_at(ns);
-            let (updates, new_state) = (optimizer.update)(g, s, p)?;
+            let (updates, new_state) = optimizer.update(g, s, p)?;
             let mut out = apply_updates(p, &updates)?;
             out.extend(new_state);
             Ok(out)

@@ -44,8 +44,8 @@ pub fn scale(factor: f64) -> Optimizer {
 }
 
 /// `-lr * updates`; a schedule keeps its own step count (one i32 scalar of state).
-pub fn scale_by_learning_rate(lr: LearningRate) -> Optimizer {
-    match lr {
+pub fn scale_by_learning_rate(lr: impl Into<LearningRate>) -> Optimizer {
+    match lr.into() {
         LearningRate::Constant(v) => scale(-v),
         LearningRate::Schedule(s) => Optimizer::new(
             |params| Ok(vec![count0(params)?]),
@@ -195,12 +195,12 @@ pub fn clip_by_global_norm(max_norm: f64) -> Optimizer {
 
 /// Adam (optax `adam`): `scale_by_adam(b1, b2, eps)` then the learning rate. Defaults as
 /// optax: b1 0.9, b2 0.999, eps 1e-8 — see [`adam_with`] to set them.
-pub fn adam(lr: LearningRate) -> Optimizer {
+pub fn adam(lr: impl Into<LearningRate>) -> Optimizer {
     adam_with(lr, 0.9, 0.999, 1e-8)
 }
 
 /// Adam with explicit hyperparameters.
-pub fn adam_with(lr: LearningRate, b1: f64, b2: f64, eps: f64) -> Optimizer {
+pub fn adam_with(lr: impl Into<LearningRate>, b1: f64, b2: f64, eps: f64) -> Optimizer {
     chain(vec![
         scale_by_adam(b1, b2, eps, 0.0),
         scale_by_learning_rate(lr),
@@ -209,7 +209,7 @@ pub fn adam_with(lr: LearningRate, b1: f64, b2: f64, eps: f64) -> Optimizer {
 
 /// AdamW (optax `adamw`): Adam's step plus `weight_decay * params`, then the learning rate
 /// (optax's default weight decay is 1e-4).
-pub fn adamw(lr: LearningRate, weight_decay: f64) -> Optimizer {
+pub fn adamw(lr: impl Into<LearningRate>, weight_decay: f64) -> Optimizer {
     chain(vec![
         scale_by_adam(0.9, 0.999, 1e-8, 0.0),
         add_decayed_weights(weight_decay),
@@ -218,12 +218,12 @@ pub fn adamw(lr: LearningRate, weight_decay: f64) -> Optimizer {
 }
 
 /// RMSProp (optax `rmsprop`, decay 0.9, eps 1e-8).
-pub fn rmsprop(lr: LearningRate, decay: f64, eps: f64) -> Optimizer {
+pub fn rmsprop(lr: impl Into<LearningRate>, decay: f64, eps: f64) -> Optimizer {
     chain(vec![scale_by_rms(decay, eps), scale_by_learning_rate(lr)])
 }
 
 /// SGD with optional momentum (Nesterov or not), as optax `sgd`.
-pub fn sgd(lr: LearningRate, momentum: Option<f64>, nesterov: bool) -> Optimizer {
+pub fn sgd(lr: impl Into<LearningRate>, momentum: Option<f64>, nesterov: bool) -> Optimizer {
     match momentum {
         Some(m) => chain(vec![trace(m, nesterov), scale_by_learning_rate(lr)]),
         None => scale_by_learning_rate(lr),

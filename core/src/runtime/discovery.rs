@@ -252,8 +252,11 @@ impl Registry {
             }
         }
         Err(Error::NoBackend(
-            "no backend plugin found: set QUABLA_PLUGIN_PATH to the folder holding libquabla_cpu.so \
-             (built by `cargo build -p quabla-cpu`), or enable the `static-cpu` feature of `quabla`"
+            "no backend plugin found. From your own crate, the simplest fix is the CPU backend \
+             linked in: `quabla = { ..., features = [\"static-cpu\"] }` in Cargo.toml. Or \
+             load a plugin at run time: build it in Quabla's workspace (`cargo build \
+             --release -p quabla-cpu`) and set QUABLA_PLUGIN_PATH to the folder holding \
+             libquabla_cpu.so, or copy it into a `plugins` folder beside your executable"
                 .into(),
         ))
     }

@@ -32,8 +32,8 @@ fn main() -> Result<()> {
     let xb = Array::from_slice(&bnd[2 * rank * b..2 * (rank + 1) * b], &[b, 2])?;
     let params = pinn::init(0, DType::F32)?;
     let np = params.len();
-    let opt = adam(1e-3.into());
-    let mut state = (opt.init)(&params)?;
+    let opt = adam(1e-3);
+    let mut state = opt.init(&params)?;
     let ns = state.len();
     let grad = jit(value_and_grad(
         pinn::loss_jvp_of_grad,
@@ -43,7 +43,7 @@ fn main() -> Result<()> {
     let update = jit(move |a: &[Array]| {
         let (p, rest) = a.split_at(np);
         let (s, g) = rest.split_at(ns);
-        let (u, s) = (opt.update)(g, s, p)?;
+        let (u, s) = opt.update(g, s, p)?;
         let mut out = apply_updates(p, &u)?;
         out.extend(s);
         Ok(out)

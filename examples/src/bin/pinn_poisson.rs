@@ -95,10 +95,10 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         Some(c) => Trainer::data_parallel(
             move |a: &[Array]| adam_loss(a),
             params,
-            adam(1e-3.into()),
+            adam(1e-3),
             c.clone(),
         )?,
-        None => Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3.into()))?,
+        None => Trainer::new(move |a: &[Array]| adam_loss(a), params, adam(1e-3))?,
     };
     let batch = if comm.is_some() {
         [shard(&xs)?, shard(&xb)?]

@@ -9,22 +9,22 @@ FMA); ``normal`` uses its own inverse error function: float32 samples are bit-eq
 and within 3 ulp, float64 within 7e-14 relative (measured on 100,000 samples; Quabla's float64
 erfinv agrees with mpmath to an ulp or two, JAX's is off by up to 4e-13 near +-1).
 
-Everything is built from array operations, so it traces: keys may be traced values inside
-``jit``, ``vmap`` and loops (``permutation`` excepted: it needs a concrete key, as it sorts
-on the host).
+The hash, the bits, ``uniform``, ``normal`` and the inverse error function are the Rust
+core's (``quabla::random``), so Rust programs draw the same numbers. Everything is built
+from array operations, so it traces: keys may be traced values inside ``jit``, ``vmap`` and
+loops.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from . import _quabla
 from ._src.array import Array
-from ._src.api import jit
-from ._src.numpy.creation import asarray, iota_like
-from ._src.numpy.elementwise import where, sqrt, log1p
+from ._src.numpy.creation import asarray
+from ._src.numpy.elementwise import where
 from ._src.numpy.shape import stack
 from ._src import dtypes as _dt
 
@@ -36,29 +36,12 @@ __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", 
            "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell", "geometric",
            "triangular", "wald", "f"]
 
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = 0x1BD11BDA
 
-
-def _rotl(v: Array, r: int) -> Array:
-    return (v << r) | Array(v._raw.binary("shift_right_logical", 32 - r))
-
-
-def _threefry2x32_impl(k1: Array, k2: Array, x0: Array, x1: Array):
-    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX's ``threefry2x32_p``."""
-    ks = (k1, k2, k1 ^ k2 ^ _PARITY)
-    x0 = x0 + ks[0]
-    x1 = x1 + ks[1]
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = x0 + x1
-            x1 = _rotl(x1, r) ^ x0
-        x0 = x0 + ks[(i + 1) % 3]
-        x1 = x1 + ks[(i + 2) % 3] + (i + 1)
-    return x0, x1
-
-
-_threefry2x32 = jit(_threefry2x32_impl)
+def _threefry2x32(k1: Array, k2: Array, x0: Array, x1: Array):
+    """Threefry-2x32 with 20 rounds, as JAX's ``threefry2x32_p`` (the core's
+    ``quabla::random::threefry_2x32``, compiled once a signature)."""
+    y0, y1 = _quabla.random_threefry_2x32(k1._raw, k2._raw, x0._raw, x1._raw)
+    return Array(y0), Array(y1)
 
 
 def _u32(x) -> Array:
@@ -96,18 +79,11 @@ def _check_key(k) -> Array:
     return k
 
 
-def _counts(k: Array, shape: Sequence[int]) -> Array:
-    """The low words of a 64-bit iota over ``shape`` (high words are zero below 2^32)."""
-    n = int(np.prod(shape)) if len(shape) else 1
-    if n >= 2 ** 32:
-        raise ValueError("random: at most 2^32 - 1 values per call")
-    return iota_like(k, np.uint32, (n,), 0).reshape(tuple(shape))
-
-
 def _bits_pair(k: Array, shape: Sequence[int]):
-    c = _counts(k, shape)
-    zeros = c & 0
-    return _threefry2x32(k[0], k[1], zeros, c)
+    """Both threefry words for every position of ``shape`` (the counter is a 64-bit iota
+    whose high words are zero), as the core's ``random::bits_pair``."""
+    y0, y1 = _quabla.random_bits_pair(k._raw, [int(d) for d in shape])
+    return Array(y0), Array(y1)
 
 
 def split(key: Array, num: Union[int, Sequence[int]] = 2) -> Array:
@@ -134,20 +110,6 @@ def bits(key: Array, shape: Sequence[int] = (), dtype=np.uint32) -> Array:
     return b1 ^ b2
 
 
-def _uniform01(k: Array, shape, dtype) -> Array:
-    """Floats in [0, 1) from the mantissa bits, as JAX (bit for bit)."""
-    b1, b2 = _bits_pair(k, shape)
-    if dtype == np.float32:
-        b = b1 ^ b2
-        one = 0x3F800000
-        return Array(((Array(b._raw.binary("shift_right_logical", 9))) | one)._raw
-                     .bitcast("float32")) - 1.0
-    # float64: 64 random bits (b1 high, b2 low); the top 52 are the mantissa, exactly.
-    hi = b1.astype(np.float64) * 2.0 ** -32
-    lo = Array(b2._raw.binary("shift_right_logical", 12)).astype(np.float64) * 2.0 ** -52
-    return hi + lo
-
-
 def _float_dtype(dtype):
     d = _dt.canonicalize(dtype, "")
     if d.kind != "f":
@@ -163,58 +125,24 @@ def uniform(key: Array, shape: Sequence[int] = (), dtype=None, minval=0.0,
     shape = tuple(shape)
     lo = asarray(minval, d) if not isinstance(minval, Array) else minval.astype(d)
     hi = asarray(maxval, d) if not isinstance(maxval, Array) else maxval.astype(d)
-    f = _uniform01(k, shape, d)
-    from ._src.numpy.elementwise import maximum
-    return maximum(lo, f * (hi - lo) + lo)
+    # ``max(lo, u * (hi - lo) + lo)`` with ``u`` in [0, 1), as JAX (the core's
+    # ``random::uniform_between``).
+    return Array(_quabla.random_uniform(k._raw, list(shape), _dt.name(d), lo._raw, hi._raw))
 
 
 def _erfinv(x: Array) -> Array:
-    """The inverse error function: Giles' single-precision polynomials (XLA's ErfInv32) in
-    float32; in float64 that estimate refined by Newton steps on ``erf`` (on
-    ``log(erfc)`` in the tails, which keeps their relative accuracy)."""
-    w = -log1p(-x * x)
-    small = w < 5.0
-    ws = where(small, w - 2.5, sqrt(where(small, 5.0, w)) - 3.0)
-    c_small = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-               0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-    c_large = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-    # Typed coefficients: `where` of two Python floats would be the default float (float64
-    # with x64 on), where JAX's weak types keep x's dtype.
-    def coef(a, b):
-        return where(small, asarray(a, x.dtype), asarray(b, x.dtype))
-
-    p = coef(c_small[0], c_large[0])
-    for a, b in zip(c_small[1:], c_large[1:]):
-        p = coef(a, b) + p * ws
-    y = p * x
-    from ._src.numpy.elementwise import absolute
-    if x.dtype == np.float64:
-        from ._src.numpy.elementwise import erf, erfc, exp, log, sign
-        # Newton steps on erf(y) = x near 0; in the tails on log(erfc(|y|)) = log(1 - |x|),
-        # whose terms stay accurate where erf(y) - x would cancel to a few ulps of 1, and
-        # which is nearly quadratic in y, so the far tail (where the float32 polynomial is
-        # off by percents) converges in as few steps.
-        ax = absolute(x)
-        tail = ax > 0.5
-        log_c = log(where(tail & (ax < 1.0), 1.0 - ax, 0.5))
-        slope = 2.0 / math.sqrt(math.pi)
-        for _ in range(4):
-            ay = absolute(y)
-            ec = erfc(ay)
-            tail_step = sign(x) * (log(ec) - log_c) * ec / (slope * exp(-ay * ay))
-            body_step = (erf(y) - x) / (slope * exp(-y * y))
-            y = y + where(tail, tail_step, -body_step)
-    return where(absolute(x) == 1.0, x * float("inf"), y)
+    """The inverse error function (the core's ``random::erfinv``): Giles' single-precision
+    polynomials (XLA's ErfInv32) in float32; in float64 that estimate refined by Newton
+    steps."""
+    return Array(_quabla.random_erfinv(x._raw))
 
 
 def normal(key: Array, shape: Sequence[int] = (), dtype=None) -> Array:
     """Standard normal samples: ``sqrt(2) * erfinv(u)`` with ``u`` uniform in (-1, 1), as JAX
     (float32, or float64 with x64 on, by default)."""
     d = _float_dtype(_dt.default_float() if dtype is None else dtype)
-    lo = float(np.nextafter(np.array(-1.0, d), np.array(0.0, d)))
-    u = uniform(key, shape, d, lo, 1.0)
-    return _erfinv(u) * float(np.sqrt(np.array(2.0, d)))
+    k = _check_key(key)
+    return Array(_quabla.random_normal(k._raw, [int(n) for n in shape], _dt.name(d)))
 
 
 def truncated_normal(key: Array, lower, upper, shape: Optional[Sequence[int]] = None,
