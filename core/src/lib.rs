@@ -7,7 +7,8 @@
 //!   typed, so `f32_array * 2.0` and `2.0 * &f32_array` stay f32). Operators return
 //!   [`Result`]: `(&a + &b)?`. `{}` prints the values as numpy does, `{:?}` as JAX's
 //!   `repr`. Creation: [`Array::from_slice`], [`Array::zeros`], [`Array::eye`],
-//!   [`Array::linspace`], [`Array::arange`].
+//!   [`Array::linspace`], [`Array::arange`]. Indexing as numpy's `x[...]`:
+//!   `x.index(&s![.., -1])`, `x.at(0)` ([`Array::index`], [`s!`]).
 //! - Transformations: [`grad`], [`value_and_grad`], [`jvp`], [`vjp`], [`jacfwd`],
 //!   [`jacrev`], [`hessian`] (all in [`ad`]), [`vmap`], [`jit`], [`checkpoint`],
 //!   [`custom_vjp`] / [`custom_jvp`]. Functions take and return `&[Array]` / `Vec<Array>`;
@@ -89,6 +90,7 @@ pub use quabla_abi::{qir, DType, Element, HostArray, HostView, TensorType};
 pub use root_finding::{custom_root, newton};
 pub use runtime::{default_device, device, Device};
 
+pub use ops::basic_index::Index;
 pub use ops::Axes;
 
 /// Traces `f` at arguments shaped like `args` and returns its QIR program, as

@@ -126,8 +126,8 @@ impl Array {
     }
 
     /// Values from `start` up to `stop` (excluded) by `step`, as `numpy.arange` with float
-    /// arguments: `ceil((stop - start) / step)` values `start + i * step`, rounded to
-    /// `dtype`.
+    /// arguments: `ceil((stop - start) / step)` values `start + i * delta` with numpy's
+    /// `delta = (start + step) - start`, rounded to `dtype`.
     ///
     /// ```no_run
     /// let x = quabla::Array::arange_f(0.0, 1.0, 0.25, quabla::DType::F32).unwrap();
@@ -141,7 +141,9 @@ impl Array {
             )));
         }
         let n = ((stop - start) / step).ceil().max(0.0) as usize;
-        let vals: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+        // numpy steps by the difference of its first two values, not by `step` itself.
+        let delta = (start + step) - start;
+        let vals: Vec<f64> = (0..n).map(|i| start + i as f64 * delta).collect();
         Array::from_slice(&vals, &[n])?.astype(dtype)
     }
 

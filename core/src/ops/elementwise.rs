@@ -355,8 +355,9 @@ operator!(Div, div, div);
 operator!(Rem, rem, rem);
 
 /// `x op y` for an owned right-hand array (`a + b`, `&a * b`), and a weakly typed Rust
-/// scalar on the left (`2.0 * &x`, `1.0 - x`): the same promotion as with the scalar on
-/// the right, so `2.0 * f32_array` stays f32.
+/// scalar on the left (`2.0 * &x`, `1 - x`): the same promotion as with the scalar on the
+/// right, so `2.0 * f32_array` stays f32. Only `f64` and `i32` go on the left: with more,
+/// a bare literal (`2.0 * &x`) would match several impls and need a type annotation.
 macro_rules! owned_and_scalar_lhs_operators {
     ($(($trait:ident, $method:ident, $call:ident)),*) => {$(
         impl std::ops::$trait<Array> for &Array {
@@ -371,7 +372,7 @@ macro_rules! owned_and_scalar_lhs_operators {
                 self.$call(&rhs)
             }
         }
-        owned_and_scalar_lhs_operators!(@scalars $trait, $method, $call, f64, f32, i32, i64, u32);
+        owned_and_scalar_lhs_operators!(@scalars $trait, $method, $call, f64, i32);
     )*};
     (@scalars $trait:ident, $method:ident, $call:ident, $($t:ty),*) => {$(
         impl std::ops::$trait<&Array> for $t {

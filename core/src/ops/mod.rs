@@ -4,6 +4,7 @@
 //! Adding an op touches its family file here (and, as the transformations land, the op's
 //! JVP, transpose and batching rules beside it) plus the backends.
 
+pub(crate) mod basic_index;
 pub(crate) mod contraction;
 pub(crate) mod control_flow;
 pub(crate) mod conv;
