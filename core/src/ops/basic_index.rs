@@ -235,10 +235,13 @@ mod tests {
         }
     }
 
+    /// `start`, `stop`, `step` and the positions Python's `list(range(5))[start:stop:step]`
+    /// gives.
+    type Case = (Option<isize>, Option<isize>, isize, &'static [usize]);
+
     #[test]
     fn windows_follow_pythons_slice_indices() {
-        // Expected lists from Python: list(range(5))[start:stop:step].
-        let cases: &[(Option<isize>, Option<isize>, isize, &[usize])] = &[
+        let cases: &[Case] = &[
             (None, None, 1, &[0, 1, 2, 3, 4]),
             (Some(1), None, 2, &[1, 3]),
             (Some(-2), None, 1, &[3, 4]),
