@@ -47,7 +47,7 @@ fn basic_indexing_matches_numpy() {
             vec![8.0, 9.0, 10.0, 11.0],
         ),
         (s![5..].to_vec(), vec![0, 4], vec![]),
-        (s![1..=-1, 3].to_vec(), vec![2], vec![7.0, 11.0]),
+        (s![1..=2, 3].to_vec(), vec![2], vec![7.0, 11.0]),
     ];
     for (ix, shape, want) in cases {
         let got = x.index(&ix).unwrap();
