@@ -283,6 +283,7 @@ fn test() {
     let mut c = Command::new(debug_binary(SMOKE_EXAMPLE));
     c.env("QUABLA_PLUGIN_PATH", plugin_file("debug", "quabla_cpu"));
     run("run the example against the plugin library", &mut c);
+    out_of_tree_crate();
     python_tests(
         has_mlx.then(|| plugin_file("debug", "quabla_mlx")),
         has_mpi.then(|| plugin_file("debug", "quabla_mpi")),
@@ -292,6 +293,28 @@ fn test() {
     fuzz::fuzz(
         &["--dev".to_string(), "--no-sanitizer".to_string()],
         Some(debug_binary("quabla-conformance")),
+    );
+}
+
+/// Builds and runs `examples/out-of-tree`, a crate outside the workspace that depends on
+/// `quabla` by path (the CPU backend linked in) as a user's crate does, with no plugin path
+/// or platform set. It shares `target/` and the workspace's lock file (copied in; cargo keeps
+/// only what it uses), so only the crates its features change are compiled again.
+fn out_of_tree_crate() {
+    let dir = root().join("examples").join("out-of-tree");
+    if let Err(e) = std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")) {
+        eprintln!("xtask: cannot copy Cargo.lock into {}: {e}", dir.display());
+        exit(2);
+    }
+    let mut c = cargo();
+    c.args(["run", "--quiet", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("QUABLA_PLUGIN_PATH")
+        .env_remove("QUABLA_PLATFORMS");
+    run(
+        "build and run a crate outside the workspace that depends on quabla",
+        &mut c,
     );
 }
 

@@ -63,7 +63,7 @@ impl Optimizer {
 pub fn adam(learning_rate: f64, b1: Option<f64>, b2: Option<f64>, eps: Option<f64>) -> Optimizer {
     Optimizer {
         inner: quabla::optim::adam_with(
-            learning_rate.into(),
+            learning_rate,
             b1.unwrap_or(0.9),
             b2.unwrap_or(0.999),
             eps.unwrap_or(1e-8),
