@@ -142,7 +142,10 @@ pub fn key_on(device: &Arc<Device>, seed: i64) -> Result<Array> {
 /// whose high words are zero).
 pub fn bits_pair(key: &Array, shape: &[usize]) -> Result<(Array, Array)> {
     check_key(key)?;
-    let n: usize = shape.iter().product();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(usize::MAX);
     if n as u64 >= 1 << 32 {
         return Err(Error::value(format!(
             "random: at most 2^32 - 1 values per call, asked for {shape:?}"

@@ -353,6 +353,8 @@ pub struct TreeJit<I, O, F> {
     current: std::sync::Arc<std::sync::Mutex<Option<I>>>,
     /// The output's structure for each input signature, from its trace.
     outputs: std::sync::Arc<std::sync::Mutex<HashMap<Vec<quabla_abi::TensorType>, O>>>,
+    /// Held through a call, so concurrent calls cannot swap `current` under a trace.
+    calling: std::sync::Mutex<()>,
 }
 
 type FlatCall = Box<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static>;
@@ -399,6 +401,7 @@ where
         compiled: crate::jit::jit(flat),
         current,
         outputs,
+        calling: std::sync::Mutex::new(()),
     }
 }
 
@@ -415,6 +418,7 @@ where
         if leaves.iter().any(Array::is_traced) {
             return (self.f)(input);
         }
+        let _one_call_at_a_time = locked(&self.calling);
         *locked(&self.current) = Some(input.clone());
         let out = self.compiled.call(&leaves);
         *locked(&self.current) = None;

@@ -9,6 +9,10 @@ use quabla_abi::qir::Op;
 use quabla_abi::{DType, HostArray, TensorType};
 use std::sync::Arc;
 
+/// The most values `eye`, `linspace` and `arange_f` compute on the host (as f64) before
+/// uploading: 2^31, 16 GiB of f64, so an absurd request is an error, not an abort.
+const MAX_HOST_ELEMENTS: usize = 1 << 31;
+
 /// A host array of `shape` filled with `value` converted to `dtype`.
 pub(crate) fn filled(dtype: DType, shape: &[usize], value: Scalar) -> HostArray {
     let ty = TensorType::new(dtype, shape.to_vec());
@@ -97,7 +101,11 @@ impl Array {
     /// assert_eq!(i.to_vec::<f64>().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
     /// ```
     pub fn eye(n: usize, dtype: DType) -> Result<Array> {
-        let mut ones = vec![0.0f64; n * n];
+        let size = n
+            .checked_mul(n)
+            .filter(|&s| s <= MAX_HOST_ELEMENTS)
+            .ok_or_else(|| crate::Error::value(format!("eye({n}) is too large to build")))?;
+        let mut ones = vec![0.0f64; size];
         ones.iter_mut().step_by(n + 1).for_each(|x| *x = 1.0);
         Array::from_slice(&ones, &[n, n])?.astype(dtype)
     }
@@ -111,6 +119,11 @@ impl Array {
     /// assert_eq!(t.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
     /// ```
     pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array> {
+        if num > MAX_HOST_ELEMENTS {
+            return Err(crate::Error::value(format!(
+                "linspace of {num} values: at most {MAX_HOST_ELEMENTS} are built on the host"
+            )));
+        }
         if !matches!(dtype, DType::F32 | DType::F64) {
             return Err(crate::Error::dtype(format!(
                 "linspace makes floats; asked for {dtype:?}: use DType::F32 or DType::F64 \
@@ -140,7 +153,14 @@ impl Array {
                  stop {stop}, step {step}"
             )));
         }
-        let n = ((stop - start) / step).ceil().max(0.0) as usize;
+        let count = ((stop - start) / step).ceil().max(0.0);
+        if count > MAX_HOST_ELEMENTS as f64 {
+            return Err(crate::Error::value(format!(
+                "arange_f({start}, {stop}, {step}) would make {count:e} values; at most \
+                 {MAX_HOST_ELEMENTS} are built on the host"
+            )));
+        }
+        let n = count as usize;
         // numpy steps by the difference of its first two values, not by `step` itself.
         let delta = (start + step) - start;
         let vals: Vec<f64> = (0..n).map(|i| start + i as f64 * delta).collect();

@@ -15,7 +15,8 @@
 //!   only their inputs and recomputes their insides when it gets there.
 //!
 //! Costs with the default 16 children, for `n` trips taken and `d` levels
-//! (`ceil(log16(max_steps))`, or one fewer when a root of up to 32 children covers the bound): forward `n` body evaluations plus at most
+//! (`ceil(log16(max_steps))`, or one fewer when a root of up to 32 children covers the
+//! bound): forward `n` body evaluations plus at most
 //! 15 skipped children a level (31 at the root; the tree's last partly used path), so the
 //! bound adds `O(log max_steps)` predicate evaluations, not `O(sqrt(max_steps))`. Reverse:
 //! the forward pass, then each level's `scan` recomputes its steps' residuals in its
@@ -72,6 +73,12 @@ pub const DEFAULT_CHECKPOINTS: usize = 16;
 /// `checkpoints = sqrt(max_steps)` two levels (`2 sqrt(max_steps)` carries, three
 /// evaluations a trip), the default 16 three levels at a bound of 4,096 (four a trip, a few
 /// hundred carries). Values and forward-mode results do not depend on it.
+///
+/// Fewer evaluations are not always faster: the trips a node skips (up to `checkpoints - 1`
+/// a level, twice that at the root) each still cost the reverse pass a pass over the
+/// captured parameters' cotangents. Measured on a neural ODE (64-wide MLP field, a bound of
+/// 4,107, a few dozen trips taken): one level was 10-25x slower than the default, 64
+/// children about 2x slower, 4 or 8 about as fast (`cargo xtask bench --only ode`).
 ///
 /// ```no_run
 /// # use quabla::{lax, Array};
