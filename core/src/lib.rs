@@ -48,7 +48,7 @@
 //! let f = |a: &[Array]| Ok(vec![(a[0].tanh()? * 2.0)?.sum(Axes::All, false)?]);
 //! let y = jit(f).call(std::slice::from_ref(&x))?;
 //! let g = jit(grad(f, &[0])).call(&[x])?;
-//! println!("{} {}", y[0], g[0]); // 3.8... [0.83..., 0.14..., 0.019...]
+//! println!("{} {}", y[0], g[0]); // 5.44... [0.84..., 0.14..., 0.019...]
 //! # Ok::<(), quabla::Error>(())
 //! ```
 
