@@ -110,33 +110,29 @@ fn window(
         Some(v) if v < 0 => (v + n).clamp(lo, hi),
         Some(v) => v.clamp(lo, hi),
     };
-    if step > 0 {
-        let (a, b) = (at(start, 0), at(stop, n));
-        let count = if b > a { (b - a + step - 1) / step } else { 0 };
-        let stride = step as usize;
-        let begin = a as usize;
-        return Ok((
-            begin,
-            begin + (count.max(1) as usize - 1) * stride + count.min(1) as usize,
-            stride,
-            false,
-        ));
-    }
-    let (a, b) = (at(start, n - 1), at(stop, -1));
-    let count = if a > b {
-        (a - b + (-step) - 1) / (-step)
+    let flip = step < 0;
+    // Walk from `a` towards `b`; a negative step walks the reversed axis, where position
+    // `a` is `n - 1 - a`.
+    let (a, b) = if flip {
+        (at(start, n - 1), at(stop, -1))
+    } else {
+        (at(start, 0), at(stop, n))
+    };
+    let (distance, begin) = if flip { (a - b, n - 1 - a) } else { (b - a, a) };
+    let stride = step.unsigned_abs();
+    let count = if distance > 0 {
+        (distance as usize).div_ceil(stride)
     } else {
         0
     };
-    // In the reversed axis, position `a` is `n - 1 - a`.
-    let begin = (n - 1 - a).max(0) as usize;
-    let stride = (-step) as usize;
-    Ok((
-        begin,
-        begin + (count.max(1) as usize - 1) * stride + count.min(1) as usize,
-        stride,
-        true,
-    ))
+    let begin = begin.max(0) as usize;
+    let end = begin
+        + if count > 0 {
+            (count - 1) * stride + 1
+        } else {
+            0
+        };
+    Ok((begin, end, stride, flip))
 }
 
 impl Array {
