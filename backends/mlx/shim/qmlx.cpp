@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -368,6 +370,58 @@ int qmlx_libm(int fn, const qmlx_array* a, qmlx_array** out) {
 }
 
 const char* qmlx_last_error(void) { return last_error.c_str(); }
+
+void qmlx_set_error(const char* message) { last_error = message ? message : ""; }
+
+struct qmlx_compiled {
+  std::function<std::vector<mx::array>(const std::vector<mx::array>&)> f;
+};
+
+int qmlx_compile(qmlx_trace_fn trace, void* payload, size_t nout, qmlx_compiled** out) {
+  return guarded([&] {
+    // The trace callback is Rust: it sees handles, never C++ objects, and reports failure as
+    // a status, which becomes an exception here, inside MLX's tracing, where MLX expects one.
+    auto traced = [trace, payload, nout](const std::vector<mx::array>& inputs) {
+      std::vector<qmlx_array*> in;
+      in.reserve(inputs.size());
+      for (const auto& a : inputs) in.push_back(new qmlx_array{a});
+      std::vector<qmlx_array*> outs(nout, nullptr);
+      int status = trace(payload, in.data(), in.size(), outs.data(), nout);
+      for (auto* h : in) delete h;
+      std::vector<mx::array> result;
+      bool complete = true;
+      for (auto* h : outs) {
+        if (h == nullptr) {
+          complete = false;
+          continue;
+        }
+        result.push_back(h->a);
+        delete h;
+      }
+      if (status != 0) throw std::runtime_error(last_error);
+      if (!complete) throw std::runtime_error("a compiled group's trace left an output unset");
+      return result;
+    };
+    *out = new qmlx_compiled{mx::compile(std::move(traced), false)};
+  });
+}
+
+int qmlx_compiled_call(const qmlx_compiled* f, qmlx_array* const* inputs, size_t n,
+                       qmlx_array** outputs, size_t nout) {
+  return guarded([&] {
+    std::vector<mx::array> in;
+    in.reserve(n);
+    for (size_t i = 0; i < n; ++i) in.push_back(inputs[i]->a);
+    auto result = f->f(in);
+    if (result.size() != nout) {
+      throw std::length_error("a compiled group gave " + std::to_string(result.size()) +
+                              " results for " + std::to_string(nout));
+    }
+    for (size_t i = 0; i < nout; ++i) give(result[i], &outputs[i]);
+  });
+}
+
+void qmlx_compiled_free(qmlx_compiled* f) { delete f; }
 
 const char* qmlx_version(void) { return mx::version(); }
 

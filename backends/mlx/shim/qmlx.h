@@ -107,6 +107,21 @@ int qmlx_eigh(const qmlx_array* a, qmlx_array** w, qmlx_array** v);
 int qmlx_solve_triangular(const qmlx_array* a, const qmlx_array* b, int upper,
                           qmlx_array** out);
 
+/* mx::compile of a function whose graph the caller builds. `trace` is called with borrowed
+ * input handles when MLX traces (the first call per input shapes and dtypes); it writes
+ * `nout` owned output handles and returns 0, or sets the message (qmlx_set_error) and
+ * returns 1. `payload` must outlive the compiled function. */
+typedef struct qmlx_compiled qmlx_compiled;
+typedef int (*qmlx_trace_fn)(void* payload, qmlx_array* const* inputs, size_t n,
+                             qmlx_array** outputs, size_t nout);
+int qmlx_compile(qmlx_trace_fn trace, void* payload, size_t nout, qmlx_compiled** out);
+/* Calls a compiled function: `nout` owned, lazy results (all or none). */
+int qmlx_compiled_call(const qmlx_compiled* f, qmlx_array* const* inputs, size_t n,
+                       qmlx_array** outputs, size_t nout);
+void qmlx_compiled_free(qmlx_compiled* f);
+/* Sets the message qmlx_last_error() returns (for a trace callback that fails). */
+void qmlx_set_error(const char* message);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,10 +5,50 @@
 
 use crate::shim::{Binary, Libm, MlxArray, Unary};
 use quabla_abi::abi::AbiError;
-use quabla_abi::qir::{BinaryOp, CompareDir, UnaryOp};
-use quabla_abi::DType;
+use quabla_abi::qir::{BinaryOp, CompareDir, Op, UnaryOp};
+use quabla_abi::{DType, TensorType};
 
 type R = Result<MlxArray, AbiError>;
+
+/// Whether `op` is elementwise: one result, each element a function of the operands'
+/// elements at the same index (the ops a compiled group may hold, `fusion.rs`).
+pub fn is_elementwise(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert
+    )
+}
+
+/// An elementwise node's value from its operands `x` (of types `ty`) and its result type:
+/// one definition shared by the graph builder (`exec.rs`) and compiled groups' traces.
+pub fn apply(op: &Op, x: &[&MlxArray], ty: &[&TensorType], out: &TensorType) -> R {
+    let at = |k: usize| {
+        x.get(k)
+            .copied()
+            .zip(ty.get(k).copied())
+            .ok_or_else(|| AbiError::internal(format!("`{}` lacks operand {k}", op.name())))
+    };
+    match op {
+        Op::Unary(u) => {
+            let (a, t) = at(0)?;
+            unary(*u, a, t.dtype)
+        }
+        Op::Binary(b) => {
+            let (a, t) = at(0)?;
+            binary(*b, a, at(1)?.0, t.dtype)
+        }
+        Op::Compare(dir) => compare(*dir, at(0)?.0, at(1)?.0),
+        Op::Select => at(0)?.0.select(at(1)?.0, at(2)?.0),
+        Op::Convert => {
+            let (a, t) = at(0)?;
+            convert(a, t.dtype, out.dtype)
+        }
+        other => Err(AbiError::internal(format!(
+            "`{}` is not elementwise",
+            other.name()
+        ))),
+    }
+}
 
 /// A 0-d array of `dtype` holding `v` (converted as Rust's `as` would).
 pub fn scalar(dtype: DType, v: f64) -> R {

@@ -3,7 +3,8 @@
 //! carry, so the graph does not grow with the trip count) once per decision. Constants are
 //! made MLX arrays once, at compile time.
 
-use crate::elementwise::{binary, compare, convert, unary};
+use crate::elementwise;
+use crate::fusion::{self, Group};
 use crate::movement;
 use crate::reduce;
 use crate::shim::{eval, MlxArray};
@@ -23,10 +24,17 @@ pub struct Block {
     constants: Vec<Option<Value>>,
     /// Per node: its compiled regions.
     regions: Vec<Vec<Block>>,
+    /// Elementwise runs compiled with `mx::compile` (empty unless asked for), and per node
+    /// the group that starts there.
+    groups: Vec<Group>,
+    group_at: Vec<Option<usize>>,
+    /// Stands for a group's results that only the group reads (never read outside it).
+    unread: Option<Value>,
 }
 
 impl Block {
-    pub fn new(program: &Program) -> Result<Block, AbiError> {
+    /// Prepares `program`; `fuse` compiles its elementwise runs (and its regions').
+    pub fn new(program: &Program, fuse: bool) -> Result<Block, AbiError> {
         let mut constants = Vec::with_capacity(program.nodes.len());
         let mut regions = Vec::with_capacity(program.nodes.len());
         for node in &program.nodes {
@@ -42,15 +50,32 @@ impl Block {
                 node.op
                     .regions()
                     .into_iter()
-                    .map(Block::new)
+                    .map(|r| Block::new(r, fuse))
                     .collect::<Result<Vec<_>, _>>()?,
             );
         }
+        let types = program.value_types();
+        let groups = if fuse {
+            fusion::groups(program, &types)?
+        } else {
+            Vec::new()
+        };
+        let mut group_at = vec![None; program.nodes.len()];
+        for (g, group) in groups.iter().enumerate() {
+            group_at[group.nodes.start] = Some(g);
+        }
+        let unread = match groups.is_empty() {
+            true => None,
+            false => Some(Arc::new(elementwise::scalar(DType::Bool, 0.0)?)),
+        };
         Ok(Block {
-            types: program.value_types(),
+            types,
             program: program.clone(),
             constants,
             regions,
+            groups,
+            group_at,
+            unread,
         })
     }
 
@@ -61,7 +86,13 @@ impl Block {
     /// Runs the program on `inputs`, returning its outputs (not yet evaluated).
     pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
         let mut values: Vec<Value> = inputs;
-        for (i, node) in self.program.nodes.iter().enumerate() {
+        let mut i = 0;
+        while i < self.program.nodes.len() {
+            if let Some(g) = self.group_at[i] {
+                i = self.run_group(&self.groups[g], &mut values)?;
+                continue;
+            }
+            let node = &self.program.nodes[i];
             let outs = self.node(i, node, &values)?;
             if outs.len() != node.results.len() {
                 return Err(AbiError::internal(format!(
@@ -72,6 +103,7 @@ impl Block {
                 )));
             }
             values.extend(outs);
+            i += 1;
         }
         Ok(self
             .program
@@ -79,6 +111,25 @@ impl Block {
             .iter()
             .map(|o| values[o.index()].clone())
             .collect())
+    }
+
+    /// Runs a compiled group, appending a value for each of its results; returns the index
+    /// of the node after it.
+    fn run_group(&self, group: &Group, values: &mut Vec<Value>) -> Result<usize, AbiError> {
+        let outs = group.call(values)?;
+        let unread = self
+            .unread
+            .as_ref()
+            .ok_or_else(|| AbiError::internal("a group without its stand-in value"))?;
+        let mut given = group.outputs().iter().zip(outs).peekable();
+        for _ in group.nodes.clone() {
+            let id = values.len();
+            match given.next_if(|(o, _)| o.index() == id) {
+                Some((_, v)) => values.push(Arc::new(v)),
+                None => values.push(unread.clone()),
+            }
+        }
+        Ok(group.nodes.end)
     }
 
     fn node(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {
@@ -90,11 +141,11 @@ impl Block {
             Op::Constant(_) => Ok(vec![self.constants[i]
                 .clone()
                 .ok_or_else(|| AbiError::internal("a constant that was not made"))?]),
-            Op::Unary(u) => one(unary(*u, x(0), ty(0).dtype)),
-            Op::Binary(b) => one(binary(*b, x(0), x(1), ty(0).dtype)),
-            Op::Compare(dir) => one(compare(*dir, x(0), x(1))),
-            Op::Select => one(x(0).select(x(1), x(2))),
-            Op::Convert => one(convert(x(0), ty(0).dtype, out.dtype)),
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Convert => {
+                let xs: Vec<&MlxArray> = (0..node.operands.len()).map(x).collect();
+                let tys: Vec<&TensorType> = (0..node.operands.len()).map(ty).collect();
+                one(elementwise::apply(&node.op, &xs, &tys, out))
+            }
             Op::Bitcast => one(x(0).view(out.dtype)),
             Op::Iota { dim } => one(movement::iota(*dim, out)),
             Op::BroadcastInDim { dims } => {

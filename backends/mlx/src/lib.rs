@@ -21,6 +21,10 @@
 //! failures, the sixteen triangular solves, complete QR, reduced SVD). Every QIR op a
 //! backend sees is implemented: nothing is declined.
 //!
+//! Runs of elementwise nodes can run as `mx::compile`d functions (`fusion.rs`;
+//! `QUABLA_MLX_COMPILE=on|off`, unset: on for a GPU, off on the CPU, where MLX compiles each
+//! kernel with the system C++ compiler at first use and the steady gain measured nil).
+//!
 //! Placement (`QUABLA_MLX_DEVICE`: `cpu`, `gpu`, or unset for the GPU where MLX has one):
 //! Linux's mlx-cpu has only the CPU stream, which takes float64. On a GPU (Metal on macOS,
 //! untested here) float64 is left out of the capabilities, and the shim's primitives and
@@ -35,6 +39,7 @@
 
 mod elementwise;
 mod exec;
+mod fusion;
 mod linalg;
 mod movement;
 mod reduce;
@@ -157,6 +162,19 @@ fn selected() -> &'static Result<Placement, String> {
         }
         p
     })
+}
+
+/// Whether elementwise runs are compiled (`QUABLA_MLX_COMPILE`; `fusion.rs` says why the
+/// CPU default is off), decided once.
+fn fusion_enabled() -> Result<bool, AbiError> {
+    static CHOICE: std::sync::OnceLock<Result<bool, String>> = std::sync::OnceLock::new();
+    let on_gpu = placed()? == Placement::Gpu;
+    CHOICE
+        .get_or_init(|| {
+            fusion::enabled(std::env::var("QUABLA_MLX_COMPILE").ok().as_deref(), on_gpu)
+        })
+        .clone()
+        .map_err(|e| AbiError::new(quabla_abi::abi::ErrorCode::InvalidArgument, e))
 }
 
 fn placed() -> Result<Placement, AbiError> {
@@ -291,10 +309,11 @@ impl Backend for MlxBackend {
     }
 
     fn compile(&self, program: Program) -> Result<Arc<dyn Executable>, AbiError> {
-        placed()?;
+        // Decided before taking the lock: the first decision of the placement takes it.
+        let fuse = fusion_enabled()?;
         let _mlx = mlx_lock();
         Ok(Arc::new(MlxExecutable {
-            block: exec::Block::new(&program)?,
+            block: exec::Block::new(&program, fuse)?,
         }))
     }
 

@@ -228,7 +228,7 @@ fn dtype_code(d: DType) -> c_int {
     }
 }
 
-fn last_error(what: &str) -> AbiError {
+pub(crate) fn last_error(what: &str) -> AbiError {
     // SAFETY: the shim returns a pointer to its thread-local, NUL-terminated message.
     let msg = unsafe { CStr::from_ptr(qmlx_last_error()) }.to_string_lossy();
     AbiError::internal(format!("MLX failed in {what}: {msg}"))
@@ -279,7 +279,7 @@ fn make(what: &str, f: impl FnOnce(*mut Handle) -> c_int) -> Result<MlxArray, Ab
 }
 
 /// Calls a shim function with `n` results and wraps them (all or none).
-fn make_n(
+pub(crate) fn make_n(
     what: &str,
     n: usize,
     f: impl FnOnce(&mut [Handle]) -> c_int,
@@ -298,7 +298,7 @@ fn make_n(
     Ok(made)
 }
 
-fn handles(arrays: &[&MlxArray]) -> Vec<Handle> {
+pub(crate) fn handles(arrays: &[&MlxArray]) -> Vec<Handle> {
     arrays.iter().map(|a| a.0).collect()
 }
 
@@ -335,6 +335,21 @@ pub fn select_gpu(gpu: bool) {
 }
 
 impl MlxArray {
+    /// Takes ownership of a handle the shim made (freed when the result drops).
+    ///
+    /// # Safety
+    /// `h` is a live handle from the shim that nothing else frees.
+    pub(crate) unsafe fn from_handle(h: Handle) -> MlxArray {
+        MlxArray(h)
+    }
+
+    /// Gives up ownership: the shim frees the handle from now on.
+    pub(crate) fn into_handle(self) -> Handle {
+        let h = self.0;
+        std::mem::forget(self);
+        h
+    }
+
     /// Whether the value is computed (never blocks).
     pub fn is_available(&self) -> bool {
         // SAFETY: a valid handle.
