@@ -76,9 +76,11 @@ fn fused_tile(
         let node = &plan.program.nodes[ni];
         let out = if let Op::BroadcastInDim { .. } = node.op {
             // The group planner admits only broadcasts that repeat their operand end to
-            // end (a group-local operand has the group's length, so it is one element).
+            // end. A group-local operand has the group's length, as the result has: the
+            // broadcast only adds axes of length 1 and keeps every element in place (a
+            // splat of its first element would be right only for a one-element group).
             match operands[0] {
-                GroupOperand::Local(k) => local[k].splat(end - start),
+                GroupOperand::Local(k) => local[k].clone(),
                 GroupOperand::Outer(v) => get(values, v).data.repeated(start, end),
             }
         } else {

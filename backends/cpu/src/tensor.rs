@@ -72,11 +72,6 @@ impl Storage {
         map_storage!(self, v => idx.iter().map(|&i| v[i]).collect_pooled())
     }
 
-    /// `n` copies of the first element (a one-element array broadcast to `n`).
-    pub fn splat(&self, n: usize) -> Storage {
-        map_storage!(self, v => pool::filled(n, v[0]))
-    }
-
     /// Elements `start..end` of this vector repeated end to end without end (a broadcast
     /// along new leading axes, read flat; `splat` when it has one element).
     pub fn repeated(&self, start: usize, end: usize) -> Storage {

@@ -122,6 +122,19 @@ def test_jvp_vjp_jacobians_against_analytic_derivatives():
     assert_close(h[1][1], np.zeros((3, 3)))
 
 
+def test_jacobian_in_a_scalar_of_a_vector_function():
+    # d tanh(x + b) / db for a scalar b: a column of sech^2(x + b). The CPU plugin's fused
+    # plan once repeated the first element here (a broadcast adding a leading axis of
+    # length 1 to a value computed in the same elementwise chain).
+    x = np.array([0.5, -1.0, 2.0])
+    want = 1.0 - np.tanh(x + 0.1) ** 2
+    for jac in (quabla.jacfwd, quabla.jacrev):
+        got = jac(lambda b: qnp.tanh(qnp.asarray(x) + b))(qnp.asarray(0.1))
+        assert_close(got, want, rtol=1e-13)
+        assert_close(quabla.jit(jac(lambda b: qnp.sin(qnp.asarray(x) * 2.0 + b)))(0.1),
+                     np.cos(x * 2.0 + 0.1), rtol=1e-13)
+
+
 def test_vmap_axes_and_trees():
     a = rng.normal(size=(4, 3))
     b = rng.normal(size=(3, 5))

@@ -557,6 +557,22 @@ def constant_and_fusion_cases():
         sr = np.where(zr > x, zr, yr)
         tol = tol_ulp(1) if dt == "f32" else tol_ulp(2)
         out.append(case(f"fusion/{dt}_chain_{n}", p, [(dt, x), (dt, w), (dt, b)], [(dt, yr), (dt, sr)], [tol, tol_close(1e-6, 1e-6) if dt == "f32" else tol_close(1e-14, 1e-14)]))
+    # A broadcast that only adds leading axes of length 1 to a value computed in the same
+    # elementwise chain keeps every element (a fused plan once repeated the first one);
+    # the transpose after it reads the chain's result as a column. Exact ops only.
+    # Its own generator: drawing from RNG would move every later group's inputs.
+    own = np.random.default_rng(2026)
+    for n, dt in [(7, "f32"), (5000, "f64")]:
+        x = own.normal(size=n).astype(NP[dt])
+        p = Program(ty(dt, [n]))
+        sq = p.op("mul", ["%0", "%0"], ty(dt, [n]))
+        row = p.op("broadcast_in_dim", [sq], ty(dt, [1, n]), [("dims", "[1]")])
+        twice = p.op("add", [row, row], ty(dt, [1, n]))
+        col = p.op("transpose", [twice], ty(dt, [n, 1]), [("perm", "[1,0]")])
+        p.ret(col, row)
+        t = NP[dt]
+        sqr = (x * x).astype(t)
+        out.append(case(f"fusion/{dt}_leading_axis_broadcast_{n}", p, [(dt, x)], [(dt, (sqr + sqr).reshape(n, 1)), (dt, sqr.reshape(1, n))], [tol_exact(), tol_exact()]))
     return out
 
 
