@@ -6,6 +6,7 @@ pub mod inverse_diffusion;
 pub mod neural_ode;
 pub mod ode_workloads;
 pub mod pinn;
+pub mod rust_api;
 pub mod solver_problems;
 
 /// The value after `--name` on the command line, parsed, or `default`.

@@ -7,6 +7,12 @@
 //! order); `#[derive(Tree)]` (from the `quabla-derive` crate, re-exported here) implements it
 //! for structs whose fields are trees, in field order.
 //!
+//! The transformations take and return trees: [`value_and_grad`], [`grad`], [`jacfwd`] and
+//! [`jacrev`] of `f(params, data)` (differentiating the parameters), [`vmap`] of
+//! `f(batched, shared)`, [`jit`], the control flow [`fori_loop`], [`while_loop`], [`scan`]
+//! and [`cond`], and [`odeint`]; the optimizers and [`crate::optim::apply_updates`] take
+//! trees through [`AsTree`].
+//!
 //! ```no_run
 //! use quabla::tree::{self, Tree};
 //! use quabla::{Array, Axes, Result};
@@ -33,6 +39,16 @@ use crate::error::{Error, Result};
 use std::collections::{BTreeMap, HashMap};
 
 pub use quabla_derive::Tree;
+
+mod control_flow;
+mod jit;
+mod ode;
+mod transform;
+
+pub use control_flow::{cond, fori_loop, scan, while_loop};
+pub use jit::{jit, TreeJit};
+pub use ode::odeint;
+pub use transform::{grad, jacfwd, jacrev, value_and_grad, vmap};
 
 /// A value made of arrays, flattened to its leaves in a fixed order and rebuilt from new
 /// ones (the same structure, other arrays).
@@ -246,61 +262,6 @@ tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5);
 tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
 tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
 
-/// `(f(params, data), df/dparams)` for a scalar `f` of a parameter tree and a data tree
-/// (not differentiated); the gradient has the parameters' structure.
-///
-/// ```no_run
-/// # use quabla::{tree, Array, Axes};
-/// let p = (Array::from_slice(&[1.0f64, 2.0], &[2]).unwrap(),);
-/// let f = |p: &(Array,), _: &()| (&p.0 * &p.0)?.sum(Axes::All, false);
-/// let (v, (g,)) = tree::value_and_grad(f)(&p, &()).unwrap(); // 5, [2, 4]
-/// ```
-pub fn value_and_grad<P, D, F>(f: F) -> impl Fn(&P, &D) -> Result<(Array, P)>
-where
-    P: Tree,
-    D: Tree,
-    F: Fn(&P, &D) -> Result<Array>,
-{
-    move |params: &P, data: &D| {
-        let p = params.leaves();
-        let n = p.len();
-        let mut args = p;
-        data.flatten_into(&mut args);
-        let flat = |a: &[Array]| -> Result<Vec<Array>> {
-            let (pa, da) = a.split_at(n);
-            Ok(vec![f(
-                &params.with_leaves(pa.to_vec())?,
-                &data.with_leaves(da.to_vec())?,
-            )?])
-        };
-        let argnums: Vec<usize> = (0..n).collect();
-        let mut out = crate::ad::value_and_grad(flat, &argnums, false)(&args)?;
-        let grads = out.split_off(1);
-        let value = out
-            .pop()
-            .ok_or_else(|| Error::internal("value_and_grad returned no value"))?;
-        Ok((value, params.with_leaves(grads)?))
-    }
-}
-
-/// The gradient of a scalar `f` of a parameter tree and a data tree, with the parameters'
-/// structure.
-///
-/// ```no_run
-/// # use quabla::{tree, Array, Axes};
-/// let p = vec![Array::from_slice(&[3.0f64], &[]).unwrap()];
-/// let g = tree::grad(|p: &Vec<Array>, _: &()| &p[0] * &p[0])(&p, &()).unwrap(); // [6]
-/// ```
-pub fn grad<P, D, F>(f: F) -> impl Fn(&P, &D) -> Result<P>
-where
-    P: Tree,
-    D: Tree,
-    F: Fn(&P, &D) -> Result<Array>,
-{
-    let vg = value_and_grad(f);
-    move |params: &P, data: &D| Ok(vg(params, data)?.1)
-}
-
 /// What the optimizers and [`crate::optim::apply_updates`] accept as parameters: any
 /// [`Tree`] (the result has its structure), or a slice of arrays (the result is a `Vec`).
 pub trait AsTree {
@@ -340,94 +301,5 @@ impl AsTree for [Array] {
             )));
         }
         Ok(leaves)
-    }
-}
-
-/// A function of trees compiled as [`crate::jit`] compiles one of arrays: traced once per
-/// input signature (the leaves' dtypes and shapes), run compiled after that. Made by
-/// [`jit`].
-pub struct TreeJit<I, O, F> {
-    f: F,
-    compiled: crate::jit::Jit<FlatCall>,
-    /// The input being called with (the traced function rebuilds it from its leaves).
-    current: std::sync::Arc<std::sync::Mutex<Option<I>>>,
-    /// The output's structure for each input signature, from its trace.
-    outputs: std::sync::Arc<std::sync::Mutex<HashMap<Vec<quabla_abi::TensorType>, O>>>,
-    /// Held through a call, so concurrent calls cannot swap `current` under a trace.
-    calling: std::sync::Mutex<()>,
-}
-
-type FlatCall = Box<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static>;
-
-fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic elsewhere cannot leave these maps half-written: each write is one insert.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Compiles `f`, a function from a tree to a tree, as [`crate::jit`] does for arrays: a
-/// training step `(params, opt_state, batch) -> (params, opt_state, loss)` in one program.
-/// Compiled programs are kept per signature of the leaves; the structure around them, and
-/// static fields (`#[tree(static)]`), are read when a signature is first traced, as values
-/// a closure captures are: give each setting of a static field its own `tree::jit`.
-///
-/// ```no_run
-/// # use quabla::{tree, Array};
-/// let step = tree::jit(|(w, x): &(Array, Array)| (x * w)?.sin());
-/// let w = Array::from_slice(&[2.0f32], &[]).unwrap();
-/// let x = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
-/// let y = step.call(&(w, x)).unwrap();
-/// ```
-pub fn jit<I, O, F>(f: F) -> TreeJit<I, O, std::sync::Arc<F>>
-where
-    I: Tree + Clone + Send + 'static,
-    O: Tree + Clone + Send + 'static,
-    F: Fn(&I) -> Result<O> + Send + Sync + 'static,
-{
-    let f = std::sync::Arc::new(f);
-    let current: std::sync::Arc<std::sync::Mutex<Option<I>>> = Default::default();
-    let outputs: std::sync::Arc<std::sync::Mutex<HashMap<_, O>>> = Default::default();
-    let (g, cur, outs) = (f.clone(), current.clone(), outputs.clone());
-    let flat: FlatCall = Box::new(move |leaves: &[Array]| {
-        let like = locked(&cur)
-            .clone()
-            .ok_or_else(|| Error::internal("tree::jit traced without an input"))?;
-        let out = g(&like.with_leaves(leaves.to_vec())?)?;
-        let sig = leaves.iter().map(|a| a.tensor_type().clone()).collect();
-        locked(&outs).insert(sig, out.clone());
-        Ok(out.leaves())
-    });
-    TreeJit {
-        f,
-        compiled: crate::jit::jit(flat),
-        current,
-        outputs,
-        calling: std::sync::Mutex::new(()),
-    }
-}
-
-impl<I, O, F> TreeJit<I, O, std::sync::Arc<F>>
-where
-    I: Tree + Clone,
-    O: Tree + Clone,
-    F: Fn(&I) -> Result<O>,
-{
-    /// Runs the compiled function on `input` (tracing it first for a new signature); called
-    /// with traced leaves (inside another transformation) it runs the function itself.
-    pub fn call(&self, input: &I) -> Result<O> {
-        let leaves = input.leaves();
-        if leaves.iter().any(Array::is_traced) {
-            return (self.f)(input);
-        }
-        let _one_call_at_a_time = locked(&self.calling);
-        *locked(&self.current) = Some(input.clone());
-        let out = self.compiled.call(&leaves);
-        *locked(&self.current) = None;
-        let out = out?;
-        let sig: Vec<_> = leaves.iter().map(|a| a.tensor_type().clone()).collect();
-        let like = locked(&self.outputs)
-            .get(&sig)
-            .cloned()
-            .ok_or_else(|| Error::internal("tree::jit: no output structure for a compiled call"))?;
-        like.with_leaves(out)
     }
 }

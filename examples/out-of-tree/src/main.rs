@@ -1,59 +1,11 @@
-//! An MLP fitted to `sin(3x)` with Adam, as a user writes it in their own crate: parameters
-//! in a struct deriving `Tree`, one jitted training step over trees, no index bookkeeping.
+//! The out-of-tree crate's program: the MLP fit of `fit.rs` (the workspace's examples run
+//! the same file in CI).
 
-use quabla::optim::{adam, apply_updates};
-use quabla::tree::{self, Tree};
-use quabla::{Array, Axes, DType, Result};
+mod fit;
 
-#[derive(Clone, Tree)]
-struct Mlp {
-    w1: Array,
-    b1: Array,
-    w2: Array,
-    b2: Array,
-}
-
-fn init(width: usize) -> Result<Mlp> {
-    let k = quabla::random::key(0)?;
-    let [k1, k2] = quabla::random::split2(&k)?;
-    Ok(Mlp {
-        w1: quabla::random::normal(&k1, &[1, width], DType::F32)?,
-        b1: Array::zeros(&[width], DType::F32)?,
-        w2: (quabla::random::normal(&k2, &[width, 1], DType::F32)? / (width as f64).sqrt())?,
-        b2: Array::zeros(&[1], DType::F32)?,
-    })
-}
-
-fn predict(p: &Mlp, x: &Array) -> Result<Array> {
-    let h = (x.matmul(&p.w1)? + &p.b1)?.tanh()?;
-    h.matmul(&p.w2)? + &p.b2
-}
-
-fn loss(p: &Mlp, (x, y): &(Array, Array)) -> Result<Array> {
-    let r = (predict(p, x)? - y)?;
-    (&r * &r)?.mean(Axes::All, false)
-}
-
-fn main() -> Result<()> {
-    let x = Array::linspace(-1.0, 1.0, 64, DType::F32)?.reshape(&[64, 1])?;
-    let y = (3.0 * &x)?.sin()?;
-    let data = (x, y);
-    let opt = adam(1e-2);
-    let params = init(16)?;
-    let state = opt.init(&params)?;
-    let step = tree::jit(move |(p, s, d): &(Mlp, Vec<Array>, (Array, Array))| {
-        let (l, g) = tree::value_and_grad(loss)(p, d)?;
-        let (u, s) = opt.update(&g, s, p)?;
-        Ok((apply_updates(p, &u)?, s, l))
-    });
-    let mut carry = (params, state);
-    let first = loss(&carry.0, &data)?.item::<f32>()?;
-    for _ in 0..500 {
-        let (p, s, _) = step.call(&(carry.0, carry.1, data.clone()))?;
-        carry = (p, s);
-    }
-    let last = loss(&carry.0, &data)?.item::<f32>()?;
-    println!("loss {first:.4e} -> {last:.4e} on {}", data.0.device().platform());
+fn main() -> quabla::Result<()> {
+    let (first, last, platform) = fit::fit(500)?;
+    println!("loss {first:.4e} -> {last:.4e} on {platform}");
     if !(last < first / 20.0) {
         return Err(quabla::Error::value(format!(
             "the fit did not converge: loss {first} -> {last}"
