@@ -93,13 +93,7 @@ where
     D: Tree,
     F: Fn(&P, &D) -> Result<Array>,
 {
-    move |params: &P, data: &D| {
-        let (args, n) = joined(params, data);
-        let argnums: Vec<usize> = (0..n).collect();
-        params.with_leaves(crate::ad::jacfwd(split(&f, params, data, n), &argnums)(
-            &args,
-        )?)
-    }
+    move |params: &P, data: &D| jacobian(&f, params, data, true)
 }
 
 /// The Jacobian of an array-valued `f` of a parameter tree by reverse passes, one per
@@ -119,13 +113,7 @@ where
     D: Tree,
     F: Fn(&P, &D) -> Result<Array>,
 {
-    move |params: &P, data: &D| {
-        let (args, n) = joined(params, data);
-        let argnums: Vec<usize> = (0..n).collect();
-        params.with_leaves(crate::ad::jacrev(split(&f, params, data, n), &argnums)(
-            &args,
-        )?)
-    }
+    move |params: &P, data: &D| jacobian(&f, params, data, false)
 }
 
 /// Vectorises `f` over axis 0 of every leaf of `batched`, passing `shared` whole to every
@@ -173,4 +161,22 @@ where
             .ok_or_else(|| Error::internal("tree::vmap: f never ran"))?;
         like.with_leaves(out)
     }
+}
+
+/// The Jacobian of `f` in the parameters by the flat `jacfwd` (`forward`) or `jacrev`.
+fn jacobian<P, D, F>(f: &F, params: &P, data: &D, forward: bool) -> Result<P>
+where
+    P: Tree,
+    D: Tree,
+    F: Fn(&P, &D) -> Result<Array>,
+{
+    let (args, n) = joined(params, data);
+    let argnums: Vec<usize> = (0..n).collect();
+    let flat = split(f, params, data, n);
+    let jac = if forward {
+        crate::ad::jacfwd(flat, &argnums)(&args)?
+    } else {
+        crate::ad::jacrev(flat, &argnums)(&args)?
+    };
+    params.with_leaves(jac)
 }

@@ -25,7 +25,13 @@ pub fn solve(n: usize) -> Result<(Array, Array, Array)> {
         ..Default::default()
     };
     let cg = tree::jit(move |(a, b): &(Array, Array)| {
-        let (x, info) = linalg::cg(&linalg::dense(a), std::slice::from_ref(b), None, None, &opts)?;
+        let (x, info) = linalg::cg(
+            &linalg::dense(a),
+            std::slice::from_ref(b),
+            None,
+            None,
+            &opts,
+        )?;
         Ok((x.into_iter().next(), info))
     });
     let (x, info) = cg.call(&(a.clone(), b.clone()))?;
