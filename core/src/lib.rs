@@ -15,7 +15,8 @@
 //!   `argnums` pick the inputs to differentiate.
 //! - [`tree`]: the same over your own types: structs deriving [`tree::Tree`], tuples,
 //!   `Vec`s and maps of arrays through `tree::{value_and_grad, grad, jacfwd, jacrev, vmap,
-//!   jit}`, `tree::{fori_loop, while_loop, scan, cond}` and `tree::odeint`.
+//!   jit}`, `tree::{fori_loop, while_loop, scan, cond}`, `tree::odeint` and
+//!   `tree::Trainer`.
 //! - [`lax`]: structured control flow (`cond`, `switch`, `while_loop`,
 //!   `bounded_while_loop`, `fori_loop`, `scan`), `sort`, convolutions.
 //! - [`random`]: JAX's counter-based threefry keys (`key`, `split`, `uniform`, `normal`,

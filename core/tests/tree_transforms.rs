@@ -223,3 +223,41 @@ fn odeint_on_trees_matches_the_oscillator_and_finite_differences() {
     let at = |w: f64| end(&arr(&[w], &[]), &()).unwrap().item::<f64>().unwrap();
     close(&[g], &[(at(1.3 + h) - at(1.3 - h)) / (2.0 * h)], 1e-6);
 }
+
+#[test]
+fn the_tree_trainer_takes_the_flat_trainers_steps() {
+    use quabla::optim::{adam, Trainer};
+    // A line fitted to 2x + 1: the tree trainer and the flat one, step for step.
+    let x = Array::from_slice_on(&cpu(), &[0.0f64, 0.25, 0.5, 0.75, 1.0], &[5]).unwrap();
+    let y = ((2.0 * &x).unwrap() + 1.0).unwrap();
+    let loss = |p: &Layer, (x, y): &(Array, Array)| -> Result<Array> {
+        let r = (&(&(x * &p.w)? + &p.b)? - y)?;
+        (&r * &r)?.mean(Axes::All, false)
+    };
+    let p = Layer {
+        w: arr(&[0.0], &[]),
+        b: arr(&[0.0], &[]),
+    };
+    let mut t = tree::Trainer::new(loss, p.clone(), adam(5e-2)).unwrap();
+    let batch = (x.clone(), y.clone());
+    t.run(200, &batch, false).unwrap();
+    let flat_loss = move |a: &[Array]| {
+        let q = Layer {
+            w: a[0].clone(),
+            b: a[1].clone(),
+        };
+        Ok(vec![loss(&q, &(a[2].clone(), a[3].clone()))?])
+    };
+    let mut f = Trainer::new(flat_loss, p.leaves(), adam(5e-2)).unwrap();
+    f.run(200, &[x, y], false).unwrap();
+    let fitted = t.params().unwrap();
+    assert_eq!(vals(&fitted.w), vals(&f.params()[0]));
+    assert_eq!(vals(&fitted.b), vals(&f.params()[1]));
+    assert_eq!(t.loss().unwrap().to_bits(), f.loss().unwrap().to_bits());
+    assert_eq!(t.steps(), 200);
+    assert!(
+        (vals(&fitted.w)[0] - 2.0).abs() < 0.2,
+        "{:?}",
+        vals(&fitted.w)
+    );
+}
