@@ -334,6 +334,31 @@ def test_non_array_arguments_pass_through_as_jax(name):
         assert_close(call(), dec(case["value"]), rtol=1e-6)
 
 
+def test_numbers_and_numpy_arrays_outside_argnums_reach_the_function_untouched(x64):
+    # Item 3, recorded from JAX 0.10.2 with x64 on: a Python int stays an int (a dict key
+    # here), a numpy array stays numpy's, and a Python float stays weakly typed, so a
+    # float32 array times it is float32 (it was float64 when the float became an array);
+    # numpy's float64 scalar is strongly typed and promotes, as in JAX.
+    seen = []
+
+    def f(x, n, table, w, s):
+        seen.append((type(n), type(w), type(s)))
+        return qnp.sum(x * s) * table[n] + float(w.sum())
+
+    x = qnp.ones(3, dtype=qnp.float32)
+    for transform in (quabla.grad, quabla.jacfwd, quabla.jacrev):
+        g = transform(f)(x, 3, {3: 2.0}, np.ones(2), 0.5)
+        assert_close(g, np.full(3, 1.0), rtol=0)
+    assert set(seen) == {(int, np.ndarray, float)}
+    value, _ = quabla.value_and_grad(lambda x, s: qnp.sum(x * s))(x, 2.0)
+    assert value.dtype == qnp.float32
+    assert quabla.jacfwd(lambda x, s: x * s)(x, 2.0).dtype == qnp.float32
+    value, _ = quabla.value_and_grad(lambda x, s: qnp.sum(x * s))(x, np.float64(2.0))
+    assert value.dtype == qnp.float64
+    # Under jit the number is traced first (JAX's tracer too), and the result is the same.
+    assert_close(quabla.jit(quabla.grad(lambda x, s: qnp.sum(x * s)))(x, 2.0), np.full(3, 2.0))
+
+
 @pytest.mark.parametrize("name", sorted(G["python_control_flow"]))
 def test_python_control_flow_on_primal_values_as_jax(name):
     # Item 3: outside jit, transformations see concrete primal values; under jit (and

@@ -72,15 +72,23 @@ def _array_like(tree) -> bool:
                for x in tree_flatten(tree)[0])
 
 
+def _holds_quabla_array(tree) -> bool:
+    """A Quabla array among the leaves (perhaps an outer transformation's tracer)."""
+    return any(isinstance(x, Array) for x in tree_flatten(tree)[0])
+
+
 def _static_args_closed_over(fun, args: tuple, argnums):
-    """``(fun, args, argnums)`` with the arguments outside ``argnums`` that are not arrays
-    (functions, strings, objects, trees holding them) baked into ``fun``: JAX passes such
-    arguments through untouched. ``argnums`` keeps its form (an int stays an int)."""
+    """``(fun, args, argnums)`` with the arguments outside ``argnums`` baked into ``fun``
+    unless they hold Quabla arrays: functions, strings, objects, and Python and numpy
+    numbers and arrays reach ``fun`` untouched, as JAX passes them (a Python int stays an
+    int, a Python float stays weakly typed, a numpy array stays numpy's). ``argnums`` keeps
+    its form (an int stays an int)."""
     n = len(args)
     nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
     differentiated = {a % n for a in nums if -n <= a < n}
     static = {i: a for i, a in enumerate(args)
-              if i not in differentiated and not _array_like(a)}
+              if i not in differentiated
+              and not (_array_like(a) and _holds_quabla_array(a))}
     if not static:
         return fun, args, argnums
     keep = [i for i in range(n) if i not in static]
