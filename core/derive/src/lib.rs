@@ -111,3 +111,70 @@ fn expand(mut ast: DeriveInput) -> syn::Result<Tokens> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use syn::{parse_quote, DeriveInput};
+
+    fn error_of(ast: DeriveInput) -> String {
+        expand(ast)
+            .expect_err("the derive must refuse this")
+            .to_string()
+    }
+
+    #[test]
+    fn enums_and_unions_are_refused_with_what_to_do() {
+        let e = error_of(parse_quote!(
+            enum Shape {
+                Circle(Array),
+            }
+        ));
+        assert!(
+            e.contains("supports structs") && e.contains("by hand"),
+            "{e}"
+        );
+        let u = error_of(parse_quote!(
+            union Bits {
+                a: u32,
+            }
+        ));
+        assert!(u.contains("supports structs"), "{u}");
+    }
+
+    #[test]
+    fn only_the_static_attribute_is_known() {
+        let e = error_of(parse_quote!(
+            struct Layer {
+                #[tree(skip)]
+                w: Array,
+            }
+        ));
+        assert!(
+            e.contains("the only `tree` attribute is `#[tree(static)]`"),
+            "{e}"
+        );
+    }
+
+    /// The generated code: leaves in field order, static fields cloned, and a `Tree` bound on
+    /// every type parameter.
+    #[test]
+    fn fields_flatten_in_order_and_parameters_are_bounded() {
+        let code = expand(parse_quote!(
+            struct Net<T> {
+                a: T,
+                #[tree(static)]
+                n: usize,
+                b: Array,
+            }
+        ))
+        .unwrap()
+        .to_string();
+        let a = code.find("flatten_into (& self . a").expect("a flattened");
+        let b = code.find("flatten_into (& self . b").expect("b flattened");
+        assert!(a < b, "{code}");
+        assert!(!code.contains("flatten_into (& self . n"), "{code}");
+        assert!(code.contains("clone (& self . n)"), "{code}");
+        assert!(code.contains("T : :: quabla :: tree :: Tree"), "{code}");
+    }
+}

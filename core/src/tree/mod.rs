@@ -33,6 +33,29 @@
 //! println!("{value} {} {}", g.w, g.b);
 //! # Ok::<(), quabla::Error>(())
 //! ```
+//!
+//! # What the derive refuses
+//! Each of these is a compile error (the derive's messages are unit-tested in
+//! `quabla-derive`). An enum, which has no fixed leaves:
+//! ```compile_fail
+//! #[derive(Clone, quabla::tree::Tree)]
+//! enum Shape { Circle(quabla::Array), Square(quabla::Array) }
+//! ```
+//! A field that is not a tree and not marked `#[tree(static)]`:
+//! ```compile_fail
+//! #[derive(Clone, quabla::tree::Tree)]
+//! struct Layer { w: quabla::Array, width: usize }
+//! ```
+//! Any `tree` attribute but `static`:
+//! ```compile_fail
+//! #[derive(Clone, quabla::tree::Tree)]
+//! struct Layer { #[tree(skip)] w: quabla::Array }
+//! ```
+//! The same struct with the count marked static compiles:
+//! ```
+//! #[derive(Clone, quabla::tree::Tree)]
+//! struct Layer { w: quabla::Array, #[tree(static)] width: usize }
+//! ```
 
 use crate::array::Array;
 use crate::error::{Error, Result};
