@@ -10,7 +10,7 @@ from .._src.dtypes import bool_, float32, float64, int32, uint32
 from .._src.dtypes import result_type
 from .._src.numpy.creation import (
     arange, array, asarray, empty, empty_like, eye, from_dlpack, full, full_like, identity,
-    linspace, ones, ones_like, zeros, zeros_like,
+    copy, linspace, ones, ones_like, zeros, zeros_like,
 )
 from .._src.numpy.elementwise import (
     abs, absolute, acos, acosh, add, allclose, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
@@ -42,7 +42,7 @@ from .._src.numpy.statistics import (
 )
 from .._src.numpy.polynomial import (
     bartlett, blackman, divmod, ediff1d, gradient, hamming, hanning, heaviside, polyadd,
-    polyder, polyfit, polyint, polymul, polysub,
+    poly, polydiv, polyder, polyfit, polyint, polymul, polysub,
 )
 from .._src.numpy.assorted import (
     array_equiv, array_split, atleast_3d, bitwise_not, choose, column_stack, compress,
@@ -51,8 +51,14 @@ from .._src.numpy.assorted import (
     resize, right_shift, rint, rollaxis, tri, trim_zeros, unwrap, vsplit,
 )
 from .._src.numpy.index_tricks import (
-    diag_indices, diag_indices_from, geomspace, logspace, ravel_multi_index, rot90,
-    tril_indices, tril_indices_from, triu_indices, triu_indices_from, unravel_index, vander,
+    diag_indices, diag_indices_from, fromfunction, geomspace, index_exp, ix_, logspace,
+    mask_indices, mgrid, ogrid, ravel_multi_index, rot90, s_, tril_indices, tril_indices_from,
+    triu_indices, triu_indices_from, unravel_index, vander,
+)
+from .._src.numpy.functional import apply_along_axis, apply_over_axes
+from .._src.numpy.introspection import (
+    floating, generic, inexact, integer, isscalar, issubdtype, iterable, number, promote_types,
+    signedinteger, unsignedinteger,
 )
 from .._src.numpy.sorting import (
     argpartition, argsort, lexsort, partition, searchsorted, sort,
@@ -66,7 +72,7 @@ from .._src.numpy.selection import (
     append, cumulative_prod, cumulative_sum, delete, insert, piecewise, select,
 )
 from .._src.numpy.products import (
-    cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot,
+    cross, dot, einsum, inner, kron, matmul, matvec, outer, tensordot, vdot, vecmat,
 )
 from .._src.numpy.reductions import (
     all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max, mean, min, prod,

@@ -203,3 +203,12 @@ def iota(dtype, size: int) -> Array:
 def from_dlpack(x, device=None) -> Array:
     """An array from any object with ``__dlpack__`` (a copy, through numpy)."""
     return _from_numpy(np.from_dlpack(x), None, device)
+
+
+def copy(a, order=None) -> Array:
+    """A new array with ``a``'s values. Arrays are immutable, so it shares ``a``'s buffer
+    until one of them is donated (a donation takes a buffer only when nothing else holds
+    it). ``order`` other than ``None``/``"K"`` is refused, as JAX refuses it."""
+    if order not in (None, "K"):
+        raise NotImplementedError(f"copy: only order=None or 'K' is supported, got {order!r}")
+    return Array(a._raw) if isinstance(a, Array) else asarray(a)

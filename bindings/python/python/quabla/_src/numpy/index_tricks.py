@@ -167,3 +167,67 @@ def rot90(m, k: int = 1, axes: tuple = (0, 1)) -> Array:
     perm = list(range(m.ndim))
     perm[a0], perm[a1] = perm[a1], perm[a0]
     return flip(m, a1).transpose(perm) if k == 1 else flip(m.transpose(perm), a1)
+
+
+def _grid_dtype(built: np.dtype) -> np.dtype:
+    """JAX's dtype for a grid numpy built in ``built``: the default int or float."""
+    return _dt.default_float() if built.kind == "f" else np.dtype(np.int32)
+
+
+class _Grid:
+    """``mgrid[...]`` / ``ogrid[...]``: numpy's grids (complex steps count points, as
+    ``linspace``), in JAX's default int or float dtype."""
+
+    def __init__(self, sparse: bool):
+        self._sparse = sparse
+
+    def __getitem__(self, key):
+        keys = key if isinstance(key, tuple) else (key,)
+        if not all(isinstance(k, slice) for k in keys):
+            raise TypeError("mgrid and ogrid take slices, e.g. mgrid[0:3, 0:1:5j]")
+        grid = (np.ogrid if self._sparse else np.mgrid)[key]
+        if self._sparse and isinstance(grid, (list, tuple)):
+            kind = _grid_dtype(np.result_type(*grid))
+            return [asarray(g.astype(kind)) for g in grid]
+        grid = np.asarray(grid)
+        return asarray(grid.astype(_grid_dtype(grid.dtype)))
+
+
+mgrid = _Grid(sparse=False)
+"""A dense grid: ``mgrid[0:3, 0:2]`` has shape (2, 3, 2), as ``numpy.mgrid``."""
+ogrid = _Grid(sparse=True)
+"""An open grid: ``ogrid[0:3, 0:2]`` is arrays of shapes (3, 1) and (1, 2)."""
+s_ = np.s_
+index_exp = np.index_exp
+
+
+def ix_(*args) -> tuple:
+    """An open mesh from 1-D integer sequences: the ``k``-th of ``n`` has its length on axis
+    ``k`` and 1 elsewhere, so ``a[ix_(rows, cols)]`` takes the cross product."""
+    out = []
+    for k, a in enumerate(args):
+        a = _arr(a)
+        if a.ndim != 1:
+            raise ValueError(f"ix_: argument {k} must be one-dimensional, got shape {a.shape}")
+        if a.dtype == np.bool_:
+            raise NotImplementedError(
+                "Boolean arguments to ix_ are not implemented (as in JAX): pass "
+                "nonzero(mask)[0] instead")
+        shape = [1] * len(args)
+        shape[k] = a.shape[0]
+        out.append(a.reshape(shape))
+    return tuple(out)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """``function(*indices)`` over a grid of ``shape``: each index array has ``dtype``
+    (float by default, as numpy and JAX)."""
+    from .assorted import indices
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def mask_indices(n: int, mask_func, k=0, *, size=None) -> tuple:
+    """The indices where ``mask_func(ones((n, n)), k)`` is nonzero (``triu``, ``tril``)."""
+    from .creation import ones
+    from .misc import nonzero
+    return nonzero(mask_func(ones((int(n), int(n)), np.int32), k), size=size)

@@ -218,3 +218,45 @@ def divmod(x1, x2):  # noqa: A001 - numpy's name
     """``(x1 // x2, x1 % x2)`` with Python's signs."""
     a, b = _arr(x1), _arr(x2)
     return a // b, a % b
+
+
+def poly(seq_of_zeros) -> Array:
+    """The monic polynomial's coefficients (highest power first) with the given 1-D roots,
+    as numpy's; float even for integer roots. A matrix's characteristic polynomial (numpy's
+    2-D case) needs its eigenvalues, which Quabla computes only for symmetric matrices:
+    refused with that advice."""
+    z = _arr(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
+        raise NotImplementedError(
+            "poly of a matrix needs a general eigensolver; pass its eigenvalues "
+            "(linalg.eigvalsh for a symmetric matrix)")
+    if z.ndim != 1:
+        raise ValueError(f"poly: the roots must be a 1-D sequence, got shape {z.shape}")
+    z = as_float(z)
+    coeffs = asarray(np.ones(1), dtype=z.dtype)
+    for k in range(z.shape[0]):
+        coeffs = polymul(coeffs, concatenate([asarray(np.ones(1), dtype=z.dtype), -z[k:k + 1]]))
+    return coeffs
+
+
+def polydiv(u, v, *, trim_leading_zeros: bool = False):
+    """``(quotient, remainder)`` of polynomial division (coefficients highest power first),
+    as JAX's: the remainder keeps ``u``'s length (leading zeros), where numpy trims it;
+    ``trim_leading_zeros=True`` trims concretely, as JAX's keyword does."""
+    u, v = as_float(_arr(u)), as_float(_arr(v))
+    dtype = _dt.result_type(u.dtype, v.dtype)
+    u, v = u.astype(dtype), v.astype(dtype)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    if n < 0:
+        raise ValueError("polydiv: the divisor has no coefficients")
+    scale = 1.0 / v[0]
+    q = zeros(max(m - n + 1, 1), dtype)
+    r = u
+    for k in range(0, m - n + 1):
+        d = scale * r[k]
+        q = q.at[k].set(d)
+        r = r.at[k:k + n + 1].add(-d * v)
+    if trim_leading_zeros:
+        nz = np.flatnonzero(np.asarray(r) != 0)
+        r = r[nz[0]:] if nz.size else r[-1:]
+    return q, r

@@ -222,3 +222,21 @@ def _contract(a: Array, al: str, b: Array, bl: str, later: str):
     labels = "".join(batch) + "".join(c for c in al if c not in shared) + "".join(
         c for c in bl if c not in shared)
     return out, labels
+
+
+def matvec(x1, x2) -> Array:
+    """Matrix-vector products over the last axes, broadcast over the others (numpy 2.2's
+    ``matvec``): ``x1[..., m, n] @ x2[..., n] -> [..., m]``."""
+    a, v = _arr(x1), _arr(x2)
+    if a.ndim < 2 or v.ndim < 1:
+        raise ValueError("matvec: x1 needs at least 2 dimensions and x2 at least 1")
+    return matmul(a, v[..., None])[..., 0]
+
+
+def vecmat(x1, x2) -> Array:
+    """Vector-matrix products over the last axes (numpy 2.2's ``vecmat``):
+    ``x1[..., n] @ x2[..., n, m] -> [..., m]`` (real dtypes: no conjugate to take)."""
+    v, a = _arr(x1), _arr(x2)
+    if a.ndim < 2 or v.ndim < 1:
+        raise ValueError("vecmat: x1 needs at least 1 dimension and x2 at least 2")
+    return matmul(v[..., None, :], a)[..., 0, :]

@@ -1,0 +1,130 @@
+"""numpy's grid, functional and introspection helpers (issue 24's missing names) against
+numpy itself, with JAX 0.10.2's differences from numpy (recorded by hand, x64 on): default
+ints (int32 here, JAX's int64), ``isscalar`` of 0-d arrays, ``polydiv``'s untrimmed
+remainder."""
+
+import numpy as np
+import pytest
+
+import quabla
+import quabla.numpy as qnp
+from conftest import assert_close
+
+
+def test_grids_match_numpy_in_jaxs_default_dtypes():
+    for key in [(slice(0, 3), slice(0, 2)), (slice(-1, 1, 5j), slice(0, 3)),
+                (slice(0, 1, 0.25),), slice(2, 7)]:
+        dense = qnp.mgrid[key]
+        want = np.mgrid[key]
+        assert_close(dense, want, rtol=0)
+        assert dense.dtype == (qnp.float64 if want.dtype.kind == "f" else qnp.int32)
+    open_ = qnp.ogrid[0:3, 0:1:4j]
+    assert [o.shape for o in open_] == [(3, 1), (1, 4)]
+    assert all(o.dtype == qnp.float64 for o in open_)  # one float axis makes both float
+    for got, want in zip(open_, np.ogrid[0:3, 0:1:4j]):
+        assert_close(got, want, rtol=0)
+    assert_close(qnp.ogrid[0:4], np.arange(4), rtol=0)
+    with pytest.raises(TypeError, match="slices"):
+        qnp.mgrid[3]
+    assert qnp.s_[1:2, ::-1] == np.s_[1:2, ::-1] and qnp.index_exp[1:2] == (slice(1, 2),)
+
+
+def test_ix_fromfunction_and_mask_indices():
+    a = np.arange(20.0).reshape(4, 5)
+    rows, cols = qnp.ix_(qnp.asarray([0, 3]), [1, 2, 4])
+    assert (rows.shape, cols.shape) == ((2, 1), (1, 3))
+    assert_close(qnp.asarray(a)[rows, cols], a[np.ix_([0, 3], [1, 2, 4])], rtol=0)
+    with pytest.raises(NotImplementedError, match="Boolean"):
+        qnp.ix_(qnp.asarray([True, False]))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        qnp.ix_(qnp.ones((2, 2)))
+    f = qnp.fromfunction(lambda i, j: i * 10 + j, (2, 3))
+    assert f.dtype == qnp.float64
+    assert_close(f, np.fromfunction(lambda i, j: i * 10 + j, (2, 3)), rtol=0)
+    g = qnp.fromfunction(lambda i, j: i - j, (3, 2), dtype=int)
+    assert g.dtype == qnp.int32
+    assert_close(g, np.fromfunction(lambda i, j: i - j, (3, 2), dtype=int), rtol=0)
+    for got, want in zip(qnp.mask_indices(4, qnp.triu, 1), np.mask_indices(4, np.triu, 1)):
+        assert_close(got, want, rtol=0)
+
+
+def test_apply_along_and_over_axes_match_numpy():
+    x = np.random.default_rng(3).normal(size=(2, 3, 4))
+    q = qnp.asarray(x)
+    for axis in (0, 1, 2, -1):
+        assert_close(qnp.apply_along_axis(qnp.sum, axis, q), np.apply_along_axis(np.sum, axis, x),
+                     rtol=1e-14)
+        assert_close(qnp.apply_along_axis(lambda v: v * v[0], axis, q),
+                     np.apply_along_axis(lambda v: v * v[0], axis, x), rtol=1e-14)
+        assert_close(qnp.apply_along_axis(lambda v: qnp.outer(v, v), axis, q),
+                     np.apply_along_axis(lambda v: np.outer(v, v), axis, x), rtol=1e-14)
+    # Extra arguments reach the function; under jit too.
+    scaled = quabla.jit(lambda a: qnp.apply_along_axis(lambda v, s: qnp.max(v) * s, 1, a, 2.0))
+    assert_close(scaled(q), 2.0 * x.max(axis=1), rtol=1e-14)
+    with pytest.raises(ValueError, match="out of range"):
+        qnp.apply_along_axis(qnp.sum, 3, q)
+    for axes in ([0, 2], 1, [2, 0]):
+        assert_close(qnp.apply_over_axes(qnp.sum, q, axes), np.apply_over_axes(np.sum, x, axes),
+                     rtol=1e-14)
+    with pytest.raises(ValueError, match="rank"):
+        qnp.apply_over_axes(lambda a, ax: qnp.sum(a), q, [0])
+
+
+def test_introspection_as_jax():
+    assert qnp.isscalar(1.0) and qnp.isscalar(np.float32(1)) and qnp.isscalar("a")
+    # JAX (unlike numpy) counts zero-dimensional arrays as scalars.
+    assert qnp.isscalar(qnp.asarray(1.0)) and qnp.isscalar(np.array(1.0))
+    assert not qnp.isscalar([1]) and not qnp.isscalar(qnp.ones(2))
+    assert qnp.iterable([1]) and qnp.iterable(qnp.ones(2)) and not qnp.iterable(1)
+    assert qnp.promote_types("int32", "float32") == np.float32
+    assert qnp.promote_types("float32", "float64") == np.float64
+    assert qnp.promote_types(bool, "int32") == np.int32
+    assert qnp.promote_types(qnp.int32, qnp.uint32) == np.int32  # JAX: int64, which Quabla lacks
+    assert qnp.issubdtype(qnp.float32, qnp.floating)
+    assert not qnp.issubdtype(qnp.int32, qnp.floating)
+    assert qnp.issubdtype(qnp.ones(2, qnp.int32).dtype, qnp.integer)
+
+
+def test_copy_matvec_vecmat():
+    x = qnp.asarray([1.0, 2.0])
+    c = qnp.copy(x)
+    assert c is not x and c.dtype == x.dtype
+    assert_close(c, [1.0, 2.0], rtol=0)
+    with pytest.raises(NotImplementedError, match="order"):
+        qnp.copy(x, order="F")
+    rng = np.random.default_rng(4)
+    a, v, w = rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=(5, 3))
+    assert_close(qnp.matvec(a, v), np.einsum("...mn,...n->...m", a, v), rtol=1e-14)
+    assert_close(qnp.vecmat(w, a[0]), np.einsum("...n,...nm->...m", w, a[0]), rtol=1e-14)
+    w2 = rng.normal(size=(2, 3))
+    assert_close(qnp.vecmat(w2, a), np.einsum("...n,...nm->...m", w2, a), rtol=1e-14)
+    assert qnp.matvec(a, v).shape == (2, 3) and qnp.vecmat(w2, a).shape == (2, 4)
+    with pytest.raises(ValueError, match="matvec"):
+        qnp.matvec(v, v)
+
+
+def test_poly_and_polydiv():
+    roots = np.array([1.0, -2.0, 0.5])
+    assert_close(qnp.poly(roots), np.poly(roots), rtol=1e-14)
+    assert qnp.poly(np.array([1, 2])).dtype == qnp.float64  # float for integer roots
+    assert_close(qnp.poly(np.array([1, 2])), np.poly([1, 2]), rtol=0)
+    with pytest.raises(NotImplementedError, match="eigensolver"):
+        qnp.poly(np.eye(2))
+    u, v = np.array([1.0, -3.0, 2.0, 5.0]), np.array([2.0, -1.0])
+    q, r = qnp.polydiv(u, v)
+    nq, nr = np.polydiv(u, v)
+    assert_close(q, nq, rtol=1e-14)
+    # JAX keeps the remainder at u's length (leading zeros), where numpy trims it.
+    assert r.shape == (4,)
+    assert_close(r, np.concatenate([np.zeros(3), nr]), rtol=1e-14, atol=1e-15)
+    assert_close(qnp.polydiv(u, v, trim_leading_zeros=True)[1], nr, rtol=1e-14)
+    # A divisor of higher degree: quotient 0, remainder u (JAX's [0.], [1., 2.]).
+    q, r = qnp.polydiv([1.0, 2.0], [1.0, -1.0, 3.0])
+    assert_close(q, [0.0], rtol=0)
+    assert_close(r, [1.0, 2.0], rtol=0)
+    # Differentiable in both polynomials: d quotient / d u against central differences.
+    g = quabla.grad(lambda u: qnp.sum(qnp.polydiv(u, qnp.asarray(v))[0]))(qnp.asarray(u))
+    h = 1e-6
+    fd = [(np.polydiv(u + h * e, v)[0].sum() - np.polydiv(u - h * e, v)[0].sum()) / (2 * h)
+          for e in np.eye(4)]
+    assert_close(g, fd, rtol=1e-8, atol=1e-10)
