@@ -55,7 +55,8 @@ from .._src.numpy.index_tricks import (
     mask_indices, mgrid, ogrid, ravel_multi_index, rot90, s_, tril_indices, tril_indices_from,
     triu_indices, triu_indices_from, unravel_index, vander,
 )
-from .._src.numpy.functional import apply_along_axis, apply_over_axes
+from .._src.numpy.functional import apply_along_axis, apply_over_axes, vectorize
+from .._src.numpy.in_place_forms import block, place, put
 from .._src.numpy.introspection import (
     floating, generic, inexact, integer, isscalar, issubdtype, iterable, number, promote_types,
     signedinteger, unsignedinteger,
