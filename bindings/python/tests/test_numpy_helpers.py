@@ -191,3 +191,32 @@ def test_vectorize_as_jax():
         m(np.ones((2, 3)), np.ones(4))
     with pytest.raises(ValueError, match="outputs"):
         qnp.vectorize(lambda a: a, signature="(n)->()")(np.ones((2, 3)))
+
+
+def test_modf_and_the_complex_predicates_as_jax(tmp_path):
+    # JAX 0.10.2: frac = x - trunc(x), so inf gives NaN (numpy: 0) and -0 gives +0.
+    x = qnp.asarray([-2.5, -0.0, 0.0, 1.75, np.inf, -np.inf, np.nan, 3.0])
+    frac, whole = qnp.modf(x)
+    want_frac = np.array([-0.5, 0.0, 0.0, 0.75, np.nan, np.nan, np.nan, 0.0])
+    want_whole = np.array([-2.0, -0.0, 0.0, 1.0, np.inf, -np.inf, np.nan, 3.0])
+    assert np.array_equal(np.asarray(frac), want_frac, equal_nan=True)
+    num = ~np.isnan(want_frac)  # a NaN's sign bit carries no meaning
+    assert np.array_equal(np.signbit(np.asarray(frac))[num], np.signbit(want_frac)[num])
+    assert np.array_equal(np.asarray(whole), want_whole, equal_nan=True)
+    assert np.array_equal(np.signbit(np.asarray(whole)), np.signbit(want_whole))
+    assert qnp.modf(qnp.asarray([3, -2]))[0].dtype == qnp.float64
+    assert float(quabla.grad(lambda x: qnp.modf(x)[0])(2.3)) == 1.0
+    assert float(quabla.grad(lambda x: qnp.modf(x)[1])(2.3)) == 0.0
+    assert not qnp.iscomplexobj(qnp.ones(2)) and qnp.isrealobj(qnp.ones(2))
+    assert qnp.iscomplexobj(1j) and not qnp.isrealobj(np.ones(2, complex))
+    assert_close(qnp.iscomplex(qnp.ones(2)), [False, False], rtol=0)
+    assert_close(qnp.isreal(qnp.ones((2, 2))), np.ones((2, 2), bool), rtol=0)
+    # numpy's files: save writes a Quabla array through __array__, load gives one back.
+    path = tmp_path / "x.npy"
+    qnp.save(path, qnp.arange(4.0))
+    back = qnp.load(path)
+    assert isinstance(back, quabla.Array)
+    assert_close(back, np.arange(4.0), rtol=0)
+    qnp.savez(tmp_path / "xs.npz", a=qnp.ones(2))
+    with qnp.load(tmp_path / "xs.npz") as archive:
+        assert_close(archive["a"], np.ones(2), rtol=0)

@@ -47,7 +47,7 @@ from .._src.numpy.polynomial import (
 from .._src.numpy.assorted import (
     array_equiv, array_split, atleast_3d, bitwise_not, choose, column_stack, compress,
     degrees, diagflat, dsplit, dstack, extract, fabs, fill_diagonal, float_power, fmax, fmin,
-    gcd, hsplit, indices, invert, lcm, left_shift, logaddexp2, put_along_axis, radians,
+    gcd, hsplit, indices, invert, lcm, left_shift, logaddexp2, modf, put_along_axis, radians,
     resize, right_shift, rint, rollaxis, tri, trim_zeros, unwrap, vsplit,
 )
 from .._src.numpy.index_tricks import (
@@ -58,9 +58,10 @@ from .._src.numpy.index_tricks import (
 from .._src.numpy.functional import apply_along_axis, apply_over_axes, vectorize
 from .._src.numpy.in_place_forms import block, place, put
 from .._src.numpy.introspection import (
-    floating, generic, inexact, integer, isscalar, issubdtype, iterable, number, promote_types,
-    signedinteger, unsignedinteger,
+    floating, generic, inexact, integer, iscomplex, iscomplexobj, isreal, isrealobj, isscalar,
+    issubdtype, iterable, number, promote_types, signedinteger, unsignedinteger,
 )
+from .._src.numpy.numpy_files import load, save, savez, savez_compressed
 from .._src.numpy.sorting import (
     argpartition, argsort, lexsort, partition, searchsorted, sort,
 )

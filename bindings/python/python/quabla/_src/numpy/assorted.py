@@ -352,3 +352,16 @@ def resize(a, new_shape) -> Array:
         return zeros(shape, x.dtype)
     reps = -(-total // x.shape[0])
     return concatenate([x] * max(reps, 1))[:total].reshape(shape)
+
+
+def modf(x, /, out=None):
+    """``(x - trunc(x), trunc(x))``, as JAX's (integers become floats). Where numpy gives a
+    fractional part of ``0`` for an infinity (with its sign), JAX's subtraction gives NaN,
+    and a zero's fractional part is ``+0``; Quabla follows JAX."""
+    if out is not None:
+        raise NotImplementedError("modf: the out argument is not supported (JAX's arrays are "
+                                  "immutable)")
+    from .array_api import trunc
+    a = el.as_float(x if isinstance(x, Array) else asarray(x))
+    whole = trunc(a)
+    return a - whole, whole

@@ -46,3 +46,30 @@ floating = np.floating
 integer = np.integer
 signedinteger = np.signedinteger
 unsignedinteger = np.unsignedinteger
+
+
+def iscomplexobj(x) -> bool:
+    """Whether ``x`` has a complex dtype: never for Quabla arrays (no complex dtypes); numpy
+    values and Python complex numbers are asked as numpy asks."""
+    if isinstance(x, Array):
+        return False
+    return bool(np.iscomplexobj(x))
+
+
+def isrealobj(x) -> bool:
+    """``not iscomplexobj(x)``."""
+    return not iscomplexobj(x)
+
+
+def iscomplex(x) -> Array:
+    """Elementwise: a nonzero imaginary part. All false for Quabla's real dtypes."""
+    from .creation import asarray, zeros
+    a = x if isinstance(x, Array) else asarray(x)
+    return zeros(a.shape, np.bool_)
+
+
+def isreal(x) -> Array:
+    """Elementwise: a zero imaginary part. All true for Quabla's real dtypes."""
+    from .creation import asarray, ones
+    a = x if isinstance(x, Array) else asarray(x)
+    return ones(a.shape, np.bool_)
