@@ -220,3 +220,27 @@ def test_modf_and_the_complex_predicates_as_jax(tmp_path):
     qnp.savez(tmp_path / "xs.npz", a=qnp.ones(2))
     with qnp.load(tmp_path / "xs.npz") as archive:
         assert_close(archive["a"], np.ones(2), rtol=0)
+
+
+def test_histograms_in_two_and_more_dimensions_match_numpy():
+    rng = np.random.default_rng(6)
+    pts = rng.normal(size=(200, 3))
+    pts[0] = [3.0, 3.0, 3.0]  # on the last edge of the explicit range below: counted
+    pts[1] = [9.0, 0.0, 0.0]  # outside it: dropped
+    for kw in [{}, {"bins": [4, 5, 3]}, {"bins": 4, "range": [(-3, 3)] * 3},
+               {"bins": [np.linspace(-2, 2, 5)] * 3}, {"bins": 3, "density": True},
+               {"bins": 3, "weights": rng.uniform(size=200)}]:
+        got, edges = qnp.histogramdd(pts, **kw)
+        want, want_edges = np.histogramdd(pts, **kw)
+        assert_close(got, want, rtol=1e-12, atol=1e-15)
+        for e, we in zip(edges, want_edges):
+            assert_close(e, we, rtol=1e-14)
+    x, y = pts[:, 0], pts[:, 1]
+    for bins in (5, [3, 4], np.linspace(-3, 3, 7), [np.linspace(-1, 1, 3), 4]):
+        got, ex, ey = qnp.histogram2d(x, y, bins=bins)
+        want, wx, wy = np.histogram2d(x, y, bins=bins)
+        assert_close(got, want, rtol=0)
+        assert_close(ex, wx, rtol=1e-14)
+        assert_close(ey, wy, rtol=1e-14)
+    with pytest.raises(ValueError, match="3 dimensions"):
+        qnp.histogramdd(pts, bins=[2, 2])

@@ -38,7 +38,8 @@ from .._src.numpy.nan_reductions import (
     nansum, nanvar,
 )
 from .._src.numpy.statistics import (
-    average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, ptp,
+    average, bincount, corrcoef, cov, digitize, histogram, histogram2d, histogram_bin_edges,
+    histogramdd, ptp,
 )
 from .._src.numpy.polynomial import (
     bartlett, blackman, divmod, ediff1d, gradient, hamming, hanning, heaviside, polyadd,

@@ -175,3 +175,59 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         widths = edges[1:] - edges[:-1]
         counts = counts / widths / r.sum(counts)
     return counts, edges
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of ``sample`` (N points of D coordinates: shape ``(N, D)``) in a D-dimensional
+    grid of bins, and each axis's edges, as numpy's: ``bins`` one count or edge array for
+    every axis or one per axis, ``range`` a ``(min, max)`` pair per axis; each axis's last
+    bin includes its right edge and points outside the edges are not counted."""
+    s = as_float(_arr(sample))
+    if s.ndim == 1:
+        s = s.reshape(-1, 1)
+    if s.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be (N, D), got shape {s.shape}")
+    d = s.shape[1]
+    per_axis = bins if isinstance(bins, (list, tuple)) else [bins] * d
+    ranges = [None] * d if range is None else list(range)
+    if len(per_axis) != d or len(ranges) != d:
+        raise ValueError(f"histogramdd: {d} dimensions need {d} bins and ranges, got "
+                         f"{len(per_axis)} and {len(ranges)}")
+    edges = [histogram_bin_edges(s[:, k], per_axis[k], ranges[k]) for k in np.arange(d)]
+    # Each axis's bin, 0 below the first edge and n + 1 past the last (both dropped), the
+    # last edge itself in the last bin; then one flat index into the padded grid.
+    padded = [e.shape[0] + 1 for e in edges]
+    flat = zeros((s.shape[0],), np.int32)
+    for k, e in enumerate(edges):
+        x = s[:, k]
+        idx = searchsorted(e, x, side="right")
+        idx = where(x == e[-1], e.shape[0] - 1, idx)
+        flat = flat * padded[k] + idx
+    w = (zeros((s.shape[0],), s.dtype) + 1) if weights is None else \
+        as_float(_arr(weights)).reshape(-1).astype(s.dtype)
+    counts = zeros((int(np.prod(padded)),), w.dtype).at[flat].add(w).reshape(padded)
+    counts = counts[tuple(slice(1, p - 1) for p in padded)]
+    if density:
+        volume = asarray(np.ones((), np.int32)).astype(w.dtype)
+        for k, e in enumerate(edges):
+            shape = [1] * d
+            shape[k] = e.shape[0] - 1
+            volume = volume * (e[1:] - e[:-1]).reshape(shape)
+        counts = counts / volume / r.sum(counts)
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """:func:`histogramdd` of the points ``(x[i], y[i])``: ``(counts, x_edges, y_edges)``;
+    ``bins`` one count, one edge array for both axes, or one of either per axis (numpy's
+    rule: a sequence whose length is not 1 or 2 is one edge array)."""
+    from .shape import stack
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):
+        bins = [bins, bins]
+    counts, (ex, ey) = histogramdd(stack([as_float(_arr(x)), as_float(_arr(y))], axis=1),
+                                   bins, range, weights, density)
+    return counts, ex, ey
