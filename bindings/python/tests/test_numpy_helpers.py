@@ -244,3 +244,19 @@ def test_histograms_in_two_and_more_dimensions_match_numpy():
         assert_close(ey, wy, rtol=1e-14)
     with pytest.raises(ValueError, match="3 dimensions"):
         qnp.histogramdd(pts, bins=[2, 2])
+
+
+def test_lax_collapse_broadcast_to_rank_and_the_barrier_as_jax():
+    # Shapes recorded from JAX 0.10.2.
+    x = qnp.arange(24.0).reshape(2, 3, 4)
+    assert quabla.lax.collapse(x, 1).shape == (2, 12)
+    assert quabla.lax.collapse(x, 0, 2).shape == (6, 4)
+    assert quabla.lax.collapse(x, -2).shape == (2, 12)
+    assert_close(quabla.lax.collapse(x, 0, 2), np.arange(24.0).reshape(6, 4), rtol=0)
+    with pytest.raises(ValueError, match="rank 3"):
+        quabla.lax.collapse(x, 2, 1)
+    assert quabla.lax.broadcast_to_rank(qnp.ones(3), 3).shape == (1, 1, 3)
+    assert quabla.lax.broadcast_to_rank(x, 2).shape == (2, 3, 4)
+    assert quabla.lax.optimization_barrier((x, 1.0))[1] == 1.0
+    assert float(quabla.grad(lambda v: qnp.sum(quabla.lax.optimization_barrier(v * 2.0)))(
+        1.0)) == 2.0

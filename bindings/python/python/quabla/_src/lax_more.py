@@ -306,8 +306,37 @@ def betainc(a, b, x) -> Array:
     return f(a, b, x)
 
 
+def collapse(operand, start_dimension: int, stop_dimension=None) -> Array:
+    """``operand`` with axes ``start_dimension`` up to ``stop_dimension`` (default: the
+    end; negative counts from the end) merged into one."""
+    x = _arr(operand)
+    nd = x.ndim
+    start = start_dimension + nd if start_dimension < 0 else start_dimension
+    stop = nd if stop_dimension is None else (
+        stop_dimension + nd if stop_dimension < 0 else stop_dimension)
+    if not 0 <= start <= stop <= nd:
+        raise ValueError(f"collapse: dimensions [{start_dimension}, {stop_dimension}) do not "
+                         f"fit an array of rank {nd}")
+    merged = int(np.prod(x.shape[start:stop]))
+    return x.reshape(tuple(x.shape[:start]) + (merged,) + tuple(x.shape[stop:]))
+
+
+def broadcast_to_rank(x, rank: int) -> Array:
+    """``x`` with leading axes of length 1 up to ``rank`` (unchanged when it has more)."""
+    a = _arr(x)
+    return a.reshape((1,) * max(int(rank) - a.ndim, 0) + tuple(a.shape))
+
+
+def optimization_barrier(operand):
+    """``operand`` (a pytree) unchanged. In JAX the barrier only constrains how XLA schedules
+    and rematerialises work; values and derivatives are the operand's. Quabla returns the
+    operand as it is and does not treat the call as a scheduling fence."""
+    return operand
+
+
 __all__ = ["argmax", "argmin", "batch_matmul", "betainc", "bitwise_and", "bitwise_not",
-           "bitwise_or", "bitwise_xor", "broadcast", "broadcasted_iota", "cbrt", "clz",
+           "bitwise_or", "bitwise_xor", "broadcast", "broadcast_to_rank", "broadcasted_iota",
+           "cbrt", "clz", "collapse", "optimization_barrier",
            "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "dot",
            "dynamic_index_in_dim", "dynamic_update_index_in_dim", "eq", "exp2", "full",
            "full_like", "ge", "gt", "igamma", "igammac", "index_in_dim", "le", "lt", "ne",
