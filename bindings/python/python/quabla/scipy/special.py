@@ -5,4 +5,10 @@ from .._src.scipy.special import (  # noqa: F401
     gammainc, gammaincc, gammaln, gammasgn, kl_div, log_ndtr, log_softmax, logit, logsumexp,
     multigammaln, ndtr, ndtri, polygamma, rel_entr, softmax, xlog1py, xlogy, zeta,
 )
-from .._src.scipy.special import __all__  # noqa: F401
+from .._src.scipy.special_more import (  # noqa: F401
+    boxcox, boxcox1p, comb, loggamma, poch,
+)
+from .._src.scipy.special import __all__ as _base
+from .._src.scipy.special_more import __all__ as _more
+
+__all__ = list(_base) + list(_more)
