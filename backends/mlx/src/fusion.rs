@@ -88,15 +88,14 @@ impl Replay {
             let value = elementwise::apply(&node.op, &x, &ty, &node.results[0])?;
             results.push(value);
         }
-        let mut by_id: HashMap<ValueId, MlxArray> = HashMap::new();
-        for (k, r) in results.into_iter().enumerate() {
-            by_id.insert(ValueId(self.first + k as u32), r);
-        }
+        // Node `k`'s result is value `first + k`: each output is taken from its slot once.
+        let mut slots: Vec<Option<MlxArray>> = results.into_iter().map(Some).collect();
         self.outputs
             .iter()
             .map(|id| {
-                by_id
-                    .remove(id)
+                id.0.checked_sub(self.first)
+                    .and_then(|k| slots.get_mut(k as usize))
+                    .and_then(Option::take)
                     .ok_or_else(|| AbiError::internal(format!("group output {id} not built")))
             })
             .collect()
