@@ -159,7 +159,7 @@ pub mod lax {
     pub use crate::ops::control_flow::{
         bounded_while_loop, bounded_while_loop_with, cond, fori_loop, last_scan_tape_bytes, scan,
         switch, take_scan_tape_bytes, while_loop, Bound, BoundedWhileOptions, LoopBody, RegionFn,
-        ScanStep, DEFAULT_CHECKPOINTS,
+        ScanStep,
     };
     pub use crate::ops::conv::{conv_general_dilated, ConvDimensionNumbers, ConvOptions, Padding};
     pub use crate::ops::sort::sort;

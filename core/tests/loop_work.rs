@@ -1,6 +1,6 @@
 //! The work a bounded loop does, counted by the interpreter (`quabla_cpu::stats`), not
 //! timed: a loop that needs 5 trips runs its body 5 times forward whatever its bound, and a
-//! small multiple of 5 in reverse mode; odeint's direct mode evaluates the field as often
+//! twice 5 in reverse mode; odeint's direct mode evaluates the field as often
 //! as its steps need. A test binary of its own: it sets `QUABLA_CPU_JIT=0` for the whole
 //! process, so every loop runs in the interpreter, which counts (native code does not).
 
@@ -8,7 +8,7 @@ mod common;
 
 use common::cpu;
 use quabla::ad::grad;
-use quabla::lax::{bounded_while_loop_with, BoundedWhileOptions, DEFAULT_CHECKPOINTS};
+use quabla::lax::{bounded_while_loop_with, BoundedWhileOptions};
 use quabla::ode::{odeint, OdeOptions};
 use quabla::{jit, Array, Axes, Result};
 use quabla_abi::qir::UnaryOp;
@@ -23,7 +23,7 @@ fn sines(f: impl FnOnce()) -> u64 {
 
 /// `c <- c + 0.25 (1 + 0.01 sin c)` while `c < 1.2`: 5 trips from 0. The body's `sin` is
 /// the only one in the program.
-fn creep(a: &[Array], max_steps: usize, checkpoints: usize) -> Result<Vec<Array>> {
+fn creep(a: &[Array], max_steps: usize, checkpoints: Option<usize>) -> Result<Vec<Array>> {
     let keep = |c: &[Array]| Ok(vec![c[0].lt(1.2)?]);
     let body = |c: &[Array]| {
         let wobble = (&(&c[0].sin()? * 0.01)? + 1.0)?;
@@ -46,7 +46,7 @@ fn trips() -> u64 {
     k
 }
 
-fn both_passes(max_steps: usize, checkpoints: usize) -> (u64, u64) {
+fn both_passes(max_steps: usize, checkpoints: Option<usize>) -> (u64, u64) {
     let x = Array::from_slice_on(&cpu(), &[0.0f64], &[]).unwrap();
     let forward = jit(move |a: &[Array]| creep(a, max_steps, checkpoints));
     forward.compile_for(std::slice::from_ref(&x)).unwrap();
@@ -106,31 +106,29 @@ fn loops_do_the_work_of_the_trips_they_take() {
     let n = trips();
     assert_eq!(n, 5);
     let bounds = [64usize, 4096, 65536];
-    let runs: Vec<(u64, u64)> = bounds
-        .iter()
-        .map(|&b| both_passes(b, DEFAULT_CHECKPOINTS))
-        .collect();
+    let runs: Vec<(u64, u64)> = bounds.iter().map(|&b| both_passes(b, None)).collect();
     println!(
         "bounded loop of {n} trips, sin runs (forward, gradient) at bounds {bounds:?}: {runs:?}"
     );
     for (b, (fwd, bwd)) in bounds.iter().zip(&runs) {
         // Forward: the body runs once a trip, and never for a skipped one.
         assert_eq!(*fwd, n, "bound {b}");
-        // Reverse: the forward pass, then each level of the tree of scans (16 children a
-        // node) recomputes its steps' residuals in its backward pass: a pass more for each
-        // 16x of the bound, none for the trips not taken.
-        let levels = (b.ilog2() as u64).div_ceil(4);
-        assert_eq!(*bwd, n * (levels + 1), "bound {b}");
+        // Reverse: the forward pass, and the pass that rebuilds the checkpoints; the 5
+        // trips fit in one segment (sqrt(bound) trips), which is kept whole, so nothing
+        // is recomputed. The residuals (`cos`) hold no `sin`.
+        assert_eq!(*bwd, 2 * n, "bound {b}");
     }
-    // The checkpoint count sets the levels: two of 64 at 4096, one of 4096.
-    for (k, levels) in [(64usize, 2u64), (4096, 1)] {
-        let (fwd, bwd) = both_passes(4096, k);
+    // Segments shorter than the trips: each but the last is recomputed from its checkpoint
+    // (s - 1 trips each); a segment of one trip recomputes nothing.
+    for (k, s) in [(2048usize, 2u64), (1024, 4), (4096, 1), (1, 4096)] {
+        let (fwd, bwd) = both_passes(4096, Some(k));
         println!(
             "checkpoints {k}: sin runs (forward, gradient) {:?}",
             (fwd, bwd)
         );
         assert_eq!(fwd, n, "checkpoints {k}");
-        assert_eq!(bwd, n * (levels + 1), "checkpoints {k}");
+        let earlier_segments = n.div_ceil(s) - 1;
+        assert_eq!(bwd, 2 * n + earlier_segments * (s - 1), "checkpoints {k}");
     }
     let odes: Vec<(u64, u64, i32)> = [4096, 65536].iter().map(|&b| ode_work(b)).collect();
     println!("dopri5 solve, sin runs (solve, gradient, steps) at max_steps 4096, 65536: {odes:?}");
@@ -140,8 +138,12 @@ fn loops_do_the_work_of_the_trips_they_take() {
     // Six new stages a step (the first stage reuses the last), plus the first evaluation
     // and the initial step's trial.
     assert_eq!(fwd, 6 * steps as u64 + 2, "{steps} steps");
-    // Reverse: a pass over the steps' stages a level of the tree (3 levels at 4096, 4 at
-    // 65536), plus the forward pass: 16x the bound costs one more pass over the 6 steps.
-    assert_eq!(odes[1].1 - bwd, 6 * steps as u64, "{odes:?}");
-    assert!(bwd <= 5 * fwd, "{odes:?}");
+    // Reverse: the solve, and the pass that rebuilds the checkpoints over the loop's steps
+    // (six stages each; the evaluations before the loop are not repeated). The solve fits
+    // in one segment, kept whole, so nothing else is recomputed, at either bound.
+    assert_eq!(bwd, fwd + 6 * steps as u64, "{odes:?}");
+    assert_eq!(
+        odes[1].1, bwd,
+        "the bound changes the gradient's work: {odes:?}"
+    );
 }

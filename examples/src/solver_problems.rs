@@ -83,20 +83,20 @@ pub fn neural_ode(a: &[Array], gradient: Gradient) -> Result<Array> {
 
 /// [`neural_ode`] with the field scaled by `speed` (10: a stiffer solve of more steps).
 pub fn neural_ode_at_speed(a: &[Array], gradient: Gradient, speed: f64) -> Result<Array> {
-    neural_ode_solve(a, gradient, speed, quabla::lax::DEFAULT_CHECKPOINTS)
+    neural_ode_solve(a, gradient, speed, None)
 }
 
-/// [`neural_ode_at_speed`] at speed 1 by the direct gradient with `checkpoints` children a
-/// node of its loop's tree ([`OdeOptions::checkpoints`]).
+/// [`neural_ode_at_speed`] at speed 1 by the direct gradient keeping `checkpoints` solver
+/// states ([`OdeOptions::checkpoints`]).
 pub fn neural_ode_checkpointed(a: &[Array], checkpoints: usize) -> Result<Array> {
-    neural_ode_solve(a, Gradient::Direct, 1.0, checkpoints)
+    neural_ode_solve(a, Gradient::Direct, 1.0, Some(checkpoints))
 }
 
 fn neural_ode_solve(
     a: &[Array],
     gradient: Gradient,
     speed: f64,
-    checkpoints: usize,
+    checkpoints: Option<usize>,
 ) -> Result<Array> {
     let d = a[0].dtype();
     let t: Vec<f64> = (0..11).map(|i| i as f64 * 0.5).collect();

@@ -722,6 +722,7 @@ impl Lowering {
             | Op::CustomVjpLinear { .. }
             | Op::Checkpoint { .. }
             | Op::Scan { .. }
+            | Op::BoundedWhile { .. }
             | Op::LinearSolve { .. } => {
                 return Err(decline(&n.op, "a core-level op never reaches a backend"))
             }

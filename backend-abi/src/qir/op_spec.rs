@@ -80,6 +80,7 @@ pub enum OpKind {
     CustomVjpLinear,
     Checkpoint,
     Scan,
+    BoundedWhile,
     LinearSolve,
 }
 
@@ -220,6 +221,7 @@ impl OpKind {
             CustomVjpLinear,
             Checkpoint,
             Scan,
+            BoundedWhile,
             LinearSolve,
         ];
         head.chain(unary)
@@ -366,6 +368,14 @@ impl OpKind {
                 &["length", "reverse", "num_consts", "num_carry", "unroll"],
                 Any,
             ),
+            OpKind::BoundedWhile => row(
+                k,
+                "bounded_while",
+                CoreOnly,
+                AtLeast(0),
+                &["max_steps", "checkpoints"],
+                Any,
+            ),
             OpKind::LinearSolve => row(
                 k,
                 "linear_solve",
@@ -433,6 +443,7 @@ impl Op {
             Op::CustomVjpLinear { .. } => OpKind::CustomVjpLinear,
             Op::Checkpoint { .. } => OpKind::Checkpoint,
             Op::Scan { .. } => OpKind::Scan,
+            Op::BoundedWhile { .. } => OpKind::BoundedWhile,
             Op::LinearSolve { .. } => OpKind::LinearSolve,
         }
     }
@@ -505,7 +516,7 @@ mod tests {
         }
         assert_eq!(
             seen.len(),
-            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 22 + 6 + 7
+            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 22 + 6 + 8
         );
         assert_eq!(OpKind::from_name("frobnicate"), None);
     }
@@ -533,10 +544,12 @@ mod tests {
                 "custom_vjp_linear",
                 "checkpoint",
                 "scan",
+                "bounded_while",
                 "linear_solve"
             ]
         );
         assert!(!all_op_names().contains(&"scan"));
+        assert!(!all_op_names().contains(&"bounded_while"));
         assert!(all_op_names().contains(&"svd"));
     }
 }

@@ -268,6 +268,16 @@ pub enum Op {
         /// Steps per iteration of the lowered loop (results are identical for any value).
         unroll: usize,
     },
+    /// `while(carry...)` that stops after `max_steps` trips at the latest: `cond` and `body`
+    /// as in `while`. Reverse mode transposes it over the trips it took (carries kept at
+    /// `checkpoints` of them, each segment between two recomputed), so its cost follows
+    /// the trips taken, not the bound. Lowered to a `while` with a trip counter.
+    BoundedWhile {
+        cond: Box<Program>,
+        body: Box<Program>,
+        max_steps: usize,
+        checkpoints: usize,
+    },
     /// Dense linear algebra (see [`LinalgOp`]).
     Linalg(LinalgOp),
 }
@@ -288,7 +298,7 @@ impl Op {
     pub fn region_names(&self) -> Vec<&'static str> {
         match self {
             Op::Cond { branches } => vec!["branch"; branches.len()],
-            Op::While { .. } => vec!["cond", "body"],
+            Op::While { .. } | Op::BoundedWhile { .. } => vec!["cond", "body"],
             Op::CustomJvp { .. } => vec!["call", "jvp"],
             Op::CustomVjp { .. } => vec!["call", "fwd", "bwd"],
             Op::CustomVjpLinear { .. } => vec!["bwd"],
@@ -308,7 +318,7 @@ impl Op {
     pub fn regions(&self) -> Vec<&Program> {
         match self {
             Op::Cond { branches } => branches.iter().collect(),
-            Op::While { cond, body } => vec![cond, body],
+            Op::While { cond, body } | Op::BoundedWhile { cond, body, .. } => vec![cond, body],
             Op::CustomJvp { call, jvp } => vec![call, jvp],
             Op::CustomVjp { call, fwd, bwd } => vec![call, fwd, bwd],
             Op::CustomVjpLinear { bwd } => vec![bwd],
@@ -335,6 +345,16 @@ impl Op {
             Op::While { .. } => Op::While {
                 cond: next(),
                 body: next(),
+            },
+            Op::BoundedWhile {
+                max_steps,
+                checkpoints,
+                ..
+            } => Op::BoundedWhile {
+                cond: next(),
+                body: next(),
+                max_steps: *max_steps,
+                checkpoints: *checkpoints,
             },
             Op::CustomJvp { .. } => Op::CustomJvp {
                 call: next(),

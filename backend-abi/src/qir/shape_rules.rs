@@ -377,7 +377,7 @@ fn region_rule(op: &Op, operands: &[&TensorType], regions_out: &[Vec<TensorType>
             }
             Ok(regions_out[0].clone())
         }
-        Op::While { cond, body } => {
+        Op::While { cond, body } | Op::BoundedWhile { cond, body, .. } => {
             let carry: Vec<TensorType> = operands.iter().map(|t| (*t).clone()).collect();
             if cond.inputs != carry || body.inputs != carry {
                 return Err(format!(
@@ -926,6 +926,12 @@ pub fn infer_result_types(
             Ok(vec![(*x).clone()])
         }
         Op::Cond { .. } | Op::While { .. } => region_rule(op, operands, regions_out),
+        Op::BoundedWhile { checkpoints, .. } => {
+            if *checkpoints == 0 {
+                return Err("bounded_while checkpoints must be at least 1".into());
+            }
+            region_rule(op, operands, regions_out)
+        }
         Op::Scan {
             length,
             num_consts,

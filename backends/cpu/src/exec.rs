@@ -297,6 +297,7 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
         | Op::Scan { .. }
+        | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. } => {
             unreachable!("core-level op `{}` reached the CPU backend", node.op.name())
         }

@@ -90,6 +90,7 @@ fn foldable(node: &Node) -> bool {
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
         | Op::Scan { .. }
+        | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. } => false,
     };
     small && linear

@@ -239,6 +239,7 @@ impl Block {
             | Op::CustomVjpLinear { .. }
             | Op::Checkpoint { .. }
             | Op::Scan { .. }
+            | Op::BoundedWhile { .. }
             | Op::LinearSolve { .. } => Err(declined(node)),
         }
     }

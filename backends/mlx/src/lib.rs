@@ -113,6 +113,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::CustomVjpLinear
         | OpKind::Checkpoint
         | OpKind::Scan
+        | OpKind::BoundedWhile
         | OpKind::LinearSolve => false,
     }
 }

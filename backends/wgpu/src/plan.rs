@@ -218,6 +218,7 @@ impl Plan {
                 | Op::CustomVjpLinear { .. }
                 | Op::Checkpoint { .. }
                 | Op::Scan { .. }
+                | Op::BoundedWhile { .. }
                 | Op::LinearSolve { .. } => {
                     return Err(AbiError::unimplemented(format!(
                         "the wgpu backend has no kernel for `{}`; run this program on the CPU \

@@ -41,7 +41,7 @@ fn switch(
 }
 
 /// A `while` loop; with `max_steps`, bounded and reverse-differentiable
-/// (`lax::bounded_while_loop_with`, `checkpoints` children a node of its tree).
+/// (`lax::bounded_while_loop_with`, keeping `checkpoints` carries for reverse mode).
 #[pyfunction]
 #[pyo3(signature = (cond_fn, body_fn, init, max_steps=None, checkpoints=None))]
 fn while_loop(
@@ -58,7 +58,7 @@ fn while_loop(
         (Some(n), k) => {
             let opts = lax::BoundedWhileOptions {
                 max_steps: n,
-                checkpoints: k.unwrap_or(lax::DEFAULT_CHECKPOINTS),
+                checkpoints: k,
             };
             lax::bounded_while_loop_with(&c, &b, &init, &opts).py()?
         }

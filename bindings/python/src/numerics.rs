@@ -65,7 +65,7 @@ fn newton(
 /// `(ys, steps, accepted, rejected, reached)`; `func` takes the flat list `(y..., t,
 /// args...)`.
 #[pyfunction]
-#[pyo3(signature = (func, y0, t, args, method, rtol, atol, max_steps, dt0, gradient, throw, checkpoints))]
+#[pyo3(signature = (func, y0, t, args, method, rtol, atol, max_steps, dt0, gradient, throw, checkpoints=None))]
 #[allow(clippy::too_many_arguments)] // one flat entry point mirroring the Python keywords
 fn odeint(
     func: Py<PyAny>,
@@ -79,7 +79,7 @@ fn odeint(
     dt0: Option<f64>,
     gradient: &str,
     throw: bool,
-    checkpoints: usize,
+    checkpoints: Option<usize>,
 ) -> PyResult<(Vec<RawArray>, RawArray, RawArray, RawArray, RawArray)> {
     let method = match method {
         "dopri5" => Method::Dopri5,

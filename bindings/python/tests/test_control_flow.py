@@ -92,9 +92,9 @@ def test_while_loop_with_max_steps_is_reverse_differentiable():
 
 
 def test_while_loop_checkpoints_keep_values_and_gradients():
-    """``checkpoints`` reshapes the bounded loop's tree (2: many levels, 64: one level at
-    this bound): the values bit for bit, the gradient to rounding, the unrolled loop's
-    gradient as the reference; bad values and a missing bound are errors."""
+    """``checkpoints`` moves the bounded loop's reverse-mode checkpoints (1: one segment of
+    64 trips; 32: segments of 2, each but the last recomputed; 64: every carry kept): the
+    values and the gradient bit for bit; bad values and a missing bound are errors."""
     def f(x, a, k):
         out = lax.while_loop(lambda c: c < 40.0, lambda c: c * a + qnp.sin(c), x,
                              max_steps=64, checkpoints=k)
@@ -106,13 +106,13 @@ def test_while_loop_checkpoints_keep_values_and_gradients():
     x, a = np.float64(0.3), np.float64(1.5)
     base = f(x, a, None)
     base_g = grads(None)
-    for k in (2, 5, 64):
+    for k in (1, 2, 32, 64):
         assert float(f(x, a, k)) == float(base)
         g = grads(k)
         for u, v in zip(g, base_g):
-            assert_close(u, v, rtol=1e-13)
-    for k in (1, 0, 2.0, True):
-        with pytest.raises(ValueError, match="checkpoints must be an int >= 2"):
+            assert float(u) == float(v)
+    for k in (0, -3, 2.0, True):
+        with pytest.raises(ValueError, match="checkpoints must be an int >= 1"):
             lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, max_steps=5, checkpoints=k)
     with pytest.raises(ValueError, match="pass max_steps too"):
         lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, checkpoints=4)

@@ -28,8 +28,8 @@ pub(crate) struct Settings {
     pub rtol: f64,
     pub atol: f64,
     pub max_steps: usize,
-    /// The bounded loop's children a node ([`crate::lax::BoundedWhileOptions::checkpoints`]).
-    pub checkpoints: usize,
+    /// The bounded loop's checkpoints ([`crate::lax::BoundedWhileOptions::checkpoints`]).
+    pub checkpoints: Option<usize>,
     pub dt0: Option<f64>,
     pub save_step_times: bool,
 }

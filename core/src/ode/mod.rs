@@ -83,12 +83,13 @@ pub struct OdeOptions {
     /// Steps (accepted or rejected) allowed over the whole interval (default 4096); times
     /// not reached come back as NaN and `stats.steps == max_steps` says so.
     pub max_steps: usize,
-    /// [`Gradient::Direct`]'s reverse-mode schedule: the children a node of its bounded
-    /// loop's tree ([`crate::lax::BoundedWhileOptions::checkpoints`]; default 16). Larger
-    /// keeps more carries and recomputes the steps fewer times (`max_steps + len(t)` or more:
-    /// one level, every step's residuals stored). Solutions and forward-mode derivatives do
-    /// not depend on it.
-    pub checkpoints: usize,
+    /// [`Gradient::Direct`]'s reverse-mode schedule: the solver states its bounded loop keeps
+    /// at evenly spaced iterations ([`crate::lax::BoundedWhileOptions::checkpoints`]; unset:
+    /// `ceil(sqrt(max_steps + len(t)))`). A solve whose iterations fit in one segment
+    /// (`(max_steps + len(t)) / checkpoints` of them, 64 by default) recomputes nothing;
+    /// `max_steps + len(t)` or more keeps every iteration's state. Solutions and
+    /// forward-mode derivatives do not depend on it.
+    pub checkpoints: Option<usize>,
     /// First step (adaptive methods; default: Hairer's estimate) or the fixed step (rk4).
     pub dt0: Option<f64>,
     pub gradient: Gradient,
@@ -110,7 +111,7 @@ impl Default for OdeOptions {
             rtol: 1.4e-8,
             atol: 1.4e-8,
             max_steps: 4096,
-            checkpoints: crate::lax::DEFAULT_CHECKPOINTS,
+            checkpoints: None,
             dt0: None,
             gradient: Gradient::Direct,
             save_step_times: false,
@@ -280,13 +281,12 @@ fn check_inputs(y0: &[Array], t: &Array, opts: &OdeOptions) -> Result<()> {
             "odeint: max_steps must be between 1 and 2^30".into(),
         ));
     }
-    if opts.checkpoints < 2 {
-        return Err(Error::Value(format!(
-            "odeint: checkpoints must be at least 2 (the children of each node of the direct \
-             gradient's loop tree), got {}; the default is {}",
-            opts.checkpoints,
-            crate::lax::DEFAULT_CHECKPOINTS
-        )));
+    if opts.checkpoints == Some(0) {
+        return Err(Error::Value(
+            "odeint: checkpoints must be at least 1 (the solver states the direct gradient \
+             keeps); leave it unset for sqrt(max_steps + len(t))"
+                .into(),
+        ));
     }
     if let Some(d) = opts.dt0 {
         if !(d > 0.0 && d.is_finite()) {

@@ -125,7 +125,7 @@ impl Array {
         Ok((a.broadcast_to(&shape)?, b.broadcast_to(&shape)?))
     }
 
-    fn binary<'a>(&self, op: BinaryOp, other: impl Into<Operand<'a>>) -> Result<Array> {
+    pub(crate) fn binary<'a>(&self, op: BinaryOp, other: impl Into<Operand<'a>>) -> Result<Array> {
         let (a, b) = self.promote_with(other.into())?;
         apply1(Op::Binary(op), &[&a, &b], vec![])
     }

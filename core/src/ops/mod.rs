@@ -226,7 +226,9 @@ pub(crate) fn family(op: &Op) -> Family {
         Op::Gather(_) | Op::ScatterAdd(_) | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
             Family::Indexing
         }
-        Op::Cond { .. } | Op::While { .. } | Op::Scan { .. } => Family::ControlFlow,
+        Op::Cond { .. } | Op::While { .. } | Op::Scan { .. } | Op::BoundedWhile { .. } => {
+            Family::ControlFlow
+        }
         Op::StopGradient
         | Op::CustomJvp { .. }
         | Op::CustomVjp { .. }

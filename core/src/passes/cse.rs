@@ -58,6 +58,9 @@ pub fn cse(p: &Program) -> Program {
                 cond: Box::new(cse(&cond)),
                 body: Box::new(cse(&body)),
             },
+            op @ Op::BoundedWhile { .. } => {
+                op.with_regions(op.regions().into_iter().map(cse).collect())
+            }
             op => op,
         };
     }

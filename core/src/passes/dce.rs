@@ -38,6 +38,9 @@ pub fn dce(p: &Program) -> Program {
                 cond: Box::new(dce(&cond)),
                 body: Box::new(dce(&body)),
             },
+            op @ Op::BoundedWhile { .. } => {
+                op.with_regions(op.regions().into_iter().map(dce).collect())
+            }
             op => op,
         };
     }

@@ -1,6 +1,7 @@
 //! Lowering the core-level ops away before compilation: `checkpoint`, `custom_jvp_call` and
 //! `custom_vjp_call` are replaced by their `call` region inlined, `stop_gradient` by its
-//! operand, `scan` by a `while` loop over dynamic slices. A `custom_vjp_linear` left in a program means forward mode was asked of a
+//! operand, `scan` by a `while` loop over dynamic slices, `bounded_while` by a `while` that
+//! counts its trips. A `custom_vjp_linear` left in a program means forward mode was asked of a
 //! `custom_vjp` function, which (as in JAX) is not supported.
 
 use crate::error::{Error, Result};
@@ -33,7 +34,8 @@ pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }
             | Op::LinearSolve { .. }
-            | Op::Scan { .. } => {
+            | Op::Scan { .. }
+            | Op::BoundedWhile { .. } => {
                 let call = match &node.op {
                     Op::Checkpoint { call }
                     | Op::CustomJvp { call, .. }
@@ -45,10 +47,11 @@ pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
                             .iter()
                             .map(|o| p.value_types()[o.index()].clone())
                             .collect();
-                        lower(
-                            &crate::ops::control_flow::scan_as_while(device, &node.op, &types)?,
-                            device,
-                        )?
+                        let as_while = match &node.op {
+                            Op::Scan { .. } => crate::ops::control_flow::scan_as_while,
+                            _ => crate::ops::control_flow::bounded_while_as_while,
+                        };
+                        lower(&as_while(device, &node.op, &types)?, device)?
                     }
                 };
                 let mut inner: Vec<ValueId> = operands.clone();

@@ -45,7 +45,12 @@ fn seed_for(kind: OpKind, k: usize, dt: DType) -> u64 {
 /// Kinds whose attributes combine in many ways draw four times as many cases.
 fn weight(kind: OpKind) -> usize {
     match kind {
-        OpKind::DotGeneral | OpKind::Gather | OpKind::ScatterAdd | OpKind::Pad | OpKind::Scan => 4,
+        OpKind::DotGeneral
+        | OpKind::Gather
+        | OpKind::ScatterAdd
+        | OpKind::Pad
+        | OpKind::Scan
+        | OpKind::BoundedWhile => 4,
         _ => 1,
     }
 }

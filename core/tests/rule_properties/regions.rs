@@ -4,7 +4,9 @@
 
 use super::draw::*;
 use super::linalg::shift_diag;
-use quabla::lax::{scan as lax_scan, switch, while_loop as lax_while};
+use quabla::lax::{
+    bounded_while_loop_with, scan as lax_scan, switch, while_loop as lax_while, BoundedWhileOptions,
+};
 use quabla::linalg::{cg, dense, gmres, SolveOptions};
 use quabla::{checkpoint as remat, custom_jvp as with_jvp, custom_vjp as with_vjp};
 use quabla::{Array, DType, Result};
@@ -23,7 +25,7 @@ pub fn cond(rng: &mut Rng, dt: DType) -> Option<Case> {
 }
 
 /// A counted loop whose trip count is an argument (so under `vmap` each element stops at
-/// its own count). Forward mode only: reverse mode through `while` is issue 19's.
+/// its own count). Forward mode only: reverse mode needs a bound (`bounded_while`).
 pub fn while_loop(rng: &mut Rng, dt: DType) -> Option<Case> {
     let d = rng.size(1, 3);
     let f: Func = Rc::new(|a: &[Array]| {
@@ -44,6 +46,42 @@ pub fn while_loop(rng: &mut Rng, dt: DType) -> Option<Case> {
         index(&[], 0, 4),
     ];
     Some(Case::new(format!("while [{d}]"), dt, f, args).grads(Grads::JvpOnly))
+}
+
+/// The same counted loop with a bound of 1 to 6 trips (the count, up to 7, sometimes
+/// exceeds it) and 1 to 6 checkpoints: segments of one trip to the whole loop, the earlier
+/// ones recomputed. Both modes.
+pub fn bounded_while(rng: &mut Rng, dt: DType) -> Option<Case> {
+    let d = rng.size(1, 3);
+    let bound = rng.size(1, 6);
+    let checkpoints = rng.size(1, 6);
+    let f: Func = Rc::new(move |a: &[Array]| {
+        let (w, n) = (a[0].clone(), a[2].clone());
+        let keep_going = move |c: &[Array]| Ok(vec![c[0].lt(&n)?]);
+        let body = move |c: &[Array]| {
+            let x = (&(&c[1].sin()? * &w)? + &(&c[1] * 0.5)?)?;
+            Ok(vec![(&c[0] + 1)?, x])
+        };
+        let zero = a[2].zeros_like()?;
+        let opts = BoundedWhileOptions {
+            max_steps: bound,
+            checkpoints: Some(checkpoints),
+        };
+        Ok(vec![bounded_while_loop_with(
+            &keep_going,
+            &body,
+            &[zero, a[1].clone()],
+            &opts,
+        )?
+        .remove(1)])
+    });
+    let args = vec![
+        real(&[d], -1.5, 1.5),
+        real(&[d], -2.0, 2.0),
+        index(&[], 0, 8),
+    ];
+    let name = format!("bounded_while [{d}] max_steps {bound} checkpoints {checkpoints}");
+    Some(Case::new(name, dt, f, args))
 }
 
 pub fn stop_gradient(rng: &mut Rng, dt: DType) -> Option<Case> {

@@ -632,6 +632,12 @@ impl Parser {
                 cond: Box::default(),
                 body: Box::default(),
             },
+            OpKind::BoundedWhile => Op::BoundedWhile {
+                cond: Box::default(),
+                body: Box::default(),
+                max_steps: self.int(attrs, "max_steps", name)?,
+                checkpoints: self.int(attrs, "checkpoints", name)?,
+            },
             OpKind::StopGradient => Op::StopGradient,
             OpKind::CustomJvp => Op::CustomJvp {
                 call: Box::default(),

@@ -151,6 +151,14 @@ fn attributes(op: &Op) -> Vec<String> {
             ),
         ],
         Op::DynamicSlice { sizes } => vec![format!("sizes={}", list(sizes))],
+        Op::BoundedWhile {
+            max_steps,
+            checkpoints,
+            ..
+        } => vec![
+            format!("max_steps={max_steps}"),
+            format!("checkpoints={checkpoints}"),
+        ],
         Op::Scan {
             length,
             reverse,

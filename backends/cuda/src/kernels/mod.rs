@@ -207,6 +207,7 @@ pub fn node_kernel(
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
         | Op::Scan { .. }
+        | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. }
         | Op::Linalg(_) => None,
     })

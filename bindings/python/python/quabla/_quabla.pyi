@@ -188,7 +188,7 @@ def random_normal(key: RawArray, shape: Sequence[int], dtype: str) -> RawArray: 
 def random_erfinv(x: RawArray) -> RawArray: ...
 def odeint(func: FlatFn, y0: Sequence[RawArray], t: RawArray, args: Sequence[RawArray],
            method: str, rtol: float, atol: float, max_steps: int, dt0: Optional[float],
-           gradient: str, throw: bool, checkpoints: int) -> Tuple[List[RawArray], RawArray,
+           gradient: str, throw: bool, checkpoints: Optional[int] = None) -> Tuple[List[RawArray], RawArray,
                                                                   RawArray, RawArray,
                                                                   RawArray]: ...
 

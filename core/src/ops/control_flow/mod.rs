@@ -5,7 +5,8 @@
 //!   output tangents from `(args, tangents)`; the tangent `cond` is linear in the tangents,
 //!   and its transpose is a `cond` over the branches' transposes, so reverse mode runs only
 //!   the selected branch (a NaN in another branch never leaks into values or gradients).
-//! - JVP of `while`: one loop carrying tangents beside the primal carry (forward mode only).
+//! - JVP of `while`: one loop carrying tangents beside the primal carry (forward mode only;
+//!   `bounded_while`, in its own module, is the loop reverse mode can transpose).
 //! - Batching: a batched `cond` index becomes a select over the branches some element takes
 //!   (each behind an unbatched `cond` on whether any does); a batched `while`
 //!   predicate runs until every element is done, freezing finished elements' carries.
@@ -22,12 +23,12 @@ use quabla_abi::qir::{Node, Op, Program, ReduceKind};
 use quabla_abi::TensorType;
 
 mod bounded_while;
+mod bounded_while_transpose;
 mod scan;
 mod scan_tape;
 
-pub use bounded_while::{
-    bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions, DEFAULT_CHECKPOINTS,
-};
+pub(crate) use bounded_while::bounded_while_as_while;
+pub use bounded_while::{bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions};
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;
 use scan::{batch_scan, scan_jvp, scan_results, scan_transpose};
@@ -99,6 +100,7 @@ pub(crate) fn jvp(
             Ok((outs, spread(&node.results, touts)))
         }
         Op::Scan { .. } => scan_jvp(node, primals, tangents),
+        Op::BoundedWhile { .. } => bounded_while::bounded_jvp(node, primals, tangents),
         _ => unreachable!("dispatched for cond, while and scan"),
     }
 }
@@ -108,6 +110,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let branches = match &a.node.op {
         Op::Cond { branches } => branches,
         Op::Scan { .. } => return scan_transpose(a),
+        Op::BoundedWhile { .. } => return bounded_while_transpose::bounded_transpose(a),
         op => return crate::ad::rules::no_rule("transpose", op),
     };
     if a.operands[0].is_linear() {
@@ -155,7 +158,9 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
 pub(crate) fn batch(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
     match &a.node.op {
         Op::Cond { branches } => batch_cond(a, branches),
-        Op::While { cond, body } => batch_while(a, cond, body),
+        Op::While { cond, body } | Op::BoundedWhile { cond, body, .. } => {
+            batch_while(a, cond, body)
+        }
         Op::Scan { .. } => batch_scan(a),
         _ => unreachable!("dispatched for cond, while and scan"),
     }
@@ -247,14 +252,7 @@ fn batch_while(a: &BatchArgs, cond: &Program, body: &Program) -> Result<Vec<(Arr
             .collect::<Result<_>>()?;
         let refs: Vec<&Array> = carry.iter().collect();
         let types = carry.iter().map(|c| c.tensor_type().clone()).collect();
-        let outs = apply(
-            Op::While {
-                cond: Box::new(cprog),
-                body: Box::new(bprog),
-            },
-            &refs,
-            types,
-        )?;
+        let outs = apply(a.node.op.with_regions(vec![cprog, bprog]), &refs, types)?;
         return Ok(outs.into_iter().zip(flags).collect());
     }
     // A batched predicate: every carry is batched; loop while any element continues, and
@@ -290,14 +288,9 @@ fn batch_while(a: &BatchArgs, cond: &Program, body: &Program) -> Result<Vec<(Arr
             .collect()
     })?;
     let refs: Vec<&Array> = carry.iter().collect();
-    let outs = apply(
-        Op::While {
-            cond: Box::new(any_cond),
-            body: Box::new(frozen_body),
-        },
-        &refs,
-        types,
-    )?;
+    // A bounded loop keeps its bound: an element's trips are at most the loop's.
+    let op = a.node.op.with_regions(vec![any_cond, frozen_body]);
+    let outs = apply(op, &refs, types)?;
     Ok(outs.into_iter().map(|o| (o, true)).collect())
 }
 
@@ -467,6 +460,30 @@ impl LoopRegions {
             body_captures,
         })
     }
+
+    /// The loop over one carry `(init..., cond's captures..., body's captures...)`, the
+    /// captures passed through unchanged, as `while` takes it: `(carry, cond, body)`.
+    pub(super) fn over_one_carry(
+        self,
+        device: &std::sync::Arc<crate::runtime::Device>,
+        init: &[Array],
+    ) -> Result<(Vec<Array>, Program, Program)> {
+        let (n, nc) = (init.len(), self.cond_captures.len());
+        let mut carry = init.to_vec();
+        carry.extend(self.cond_captures);
+        carry.extend(self.body_captures);
+        let types: Vec<TensorType> = carry.iter().map(|a| a.tensor_type().clone()).collect();
+        let (cprog, bprog) = (self.cond, self.body);
+        let cond = crate::trace::trace_function(device, &types, |c: &[Array]| {
+            eval_program(&cprog, &[&c[..n], &c[n..n + nc]].concat())
+        })?;
+        let body = crate::trace::trace_function(device, &types, |c: &[Array]| {
+            let mut out = eval_program(&bprog, &[&c[..n], &c[n + nc..]].concat())?;
+            out.extend(c[n..].iter().cloned());
+            Ok(out)
+        })?;
+        Ok((carry, cond, body))
+    }
 }
 
 /// `while cond_fn(carry): carry = body_fn(carry)`. Forward-mode differentiable; reverse mode
@@ -475,27 +492,10 @@ impl LoopRegions {
 pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Result<Vec<Array>> {
     let device = device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
-    let LoopRegions {
-        cond: cprog,
-        cond_captures: ccaps,
-        body: bprog,
-        body_captures: bcaps,
-    } = LoopRegions::trace("while_loop", &device, &types, cond_fn, body_fn)?;
-    let (n, nc) = (init.len(), ccaps.len());
-    let mut carry_types = types.clone();
-    carry_types.extend(ccaps.iter().chain(&bcaps).map(|a| a.tensor_type().clone()));
-    let cond_r = crate::trace::trace_function(&device, &carry_types, |c: &[Array]| {
-        eval_program(&cprog, &[&c[..n], &c[n..n + nc]].concat())
-    })?;
-    let body_r = crate::trace::trace_function(&device, &carry_types, |c: &[Array]| {
-        let mut out = eval_program(&bprog, &[&c[..n], &c[n + nc..]].concat())?;
-        out.extend(c[n..].iter().cloned());
-        Ok(out)
-    })?;
-    let mut carry = init.to_vec();
-    carry.extend(ccaps);
-    carry.extend(bcaps);
+    let regions = LoopRegions::trace("while_loop", &device, &types, cond_fn, body_fn)?;
+    let (carry, cond_r, body_r) = regions.over_one_carry(&device, init)?;
     let refs: Vec<&Array> = carry.iter().collect();
+    let carry_types = carry.iter().map(|c| c.tensor_type().clone()).collect();
     let mut outs = apply(
         Op::While {
             cond: Box::new(cond_r),
@@ -504,7 +504,7 @@ pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Resul
         &refs,
         carry_types,
     )?;
-    outs.truncate(n);
+    outs.truncate(init.len());
     Ok(outs)
 }
 

@@ -52,11 +52,10 @@ fn record_tape_bytes(bytes: usize) {
     TOTAL_TAPE_BYTES.with(|c| c.set(c.get().saturating_add(bytes)));
 }
 
-/// Bytes of loop state every reverse-mode `scan` built on this thread since the last call
-/// kept for its backward pass, and a reset to zero. Each nested loop's backward pass is
-/// built once, and one node of each level runs at a time, so for nested loops (a bounded
-/// `while`'s tree of scans) this bounds the tape live at once. A diagnostic for memory
-/// measurements.
+/// Bytes of loop state every reverse-mode `scan` and bounded `while` built on this thread
+/// since the last call kept for its backward pass (a bounded loop's checkpoints and
+/// segment), and a reset to zero. Each nested loop's backward pass is built once, so for
+/// nested loops this bounds the tape live at once. A diagnostic for memory measurements.
 ///
 /// ```no_run
 /// let _ = quabla::lax::take_scan_tape_bytes(); // reset

@@ -51,26 +51,25 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
                checkpoints: Optional[int] = None):
     """Runs ``body_fun`` while ``cond_fun`` holds. Forward-mode differentiable.
 
-    With ``max_steps`` (a keyword JAX does not have; equinox's bounded ``while_loop`` has
-    it) the loop stops after that many trips at the latest and is reverse-differentiable too,
-    at a cost that follows the trips taken: a tree of scans, 16 trips to a leaf, whose
-    finished subtrees are skipped. The forward pass runs the body once a trip (plus
-    O(log(max_steps)) predicate checks); the backward pass recomputes the trips once per
-    level of the tree (16 children a node, up to 32 at the root: 3 levels at 4096 or 8192,
-    4 at 65536). Without it, reverse mode raises, as in JAX.
+    With ``max_steps`` (a keyword JAX does not have; equinox's checkpointed ``while_loop``
+    has it) the loop stops after that many trips at the latest and is reverse-differentiable
+    too, at a cost that follows the trips taken, never the bound: the forward pass runs the
+    body once a trip; the backward pass runs the trips forward again keeping checkpoints,
+    then walks them backward, last first. Without it, reverse mode raises, as in JAX.
 
-    ``checkpoints`` (at least 2; default 16; needs ``max_steps``) sets the children of each
-    node, trading memory for recomputation as revolve's snapshot count does: reverse mode
-    keeps about ``checkpoints`` carries a level and evaluates the body once more a trip for
-    each level. ``checkpoints >= max_steps // 2`` is a single level (every trip's residuals
-    stored, the body evaluated twice a trip); ``sqrt(max_steps)`` is two. Values and
-    forward-mode results do not depend on it.
+    ``checkpoints`` (at least 1; default ``ceil(sqrt(max_steps))``; needs ``max_steps``) is
+    how many carries reverse mode keeps at evenly spaced trips; it also keeps the carries
+    of one segment of ``s = ceil(max_steps / checkpoints)`` trips, and recomputes each
+    segment before the last from its checkpoint. So memory is ``checkpoints + s`` carries
+    (least at the default), and a loop that ends within its first ``s`` trips recomputes
+    nothing; ``checkpoints >= max_steps`` keeps every trip's carry. Values and
+    forward-mode results do not depend on it, nor gradients (bit for bit).
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")
     if checkpoints is not None and (isinstance(checkpoints, bool) or not isinstance(checkpoints, int)
-                                    or checkpoints < 2):
-        raise ValueError(f"while_loop: checkpoints must be an int >= 2, got {checkpoints!r}")
+                                    or checkpoints < 1):
+        raise ValueError(f"while_loop: checkpoints must be an int >= 1, got {checkpoints!r}")
     raws, tree = flatten_to_raw(init_val)
     sc, sb = OutStore(), OutStore()
     body = flat_function(body_fun, tree, sb, call=lambda f, a: f(a))

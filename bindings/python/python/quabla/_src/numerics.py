@@ -129,9 +129,9 @@ class OdeStats(NamedTuple):
 _METHODS = ("dopri5", "tsit5", "rk4", "rosenbrock23")
 
 
-def _checkpoints(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise ValueError(f"odeint: checkpoints must be an int >= 2, got {k!r}")
+def _checkpoints(k) -> Optional[int]:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"odeint: checkpoints must be None or an int >= 1, got {k!r}")
     return k
 _GRADIENTS = ("direct", "adjoint", "forward")
 
@@ -139,7 +139,7 @@ _GRADIENTS = ("direct", "adjoint", "forward")
 def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4e-8,
            max_steps: int = 4096, method: str = "dopri5", dt0: Optional[float] = None,
            gradient: str = "direct", full_output: bool = False, throw: bool = False,
-           checkpoints: int = 16):
+           checkpoints: Optional[int] = None):
     """Integrates ``dy/dt = func(y, t, *args)`` from ``y(t[0]) = y0``; returns ``y`` at every
     time in ``t`` (strictly increasing), each leaf with a leading time axis, as
     ``jax.experimental.ode.odeint``.
@@ -153,9 +153,10 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     follows the steps taken), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
     the steps), ``"forward"`` is the cheapest solve (forward mode only). ``y0`` leaves must
     have ``t``'s float dtype. With ``full_output`` returns ``(ys, OdeStats)``.
-    ``checkpoints`` (at least 2) is the direct gradient's memory/recomputation trade-off,
-    ``while_loop``'s keyword of that name: larger stores more and recomputes the steps fewer
-    times; solutions do not depend on it.
+    ``checkpoints`` (default ``ceil(sqrt(max_steps + len(t)))``) is the direct gradient's
+    memory/recomputation trade-off, ``while_loop``'s keyword of that name: the solver states
+    kept at evenly spaced iterations; a solve of fewer iterations than
+    ``(max_steps + len(t)) / checkpoints`` recomputes nothing. Solutions do not depend on it.
 
     When ``max_steps`` runs out before the last time, the states at the times not reached
     are NaN: a concrete solve warns (``RuntimeWarning``), ``OdeStats.reached`` is ``False``

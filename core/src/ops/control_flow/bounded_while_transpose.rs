@@ -1,0 +1,419 @@
+//! Transpose of a `bounded_while` that is linear in some carries (the tangent loop of its
+//! JVP): the backward pass walks the trips the loop took, last first, and nothing else.
+//!
+//! The carry splits into known carries (the primal part, and tangents that never meet a
+//! linear value) and linear ones. One trip's body splits by partial evaluation into
+//! `fwd: known -> (known', residuals)` and `bwd: (residuals, ct of linear') -> ct of
+//! linear`. The backward pass then:
+//! 1. runs the known part forward again from the known operands, counting the trips `n` and
+//!    keeping the known carry at trips `0, s, 2s, ...` (`checkpoints` slots, `s =
+//!    ceil(max_steps / checkpoints)`) and at every trip modulo `s` (so the last segment's
+//!    carries are all there when it ends);
+//! 2. transposes the last segment's trips from those carries, last first;
+//! 3. for each earlier segment, last first: recomputes its carries from its checkpoint and
+//!    transposes its `s` trips.
+//!
+//! Each loop is a `bounded_while` (bounds `max_steps`, `checkpoints` and `s`), so the
+//! backward pass is itself differentiable in both modes. Known carries the body passes
+//! through unchanged (captured parameters) are carried beside the loops, never copied into
+//! the checkpoints.
+
+use super::bounded_while::bounded_while_fn;
+use crate::ad::rules::TransposeArgs;
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::eval::eval_program;
+use crate::trace::trace_function;
+use quabla_abi::qir::{Op, Program};
+use quabla_abi::{DType, TensorType};
+
+/// Cotangents of the linear operands of a `bounded_while` node.
+pub(super) fn bounded_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
+    let Op::BoundedWhile {
+        cond,
+        body,
+        max_steps,
+        checkpoints,
+    } = &a.node.op
+    else {
+        unreachable!("bounded_while only")
+    };
+    let plan = Plan::new(a, cond, body, *max_steps, *checkpoints)?;
+    let known: Vec<Array> = plan
+        .known
+        .iter()
+        .map(|&i| a.operands[i].known("bounded_while").cloned())
+        .collect::<Result<_>>()?;
+    let like = known
+        .first()
+        .cloned()
+        .or_else(|| a.cts.iter().flatten().next().cloned())
+        .ok_or_else(|| Error::Internal("bounded_while transpose without values".into()))?;
+    let cts: Vec<Array> = plan
+        .linear
+        .iter()
+        .map(|&i| match &a.cts[i] {
+            Some(c) => Ok(c.clone()),
+            None => crate::ops::zeros_typed(&like, &a.node.results[i]),
+        })
+        .collect::<Result<_>>()?;
+    let cts = plan.backward(&like, known, cts)?;
+    let mut out: Vec<Option<Array>> = vec![None; a.operands.len()];
+    for (ct, &i) in cts.into_iter().zip(&plan.linear) {
+        // Carries made linear only by the fixed point start known: no cotangent for them.
+        if a.operands[i].is_linear() {
+            out[i] = Some(ct);
+        }
+    }
+    Ok(out)
+}
+
+/// The split of one loop and its schedule.
+struct Plan<'a> {
+    cond: &'a Program,
+    /// Carry positions of the known and the linear carries.
+    known: Vec<usize>,
+    linear: Vec<usize>,
+    /// Of the known carries (by their index in `known`): those the body changes, which
+    /// the checkpoints keep, and those it passes through.
+    varying: Vec<usize>,
+    fixed: Vec<usize>,
+    /// One trip's known part without residuals, and its residuals alone: both take the
+    /// known carries.
+    fwd_known: Program,
+    fwd_residuals: Program,
+    /// `(residuals, ct of the linear carries after a trip) -> their ct before it`.
+    bwd: Program,
+    max_steps: usize,
+    /// Checkpoint slots and the trips between two checkpoints.
+    slots: usize,
+    segment: usize,
+    carry_types: Vec<TensorType>,
+}
+
+/// Which outputs of `p` depend on the inputs flagged in `linear`.
+fn linear_outputs(p: &Program, linear: &[bool]) -> Vec<bool> {
+    let mut lin = linear.to_vec();
+    for n in &p.nodes {
+        let l = n.operands.iter().any(|o| lin[o.index()]);
+        lin.extend(n.results.iter().map(|_| l));
+    }
+    p.outputs.iter().map(|o| lin[o.index()]).collect()
+}
+
+fn with_outputs(p: &Program, outputs: &[quabla_abi::qir::ValueId]) -> Program {
+    crate::passes::dce(&Program {
+        inputs: p.inputs.clone(),
+        nodes: p.nodes.clone(),
+        outputs: outputs.to_vec(),
+    })
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        a: &TransposeArgs,
+        cond: &'a Program,
+        body: &Program,
+        max_steps: usize,
+        checkpoints: usize,
+    ) -> Result<Plan<'a>> {
+        let n = a.operands.len();
+        // A carry is linear if it starts linear or its update reads anything linear.
+        let mut lin: Vec<bool> = a.operands.iter().map(|o| o.is_linear()).collect();
+        loop {
+            let out = linear_outputs(body, &lin);
+            let grown: Vec<usize> = (0..n).filter(|&c| out[c] && !lin[c]).collect();
+            if grown.is_empty() {
+                break;
+            }
+            for c in grown {
+                lin[c] = true;
+            }
+        }
+        if linear_outputs(cond, &lin)[0] {
+            return Err(Error::Value(
+                "bounded_while: the loop's predicate reads a value being differentiated, so \
+                 the loop is not linear in it and cannot be transposed"
+                    .into(),
+            ));
+        }
+        let known: Vec<usize> = (0..n).filter(|&i| !lin[i]).collect();
+        let linear: Vec<usize> = (0..n).filter(|&i| lin[i]).collect();
+        let (varying, fixed): (Vec<usize>, Vec<usize>) =
+            (0..known.len()).partition(|&k| body.outputs[known[k]].index() != known[k]);
+        let like = a
+            .operands
+            .iter()
+            .find_map(|o| o.known("bounded_while").ok())
+            .or_else(|| a.cts.iter().flatten().next())
+            .ok_or_else(|| Error::Internal("bounded_while transpose without values".into()))?;
+        let order: Vec<usize> = known.iter().chain(&linear).copied().collect();
+        let types: Vec<TensorType> = order.iter().map(|&i| body.inputs[i].clone()).collect();
+        let reordered = trace_function(like.device(), &types, |x: &[Array]| {
+            let mut args: Vec<Option<Array>> = vec![None; n];
+            for (pos, &i) in order.iter().enumerate() {
+                args[i] = Some(x[pos].clone());
+            }
+            let outs = eval_program(body, &args.into_iter().flatten().collect::<Vec<_>>())?;
+            Ok(order.iter().map(|&i| outs[i].clone()).collect())
+        })?;
+        let nk = known.len();
+        let (fwd, bwd) = crate::ad::partial_eval_transpose(like.device(), &reordered, nk, nk)?;
+        // At least one trip a segment, also for a bound of 0 (a loop that never runs).
+        let segment = max_steps
+            .div_ceil(checkpoints.clamp(1, max_steps.max(1)))
+            .max(1);
+        Ok(Plan {
+            cond,
+            fwd_known: with_outputs(&fwd, &fwd.outputs[..nk]),
+            fwd_residuals: with_outputs(&fwd, &fwd.outputs[nk..]),
+            bwd,
+            known,
+            linear,
+            varying,
+            fixed,
+            max_steps,
+            slots: max_steps.saturating_sub(1).div_ceil(segment) + 1,
+            segment,
+            carry_types: body.inputs.clone(),
+        })
+    }
+
+    /// The known carry from its varying part and the fixed part.
+    fn known_carry(&self, varying: &[Array], fixed: &[Array]) -> Vec<Array> {
+        let mut out: Vec<Option<Array>> = vec![None; self.known.len()];
+        for (v, &k) in varying.iter().zip(&self.varying) {
+            out[k] = Some(v.clone());
+        }
+        for (v, &k) in fixed.iter().zip(&self.fixed) {
+            out[k] = Some(v.clone());
+        }
+        out.into_iter().flatten().collect()
+    }
+
+    fn varying_of(&self, known: &[Array]) -> Vec<Array> {
+        self.varying.iter().map(|&k| known[k].clone()).collect()
+    }
+
+    /// Buffers of `rows` copies of each varying known carry.
+    fn buffers(&self, like: &Array, rows: usize) -> Result<Vec<Array>> {
+        self.varying
+            .iter()
+            .map(|&k| {
+                let t = &self.carry_types[self.known[k]];
+                let shape = [vec![rows], t.shape.clone()].concat();
+                crate::ops::zeros_typed(like, &TensorType::new(t.dtype, shape))
+            })
+            .collect()
+    }
+
+    /// The loop's predicate on the known carry (it reads no linear carry).
+    fn going(&self, known: &[Array], like: &Array) -> Result<Array> {
+        let mut args: Vec<Option<Array>> = vec![None; self.carry_types.len()];
+        for (v, &i) in known.iter().zip(&self.known) {
+            args[i] = Some(v.clone());
+        }
+        for &i in &self.linear {
+            args[i] = Some(crate::ops::zeros_typed(like, &self.carry_types[i])?);
+        }
+        Ok(eval_program(self.cond, &args.into_iter().flatten().collect::<Vec<_>>())?.remove(0))
+    }
+
+    fn backward(&self, like: &Array, known: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>> {
+        let fixed: Vec<Array> = self.fixed.iter().map(|&k| known[k].clone()).collect();
+        let (trips, checkpoints, last) = self.checkpoint_pass(like, &known)?;
+        super::scan_tape::record_tape(&[checkpoints.clone(), last.clone()].concat());
+        if self.segment == 1 {
+            return self.transpose_trips(&checkpoints, &trips, self.max_steps, &fixed, cts);
+        }
+        let s = self.segment as i32;
+        // Segments 0..=g_last; the last holds trips g_last * s .. n.
+        let g_last = (int_div(&(&trips + (s - 1))?, s)? - 1)?.maximum(0)?;
+        let last_len = (&trips - &(&g_last * s)?)?;
+        let cts = self.transpose_trips(&last, &last_len, self.segment, &fixed, cts)?;
+        self.earlier_segments(&g_last, &checkpoints, last, &fixed, cts)
+    }
+
+    /// Step 1: `(trips taken, checkpoint buffers, last segment's buffers)`.
+    fn checkpoint_pass(
+        &self,
+        like: &Array,
+        known: &[Array],
+    ) -> Result<(Array, Vec<Array>, Vec<Array>)> {
+        let (nk, nv) = (known.len(), self.varying.len());
+        let s = self.segment as i32;
+        let by_segment = self.segment > 1;
+        let mut init = vec![crate::ops::zeros_typed(
+            like,
+            &TensorType::scalar(DType::I32),
+        )?];
+        init.extend(known.iter().cloned());
+        init.extend(self.buffers(like, self.slots)?);
+        if by_segment {
+            init.extend(self.buffers(like, self.segment)?);
+        }
+        let cond = |c: &[Array]| self.going(&c[1..1 + nk], &c[0]);
+        let body = |c: &[Array]| -> Result<Vec<Array>> {
+            let (t, k) = (&c[0], &c[1..1 + nk]);
+            let var = self.varying_of(k);
+            // Slot ceil(t / s) ends up holding the carry at trip `slot * s`.
+            let slot = int_div(&(t + (s - 1))?, s)?;
+            let mut next = vec![(t + 1)?];
+            next.extend(eval_program(&self.fwd_known, k)?);
+            for (buf, v) in c[1 + nk..1 + nk + nv].iter().zip(&var) {
+                next.push(write_row(buf, v, &slot)?);
+            }
+            if by_segment {
+                let row = t.rem(s)?;
+                for (buf, v) in c[1 + nk + nv..].iter().zip(&var) {
+                    next.push(write_row(buf, v, &row)?);
+                }
+            }
+            Ok(next)
+        };
+        let mut out = bounded_while_fn(like, cond, body, &init, self.max_steps)?;
+        let last = out.split_off(1 + nk + nv);
+        let checkpoints = out.split_off(1 + nk);
+        Ok((out.swap_remove(0), checkpoints, last))
+    }
+
+    /// Steps 2 and 3's inner loop: transposes trips `len - 1` down to 0 of a buffer of
+    /// known carries (`bound` rows).
+    fn transpose_trips(
+        &self,
+        buffers: &[Array],
+        len: &Array,
+        bound: usize,
+        fixed: &[Array],
+        cts: Vec<Array>,
+    ) -> Result<Vec<Array>> {
+        let (nl, nv) = (cts.len(), buffers.len());
+        let mut init = vec![(len - 1)?];
+        init.extend(cts);
+        init.extend(buffers.iter().cloned());
+        init.extend(fixed.iter().cloned());
+        let cond = |c: &[Array]| c[0].ge(0);
+        let body = |c: &[Array]| -> Result<Vec<Array>> {
+            let m = &c[0];
+            let ct = &c[1..1 + nl];
+            let bufs = &c[1 + nl..1 + nl + nv];
+            let var: Vec<Array> = bufs.iter().map(|b| read_row(b, m)).collect::<Result<_>>()?;
+            let known = self.known_carry(&var, &c[1 + nl + nv..]);
+            let mut args = eval_program(&self.fwd_residuals, &known)?;
+            args.extend(ct.iter().cloned());
+            let mut next = vec![(m - 1)?];
+            next.extend(eval_program(&self.bwd, &args)?);
+            next.extend(c[1 + nl..].iter().cloned());
+            Ok(next)
+        };
+        let like = init[0].clone();
+        let out = bounded_while_fn(&like, cond, body, &init, bound)?;
+        Ok(out[1..1 + nl].to_vec())
+    }
+
+    /// Step 3: segments `g_last - 1` down to 0, each recomputed from its checkpoint into
+    /// the segment buffers, then transposed.
+    fn earlier_segments(
+        &self,
+        g_last: &Array,
+        checkpoints: &[Array],
+        segment: Vec<Array>,
+        fixed: &[Array],
+        cts: Vec<Array>,
+    ) -> Result<Vec<Array>> {
+        let (nl, nv) = (cts.len(), checkpoints.len());
+        let mut init = vec![(g_last - 1)?];
+        init.extend(cts);
+        init.extend(segment);
+        init.extend(checkpoints.iter().cloned());
+        init.extend(fixed.iter().cloned());
+        let cond = |c: &[Array]| c[0].ge(0);
+        let body = |c: &[Array]| -> Result<Vec<Array>> {
+            let g = &c[0];
+            let ct = c[1..1 + nl].to_vec();
+            let seg = &c[1 + nl..1 + nl + nv];
+            let chk = &c[1 + nl + nv..1 + nl + 2 * nv];
+            let fixed = &c[1 + nl + 2 * nv..];
+            let start: Vec<Array> = chk.iter().map(|b| read_row(b, g)).collect::<Result<_>>()?;
+            let seg = self.recompute_segment(&start, seg, fixed)?;
+            let s = i32::try_from(self.segment).map_err(|_| Error::Internal("segment".into()))?;
+            let len = (g.zeros_like()? + s)?;
+            let ct = self.transpose_trips(&seg, &len, self.segment, fixed, ct)?;
+            let mut next = vec![(g - 1)?];
+            next.extend(ct);
+            next.extend(seg);
+            next.extend(c[1 + nl + nv..].iter().cloned());
+            Ok(next)
+        };
+        let like = init[0].clone();
+        let out = bounded_while_fn(&like, cond, body, &init, self.slots)?;
+        Ok(out[1..1 + nl].to_vec())
+    }
+
+    /// The `s` known carries of a whole segment from its first, into the segment buffers.
+    fn recompute_segment(
+        &self,
+        start: &[Array],
+        seg: &[Array],
+        fixed: &[Array],
+    ) -> Result<Vec<Array>> {
+        let nv = start.len();
+        let Some(like) = seg.first() else {
+            return Ok(vec![]);
+        };
+        let zero = crate::ops::zeros_typed(like, &TensorType::scalar(DType::I32))?;
+        let seg: Vec<Array> = seg
+            .iter()
+            .zip(start)
+            .map(|(b, v)| write_row(b, v, &zero))
+            .collect::<Result<_>>()?;
+        let s = self.segment as i32;
+        let mut init = vec![(&zero + 1)?];
+        init.extend(start.iter().cloned());
+        init.extend(seg);
+        init.extend(fixed.iter().cloned());
+        let cond = |c: &[Array]| c[0].lt(s);
+        let body = |c: &[Array]| -> Result<Vec<Array>> {
+            let j = &c[0];
+            let known = self.known_carry(&c[1..1 + nv], &c[1 + 2 * nv..]);
+            let next_known = eval_program(&self.fwd_known, &known)?;
+            let var = self.varying_of(&next_known);
+            let mut next = vec![(j + 1)?];
+            next.extend(var.iter().cloned());
+            for (b, v) in c[1 + nv..1 + 2 * nv].iter().zip(&var) {
+                next.push(write_row(b, v, j)?);
+            }
+            next.extend(c[1 + 2 * nv..].iter().cloned());
+            Ok(next)
+        };
+        let out = bounded_while_fn(&init[0].clone(), cond, body, &init, self.segment - 1)?;
+        Ok(out[1 + nv..1 + 2 * nv].to_vec())
+    }
+}
+
+/// `x / d` rounded toward zero, for non-negative i32 `x`.
+fn int_div(x: &Array, d: i32) -> Result<Array> {
+    x.binary(quabla_abi::qir::BinaryOp::Div, d)
+}
+
+/// `buf[row] = value` for a buffer of rows shaped like `value`.
+fn write_row(buf: &Array, value: &Array, row: &Array) -> Result<Array> {
+    let zero = row.zeros_like()?;
+    let starts: Vec<&Array> = std::iter::once(row)
+        .chain(std::iter::repeat_n(&zero, value.ndim()))
+        .collect();
+    buf.dynamic_update_slice(&value.expand_dims(0)?, &starts)
+}
+
+/// `buf[row]`.
+fn read_row(buf: &Array, row: &Array) -> Result<Array> {
+    let zero = row.zeros_like()?;
+    let starts: Vec<&Array> = std::iter::once(row)
+        .chain(std::iter::repeat_n(&zero, buf.ndim() - 1))
+        .collect();
+    let sizes: Vec<usize> = std::iter::once(1)
+        .chain(buf.shape()[1..].iter().copied())
+        .collect();
+    let rest: Vec<isize> = buf.shape()[1..].iter().map(|&d| d as isize).collect();
+    buf.dynamic_slice(&starts, &sizes)?.reshape(&rest)
+}
