@@ -250,13 +250,25 @@ fn tapes(n: usize) -> (usize, usize) {
     (tape_of(bounded), tape_of(scanned))
 }
 
-/// Carries (of 16 f64) reverse mode keeps for a bound `n` and `k` checkpoints: `k` slots
-/// (one more when they do not divide the bound) and a segment of `ceil(n / k)` trips, none
-/// when a segment is one trip (the slots hold every carry).
-fn kept_carries(n: usize, k: usize) -> usize {
-    let s = n.div_ceil(k);
-    let slots = (n - 1).div_ceil(s) + 1;
-    slots + if s > 1 { s } else { 0 }
+/// Carries reverse mode keeps for a bound `n` and a budget of `k` (default: unset): at
+/// each level of the schedule, the carry every `stride` trips over the level above's span
+/// (one more row when the stride does not divide it), every carry at the last level.
+fn kept_carries(n: usize, k: Option<usize>) -> usize {
+    let opts = BoundedWhileOptions {
+        max_steps: n,
+        checkpoints: k,
+    };
+    let mut span = n;
+    let mut total = 0;
+    for s in opts.level_strides() {
+        total += if s == 1 {
+            span
+        } else {
+            (span - 1).div_ceil(s) + 1
+        };
+        span = s;
+    }
+    total
 }
 
 #[test]
@@ -269,8 +281,11 @@ fn reverse_mode_storage_is_two_sqrt_bound_carries() {
     // The bounded loop keeps sqrt(n) checkpoints and a segment of sqrt(n) carries.
     let carry = 16 * 8;
     for (b, n) in bounded.iter().zip(sizes) {
-        let k = (n as f64).sqrt().ceil() as usize;
-        assert_eq!(*b, kept_carries(n, k) * carry, "n = {n}: {bounded:?}");
+        assert_eq!(*b, kept_carries(n, None) * carry, "n = {n}: {bounded:?}");
+        assert!(
+            *b <= 2 * ((n as f64).sqrt() as usize + 2) * carry,
+            "n = {n}"
+        );
     }
     assert!(bounded[2] <= 4 * bounded[1] + carry, "{bounded:?}");
     assert!(bounded[2] * 60 < scanned[2], "{bounded:?} vs {scanned:?}");
@@ -292,23 +307,25 @@ fn tape_with(n: usize, checkpoints: usize) -> usize {
 }
 
 #[test]
-fn the_checkpoint_count_trades_checkpoints_for_segment_length() {
+fn the_checkpoint_budget_bounds_the_memory() {
     let n = 4096;
-    let ks = [1usize, 4, 16, 64, 4096];
+    let ks = [1usize, 30, 40, 64, 129, 500, 4096];
     let bytes: Vec<usize> = ks.iter().map(|&k| tape_with(n, k)).collect();
     println!("tape bytes at n = {n}, checkpoints {ks:?}: {bytes:?}");
+    let carry = 16 * 8;
     for (b, k) in bytes.iter().zip(ks) {
         assert_eq!(
             *b,
-            kept_carries(n, k) * 16 * 8,
+            kept_carries(n, Some(k)) * carry,
             "checkpoints {k}: {bytes:?}"
         );
+        // Within the budget, down to the least-memory schedule (29 carries at 4096).
+        assert!(*b <= k.max(29) * carry, "checkpoints {k}: {bytes:?}");
     }
     // As many checkpoints as trips keeps every carry, as a scan's full tape (a carry a trip).
-    assert_eq!(bytes[4], n * 16 * 8);
-    // sqrt(n) checkpoints keep the least: about 2 sqrt(n) carries.
-    assert!(bytes.iter().all(|b| *b >= bytes[3]), "{bytes:?}");
-    assert!(bytes[3] * 30 < bytes[4], "{bytes:?}");
+    assert_eq!(bytes[6], n * carry);
+    // A bigger budget never keeps less.
+    assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{bytes:?}");
 }
 
 #[test]
@@ -331,10 +348,12 @@ fn every_checkpoint_count_gives_the_same_values_and_gradients() {
         let g = grad(f, &[0, 1])(&args).unwrap();
         (v, vals(&g[0]), vals(&g[1]))
     };
+    // 16: segments of 9 trips, the earlier ones recomputed.
     let base = run(16);
     let n = trips(0.3, 1.1, 40.0, 50);
-    // Several segments at 7 checkpoints (8 trips each), one at 1.
-    assert!(n > 16, "{n} trips");
+    // Several segments at every level of the three-level schedules (strides 16, 4, 1 for
+    // budgets up to 7), one segment of 21 at 25, every carry at 50 and more.
+    assert!(n > 21, "{n} trips");
     for k in [1, 2, 3, 7, 25, 50, 1000] {
         let (v, g0, g1) = run(k);
         // Values are the same trips whatever the schedule: bit for bit.
@@ -342,6 +361,11 @@ fn every_checkpoint_count_gives_the_same_values_and_gradients() {
         // The gradient transposes the same trips in the same order, whichever were kept
         // and whichever recomputed: bit for bit too.
         assert_eq!((&g0, &g1), (&base.1, &base.2), "checkpoints {k}");
+        let opts = BoundedWhileOptions {
+            max_steps: 50,
+            checkpoints: Some(k),
+        };
+        println!("checkpoints {k}: strides {:?}", opts.level_strides());
     }
     let bad = BoundedWhileOptions {
         max_steps: 50,

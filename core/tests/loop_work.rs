@@ -118,17 +118,28 @@ fn loops_do_the_work_of_the_trips_they_take() {
         // is recomputed. The residuals (`cos`) hold no `sin`.
         assert_eq!(*bwd, 2 * n, "bound {b}");
     }
-    // Segments shorter than the trips: each but the last is recomputed from its checkpoint
-    // (s - 1 trips each); a segment of one trip recomputes nothing.
-    for (k, s) in [(2048usize, 2u64), (1024, 4), (4096, 1), (1, 4096)] {
+    // Budgets below two levels add levels: each runs the 5 trips forward again from the
+    // level above's checkpoint keeping its own (4 evaluations: the last trip's successor
+    // is not needed), down to a level of single trips. At 40 carries the strides are
+    // 512, 64, 8, 1 (three runs); at 1, 1024, 256, 64, 16, 4, 1, whose level of 4 splits
+    // the 5 trips into 4 (3 evaluations to keep each carry) and 1 (none).
+    for (k, strides, bwd_sines) in [
+        (4096usize, vec![1usize], 2 * n),
+        (40, vec![512, 64, 8, 1], 2 * n + 3 * (n - 1)),
+        (1, vec![1024, 256, 64, 16, 4, 1], 2 * n + 4 * (n - 1) + 3),
+    ] {
+        let opts = BoundedWhileOptions {
+            max_steps: 4096,
+            checkpoints: Some(k),
+        };
+        assert_eq!(opts.level_strides(), strides);
         let (fwd, bwd) = both_passes(4096, Some(k));
         println!(
             "checkpoints {k}: sin runs (forward, gradient) {:?}",
             (fwd, bwd)
         );
         assert_eq!(fwd, n, "checkpoints {k}");
-        let earlier_segments = n.div_ceil(s) - 1;
-        assert_eq!(bwd, 2 * n + earlier_segments * (s - 1), "checkpoints {k}");
+        assert_eq!(bwd, bwd_sines, "checkpoints {k}");
     }
     let odes: Vec<(u64, u64, i32)> = [4096, 65536].iter().map(|&b| ode_work(b)).collect();
     println!("dopri5 solve, sin runs (solve, gradient, steps) at max_steps 4096, 65536: {odes:?}");

@@ -83,12 +83,11 @@ pub struct OdeOptions {
     /// Steps (accepted or rejected) allowed over the whole interval (default 4096); times
     /// not reached come back as NaN and `stats.steps == max_steps` says so.
     pub max_steps: usize,
-    /// [`Gradient::Direct`]'s reverse-mode schedule: the solver states its bounded loop keeps
-    /// at evenly spaced iterations ([`crate::lax::BoundedWhileOptions::checkpoints`]; unset:
-    /// `ceil(sqrt(max_steps + len(t)))`). A solve whose iterations fit in one segment
-    /// (`(max_steps + len(t)) / checkpoints` of them, 64 by default) recomputes nothing;
-    /// `max_steps + len(t)` or more keeps every iteration's state. Solutions and
-    /// forward-mode derivatives do not depend on it.
+    /// [`Gradient::Direct`]'s reverse-mode memory budget: the solver states its bounded loop
+    /// may keep ([`crate::lax::BoundedWhileOptions::checkpoints`]; unset: about
+    /// `2 sqrt(max_steps + len(t))`, with which a solve of up to `sqrt(max_steps + len(t))`
+    /// iterations recomputes nothing). `max_steps + len(t)` or more keeps every iteration's
+    /// state. Solutions, forward-mode derivatives and gradients do not depend on it.
     pub checkpoints: Option<usize>,
     /// First step (adaptive methods; default: Hairer's estimate) or the fixed step (rk4).
     pub dt0: Option<f64>,

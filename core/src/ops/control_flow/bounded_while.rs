@@ -61,21 +61,26 @@ pub fn bounded_while_loop(
 
 /// A bounded loop's bound and its reverse-mode schedule.
 ///
-/// Reverse mode keeps the loop's carry at `checkpoints` trips spaced
-/// `s = ceil(max_steps / checkpoints)` apart, and the carries of one segment of `s` trips:
-/// `checkpoints + s` carries in all. Unset, `checkpoints` is `ceil(sqrt(max_steps))`, the
-/// least memory (`2 sqrt(max_steps)` carries). Going backward, each segment but the last is
-/// recomputed from its checkpoint, so the fewer trips a loop takes compared with `s`, the
-/// less it recomputes: a loop that ends within the first segment recomputes nothing.
-/// `checkpoints >= max_steps` keeps every trip's carry (a segment is one trip: no
-/// recomputation, `max_steps` carries of memory). Values and forward-mode results do not
-/// depend on it, and gradients only to rounding.
+/// `checkpoints` is how many carries reverse mode may keep (memory `O(checkpoints)`); the
+/// schedule ([`BoundedWhileOptions::level_strides`]) follows from it:
+/// - `checkpoints >= max_steps`: every trip's carry, nothing recomputed;
+/// - two levels when they fit (from about `2 sqrt(max_steps)` carries up): the carry every
+///   `s` trips and the carries of one segment of `s` trips, `s` as long as the budget
+///   allows. Going backward each segment but the last is recomputed from its checkpoint, so
+///   a loop that ends within its first `s` trips recomputes nothing;
+/// - below that, more levels of `b` children (`b^levels >= max_steps`), each level a
+///   forward pass more over the trips taken, down to about `e ln(max_steps)` carries
+///   (smaller budgets get that least-memory schedule).
+///
+/// Unset: two levels with `s = ceil(sqrt(max_steps))` (about `2 sqrt(max_steps)` carries).
+/// Values, forward-mode results and gradients (bit for bit) do not depend on it.
 ///
 /// ```no_run
 /// # use quabla::{lax, Array};
 /// let x = Array::from_slice(&[5.0f64], &[]).unwrap();
-/// // Up to 4,096 trips; reverse mode keeps 64 checkpoints and a segment of 64 carries.
-/// let opts = lax::BoundedWhileOptions { checkpoints: Some(64), ..lax::BoundedWhileOptions::new(4096) };
+/// // Up to 4,096 trips; reverse mode keeps at most 40 carries (four levels of 8).
+/// let opts = lax::BoundedWhileOptions { checkpoints: Some(40), ..lax::BoundedWhileOptions::new(4096) };
+/// assert_eq!(opts.level_strides(), vec![512, 64, 8, 1]);
 /// let out = lax::bounded_while_loop_with(
 ///     &|c: &[Array]| Ok(vec![c[0].ge(1.0)?]),
 ///     &|c: &[Array]| Ok(vec![(&c[0] * 0.5)?]),
@@ -102,13 +107,25 @@ impl BoundedWhileOptions {
         }
     }
 
-    /// The checkpoint count the loop uses: the option, or `ceil(sqrt(max_steps))`, and never
-    /// more than the bound (at least 1).
+    /// The carries reverse mode may keep: the option, or the two-level schedule's least.
     pub fn resolved_checkpoints(&self) -> usize {
-        let k = self
-            .checkpoints
-            .unwrap_or_else(|| (self.max_steps as f64).sqrt().ceil() as usize);
-        k.clamp(1, self.max_steps.max(1))
+        let m = self.max_steps.max(1);
+        self.checkpoints.unwrap_or_else(|| {
+            let s = ceil_root(m, 2);
+            memory(m, &[s, 1]).min(m)
+        })
+    }
+
+    /// Trips between the carries each level of reverse mode's schedule keeps, from the top
+    /// (every trip of the last level: `1`). `[1]` keeps every trip; `[s, 1]` a carry every
+    /// `s` trips and one segment's carries.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::BoundedWhileOptions;
+    /// assert_eq!(BoundedWhileOptions::new(4096).level_strides(), vec![65, 1]);
+    /// ```
+    pub fn level_strides(&self) -> Vec<usize> {
+        level_strides(self.max_steps, self.resolved_checkpoints())
     }
 
     fn check(&self, caller: &str) -> Result<()> {
@@ -212,6 +229,79 @@ pub(super) fn bounded_while_fn(
     bounded_while(cond_p, body_p, init, max_steps, k)
 }
 
+/// The smallest `b >= 2` with `b^levels >= m`.
+fn ceil_root(m: usize, levels: u32) -> usize {
+    let mut b = ((m as f64).powf(1.0 / levels as f64).floor() as usize).max(2);
+    while b.checked_pow(levels).is_some_and(|p| p < m) {
+        b += 1;
+    }
+    while b > 2 && (b - 1).checked_pow(levels).is_none_or(|p| p >= m) {
+        b -= 1;
+    }
+    b
+}
+
+/// Rows of the buffer that keeps the carry every `stride` trips over `span` trips: slot
+/// `ceil(t / stride)` ends up holding the carry at trip `slot * stride`.
+pub(super) fn rows(span: usize, stride: usize) -> usize {
+    if stride == 1 {
+        span.max(1)
+    } else {
+        span.saturating_sub(1).div_ceil(stride) + 1
+    }
+}
+
+/// Carries a schedule keeps over a bound of `m` trips.
+fn memory(m: usize, strides: &[usize]) -> usize {
+    let mut span = m;
+    let mut total = 0;
+    for &s in strides {
+        total += rows(span, s);
+        span = s;
+    }
+    total
+}
+
+/// Reverse mode's schedule for a bound of `m` trips and a budget of `k` carries: the strides
+/// of its levels, from the top, the last 1 (see [`BoundedWhileOptions`]).
+pub(super) fn level_strides(m: usize, k: usize) -> Vec<usize> {
+    let m = m.max(1);
+    if k >= m || m <= 2 {
+        return vec![1];
+    }
+    // Two levels, with the longest segment the budget allows (the fewest recomputed).
+    let root = ((k as f64 - 2.0).powi(2) - 4.0 * (m as f64 - 1.0))
+        .max(0.0)
+        .sqrt();
+    let guess = ((k as f64 - 2.0 + root) / 2.0) as usize;
+    let fits = |s: usize| (2..m).contains(&s) && memory(m, &[s, 1]) <= k;
+    if let Some(s) = (guess.saturating_sub(2)..=guess + 2)
+        .rev()
+        .find(|&s| fits(s))
+    {
+        return vec![s, 1];
+    }
+    // More levels of `b` children; the least memory if none fits.
+    let with_levels = |levels: u32| -> Vec<usize> {
+        let b = ceil_root(m, levels);
+        (1..levels).rev().map(|l| b.pow(l)).chain([1]).collect()
+    };
+    let mut best = with_levels(2);
+    for levels in 3..=usize::BITS {
+        let strides = with_levels(levels);
+        if memory(m, &strides) <= k {
+            return strides;
+        }
+        if memory(m, &strides) < memory(m, &best) {
+            best = strides;
+        }
+        if ceil_root(m, levels) == 2 {
+            break;
+        }
+    }
+    best
+}
+
 fn parts(op: &Op) -> (&Program, &Program, usize, usize) {
     let Op::BoundedWhile {
         cond,
@@ -295,4 +385,42 @@ pub(super) fn bounded_jvp(
     carry.extend(float_tangents(primals, tangents)?);
     let touts = bounded_while(tcond, tbody, &carry, max_steps, checkpoints)?.split_off(n);
     Ok((outs, super::spread(&node.results, touts)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{level_strides, memory, BoundedWhileOptions};
+
+    #[test]
+    fn the_schedule_keeps_within_the_budget_with_as_few_levels_as_it_allows() {
+        for (m, k, want) in [
+            (4096, 4096, vec![1]),
+            (4096, 10_000, vec![1]),
+            (1, 1, vec![1]),
+            (2, 1, vec![1]),
+            // Two levels: the longest segment that fits.
+            (4096, 129, vec![65, 1]),
+            (4096, 200, vec![175, 1]),
+            // Below 2 sqrt(m) (130 at 4107): more levels.
+            (4107, 129, vec![289, 17, 1]),
+            (4096, 60, vec![256, 16, 1]),
+            (4096, 40, vec![512, 64, 8, 1]),
+            // Less than the least memory (29 carries): the least-memory schedule.
+            (4096, 1, vec![1024, 256, 64, 16, 4, 1]),
+        ] {
+            let got = level_strides(m, k);
+            assert_eq!(got, want, "m {m}, k {k}");
+            assert!(memory(m, &got) <= k.max(29), "m {m}, k {k}");
+        }
+    }
+
+    #[test]
+    fn the_default_is_two_levels_of_sqrt_max_steps() {
+        for (m, s) in [(4096usize, 65usize), (4107, 66), (100, 11), (65536, 257)] {
+            let opts = BoundedWhileOptions::new(m);
+            assert_eq!(opts.level_strides(), vec![s, 1], "m {m}");
+            assert!(opts.resolved_checkpoints() <= 2 * s, "m {m}");
+        }
+        assert_eq!(BoundedWhileOptions::new(2).level_strides(), vec![1]);
+    }
 }

@@ -4,21 +4,21 @@
 //! The carry splits into known carries (the primal part, and tangents that never meet a
 //! linear value) and linear ones. One trip's body splits by partial evaluation into
 //! `fwd: known -> (known', residuals)` and `bwd: (residuals, ct of linear') -> ct of
-//! linear`. The backward pass then:
+//! linear`. The schedule's levels keep the known carry every `strides[0]`, `strides[1]`,
+//! ... trips (the last level every trip; see `BoundedWhileOptions`). The backward pass:
 //! 1. runs the known part forward again from the known operands, counting the trips `n` and
-//!    keeping the known carry at trips `0, s, 2s, ...` (`checkpoints` slots, `s =
-//!    ceil(max_steps / checkpoints)`) and at every trip modulo `s` (so the last segment's
-//!    carries are all there when it ends);
-//! 2. transposes the last segment's trips from those carries, last first;
-//! 3. for each earlier segment, last first: recomputes its carries from its checkpoint and
-//!    transposes its `s` trips.
+//!    keeping the carry every `strides[0]` trips (with two levels, also every trip of the
+//!    current segment, so the last segment's carries are all there when it ends);
+//! 2. transposes the segments last first: each is run forward from its checkpoint keeping
+//!    the next level's carries (the last segment of a two-level schedule needs no run),
+//!    and its sub-segments are transposed the same way, down to single trips, which are
+//!    transposed from their carry.
 //!
-//! Each loop is a `bounded_while` (bounds `max_steps`, `checkpoints` and `s`), so the
-//! backward pass is itself differentiable in both modes. Known carries the body passes
-//! through unchanged (captured parameters) are carried beside the loops, never copied into
-//! the checkpoints.
+//! Each loop is a `bounded_while` (bounded by the span of its level), so the backward pass
+//! is itself differentiable in both modes. Known carries the body passes through unchanged
+//! (captured parameters) are carried beside the loops, never copied into the checkpoints.
 
-use super::bounded_while::bounded_while_fn;
+use super::bounded_while::{bounded_while_fn, level_strides, rows};
 use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -85,9 +85,8 @@ struct Plan<'a> {
     /// `(residuals, ct of the linear carries after a trip) -> their ct before it`.
     bwd: Program,
     max_steps: usize,
-    /// Checkpoint slots and the trips between two checkpoints.
-    slots: usize,
-    segment: usize,
+    /// Trips between the carries each level keeps, from the top; the last is 1.
+    strides: Vec<usize>,
     carry_types: Vec<TensorType>,
 }
 
@@ -159,10 +158,6 @@ impl<'a> Plan<'a> {
         })?;
         let nk = known.len();
         let (fwd, bwd) = crate::ad::partial_eval_transpose(like.device(), &reordered, nk, nk)?;
-        // At least one trip a segment, also for a bound of 0 (a loop that never runs).
-        let segment = max_steps
-            .div_ceil(checkpoints.clamp(1, max_steps.max(1)))
-            .max(1);
         Ok(Plan {
             cond,
             fwd_known: with_outputs(&fwd, &fwd.outputs[..nk]),
@@ -173,8 +168,7 @@ impl<'a> Plan<'a> {
             varying,
             fixed,
             max_steps,
-            slots: max_steps.saturating_sub(1).div_ceil(segment) + 1,
-            segment,
+            strides: level_strides(max_steps, checkpoints),
             carry_types: body.inputs.clone(),
         })
     }
@@ -222,35 +216,56 @@ impl<'a> Plan<'a> {
     fn backward(&self, like: &Array, known: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>> {
         let fixed: Vec<Array> = self.fixed.iter().map(|&k| known[k].clone()).collect();
         let (trips, checkpoints, last) = self.checkpoint_pass(like, &known)?;
-        super::scan_tape::record_tape(&[checkpoints.clone(), last.clone()].concat());
-        if self.segment == 1 {
+        let top = self.strides[0];
+        if top == 1 {
+            super::scan_tape::record_tape(&checkpoints);
             return self.transpose_trips(&checkpoints, &trips, self.max_steps, &fixed, cts);
         }
-        let s = self.segment as i32;
+        // The buffers of the levels below the top, level by level (with two levels, the
+        // last segment's carries the first pass kept).
+        let lower = if self.strides.len() == 2 {
+            last
+        } else {
+            let mut bufs = Vec::new();
+            for l in 1..self.strides.len() {
+                bufs.extend(self.buffers(like, rows(self.strides[l - 1], self.strides[l]))?);
+            }
+            bufs
+        };
+        super::scan_tape::record_tape(&[checkpoints.clone(), lower.clone()].concat());
+        let s = i32_of(top)?;
         // Segments 0..=g_last; the last holds trips g_last * s .. n.
         let g_last = (int_div(&(&trips + (s - 1))?, s)? - 1)?.maximum(0)?;
         let last_len = (&trips - &(&g_last * s)?)?;
-        let cts = self.transpose_trips(&last, &last_len, self.segment, &fixed, cts)?;
-        self.earlier_segments(&g_last, &checkpoints, last, &fixed, cts)
+        let (cts, lower) = if self.strides.len() == 2 {
+            let cts = self.transpose_trips(&lower, &last_len, top, &fixed, cts)?;
+            (cts, lower)
+        } else {
+            let start = read_rows(&checkpoints, &g_last)?;
+            self.transpose_range(1, &start, &last_len, lower, &fixed, cts)?
+        };
+        self.earlier_segments(&g_last, &checkpoints, lower, &fixed, cts)
     }
 
-    /// Step 1: `(trips taken, checkpoint buffers, last segment's buffers)`.
+    /// Step 1: `(trips taken, checkpoint buffers, last segment's buffers)` (the last empty
+    /// unless the schedule has two levels).
     fn checkpoint_pass(
         &self,
         like: &Array,
         known: &[Array],
     ) -> Result<(Array, Vec<Array>, Vec<Array>)> {
         let (nk, nv) = (known.len(), self.varying.len());
-        let s = self.segment as i32;
-        let by_segment = self.segment > 1;
+        let top = self.strides[0];
+        let s = i32_of(top)?;
+        let keep_last = self.strides.len() == 2;
         let mut init = vec![crate::ops::zeros_typed(
             like,
             &TensorType::scalar(DType::I32),
         )?];
         init.extend(known.iter().cloned());
-        init.extend(self.buffers(like, self.slots)?);
-        if by_segment {
-            init.extend(self.buffers(like, self.segment)?);
+        init.extend(self.buffers(like, rows(self.max_steps, top))?);
+        if keep_last {
+            init.extend(self.buffers(like, top)?);
         }
         let cond = |c: &[Array]| self.going(&c[1..1 + nk], &c[0]);
         let body = |c: &[Array]| -> Result<Vec<Array>> {
@@ -263,7 +278,7 @@ impl<'a> Plan<'a> {
             for (buf, v) in c[1 + nk..1 + nk + nv].iter().zip(&var) {
                 next.push(write_row(buf, v, &slot)?);
             }
-            if by_segment {
+            if keep_last {
                 let row = t.rem(s)?;
                 for (buf, v) in c[1 + nk + nv..].iter().zip(&var) {
                     next.push(write_row(buf, v, &row)?);
@@ -277,8 +292,8 @@ impl<'a> Plan<'a> {
         Ok((out.swap_remove(0), checkpoints, last))
     }
 
-    /// Steps 2 and 3's inner loop: transposes trips `len - 1` down to 0 of a buffer of
-    /// known carries (`bound` rows).
+    /// The innermost loop: transposes trips `len - 1` down to 0 of a buffer of known
+    /// carries (`bound` rows).
     fn transpose_trips(
         &self,
         buffers: &[Array],
@@ -296,8 +311,7 @@ impl<'a> Plan<'a> {
         let body = |c: &[Array]| -> Result<Vec<Array>> {
             let m = &c[0];
             let ct = &c[1..1 + nl];
-            let bufs = &c[1 + nl..1 + nl + nv];
-            let var: Vec<Array> = bufs.iter().map(|b| read_row(b, m)).collect::<Result<_>>()?;
+            let var = read_rows(&c[1 + nl..1 + nl + nv], m)?;
             let known = self.known_carry(&var, &c[1 + nl + nv..]);
             let mut args = eval_program(&self.fwd_residuals, &known)?;
             args.extend(ct.iter().cloned());
@@ -311,84 +325,162 @@ impl<'a> Plan<'a> {
         Ok(out[1..1 + nl].to_vec())
     }
 
-    /// Step 3: segments `g_last - 1` down to 0, each recomputed from its checkpoint into
-    /// the segment buffers, then transposed.
+    /// Step 2 at the top: segments `g_last - 1` down to 0, each of `strides[0]` trips from
+    /// its checkpoint.
     fn earlier_segments(
         &self,
         g_last: &Array,
         checkpoints: &[Array],
-        segment: Vec<Array>,
+        lower: Vec<Array>,
         fixed: &[Array],
         cts: Vec<Array>,
     ) -> Result<Vec<Array>> {
-        let (nl, nv) = (cts.len(), checkpoints.len());
+        let (nl, nv, nb) = (cts.len(), checkpoints.len(), lower.len());
         let mut init = vec![(g_last - 1)?];
         init.extend(cts);
-        init.extend(segment);
+        init.extend(lower);
         init.extend(checkpoints.iter().cloned());
         init.extend(fixed.iter().cloned());
+        let s = i32_of(self.strides[0])?;
         let cond = |c: &[Array]| c[0].ge(0);
         let body = |c: &[Array]| -> Result<Vec<Array>> {
             let g = &c[0];
             let ct = c[1..1 + nl].to_vec();
-            let seg = &c[1 + nl..1 + nl + nv];
-            let chk = &c[1 + nl + nv..1 + nl + 2 * nv];
-            let fixed = &c[1 + nl + 2 * nv..];
-            let start: Vec<Array> = chk.iter().map(|b| read_row(b, g)).collect::<Result<_>>()?;
-            let seg = self.recompute_segment(&start, seg, fixed)?;
-            let s = i32::try_from(self.segment).map_err(|_| Error::Internal("segment".into()))?;
+            let lower = c[1 + nl..1 + nl + nb].to_vec();
+            let chk = &c[1 + nl + nb..1 + nl + nb + nv];
+            let fixed = &c[1 + nl + nb + nv..];
+            let start = read_rows(chk, g)?;
             let len = (g.zeros_like()? + s)?;
-            let ct = self.transpose_trips(&seg, &len, self.segment, fixed, ct)?;
+            let (ct, lower) = self.transpose_range(1, &start, &len, lower, fixed, ct)?;
             let mut next = vec![(g - 1)?];
             next.extend(ct);
-            next.extend(seg);
-            next.extend(c[1 + nl + nv..].iter().cloned());
+            next.extend(lower);
+            next.extend(c[1 + nl + nb..].iter().cloned());
             Ok(next)
         };
         let like = init[0].clone();
-        let out = bounded_while_fn(&like, cond, body, &init, self.slots)?;
+        let out = bounded_while_fn(
+            &like,
+            cond,
+            body,
+            &init,
+            rows(self.max_steps, self.strides[0]),
+        )?;
         Ok(out[1..1 + nl].to_vec())
     }
 
-    /// The `s` known carries of a whole segment from its first, into the segment buffers.
-    fn recompute_segment(
+    /// Transposes the `len` trips (at most `strides[level - 1]`) that start from the known
+    /// carry `start`, with the buffers of levels `level..` (`lower`, returned for reuse):
+    /// runs them forward keeping the level's carries, then transposes its sub-segments,
+    /// last first.
+    fn transpose_range(
+        &self,
+        level: usize,
+        start: &[Array],
+        len: &Array,
+        lower: Vec<Array>,
+        fixed: &[Array],
+        cts: Vec<Array>,
+    ) -> Result<(Vec<Array>, Vec<Array>)> {
+        let (span, stride) = (self.strides[level - 1], self.strides[level]);
+        let nv = start.len();
+        let (mine, below) = {
+            let mut mine = lower;
+            let below = mine.split_off(nv.min(mine.len()));
+            (mine, below)
+        };
+        let kept = self.run_keeping(start, len, span, stride, mine, fixed)?;
+        if stride == 1 {
+            let cts = self.transpose_trips(&kept, len, span, fixed, cts)?;
+            return Ok((cts, kept));
+        }
+        let s = i32_of(stride)?;
+        let (nl, nb) = (cts.len(), below.len());
+        let mut init = vec![(int_div(&(len + (s - 1))?, s)? - 1)?];
+        init.extend(cts);
+        init.extend(below);
+        init.extend(kept.iter().cloned());
+        init.extend(fixed.iter().cloned());
+        init.push(len.clone());
+        let cond = |c: &[Array]| c[0].ge(0);
+        let body = |c: &[Array]| -> Result<Vec<Array>> {
+            let g = &c[0];
+            let ct = c[1..1 + nl].to_vec();
+            let below = c[1 + nl..1 + nl + nb].to_vec();
+            let chk = &c[1 + nl + nb..1 + nl + nb + nv];
+            let fixed = &c[1 + nl + nb + nv..c.len() - 1];
+            let len = &c[c.len() - 1];
+            let sub_start = read_rows(chk, g)?;
+            let sub_len = (len - &(g * s)?)?.minimum(s)?;
+            let (ct, below) =
+                self.transpose_range(level + 1, &sub_start, &sub_len, below, fixed, ct)?;
+            let mut next = vec![(g - 1)?];
+            next.extend(ct);
+            next.extend(below);
+            next.extend(c[1 + nl + nb..].iter().cloned());
+            Ok(next)
+        };
+        let like = init[0].clone();
+        let out = bounded_while_fn(&like, cond, body, &init, rows(span, stride))?;
+        let mut bufs = kept;
+        bufs.extend(out[1 + nl..1 + nl + nb].iter().cloned());
+        Ok((out[1..1 + nl].to_vec(), bufs))
+    }
+
+    /// Runs the `len` trips (at most `span`) from the known carry `start`, keeping the
+    /// carry every `stride` trips in `bufs` (slot `ceil(t / stride)`; with a stride of 1,
+    /// every trip's); returns the buffers. The last trip's successor is not computed.
+    fn run_keeping(
         &self,
         start: &[Array],
-        seg: &[Array],
+        len: &Array,
+        span: usize,
+        stride: usize,
+        bufs: Vec<Array>,
         fixed: &[Array],
     ) -> Result<Vec<Array>> {
         let nv = start.len();
-        let Some(like) = seg.first() else {
-            return Ok(vec![]);
-        };
-        let zero = crate::ops::zeros_typed(like, &TensorType::scalar(DType::I32))?;
-        let seg: Vec<Array> = seg
+        if nv == 0 {
+            return Ok(bufs);
+        }
+        let zero = len.zeros_like()?;
+        let bufs: Vec<Array> = bufs
             .iter()
             .zip(start)
             .map(|(b, v)| write_row(b, v, &zero))
             .collect::<Result<_>>()?;
-        let s = self.segment as i32;
+        let s = i32_of(stride)?;
         let mut init = vec![(&zero + 1)?];
         init.extend(start.iter().cloned());
-        init.extend(seg);
+        init.extend(bufs);
         init.extend(fixed.iter().cloned());
-        let cond = |c: &[Array]| c[0].lt(s);
+        init.push(len.clone());
+        let cond = |c: &[Array]| c[0].lt(&c[c.len() - 1]);
         let body = |c: &[Array]| -> Result<Vec<Array>> {
-            let j = &c[0];
-            let known = self.known_carry(&c[1..1 + nv], &c[1 + 2 * nv..]);
-            let next_known = eval_program(&self.fwd_known, &known)?;
-            let var = self.varying_of(&next_known);
-            let mut next = vec![(j + 1)?];
+            let t = &c[0];
+            let known = self.known_carry(&c[1..1 + nv], &c[1 + 2 * nv..c.len() - 1]);
+            let var = self.varying_of(&eval_program(&self.fwd_known, &known)?);
+            let slot = int_div(&(t + (s - 1))?, s)?;
+            let mut next = vec![(t + 1)?];
             next.extend(var.iter().cloned());
             for (b, v) in c[1 + nv..1 + 2 * nv].iter().zip(&var) {
-                next.push(write_row(b, v, j)?);
+                next.push(write_row(b, v, &slot)?);
             }
             next.extend(c[1 + 2 * nv..].iter().cloned());
             Ok(next)
         };
-        let out = bounded_while_fn(&init[0].clone(), cond, body, &init, self.segment - 1)?;
+        let out = bounded_while_fn(&zero, cond, body, &init, span.saturating_sub(1))?;
         Ok(out[1 + nv..1 + 2 * nv].to_vec())
     }
+}
+
+fn i32_of(n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::Value(format!("bounded_while: {n} trips is too many")))
+}
+
+/// Row `row` of each buffer.
+fn read_rows(bufs: &[Array], row: &Array) -> Result<Vec<Array>> {
+    bufs.iter().map(|b| read_row(b, row)).collect()
 }
 
 /// `x / d` rounded toward zero, for non-negative i32 `x`.

@@ -57,13 +57,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
     body once a trip; the backward pass runs the trips forward again keeping checkpoints,
     then walks them backward, last first. Without it, reverse mode raises, as in JAX.
 
-    ``checkpoints`` (at least 1; default ``ceil(sqrt(max_steps))``; needs ``max_steps``) is
-    how many carries reverse mode keeps at evenly spaced trips; it also keeps the carries
-    of one segment of ``s = ceil(max_steps / checkpoints)`` trips, and recomputes each
-    segment before the last from its checkpoint. So memory is ``checkpoints + s`` carries
-    (least at the default), and a loop that ends within its first ``s`` trips recomputes
-    nothing; ``checkpoints >= max_steps`` keeps every trip's carry. Values and
-    forward-mode results do not depend on it, nor gradients (bit for bit).
+    ``checkpoints`` (at least 1; needs ``max_steps``) is how many carries reverse mode may
+    keep. ``checkpoints >= max_steps`` keeps every trip's carry. Down to about
+    ``2 sqrt(max_steps)`` (the default) it keeps the carry every ``s`` trips and one
+    segment of ``s`` carries, ``s`` as long as the budget allows, and recomputes each
+    segment before the last from its checkpoint (a loop that ends within ``s`` trips
+    recomputes nothing). Smaller budgets add levels, each a forward pass more over the
+    trips taken, down to about ``e ln(max_steps)`` carries. Values, forward-mode results
+    and gradients (bit for bit) do not depend on it.
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")

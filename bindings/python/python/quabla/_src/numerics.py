@@ -153,10 +153,10 @@ def odeint(func: Callable, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4
     follows the steps taken), ``"adjoint"`` uses the continuous adjoint (reverse only, memory independent of
     the steps), ``"forward"`` is the cheapest solve (forward mode only). ``y0`` leaves must
     have ``t``'s float dtype. With ``full_output`` returns ``(ys, OdeStats)``.
-    ``checkpoints`` (default ``ceil(sqrt(max_steps + len(t)))``) is the direct gradient's
-    memory/recomputation trade-off, ``while_loop``'s keyword of that name: the solver states
-    kept at evenly spaced iterations; a solve of fewer iterations than
-    ``(max_steps + len(t)) / checkpoints`` recomputes nothing. Solutions do not depend on it.
+    ``checkpoints`` is the direct gradient's memory budget, ``while_loop``'s keyword of that
+    name: how many solver states reverse mode may keep (default about
+    ``2 sqrt(max_steps + len(t))``, with which a solve of up to ``sqrt(max_steps + len(t))``
+    iterations recomputes nothing). Solutions do not depend on it, nor gradients.
 
     When ``max_steps`` runs out before the last time, the states at the times not reached
     are NaN: a concrete solve warns (``RuntimeWarning``), ``OdeStats.reached`` is ``False``
