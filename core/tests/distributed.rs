@@ -212,6 +212,60 @@ fn two_rank_training_equals_the_full_batch_run() {
     );
 }
 
+/// `tree::Trainer::data_parallel` over a parameter tuple and a batch pair is the flat
+/// data-parallel trainer: the same bits on every rank after 50 steps.
+#[test]
+fn tree_data_parallel_training_is_the_flat_one() {
+    if !in_rank() {
+        if let Some((ok, out)) = launch(
+            2,
+            "tree_data_parallel_training_is_the_flat_one",
+            &[],
+            &[],
+            Duration::from_secs(300),
+        ) {
+            assert!(ok, "a rank failed:\n{out}");
+            assert_eq!(out.matches("RANK_OK").count(), 2, "{out}");
+        }
+        return;
+    }
+    type Params = ((Array, Array), (Array, Array));
+    let comm = distributed::initialize().unwrap();
+    let (r, n) = (comm.rank(), comm.world_size());
+    let [x, y] = data(r * N / n, (r + 1) * N / n);
+    let tree_loss = |p: &Params, (x, y): &(Array, Array)| -> Result<Array> {
+        let ((w1, b1), (w2, b2)) = p;
+        let args = [w1, b1, w2, b2, x, y].map(Clone::clone);
+        Ok(mlp_loss(&args)?.remove(0))
+    };
+    let flat = initial_params();
+    let params: Params = (
+        (flat[0].clone(), flat[1].clone()),
+        (flat[2].clone(), flat[3].clone()),
+    );
+    let mut by_tree =
+        quabla::tree::Trainer::data_parallel(tree_loss, params, adam(1e-2), comm.clone()).unwrap();
+    let mut by_slice = Trainer::data_parallel(mlp_loss, flat, adam(1e-2), comm.clone()).unwrap();
+    let batch = (x.clone(), y.clone());
+    for _ in 0..50 {
+        by_tree.step(&batch).unwrap();
+        by_slice.step(&[x.clone(), y.clone()]).unwrap();
+    }
+    assert_eq!(
+        by_tree.loss().unwrap().to_bits(),
+        by_slice.loss().unwrap().to_bits()
+    );
+    let ((w1, b1), (w2, b2)) = by_tree.params().unwrap();
+    for (a, b) in [w1, b1, w2, b2].iter().zip(by_slice.params()) {
+        let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "rank {r}: {a:?} vs {b:?}"
+        );
+    }
+    println!("RANK_OK {r}: loss {:.3e}", by_tree.loss().unwrap());
+}
+
 /// Every rank reduces the same values, so each collective has an exact expected result.
 #[test]
 fn collectives_on_three_ranks_follow_their_definitions() {

@@ -7,6 +7,9 @@ use crate::optim::Optimizer;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// The flattened loss the flat trainer differentiates: `(param leaves, batch leaves)`.
+type FlatLoss = Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
 /// Trains parameters of any tree to minimise `loss(&params, &batch)` (a scalar float), as
 /// [`crate::optim::Trainer`] does for slices: each step is one compiled program (loss,
 /// gradient, update) with the parameters and optimizer state kept on the device.
@@ -43,12 +46,52 @@ impl<P: Tree + Clone + 'static, D: Tree + Clone + 'static> Trainer<P, D> {
         params: P,
         optimizer: Optimizer,
     ) -> Result<Trainer<P, D>> {
+        Self::over_flat(loss, params, |flat_loss, leaves| {
+            crate::optim::Trainer::new(flat_loss, leaves, optimizer)
+        })
+    }
+
+    /// Data-parallel training, as [`crate::optim::Trainer::data_parallel`]: each rank of
+    /// `comm` passes its shard of the batch (a tree of the same structure) to
+    /// [`Trainer::step`]; the loss and gradients are averaged across ranks before the
+    /// update, and the parameters start as rank 0's.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, optim::adam, tree, Array, Axes, Result};
+    /// let comm = distributed::initialize()?;
+    /// let loss = |w: &Array, x: &Array| -> Result<Array> {
+    ///     let d = (w - x)?;
+    ///     (&d * &d)?.mean(Axes::All, false)
+    /// };
+    /// let w = Array::from_slice(&[0.5f32], &[1])?;
+    /// let mut t = tree::Trainer::data_parallel(loss, w, adam(1e-2), comm)?;
+    /// t.step(&Array::from_slice(&[1.0f32, 2.0], &[2])?)?; // this rank's rows
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
+    pub fn data_parallel(
+        loss: impl Fn(&P, &D) -> Result<Array> + 'static,
+        params: P,
+        optimizer: Optimizer,
+        comm: std::sync::Arc<crate::distributed::Communicator>,
+    ) -> Result<Trainer<P, D>> {
+        Self::over_flat(loss, params, |flat_loss, leaves| {
+            crate::optim::Trainer::data_parallel(flat_loss, leaves, optimizer, comm)
+        })
+    }
+
+    /// The tree trainer over the flat one `make` builds from the flattened loss and the
+    /// parameters' leaves.
+    fn over_flat(
+        loss: impl Fn(&P, &D) -> Result<Array> + 'static,
+        params: P,
+        make: impl FnOnce(FlatLoss, Vec<Array>) -> Result<crate::optim::Trainer>,
+    ) -> Result<Trainer<P, D>> {
         let leaves = params.leaves();
         let np = leaves.len();
         let like = params.clone();
         let batch_like: Rc<RefCell<Option<D>>> = Default::default();
         let batch = batch_like.clone();
-        let flat_loss = move |a: &[Array]| -> Result<Vec<Array>> {
+        let flat_loss: FlatLoss = Box::new(move |a: &[Array]| -> Result<Vec<Array>> {
             let (p, d) = a.split_at(np.min(a.len()));
             let b = batch
                 .borrow()
@@ -58,9 +101,9 @@ impl<P: Tree + Clone + 'static, D: Tree + Clone + 'static> Trainer<P, D> {
                 &like.with_leaves(p.to_vec())?,
                 &b.with_leaves(d.to_vec())?,
             )?])
-        };
+        });
         Ok(Trainer {
-            flat: crate::optim::Trainer::new(flat_loss, leaves, optimizer)?,
+            flat: make(flat_loss, leaves)?,
             params_like: params,
             batch_like,
         })
