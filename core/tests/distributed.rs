@@ -226,6 +226,7 @@ fn tree_data_parallel_training_is_the_flat_one() {
         ) {
             assert!(ok, "a rank failed:\n{out}");
             assert_eq!(out.matches("RANK_OK").count(), 2, "{out}");
+            eprintln!("{out}");
         }
         return;
     }
