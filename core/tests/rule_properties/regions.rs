@@ -1,11 +1,12 @@
-//! Generators for the ops with regions (cond, while, scan, the custom-rule calls,
+//! Generators for the ops with regions (cond, while, bounded_while, scan, the custom-rule calls,
 //! checkpoint, linear_solve) and stop_gradient, built through the public API that emits
 //! them, with bodies that use every operand.
 
 use super::draw::*;
 use super::linalg::shift_diag;
 use quabla::lax::{
-    bounded_while_loop_with, scan as lax_scan, switch, while_loop as lax_while, BoundedWhileOptions,
+    bounded_while_loop_with, scan as lax_scan, switch, while_loop as lax_while,
+    BoundedWhileOptions, RegionFn,
 };
 use quabla::linalg::{cg, dense, gmres, SolveOptions};
 use quabla::{checkpoint as remat, custom_jvp as with_jvp, custom_vjp as with_vjp};
@@ -24,22 +25,29 @@ pub fn cond(rng: &mut Rng, dt: DType) -> Option<Case> {
     Some(Case::new(format!("cond {s:?}"), dt, f, args))
 }
 
+/// `(count, x) -> (count + 1, sin(x) w + x / 2)` while `count < n`, from `(0, x0)`, for
+/// arguments `(w, x0, n)`, by `run(cond, body, init)`; returns the final `x`.
+fn counted_loop(
+    a: &[Array],
+    run: impl Fn(RegionFn, RegionFn, &[Array]) -> Result<Vec<Array>>,
+) -> Result<Vec<Array>> {
+    let (w, n) = (a[0].clone(), a[2].clone());
+    let keep_going = move |c: &[Array]| Ok(vec![c[0].lt(&n)?]);
+    let body = move |c: &[Array]| {
+        let x = (&(&c[1].sin()? * &w)? + &(&c[1] * 0.5)?)?;
+        Ok(vec![(&c[0] + 1)?, x])
+    };
+    let zero = a[2].zeros_like()?;
+    Ok(vec![
+        run(&keep_going, &body, &[zero, a[1].clone()])?.remove(1)
+    ])
+}
+
 /// A counted loop whose trip count is an argument (so under `vmap` each element stops at
 /// its own count). Forward mode only: reverse mode needs a bound (`bounded_while`).
 pub fn while_loop(rng: &mut Rng, dt: DType) -> Option<Case> {
     let d = rng.size(1, 3);
-    let f: Func = Rc::new(|a: &[Array]| {
-        let (w, n) = (a[0].clone(), a[2].clone());
-        let keep_going = move |c: &[Array]| Ok(vec![c[0].lt(&n)?]);
-        let body = move |c: &[Array]| {
-            let x = (&(&c[1].sin()? * &w)? + &(&c[1] * 0.5)?)?;
-            Ok(vec![(&c[0] + 1)?, x])
-        };
-        let zero = a[2].zeros_like()?;
-        Ok(vec![
-            lax_while(&keep_going, &body, &[zero, a[1].clone()])?.remove(1)
-        ])
-    });
+    let f: Func = Rc::new(|a: &[Array]| counted_loop(a, lax_while));
     let args = vec![
         real(&[d], -1.5, 1.5),
         real(&[d], -2.0, 2.0),
@@ -49,38 +57,23 @@ pub fn while_loop(rng: &mut Rng, dt: DType) -> Option<Case> {
 }
 
 /// The same counted loop with a bound of 1 to 6 trips (the count, up to 7, sometimes
-/// exceeds it) and 1 to 6 checkpoints: segments of one trip to the whole loop, the earlier
-/// ones recomputed. Both modes.
+/// exceeds it) and a budget of 1 to 6 checkpoints: every carry kept, two levels, or more.
+/// Both modes.
 pub fn bounded_while(rng: &mut Rng, dt: DType) -> Option<Case> {
     let d = rng.size(1, 3);
-    let bound = rng.size(1, 6);
-    let checkpoints = rng.size(1, 6);
+    let opts = BoundedWhileOptions {
+        max_steps: rng.size(1, 6),
+        checkpoints: Some(rng.size(1, 6)),
+    };
+    let name = format!("bounded_while [{d}] {opts:?}");
     let f: Func = Rc::new(move |a: &[Array]| {
-        let (w, n) = (a[0].clone(), a[2].clone());
-        let keep_going = move |c: &[Array]| Ok(vec![c[0].lt(&n)?]);
-        let body = move |c: &[Array]| {
-            let x = (&(&c[1].sin()? * &w)? + &(&c[1] * 0.5)?)?;
-            Ok(vec![(&c[0] + 1)?, x])
-        };
-        let zero = a[2].zeros_like()?;
-        let opts = BoundedWhileOptions {
-            max_steps: bound,
-            checkpoints: Some(checkpoints),
-        };
-        Ok(vec![bounded_while_loop_with(
-            &keep_going,
-            &body,
-            &[zero, a[1].clone()],
-            &opts,
-        )?
-        .remove(1)])
+        counted_loop(a, |c, b, init| bounded_while_loop_with(c, b, init, &opts))
     });
     let args = vec![
         real(&[d], -1.5, 1.5),
         real(&[d], -2.0, 2.0),
         index(&[], 0, 8),
     ];
-    let name = format!("bounded_while [{d}] max_steps {bound} checkpoints {checkpoints}");
     Some(Case::new(name, dt, f, args))
 }
 

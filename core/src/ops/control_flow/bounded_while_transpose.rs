@@ -19,11 +19,11 @@
 //! (captured parameters) are carried beside the loops, never copied into the checkpoints.
 
 use super::bounded_while::{bounded_while_fn, level_strides, rows};
+use super::loop_linearity::{linear_carries, linear_outputs, reordered};
 use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::eval::eval_program;
-use crate::trace::trace_function;
 use quabla_abi::qir::{Op, Program};
 use quabla_abi::{DType, TensorType};
 
@@ -90,16 +90,6 @@ struct Plan<'a> {
     carry_types: Vec<TensorType>,
 }
 
-/// Which outputs of `p` depend on the inputs flagged in `linear`.
-fn linear_outputs(p: &Program, linear: &[bool]) -> Vec<bool> {
-    let mut lin = linear.to_vec();
-    for n in &p.nodes {
-        let l = n.operands.iter().any(|o| lin[o.index()]);
-        lin.extend(n.results.iter().map(|_| l));
-    }
-    p.outputs.iter().map(|o| lin[o.index()]).collect()
-}
-
 fn with_outputs(p: &Program, outputs: &[quabla_abi::qir::ValueId]) -> Program {
     crate::passes::dce(&Program {
         inputs: p.inputs.clone(),
@@ -117,18 +107,8 @@ impl<'a> Plan<'a> {
         checkpoints: usize,
     ) -> Result<Plan<'a>> {
         let n = a.operands.len();
-        // A carry is linear if it starts linear or its update reads anything linear.
         let mut lin: Vec<bool> = a.operands.iter().map(|o| o.is_linear()).collect();
-        loop {
-            let out = linear_outputs(body, &lin);
-            let grown: Vec<usize> = (0..n).filter(|&c| out[c] && !lin[c]).collect();
-            if grown.is_empty() {
-                break;
-            }
-            for c in grown {
-                lin[c] = true;
-            }
-        }
+        linear_carries(body, &mut lin, 0, n);
         if linear_outputs(cond, &lin)[0] {
             return Err(Error::Value(
                 "bounded_while: the loop's predicate reads a value being differentiated, so \
@@ -147,15 +127,7 @@ impl<'a> Plan<'a> {
             .or_else(|| a.cts.iter().flatten().next())
             .ok_or_else(|| Error::Internal("bounded_while transpose without values".into()))?;
         let order: Vec<usize> = known.iter().chain(&linear).copied().collect();
-        let types: Vec<TensorType> = order.iter().map(|&i| body.inputs[i].clone()).collect();
-        let reordered = trace_function(like.device(), &types, |x: &[Array]| {
-            let mut args: Vec<Option<Array>> = vec![None; n];
-            for (pos, &i) in order.iter().enumerate() {
-                args[i] = Some(x[pos].clone());
-            }
-            let outs = eval_program(body, &args.into_iter().flatten().collect::<Vec<_>>())?;
-            Ok(order.iter().map(|&i| outs[i].clone()).collect())
-        })?;
+        let reordered = reordered(like.device(), body, &order, &order)?;
         let nk = known.len();
         let (fwd, bwd) = crate::ad::partial_eval_transpose(like.device(), &reordered, nk, nk)?;
         Ok(Plan {

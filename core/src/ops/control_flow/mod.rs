@@ -24,6 +24,7 @@ use quabla_abi::TensorType;
 
 mod bounded_while;
 mod bounded_while_transpose;
+mod loop_linearity;
 mod scan;
 mod scan_tape;
 

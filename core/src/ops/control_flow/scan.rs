@@ -1,6 +1,7 @@
 //! `scan`: the user API, its lowering to `while` + dynamic slices, and its JVP, transpose
 //! and batching rules.
 
+use super::loop_linearity::{linear_carries, linear_outputs, reordered};
 use super::*;
 use crate::ad::jvp_support::instantiate_all;
 use quabla_abi::qir::ValueId;
@@ -225,16 +226,6 @@ fn scan_step(
     Ok(next)
 }
 
-/// Which outputs of `p` depend on the inputs flagged in `linear`.
-fn linear_outputs(p: &Program, linear: &[bool]) -> Vec<bool> {
-    let mut lin = linear.to_vec();
-    for n in &p.nodes {
-        let l = n.operands.iter().any(|o| lin[o.index()]);
-        lin.extend(n.results.iter().map(|_| l));
-    }
-    p.outputs.iter().map(|o| lin[o.index()]).collect()
-}
-
 fn split_scan(op: &Op) -> (&Program, usize, bool, usize, usize) {
     let Op::Scan {
         body,
@@ -348,20 +339,7 @@ pub(super) fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let (body, length, reverse, nc, ncar) = split_scan(&a.node.op);
     let n = a.operands.len();
     let mut lin: Vec<bool> = a.operands.iter().map(|o| o.is_linear()).collect();
-    // A carry is linear if it starts linear or its update reads anything linear.
-    loop {
-        let out = linear_outputs(body, &lin);
-        let mut changed = false;
-        for c in 0..ncar {
-            if out[c] && !lin[nc + c] {
-                lin[nc + c] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    linear_carries(body, &mut lin, nc, ncar);
     let out_lin = linear_outputs(body, &lin);
     let ny = out_lin.len() - ncar;
     let known_in: Vec<usize> = (0..n).filter(|&i| !lin[i]).collect();
@@ -380,19 +358,8 @@ pub(super) fn scan_transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     let device = like.device().clone();
     // The body reordered: known inputs then linear; known outputs then linear.
     let order: Vec<usize> = known_in.iter().chain(&lin_in).copied().collect();
-    let types: Vec<TensorType> = order.iter().map(|&i| body.inputs[i].clone()).collect();
-    let reordered = crate::trace::trace_function(&device, &types, |x: &[Array]| {
-        let mut args: Vec<Option<Array>> = vec![None; n];
-        for (pos, &i) in order.iter().enumerate() {
-            args[i] = Some(x[pos].clone());
-        }
-        let outs = eval_program(body, &args.into_iter().flatten().collect::<Vec<_>>())?;
-        Ok(known_out
-            .iter()
-            .chain(&lin_out)
-            .map(|&k| outs[k].clone())
-            .collect())
-    })?;
+    let out_order: Vec<usize> = known_out.iter().chain(&lin_out).copied().collect();
+    let reordered = reordered(&device, body, &order, &out_order)?;
     let (fwd, bwd) =
         crate::ad::partial_eval_transpose(&device, &reordered, known_in.len(), known_out.len())?;
     // Forward: known consts, known carries, known xs -> known carries, (known ys, residuals).
