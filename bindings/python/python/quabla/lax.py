@@ -10,6 +10,10 @@ from ._src.lax_conv import (
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_transpose,
     conv_with_general_padding,
 )
+from ._src.lax_gather import (
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter_add,
+)
+from ._src.lax_windows import padtype_to_pads, reduce, reduce_window
 from ._src.lax_ops import *  # noqa: F401,F403,E402  (lax's array functions)
 from ._src.lax_ops import __all__ as _ops
 from ._src.lax_more import *  # noqa: F401,F403,E402  (lax's reductions, scans, comparisons)
@@ -18,4 +22,6 @@ from ._src.lax_more import __all__ as _more
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
            "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k",
            "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_transpose", "conv_with_general_padding"] + list(_ops) + list(_more)
+           "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
+           "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter_add",
+           "padtype_to_pads", "reduce", "reduce_window"] + list(_ops) + list(_more)
