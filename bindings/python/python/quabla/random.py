@@ -34,7 +34,7 @@ __all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", 
            "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t",
            "generalized_normal", "ball", "orthogonal", "poisson", "lognormal", "pareto",
            "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell", "geometric",
-           "triangular", "wald", "f"]
+           "triangular", "wald", "f", "binomial", "multinomial"]
 
 
 def _threefry2x32(k1: Array, k2: Array, x0: Array, x1: Array):
@@ -240,3 +240,4 @@ from ._src.random_distributions import (  # noqa: E402  (they build on the funct
     lognormal, maxwell, multivariate_normal, orthogonal, pareto, poisson, rademacher,
     rayleigh, t, triangular, wald, weibull_min,
 )
+from ._src.random_binomial import binomial, multinomial  # noqa: E402
