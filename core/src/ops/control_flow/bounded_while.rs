@@ -10,18 +10,21 @@
 //! - JVP: the primal loop, and a tangent loop carrying tangents beside the carry, with the
 //!   same bound (linear in the tangents);
 //! - transpose (of a tangent loop): the known part runs forward again, keeping the known
-//!   carry at `checkpoints` evenly spaced trips and the last segment's carries; the
-//!   backward pass then walks the trips taken, last first, a segment at a time (each
-//!   segment before the last recomputed from its checkpoint), transposing one trip at a
-//!   time. Its loops are `bounded_while`s themselves, so higher derivatives compose;
+//!   carry every `s` trips (the schedule's top level) and, with two levels, the last
+//!   segment's carries; the backward pass then walks the trips taken, last first, a
+//!   segment at a time (each segment before the last recomputed from its checkpoint, level
+//!   by level), transposing one trip at a time. Its loops are `bounded_while`s themselves,
+//!   so higher derivatives compose;
 //! - batching: as `while`, a batched predicate runs until every element is done and freezes
 //!   finished elements (each element's trips stay under the bound).
 //!
-//! Costs for `n` trips taken, `k` checkpoints and segments of `s = ceil(max_steps / k)`
-//! trips: forward `n` body evaluations; reverse the forward pass, `n` more to rebuild the
-//! checkpoints, `n` to recompute each trip's residuals, and `n - s` (at most) to recompute
-//! the segments before the last one, plus `n` backward steps. Nothing is done for trips
-//! not taken. Memory: `k + s` known carries (`2 sqrt(max_steps)` by default).
+//! Costs for `n` trips taken with the default two-level schedule (segments of `s`, about
+//! `sqrt(max_steps)` trips): forward `n` body evaluations; reverse the forward pass, `n`
+//! more to rebuild the checkpoints, `n` to recompute each trip's residuals, and under `n`
+//! to recompute the segments before the last one (none when the loop ends within `s`
+//! trips), plus `n` backward steps; each further level of a smaller budget adds under `n`.
+//! Nothing is done for trips not taken. Memory: the budget `checkpoints` (about
+//! `2 sqrt(max_steps)` carries by default).
 
 use super::RegionFn;
 use crate::ad::jvp_support::{float_tangents, jvp_region};
@@ -72,7 +75,7 @@ pub fn bounded_while_loop(
 ///   forward pass more over the trips taken, down to about `e ln(max_steps)` carries
 ///   (smaller budgets get that least-memory schedule).
 ///
-/// Unset: two levels with `s = ceil(sqrt(max_steps))` (about `2 sqrt(max_steps)` carries).
+/// Unset: two levels with `s` about `sqrt(max_steps)` (about `2 sqrt(max_steps)` carries).
 /// Values, forward-mode results and gradients (bit for bit) do not depend on it.
 ///
 /// ```no_run
@@ -93,8 +96,8 @@ pub fn bounded_while_loop(
 pub struct BoundedWhileOptions {
     /// The most trips the loop takes (below 2^30).
     pub max_steps: usize,
-    /// Carries reverse mode keeps at evenly spaced trips, at least 1 (unset:
-    /// `ceil(sqrt(max_steps))`).
+    /// How many carries reverse mode may keep, at least 1 (unset: about
+    /// `2 sqrt(max_steps)`, two levels); see [`BoundedWhileOptions::level_strides`].
     pub checkpoints: Option<usize>,
 }
 
@@ -137,9 +140,9 @@ impl BoundedWhileOptions {
         }
         if self.checkpoints == Some(0) {
             return Err(Error::Value(format!(
-                "{caller}: checkpoints must be at least 1 (the carries reverse mode keeps), \
-                 got 0; leave it unset for ceil(sqrt(max_steps)), or use max_steps to keep \
-                 every trip's carry"
+                "{caller}: checkpoints must be at least 1 (the carries reverse mode may \
+                 keep), got 0; leave it unset for about 2 sqrt(max_steps), or use max_steps to \
+                 keep every trip's carry"
             )));
         }
         Ok(())
