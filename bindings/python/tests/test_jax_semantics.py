@@ -457,3 +457,35 @@ def test_rule_flags_jax_code_passes():
     assert_close(quabla.grad(h)(_f64(0.5)), math.exp(0.5), rtol=1e-15)
     with pytest.raises(NotImplementedError, match="symbolic_zeros"):
         h.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
+
+
+def test_repeated_indices_combine_in_order_as_jax():
+    """``x.at[i].set/mul/min/max`` with an index repeated: JAX 0.10.2 on CPU (recorded by hand)
+    lets the last ``set`` win and multiplies, takes the min or the max of every update; an
+    average of the updates (the old behaviour) matched none of these."""
+    x = qnp.arange(6.0)
+    idx = qnp.array([4, 0, 4, 4, 9])
+    assert_close(x.at[idx].set(qnp.array([10.0, 11.0, 12.0, 13.0, 14.0])),
+                 [11, 1, 2, 3, 13, 5], rtol=0)
+    assert_close(x.at[idx].max(qnp.array([10.0, -11.0, 12.0, 3.0, 14.0])),
+                 [0, 1, 2, 3, 12, 5], rtol=0)
+    z = qnp.zeros(3)
+    two = qnp.array([1, 1])
+    assert_close(z.at[two].min(qnp.array([-1.0, -5.0])), [0, -5, 0], rtol=0)
+    assert_close(qnp.ones(3).at[two].mul(qnp.array([2.0, 3.0])), [1, 6, 1], rtol=0)
+    assert np.asarray(qnp.arange(6).at[qnp.array([2, 2])].mul(3)).tolist() == [0, 1, 18, 3, 4, 5]
+    # The value placed is the update itself: -0.0 keeps its sign.
+    assert np.signbit(np.asarray(z.at[1].set(-0.0))[1])
+    # JAX's gradient of a repeated max goes to the winning update; Quabla's product rule
+    # for a repeated mul (JAX refuses it: "only implemented if unique_indices=True").
+    g = quabla.grad(lambda v: qnp.zeros(4).at[qnp.array([1, 1, 2])].max(v).sum())(
+        qnp.array([1.0, 5.0, 2.0]))
+    assert_close(g, [0, 1, 1], rtol=0)
+    g = quabla.grad(lambda v: qnp.ones(4).at[qnp.array([1, 1, 2])].mul(v).sum())(
+        qnp.array([2.0, 5.0, 3.0]))
+    assert_close(g, [5, 2, 1], rtol=0)
+    # The same under jit and vmap.
+    v = qnp.array([[1.0, 5.0, 2.0], [7.0, 1.0, -1.0]])
+    f = lambda u: qnp.zeros(4).at[qnp.array([1, 1, 2])].max(u)  # noqa: E731
+    assert_close(quabla.vmap(f)(v), [[0, 5, 2, 0], [0, 7, 0, 0]], rtol=0)
+    assert_close(quabla.jit(f)(v[0]), [0, 5, 2, 0], rtol=0)

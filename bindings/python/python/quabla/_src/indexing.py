@@ -236,26 +236,47 @@ def scatter(x: Array, idx, values, op: str, mode=None) -> Array:
 
 
 def _combine(flat: Array, pos: Array, values, op: str) -> Array:
+    """``flat`` with ``values`` combined in at ``pos`` by ``op``. Updates to one position
+    combine in their order, as JAX's on CPU: they add up, multiply, take their min or max,
+    and for ``set`` the last one wins."""
     from .. import numpy as qnp
     size = flat.shape[0]
     v = qnp.broadcast_to(qnp.asarray(values).astype(flat.dtype), pos.shape).reshape(-1)
-    p = pos.reshape(-1, 1)
+    p = pos.reshape(-1)
 
-    def add_into(base: Array, upd: Array) -> Array:
-        return Array(base._raw.scatter_add(p._raw, upd._raw, [], [0], [0]))
+    def add_into(base: Array, at: Array, upd: Array) -> Array:
+        return Array(base._raw.scatter_add(at.reshape(-1, 1)._raw, upd._raw, [], [0], [0]))
 
     if op == "add":
-        return add_into(flat, v)
-    count = add_into(qnp.zeros(size, np.int32), qnp.ones(v.shape, np.int32))
-    hit = count > 0
-    total = add_into(qnp.zeros(size, flat.dtype), v)
-    placed = Array(total._raw.binary("div_promoted", count.astype(flat.dtype)._raw))
+        return add_into(flat, p, v)
+    if op not in ("set", "mul", "min", "max"):
+        raise ValueError(f"unknown update {op!r}")
+    m = p.shape[0]
+    if m == 0:
+        return flat
+    # Group the updates by position, keeping their order (a stable sort), and reduce each
+    # group along it; the group's last entry then holds the result.
+    from .lax_scans import associative_scan
+    order = qnp.argsort(p, stable=True)
+    ps, vs = p[order], v[order]
+    differs = ps[1:] != ps[:-1]
+    if op != "set":
+        join = {"mul": qnp.multiply, "min": qnp.minimum, "max": qnp.maximum}[op]
+
+        def segmented(a, b):
+            return a[0] | b[0], qnp.where(b[0], b[1], join(a[1], b[1]))
+
+        starts = qnp.concatenate([qnp.ones(1, bool), differs])
+        vs = associative_scan(segmented, (starts, vs))[1]
+    last = qnp.concatenate([differs, qnp.ones(1, bool)])
+    # Each position gets the index of its group's last entry (one at most: exact ints); the
+    # value is then gathered, so -0.0 and NaN payloads arrive unchanged.
+    rank = Array(qnp.arange(m, dtype=np.int32)._raw) + 1
+    slot = add_into(qnp.zeros(size + 1, np.int32), qnp.where(last, ps, size), rank)[:size] - 1
+    hit = slot >= 0
+    placed = vs[qnp.clip(slot, 0, m - 1)]
     if op == "set":
         return qnp.where(hit, placed, flat)
     if op == "mul":
-        return flat * qnp.where(hit, placed, qnp.ones_like(flat))
-    if op == "min":
-        return qnp.where(hit, qnp.minimum(flat, placed), flat)
-    if op == "max":
-        return qnp.where(hit, qnp.maximum(flat, placed), flat)
-    raise ValueError(f"unknown update {op!r}")
+        return qnp.where(hit, flat * placed, flat)
+    return qnp.where(hit, (qnp.minimum if op == "min" else qnp.maximum)(flat, placed), flat)
