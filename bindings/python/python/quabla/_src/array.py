@@ -368,11 +368,11 @@ class _IndexUpdateHelper:
 class _IndexUpdateRef:
     """``x.at[idx]``: each method returns a new array (x is unchanged).
 
-    Duplicate indices accumulate for ``add``; for ``set``, ``mul``, ``min`` and ``max`` give
-    each element at most once (with duplicates ``set`` averages the updates, JAX leaves the
-    winner unspecified). ``mode`` as JAX: updates at out-of-range indices are dropped by
-    default (``"drop"``, ``"fill"``, ``"promise_in_bounds"``) or clamped onto the edge
-    (``"clip"``); negative indices count from the end.
+    Updates at a repeated index combine in their order, as JAX's on CPU: ``add`` sums them,
+    ``mul`` multiplies them, ``min``/``max`` take the extreme, and the last ``set`` wins
+    (JAX documents the winner as unspecified). ``mode`` as JAX: updates at out-of-range
+    indices are dropped by default (``"drop"``, ``"fill"``, ``"promise_in_bounds"``) or
+    clamped onto the edge (``"clip"``); negative indices count from the end.
     """
 
     __slots__ = ("_x", "_idx")
