@@ -11,7 +11,8 @@ from ._src.lax_conv import (
     conv_with_general_padding,
 )
 from ._src.lax_gather import (
-    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter_add,
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
+    scatter_add, scatter_apply, scatter_max, scatter_min, scatter_mul, scatter_sub,
 )
 from ._src.lax_windows import padtype_to_pads, reduce, reduce_window
 from ._src.lax_ops import *  # noqa: F401,F403,E402  (lax's array functions)
@@ -23,5 +24,6 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient",
            "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k",
            "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
            "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
-           "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter_add",
+           "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
+           "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
            "padtype_to_pads", "reduce", "reduce_window"] + list(_ops) + list(_more)

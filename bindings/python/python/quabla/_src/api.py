@@ -609,7 +609,7 @@ class custom_jvp:
 
         def rule(p_raws, t_raws):
             p = unflatten_raw(in_tree, p_raws)
-            t = unflatten_raw(in_tree, t_raws)
+            t = _with_float0_tangents(in_tree, p_raws, t_raws)
             self._in_rule += 1
             try:
                 assert self.jvp is not None
@@ -627,10 +627,24 @@ class custom_jvp:
             if o_tree != t_tree:
                 raise TypeError(f"custom_jvp rule: primal output structure {o_tree} differs "
                                 f"from tangent output structure {t_tree}")
-            return [to_raw(x) for x in o_leaves], [to_raw(x) for x in t_leaves]
+            o_raws = [to_raw(x) for x in o_leaves]
+            # Integer and boolean outputs have no tangent (JAX's float0): whatever the rule
+            # returned for them is dropped.
+            return o_raws, [to_raw(x) for x, o in zip(t_leaves, o_raws)
+                            if o.dtype in ("float32", "float64")]
 
         outs = _quabla.custom_jvp(flat, rule, raws)
         return unflatten_raw(store.tree, outs)
+
+
+def _with_float0_tangents(in_tree, p_raws, t_raws):
+    """The rule's tangents as a pytree like its primals: the core passes one per float
+    argument; an integer or boolean argument gets JAX's ``float0`` zeros (a numpy array)."""
+    from .dtypes import float0
+    floats = iter(t_raws)
+    leaves = [Array(next(floats)) if r.dtype in ("float32", "float64")
+              else np.zeros(tuple(r.shape), float0) for r in p_raws]
+    return tree_unflatten(in_tree, leaves)
 
 
 class custom_vjp:

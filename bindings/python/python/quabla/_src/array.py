@@ -410,3 +410,25 @@ class _IndexUpdateRef:
     def max(self, values, *, mode=None) -> Array:
         from .indexing import scatter
         return scatter(self._x, self._idx, values, "max", mode)
+
+    def divide(self, values, *, mode=None) -> Array:
+        """``x[idx] /= values``: ``x`` divided by the product of the updates at each
+        position, as JAX's."""
+        from .indexing import scatter
+        from .numpy.creation import ones_like
+        return self._x / scatter(ones_like(self._x), self._idx, values, "mul", mode)
+
+    def power(self, values, *, mode=None) -> Array:
+        """``x[idx] **= values``: ``x`` to the power of the product of the updates at each
+        position, as JAX's."""
+        from .indexing import scatter
+        from .numpy.creation import ones_like
+        return self._x ** scatter(ones_like(self._x), self._idx, values, "mul", mode)
+
+    def apply(self, func, *, mode=None) -> Array:
+        """``func`` (elementwise) applied to ``x`` at ``idx``, once per occurrence of an
+        index (a repeated index applies it again), as JAX's; unlike JAX's, differentiable."""
+        from .indexing import update_counts
+        from .lax_gather import apply_counted
+        counts, updates = update_counts(self._x, self._idx, mode)
+        return apply_counted(self._x, counts, updates, func)

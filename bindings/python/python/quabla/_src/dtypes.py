@@ -20,6 +20,9 @@ float64 = np.float64
 int32 = np.int32
 uint32 = np.uint32
 bool_ = np.bool_
+#: The dtype of the tangent of an integer or boolean value (JAX's ``jax.dtypes.float0``): a
+#: custom JVP rule gets numpy zeros of it for such arguments.
+float0 = np.dtype([("float0", np.void, 0)])
 
 SUPPORTED = {
     np.dtype(np.float32): "float32",

@@ -223,40 +223,60 @@ def scatter(x: Array, idx, values, op: str, mode=None) -> Array:
         return scatter(x.astype(np.int32), idx, qnp.asarray(values).astype(np.int32),
                        op, mode).astype(np.bool_)
     n = x.size
-    flat = x.reshape(-1)
-    if mode == "clip":
-        pos = getitem(_positions(x), idx)
-    else:
-        # Dropped updates go to a slot past the end, cut off afterwards.
-        pos = positions_or_minus_one(x, idx)
-        pos = qnp.where(pos >= 0, pos, n)
-        flat = qnp.concatenate([flat, qnp.zeros(1, x.dtype)])
-    out = _combine(flat, pos, values, op)
+    flat = qnp.concatenate([x.reshape(-1), qnp.zeros(1, x.dtype)])
+    out = combine_at(flat, _update_positions(x, idx, mode), values, op)
     return out[:n].reshape(x.shape)
 
 
-def _combine(flat: Array, pos: Array, values, op: str) -> Array:
+def _update_positions(x: Array, idx, mode: str) -> Array:
+    """The flat position of each element ``x.at[idx]`` updates; ``x.size`` (a slot past the
+    end, cut off afterwards) for one that ``mode`` drops."""
+    from .. import numpy as qnp
+    if mode == "clip":
+        return getitem(_positions(x), idx)
+    pos = positions_or_minus_one(x, idx)
+    return qnp.where(pos >= 0, pos, x.size)
+
+
+def update_counts(x: Array, idx, mode=None):
+    """How many updates ``x.at[idx]`` makes to each element of ``x`` (flat), and how many it
+    makes in all (a static bound on the first)."""
+    from .. import numpy as qnp
+    mode = check_mode(mode, "drop", "scatter")
+    pos = _update_positions(x, idx, mode)
+    counts = combine_at(qnp.zeros(x.size + 1, np.int32), pos, 1, "add")[:x.size]
+    return counts, int(pos.size)
+
+
+def _add_into(base: Array, at: Array, upd: Array) -> Array:
+    return Array(base._raw.scatter_add(at.reshape(-1, 1)._raw, upd._raw, [], [0], [0]))
+
+
+def combine_at(flat: Array, pos: Array, values, op: str) -> Array:
     """``flat`` with ``values`` combined in at ``pos`` by ``op``. Updates to one position
     combine in their order, as JAX's on CPU: they add up, multiply, take their min or max,
     and for ``set`` the last one wins."""
     from .. import numpy as qnp
-    size = flat.shape[0]
     v = qnp.broadcast_to(qnp.asarray(values).astype(flat.dtype), pos.shape).reshape(-1)
     p = pos.reshape(-1)
-
-    def add_into(base: Array, at: Array, upd: Array) -> Array:
-        return Array(base._raw.scatter_add(at.reshape(-1, 1)._raw, upd._raw, [], [0], [0]))
-
     if op == "add":
-        return add_into(flat, p, v)
+        return _add_into(flat, p, v)
     if op not in ("set", "mul", "min", "max"):
         raise ValueError(f"unknown update {op!r}")
-    m = p.shape[0]
-    if m == 0:
+    if p.shape[0] == 0:
         return flat
+    if op in ("min", "max") and np.dtype(flat.dtype).kind == "f":
+        return _extremal_at(flat, p, v, op)
+    return _combine_ordered(flat, p, v, op)
+
+
+def _combine_ordered(flat: Array, p: Array, v: Array, op: str) -> Array:
+    """``combine_at`` for ``set``, ``mul``, ``min`` and ``max`` with at least one update."""
+    from .. import numpy as qnp
+    from .lax_scans import associative_scan
+    size, m = flat.shape[0], p.shape[0]
     # Group the updates by position, keeping their order (a stable sort), and reduce each
     # group along it; the group's last entry then holds the result.
-    from .lax_scans import associative_scan
     order = qnp.argsort(p, stable=True)
     ps, vs = p[order], v[order]
     differs = ps[1:] != ps[:-1]
@@ -272,7 +292,7 @@ def _combine(flat: Array, pos: Array, values, op: str) -> Array:
     # Each position gets the index of its group's last entry (one at most: exact ints); the
     # value is then gathered, so -0.0 and NaN payloads arrive unchanged.
     rank = Array(qnp.arange(m, dtype=np.int32)._raw) + 1
-    slot = add_into(qnp.zeros(size + 1, np.int32), qnp.where(last, ps, size), rank)[:size] - 1
+    slot = _add_into(qnp.zeros(size + 1, np.int32), qnp.where(last, ps, size), rank)[:size] - 1
     hit = slot >= 0
     placed = vs[qnp.clip(slot, 0, m - 1)]
     if op == "set":
@@ -280,3 +300,31 @@ def _combine(flat: Array, pos: Array, values, op: str) -> Array:
     if op == "mul":
         return qnp.where(hit, flat * placed, flat)
     return qnp.where(hit, (qnp.minimum if op == "min" else qnp.maximum)(flat, placed), flat)
+
+
+def _extremal_at(flat: Array, p: Array, v: Array, op: str) -> Array:
+    """``combine_at`` for a floating ``min``/``max``, with JAX's derivative: the output
+    tangent at a position is the mean of the tangents of the values there (the operand's
+    and the updates') that equal the result, so ties split evenly; where the result is NaN
+    none does, and the tangent is zero."""
+    from .api import custom_jvp
+    from .. import numpy as qnp
+
+    # The positions are an argument, not a closure: a traced value must not be captured.
+    @custom_jvp
+    def extremal(base, p, upd):
+        return _combine_ordered(base, p, upd, op)
+
+    @extremal.defjvp
+    def extremal_jvp(primals, tangents):
+        (base, p, upd), (t_base, _, t_upd) = primals, tangents
+        out = extremal(base, p, upd)
+        base_wins, upd_wins = base == out, upd == out[p]
+        winners = base_wins.astype(np.int32) + _add_into(
+            qnp.zeros(base.shape, np.int32), p, upd_wins.astype(np.int32))
+        share = 1.0 / qnp.maximum(winners, 1).astype(base.dtype)
+        t_out = qnp.where(base_wins, t_base * share, qnp.zeros_like(t_base))
+        return out, _add_into(t_out, p, qnp.where(upd_wins, t_upd * share[p],
+                                                  qnp.zeros_like(t_upd)))
+
+    return extremal(flat, p, v)

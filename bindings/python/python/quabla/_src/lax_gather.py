@@ -119,18 +119,29 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers,
         return out
     from .indexing import default_fill
     fill = default_fill(x.dtype) if fill_value is None else fill_value
-    inside = None
-    for k, d in enumerate(_ints(dn.start_index_map)):
-        s = idx[..., k]
-        ok = (s >= 0) & (s <= x.shape[d] - sizes[d])
-        inside = ok if inside is None else inside & ok
+    inside = _wholly_inside(idx, _ints(dn.start_index_map), x.shape, sizes,
+                            _ints(dn.offset_dims))
     if inside is None:
         return out
-    # The mask has the batch axes; the offset axes of the output are inserted as size 1.
-    shape = list(inside.shape)
-    for d in sorted(_ints(dn.offset_dims)):
-        shape.insert(d, 1)
-    return el.where(inside.reshape(tuple(shape)), out, asarray(fill).astype(x.dtype))
+    return el.where(inside, out, asarray(fill).astype(x.dtype))
+
+
+def _wholly_inside(idx: Array, index_map: Sequence[int], shape: Sequence[int],
+                   sizes: Sequence[int], window_dims: Sequence[int]):
+    """Whether each slice (of ``sizes``, starting at ``idx``) lies wholly inside an operand
+    of ``shape``, with size-1 axes at ``window_dims`` so it broadcasts against the gathered
+    or scattered values; None when nothing is indexed."""
+    inside = None
+    for k, d in enumerate(index_map):
+        s = idx[..., k]
+        ok = (s >= 0) & (s <= shape[d] - sizes[d])
+        inside = ok if inside is None else inside & ok
+    if inside is None:
+        return None
+    mask_shape = list(inside.shape)
+    for d in sorted(window_dims):
+        mask_shape.insert(d, 1)
+    return inside.reshape(tuple(mask_shape))
 
 
 def scatter_add(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
@@ -171,5 +182,165 @@ def scatter_add(operand, scatter_indices, updates, dimension_numbers: ScatterDim
                                     sorted(inserted + op_batch), list(to_operand + op_batch)))
 
 
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None) -> Array:
+    """``operand`` with ``updates`` subtracted at the windows ``scatter_indices`` pick, as
+    ``jax.lax.scatter_sub`` (``scatter_add`` of the negated updates)."""
+    x = asarray(operand)
+    return scatter_add(x, scatter_indices, -asarray(updates).astype(x.dtype), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_positions(x: Array, idx: Array, update_shape: Tuple[int, ...],
+                       dn: ScatterDimensionNumbers, mode: GatherScatterMode, what: str) -> Array:
+    """The flat operand position each update element lands on, in the updates' shape;
+    ``x.size`` for one that is dropped. The positions are a ``gather`` of an iota of flat
+    positions with the dual dimension numbers (XLA's gather is the scatter's transpose), so
+    the windows are clamped exactly as a ``"clip"`` scatter clamps them."""
+    if not isinstance(dn, ScatterDimensionNumbers):
+        raise TypeError(f"{what}: dimension_numbers must be a ScatterDimensionNumbers, got "
+                        f"{type(dn).__name__}")
+    op_batch = _ints(dn.operand_batching_dims)
+    idx_batch = _ints(dn.scatter_indices_batching_dims)
+    if len(op_batch) != len(idx_batch):
+        raise ValueError(f"{what}: operand_batching_dims and scatter_indices_batching_dims "
+                         "must pair up")
+    inserted, window_dims = _ints(dn.inserted_window_dims), _ints(dn.update_window_dims)
+    to_operand = _ints(dn.scatter_dims_to_operand_dims)
+    window_axes = [d for d in range(x.ndim) if d not in inserted and d not in op_batch]
+    if len(window_axes) != len(window_dims) or any(
+            not 0 <= u < len(update_shape) for u in window_dims):
+        raise ValueError(f"{what}: update_window_dims {window_dims} must name one axis of the "
+                         f"updates (shape {update_shape}) per operand axis that is neither "
+                         f"inserted nor batching ({window_axes})")
+    sizes = [1] * x.ndim
+    for d, u in zip(window_axes, window_dims):
+        sizes[d] = update_shape[u]
+    from .. import numpy as qnp
+    iota = qnp.arange(x.size, dtype=np.int32).reshape(x.shape)
+    pos = gather(iota, idx, GatherDimensionNumbers(window_dims, inserted, to_operand, op_batch,
+                                                   idx_batch), sizes)
+    if tuple(pos.shape) != tuple(update_shape):
+        raise ValueError(f"{what}: updates of shape {tuple(update_shape)} do not match the "
+                         f"indices (shape {idx.shape}) and dimension numbers, which need "
+                         f"{tuple(pos.shape)}")
+    if mode is GatherScatterMode.CLIP:
+        return pos
+    inside = _wholly_inside(idx, to_operand, x.shape, sizes, window_dims)
+    return pos if inside is None else el.where(inside, pos, x.size)
+
+
+def _scatter_combining(op: str, what: str, operand, scatter_indices, updates,
+                       dimension_numbers, mode) -> Array:
+    """``operand`` with ``updates`` combined in by ``op`` (``set``, ``mul``, ``min``,
+    ``max``), repeated positions in order, as ``x.at[...]`` combines them."""
+    from .indexing import combine_at
+    from .. import numpy as qnp
+    x = asarray(operand)
+    if x.dtype == np.bool_:
+        if op == "mul":
+            raise TypeError(f"{what}: boolean operands are not accepted (as in JAX); use "
+                            "scatter_min for a logical and")
+        return _scatter_combining(op, what, x.astype(np.int32), scatter_indices,
+                                  asarray(updates).astype(np.int32), dimension_numbers,
+                                  mode).astype(np.bool_)
+    upd = asarray(updates).astype(x.dtype)
+    mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
+    pos = _scatter_positions(x, _indices(scatter_indices, what), tuple(upd.shape),
+                             dimension_numbers, mode, what)
+    # Dropped updates land on a slot past the end, cut off afterwards.
+    flat = qnp.concatenate([x.reshape(-1), qnp.zeros(1, x.dtype)])
+    return combine_at(flat, pos, upd, op)[:x.size].reshape(x.shape)
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers, *,
+            indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode=None) -> Array:
+    """``operand`` with its windows at ``scatter_indices`` replaced by ``updates``, as
+    ``jax.lax.scatter``: the last of repeated updates wins (JAX on CPU; XLA leaves it
+    unspecified). ``mode`` as ``scatter_add``. Differentiable in both arrays: an overwritten
+    element's cotangent goes to the update that wins."""
+    del indices_are_sorted, unique_indices
+    return _scatter_combining("set", "scatter", operand, scatter_indices, updates,
+                              dimension_numbers, mode)
+
+
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None) -> Array:
+    """``operand`` with its windows at ``scatter_indices`` multiplied by ``updates`` (every
+    one of repeated updates), as ``jax.lax.scatter_mul``."""
+    del indices_are_sorted, unique_indices
+    return _scatter_combining("mul", "scatter_mul", operand, scatter_indices, updates,
+                              dimension_numbers, mode)
+
+
+def scatter_min(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None) -> Array:
+    """The elementwise minimum of ``operand``'s windows at ``scatter_indices`` and every
+    update to them, as ``jax.lax.scatter_min`` (NaN propagates)."""
+    del indices_are_sorted, unique_indices
+    return _scatter_combining("min", "scatter_min", operand, scatter_indices, updates,
+                              dimension_numbers, mode)
+
+
+def scatter_max(operand, scatter_indices, updates, dimension_numbers: ScatterDimensionNumbers,
+                *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode=None) -> Array:
+    """The elementwise maximum of ``operand``'s windows at ``scatter_indices`` and every
+    update to them, as ``jax.lax.scatter_max`` (NaN propagates)."""
+    del indices_are_sorted, unique_indices
+    return _scatter_combining("max", "scatter_max", operand, scatter_indices, updates,
+                              dimension_numbers, mode)
+
+
+def apply_counted(x: Array, counts: Array, updates: int, func) -> Array:
+    """``x`` with ``func`` applied ``counts`` times to each element (``counts`` has ``x``'s
+    size, flat), as XLA applies a scatter's computation once per update. ``func`` maps one
+    element to one element, as in JAX (it is vmapped over the elements). A loop of
+    ``counts.max()`` trips, bounded by the number of ``updates`` so that reverse mode works
+    (JAX's has no derivative)."""
+    from .api import vmap
+    from .control_flow import while_loop
+    from .. import numpy as qnp
+    flat = x.reshape(-1)
+    if flat.shape[0] == 0:
+        return x
+    bound = max(updates, 1)
+    most = qnp.max(counts)
+    step = vmap(func)
+
+    def body(carry):
+        j, y = carry
+        return j + 1, qnp.where(counts > j, asarray(step(y)).astype(y.dtype), y)
+
+    _, out = while_loop(lambda c: c[0] < most, body, (qnp.int32(0), flat), max_steps=bound)
+    return out.reshape(x.shape)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers: ScatterDimensionNumbers,
+                  *, update_shape: Sequence[int] = (), indices_are_sorted: bool = False,
+                  unique_indices: bool = False, mode=None) -> Array:
+    """``operand`` with the elementwise ``func`` applied at the windows ``scatter_indices``
+    pick, once per update (a repeated index applies it again), as ``jax.lax.scatter_apply``
+    with its ``update_shape``. Unlike JAX's it is differentiable."""
+    del indices_are_sorted, unique_indices
+    what = "scatter_apply"
+    if not callable(func):
+        raise TypeError(f"{what}: func must be callable, got {type(func).__name__}")
+    x = asarray(operand)
+    mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
+    pos = _scatter_positions(x, _indices(scatter_indices, what), _ints(update_shape),
+                             dimension_numbers, mode, what)
+    from .indexing import combine_at
+    from .. import numpy as qnp
+    counts = combine_at(qnp.zeros(x.size + 1, np.int32), pos, 1, "add")[:x.size]
+    return apply_counted(x, counts, int(pos.size), func)
+
+
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather",
-           "scatter_add"]
+           "scatter", "scatter_add", "scatter_apply", "scatter_max", "scatter_min",
+           "scatter_mul", "scatter_sub"]
