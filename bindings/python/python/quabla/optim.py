@@ -29,6 +29,9 @@ from ._src.optim_lbfgs import (
     ScaleByBacktrackingLinesearchState, ScaleByLBFGSState, scale_by_backtracking_linesearch,
     scale_by_lbfgs, tree_get, tree_l2_norm, tree_vdot, value_and_grad_from_state,
 )
+from ._src.optim_zoom import (
+    ScaleByZoomLinesearchState, ZoomLinesearchInfo, scale_by_zoom_linesearch,
+)
 
 __all__ = [
     "GradientTransformation", "OptState", "EmptyState", "ScaleByScheduleState",
@@ -41,6 +44,7 @@ __all__ = [
     "ScaleByLBFGSState", "scale_by_backtracking_linesearch",
     "ScaleByBacktrackingLinesearchState", "BacktrackingLinesearchInfo",
     "value_and_grad_from_state", "tree_get", "tree_l2_norm", "tree_vdot",
+    "scale_by_zoom_linesearch", "ScaleByZoomLinesearchState", "ZoomLinesearchInfo",
 ]
 
 class Schedule:
@@ -337,8 +341,8 @@ def lbfgs(learning_rate=None, memory_size: int = 10, scale_init_precond: bool = 
     """L-BFGS, with optax's signature. Without ``linesearch``: the Rust core's L-BFGS with
     its strong Wolfe zoom search (the conditions optax's default zoom search enforces; its
     own interpolation, so iterates differ from optax's in the last digits of a step size).
-    With ``linesearch`` (a transformation such as
-    :func:`scale_by_backtracking_linesearch`, or None): optax's composition,
+    With ``linesearch`` (a transformation such as :func:`scale_by_zoom_linesearch`, optax's
+    default, or :func:`scale_by_backtracking_linesearch`, or None): optax's composition,
     ``chain(scale_by_lbfgs(memory_size, scale_init_precond), scale(-1) or
     scale_by_learning_rate(learning_rate), linesearch)``, step for step as optax."""
     if linesearch is _CORE_LINESEARCH:
