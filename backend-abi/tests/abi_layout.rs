@@ -34,7 +34,8 @@ fn current() -> String {
             buffer_ready,
             export_buffer,
             allocate,
-            collectives
+            collectives,
+            set_host_callback
         }
     );
     layout!(
@@ -113,6 +114,7 @@ fn current() -> String {
     );
     layout!(s, BufferInfo { dtype, shape });
     layout!(s, ReadyCallback { func });
+    layout!(s, HostCallbackFn { func });
     s
 }
 

@@ -202,3 +202,52 @@ fn values_larger_than_the_declared_maximum_are_refused() {
     let e = r.into_result().err().unwrap();
     assert!(e.message().contains("2^63"), "{e}");
 }
+
+#[test]
+fn host_calls_are_an_optional_capability_made_through_the_hosts_dispatcher() {
+    use quabla_abi::host::callbacks;
+    use quabla_abi::plugin::call_host;
+    let p = Program::parse(
+        "program(%0: f32[2]) {\n  () = host_callback[callback=1, effectful=true](%0) : ()\n  %1 = neg(%0) : f32[2]\n  return %1\n}\n",
+    )
+    .unwrap();
+    // The tiny backend does not list the op: refused at compile time, naming it.
+    let e = tiny().compile(&p).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::Unimplemented);
+    assert!(e.message().contains("op `host_callback`"), "{e}");
+    // Loading the plugin gave it the host's dispatcher; the kit's call reaches the function.
+    let double = callbacks::register(Arc::new(|a: &[HostView<'_>], _: &[TensorType]| {
+        let v = a[0].to_array().to_f32()?;
+        Ok(vec![HostArray::from_f32(
+            a[0].ty.shape.clone(),
+            &v.iter().map(|x| 2.0 * x).collect::<Vec<_>>(),
+        )])
+    }));
+    let x = HostArray::from_f32(vec![2], &[1.5, -2.0]);
+    let f32x2 = TensorType::new(DType::F32, vec![2]);
+    let out = call_host(double, &[x.view()], std::slice::from_ref(&f32x2)).unwrap();
+    assert_eq!(out[0].to_f32().unwrap(), vec![3.0, -4.0]);
+    // Every failure is an error value: an unknown id, results of another type, a panic.
+    let e = call_host(
+        callbacks::FIXED_IDS - 1,
+        &[x.view()],
+        std::slice::from_ref(&f32x2),
+    )
+    .unwrap_err();
+    assert!(e.message().contains("not registered"), "{e}");
+    let f64x2 = TensorType::new(DType::F64, vec![2]);
+    let e = call_host(double, &[x.view()], &[f64x2]).unwrap_err();
+    assert!(e.message().contains("declared"), "{e}");
+    let panics = callbacks::register(Arc::new(
+        |_: &[HostView<'_>], _: &[TensorType]| -> Result<Vec<HostArray>, String> {
+            panic!("a host function bug")
+        },
+    ));
+    let e = call_host(panics, &[], &[]).unwrap_err();
+    assert!(e.message().contains("panicked"), "{e}");
+    assert!(callbacks::register_as(
+        5,
+        Arc::new(|_: &[HostView<'_>], _: &[TensorType]| Ok(vec![]))
+    )
+    .is_err());
+}

@@ -87,6 +87,7 @@ pub use batching::vmap;
 pub use error::{Error, Result};
 pub use jit::{jit, Jit};
 pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
+pub use ops::host_callback::{host_callback, HostCallbackOptions, HostFn, VmapMethod};
 pub use ops::Operand;
 pub use promotion::{promote_types, Scalar};
 pub use quabla_abi::abi::{BufferExport, ErrorCode, DEVICE_KIND_HOST};

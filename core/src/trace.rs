@@ -29,18 +29,25 @@ struct TraceState {
 const PLACEHOLDER_BASE: u32 = 1 << 31;
 
 thread_local! {
-    /// Ids of the traces currently being built on this thread, innermost last.
-    static ACTIVE: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The traces currently being built on this thread, innermost last.
+    static ACTIVE: std::cell::RefCell<Vec<(u64, std::sync::Weak<Trace>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Keeps a trace on the active stack while its function runs.
 struct ActiveGuard;
 
 impl ActiveGuard {
-    fn push(id: u64) -> ActiveGuard {
-        ACTIVE.with(|a| a.borrow_mut().push(id));
+    fn push(trace: &Arc<Trace>) -> ActiveGuard {
+        ACTIVE.with(|a| a.borrow_mut().push((trace.id, Arc::downgrade(trace))));
         ActiveGuard
     }
+}
+
+/// The innermost trace being built on this thread, if any: where an op without operands
+/// that must run with the program (an effect) is recorded.
+pub(crate) fn innermost_active() -> Option<Arc<Trace>> {
+    ACTIVE.with(|a| a.borrow().last().and_then(|(_, t)| t.upgrade()))
 }
 
 impl Drop for ActiveGuard {
@@ -52,7 +59,7 @@ impl Drop for ActiveGuard {
 }
 
 fn is_active(id: u64) -> bool {
-    ACTIVE.with(|a| a.borrow().contains(&id))
+    ACTIVE.with(|a| a.borrow().iter().any(|(i, _)| *i == id))
 }
 
 /// One tracing session: a program under construction on a target device.
@@ -393,7 +400,7 @@ where
     if let Some(args) = known {
         trace.know_inputs(args);
     }
-    let _active = ActiveGuard::push(trace.id());
+    let _active = ActiveGuard::push(&trace);
     let traced: Vec<Array> = types
         .iter()
         .enumerate()

@@ -28,7 +28,7 @@ use abi_stable::{
 /// ABI major version: a plugin of another major is refused.
 pub const ABI_MAJOR: u32 = 1;
 /// ABI minor version of this build: the count of appended, backwards-compatible additions.
-pub const ABI_MINOR: u32 = 3;
+pub const ABI_MINOR: u32 = 4;
 /// The oldest minor this host accepts.
 pub const ABI_MINOR_MIN: u32 = 0;
 /// A plain `extern "C" fn() -> u64` every plugin exports: `(major << 32) | minor`.
@@ -88,6 +88,11 @@ pub struct BackendMod {
     pub allocate: extern "C" fn(u32, u8, RSlice<'_, u64>) -> RResult<u64, AbiError>,
     /// ABI 1.3: the collectives table, when the plugin has one (see [`CollectivesMod`]).
     pub collectives: extern "C" fn() -> ROption<CollectivesModRef>,
+    /// ABI 1.4: gives the plugin the host's function for `host_callback` ops (see
+    /// [`HostCallbackFn`]). The host calls it once, right after loading; a plugin that
+    /// implements `host_callback` keeps it for its executables. Older plugins lack it and
+    /// cannot list the op.
+    pub set_host_callback: extern "C" fn(HostCallbackFn),
 }
 
 impl RootModule for BackendModRef {

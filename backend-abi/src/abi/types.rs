@@ -1,7 +1,7 @@
 //! Plain data types that cross the plugin boundary.
 
 use abi_stable::{
-    std_types::{RString, RVec},
+    std_types::{RSlice, RString, RVec},
     StableAbi,
 };
 use std::fmt;
@@ -153,6 +153,21 @@ pub struct BufferInfo {
 #[derive(StableAbi, Clone, Copy)]
 pub struct ReadyCallback {
     pub func: extern "C" fn(usize),
+}
+
+/// The host function a plugin calls to run a `host_callback` op: `(callback id, argument
+/// memories, result memories)`. Every memory is host memory, dense and ready
+/// ([`BufferExport::host`]); the host reads the arguments and fills every result's bytes,
+/// whose dtypes and shapes the op declares, before it returns. It runs the callback on the
+/// calling thread and returns its failure as an error; it never unwinds.
+#[repr(transparent)]
+#[derive(StableAbi, Clone, Copy)]
+pub struct HostCallbackFn {
+    pub func: extern "C" fn(
+        u64,
+        RSlice<'_, BufferExport>,
+        RSlice<'_, BufferExport>,
+    ) -> abi_stable::std_types::RResult<(), AbiError>,
 }
 
 /// DLPack's device type of host (CPU) memory: a [`BufferExport`] of this kind points into

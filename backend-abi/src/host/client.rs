@@ -52,6 +52,9 @@ impl Plugin {
             path: shown,
             message: e.to_string(),
         })?;
+        if let Some(set) = module.set_host_callback() {
+            set(super::callbacks::host_callback_fn());
+        }
         Ok(Plugin {
             inner: Arc::new(Inner { module, info, path }),
         })

@@ -3,6 +3,7 @@
 //! Both the core's plugin host and the conformance runner use this, so a third-party plugin
 //! is loaded and tested exactly as ours are.
 
+pub mod callbacks;
 mod client;
 mod collectives;
 mod load;

@@ -536,6 +536,10 @@ impl Lowering {
         if n.results.iter().any(|t| t.num_elements() == 0) {
             return Err(decline(&n.op, "an empty array"));
         }
+        // Ops without results (a host call made for its effect) are no arrays to compute.
+        if n.results.is_empty() {
+            return Err(decline(&n.op, "an op without results"));
+        }
         // Splats stay registers for what reads them element by element, only moves them,
         // or writes them into a window; everything else reads memory.
         let moves = matches!(
@@ -716,6 +720,12 @@ impl Lowering {
             | Op::DotGeneral(_)
             | Op::Gather(_)
             | Op::ScatterAdd(_) => return Err(decline(&n.op, "not in the scalar loop IR yet")),
+            Op::HostCallback { .. } => {
+                return Err(decline(
+                    &n.op,
+                    "a call into the host runs outside compiled code",
+                ))
+            }
             Op::StopGradient
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }

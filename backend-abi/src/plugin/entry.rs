@@ -442,6 +442,10 @@ extern "C" fn collectives<E: PluginEntry>() -> ROption<CollectivesModRef> {
     }
 }
 
+extern "C" fn set_host_callback(f: HostCallbackFn) {
+    super::host_call::set(f);
+}
+
 /// Builds the ABI table for plugin `E`. Used by `export_backend!` for the exported root module
 /// and for static, in-process registration (the browser build, unit tests).
 pub fn module<E: PluginEntry>() -> BackendModRef {
@@ -464,6 +468,7 @@ pub fn module<E: PluginEntry>() -> BackendModRef {
         export_buffer: export_buffer::<E>,
         allocate: allocate::<E>,
         collectives: collectives::<E>,
+        set_host_callback,
     }
     .leak_into_prefix()
 }

@@ -9,10 +9,12 @@
 mod collectives;
 mod entry;
 mod event;
+mod host_call;
 
 pub use collectives::{dst_shape, Collective, Collectives, Communicator, DEFAULT_TIMEOUT};
 pub use entry::{module, PluginEntry, PluginState};
 pub use event::ReadyEvent;
+pub use host_call::call_host;
 
 use crate::abi::{AbiError, BufferExport};
 use crate::qir::Program;

@@ -73,6 +73,7 @@ pub enum OpKind {
     DynamicUpdateSlice,
     Cond,
     While,
+    HostCallback,
     Linalg(LinalgKind),
     StopGradient,
     CustomJvp,
@@ -99,6 +100,8 @@ pub enum Family {
     Indexing,
     /// Ops with regions that backends run (cond, while).
     ControlFlow,
+    /// Calls into the host process (`host_callback`): an optional capability.
+    Host,
     Linalg,
     /// Exist only between tracing and lowering; no backend ever sees them.
     CoreOnly,
@@ -212,6 +215,7 @@ impl OpKind {
             DynamicUpdateSlice,
             Cond,
             While,
+            HostCallback,
         ];
         let linalg = LinalgKind::ALL.into_iter().map(OpKind::Linalg);
         let core = [
@@ -340,6 +344,14 @@ impl OpKind {
             }
             OpKind::Cond => row(k, "cond", ControlFlow, AtLeast(1), &[], Any),
             OpKind::While => row(k, "while", ControlFlow, AtLeast(0), &[], Any),
+            OpKind::HostCallback => row(
+                k,
+                "host_callback",
+                Host,
+                AtLeast(0),
+                &["callback", "effectful"],
+                Any,
+            ),
             OpKind::Linalg(l) => {
                 let (name, arity, attributes): (_, _, &'static [&'static str]) = match l {
                     LinalgKind::Cholesky => ("cholesky", 1, &[]),
@@ -436,6 +448,7 @@ impl Op {
             Op::DynamicUpdateSlice => OpKind::DynamicUpdateSlice,
             Op::Cond { .. } => OpKind::Cond,
             Op::While { .. } => OpKind::While,
+            Op::HostCallback { .. } => OpKind::HostCallback,
             Op::Linalg(l) => OpKind::Linalg(l.kind()),
             Op::StopGradient => OpKind::StopGradient,
             Op::CustomJvp { .. } => OpKind::CustomJvp,
@@ -516,7 +529,7 @@ mod tests {
         }
         assert_eq!(
             seen.len(),
-            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 22 + 6 + 8
+            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 23 + 6 + 8
         );
         assert_eq!(OpKind::from_name("frobnicate"), None);
     }

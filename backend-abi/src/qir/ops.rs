@@ -218,6 +218,15 @@ pub enum Op {
         cond: Box<Program>,
         body: Box<Program>,
     },
+    /// Calls the host function registered as `callback` (see `host::callbacks`) with the
+    /// operands' values; its results have the node's declared types. `effectful` calls
+    /// (`debug.print`, `debug.callback`) run even when no result is used, in program order,
+    /// and are never merged or folded; the others (`pure_callback`) may be dropped when
+    /// unused. An optional capability: a backend that does not list it refuses the program.
+    HostCallback {
+        callback: u64,
+        effectful: bool,
+    },
     // Core-level ops below: the core's tracer emits them and lowers them away (by inlining
     // `call`) before a program is compiled. Backends never see them: they are in no
     // capability list, so the plugin kit refuses them by name.
@@ -312,6 +321,32 @@ impl Op {
     /// True for ops computed element by element over one shape (fusible on every backend).
     pub fn is_elementwise(&self) -> bool {
         self.kind().spec().family == Family::Elementwise
+    }
+
+    /// True when running this op does something besides computing its results: an
+    /// effectful `host_callback`, or a region op with one anywhere inside. Such an op is
+    /// never dropped, merged, folded or moved. The regions are walked with a stack, not
+    /// recursion.
+    ///
+    /// ```
+    /// use quabla_abi::qir::Op;
+    /// assert!(Op::HostCallback { callback: 1, effectful: true }.has_effect());
+    /// assert!(!Op::HostCallback { callback: 1, effectful: false }.has_effect());
+    /// ```
+    pub fn has_effect(&self) -> bool {
+        let mut pending: Vec<&Op> = vec![self];
+        while let Some(op) = pending.pop() {
+            if let Op::HostCallback {
+                effectful: true, ..
+            } = op
+            {
+                return true;
+            }
+            for region in op.regions() {
+                pending.extend(region.nodes.iter().map(|n| &n.op));
+            }
+        }
+        false
     }
 
     /// Nested regions, in order.

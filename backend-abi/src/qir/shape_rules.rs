@@ -926,6 +926,9 @@ pub fn infer_result_types(
             Ok(vec![(*x).clone()])
         }
         Op::Cond { .. } | Op::While { .. } => region_rule(op, operands, regions_out),
+        // Any operands; the results are what the node declares (the host function is
+        // checked against them when it returns).
+        Op::HostCallback { .. } => Ok(declared.to_vec()),
         Op::BoundedWhile { checkpoints, .. } => {
             if *checkpoints == 0 {
                 return Err("bounded_while checkpoints must be at least 1".into());

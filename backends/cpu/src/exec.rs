@@ -283,13 +283,15 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
             let mut carry: Vec<Tensor> = a.iter().map(|t| (*t).clone()).collect();
             loop {
                 let c = run(cond, carry.clone());
-                if c[0].data.scalar_i64() == 0 {
+                // After a failed host call the run's result is an error: stop looping.
+                if c[0].data.scalar_i64() == 0 || crate::host_call::failed() {
                     return carry;
                 }
                 carry = run(body, carry);
             }
         }
         Op::Linalg(l) => crate::linalg::eval(l, a, &node.results),
+        Op::HostCallback { callback, .. } => crate::host_call::call(node, *callback, a),
         // The plugin kit refuses core-level ops at compile time: they are in no capability list.
         Op::StopGradient
         | Op::CustomJvp { .. }

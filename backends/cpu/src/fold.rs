@@ -79,6 +79,7 @@ fn foldable(node: &Node) -> bool {
         | Op::DynamicSlice { .. }
         | Op::DynamicUpdateSlice => true,
         Op::Constant(_)
+        | Op::HostCallback { .. }
         | Op::Sort { .. }
         | Op::DotGeneral(_)
         | Op::Linalg(_)

@@ -52,6 +52,7 @@ pub(crate) fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
         | Op::DynamicUpdateSlice
         | Op::Cond { .. }
         | Op::While { .. }
+        | Op::HostCallback { .. }
         | Op::Linalg(_)
         | Op::StopGradient
         | Op::CustomJvp { .. }

@@ -14,6 +14,7 @@ mod elementwise;
 mod exec;
 mod fold;
 mod fused;
+mod host_call;
 mod linalg;
 #[cfg(test)]
 mod loop_allocation_tests;
@@ -54,7 +55,12 @@ impl Executable for CpuExecutable {
                 })?;
             inputs.push(b.0.clone());
         }
+        // A failure left by an earlier run that panicked midway must not be reported here.
+        host_call::take_failure();
         let outs = exec::run(&self.0, inputs);
+        if let Some(e) = host_call::take_failure() {
+            return Err(e);
+        }
         Ok(outs
             .into_iter()
             .map(|t| Arc::new(CpuBuffer(t)) as Arc<dyn DeviceBuffer>)
@@ -136,6 +142,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::DynamicUpdateSlice
         | OpKind::Cond
         | OpKind::While
+        | OpKind::HostCallback
         | OpKind::Linalg(_) => true,
         // Lowered away by the core before any backend sees a program.
         OpKind::StopGradient

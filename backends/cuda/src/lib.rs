@@ -78,6 +78,9 @@ fn implements(kind: OpKind) -> bool {
             | LinalgKind::Qr
             | LinalgKind::Svd,
         ) => false,
+        // A call into the host process: not from the GPU yet (programs with host callbacks
+        // run on the CPU backend).
+        OpKind::HostCallback => false,
         OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp

@@ -10,7 +10,7 @@ use crate::reduce;
 use crate::shim::{eval, MlxArray};
 use quabla_abi::abi::AbiError;
 use quabla_abi::qir::{Node, Op, Program};
-use quabla_abi::{DType, TensorType};
+use quabla_abi::{DType, HostView, TensorType};
 use std::sync::Arc;
 
 type Value = Arc<MlxArray>;
@@ -133,6 +133,10 @@ impl Block {
     }
 
     fn node(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {
+        // A host call may have no results, so it is made before `out` is read.
+        if let Op::HostCallback { callback, .. } = &node.op {
+            return self.host_call(*callback, node, values);
+        }
         let x = |k: usize| -> &MlxArray { &values[node.operands[k].index()] };
         let ty = |k: usize| -> &TensorType { &self.types[node.operands[k].index()] };
         let out = &node.results[0];
@@ -233,6 +237,7 @@ impl Block {
                     .map(Arc::new)
                     .collect())
             }
+            Op::HostCallback { .. } => Err(AbiError::internal("host calls are made above")),
             Op::StopGradient
             | Op::CustomJvp { .. }
             | Op::CustomVjp { .. }
@@ -242,6 +247,39 @@ impl Block {
             | Op::BoundedWhile { .. }
             | Op::LinearSolve { .. } => Err(declined(node)),
         }
+    }
+
+    /// The operands' values read back to the host, the host function called, its results
+    /// made MLX arrays (the call runs on the executing thread, holding MLX's lock).
+    fn host_call(
+        &self,
+        callback: u64,
+        node: &Node,
+        values: &[Value],
+    ) -> Result<Vec<Value>, AbiError> {
+        let types: Vec<&TensorType> = node
+            .operands
+            .iter()
+            .map(|o| &self.types[o.index()])
+            .collect();
+        let bytes = node
+            .operands
+            .iter()
+            .zip(&types)
+            .map(|(o, t)| values[o.index()].to_bytes(t.size_bytes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let views: Vec<HostView<'_>> = types
+            .iter()
+            .zip(&bytes)
+            .map(|(t, b)| HostView {
+                ty: (*t).clone(),
+                bytes: b,
+            })
+            .collect();
+        quabla_abi::plugin::call_host(callback, &views, &node.results)?
+            .iter()
+            .map(|h| MlxArray::from_bytes(h.ty.dtype, &h.ty.shape, &h.bytes).map(Arc::new))
+            .collect()
     }
 
     fn cond(&self, i: usize, node: &Node, values: &[Value]) -> Result<Vec<Value>, AbiError> {

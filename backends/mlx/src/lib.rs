@@ -107,6 +107,8 @@ fn implements(kind: OpKind) -> bool {
             | LinalgKind::Qr
             | LinalgKind::Svd,
         ) => true,
+        // Operands read back, the host function called on this thread, results made arrays.
+        OpKind::HostCallback => true,
         OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp

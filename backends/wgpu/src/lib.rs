@@ -136,6 +136,9 @@ fn implements(kind: OpKind) -> bool {
         OpKind::Cond | OpKind::While => !cfg!(target_arch = "wasm32"),
         // Dense factorizations: no kernels yet; programs needing them run on the CPU.
         OpKind::Linalg(_) => false,
+        // A call into the host would read the GPU's values back mid-program; programs with
+        // host callbacks run on the CPU backend.
+        OpKind::HostCallback => false,
         OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp

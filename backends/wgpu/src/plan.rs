@@ -112,6 +112,13 @@ impl Plan {
                 k += 1;
                 continue;
             }
+            if let Op::HostCallback { .. } = node.op {
+                // Declined in `implements`; a host call may have no result to plan.
+                return Err(AbiError::unimplemented(
+                    "the wgpu backend does not call into the host; run programs with host \
+                     callbacks on the CPU backend",
+                ));
+            }
             let t = |v: usize| &types[v];
             let ot = &node.results[0];
             let mut push = |s: Step| {
@@ -212,6 +219,7 @@ impl Plan {
                 // Declined in `implements` (the kit refuses them before compile); kept as an
                 // error, not a panic, for a plan built outside the kit.
                 Op::Linalg(_)
+                | Op::HostCallback { .. }
                 | Op::StopGradient
                 | Op::CustomJvp { .. }
                 | Op::CustomVjp { .. }

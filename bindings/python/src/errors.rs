@@ -85,9 +85,12 @@ pub fn to_py(e: Error) -> PyErr {
             code: ErrorCode::Unavailable | ErrorCode::DeadlineExceeded,
             ..
         } => CollectiveError::new_err(e.to_string()),
-        e @ (Error::Backend { .. } | Error::Load(_) | Error::NoBackend(_)) => {
-            BackendError::new_err(e.to_string())
-        }
+        // A run that failed because a Python callback raised: that exception, as raised.
+        e @ Error::Backend { .. } => match crate::host_calls::take_pending() {
+            Some(raised) => raised,
+            None => BackendError::new_err(e.to_string()),
+        },
+        e @ (Error::Load(_) | Error::NoBackend(_)) => BackendError::new_err(e.to_string()),
     }
 }
 

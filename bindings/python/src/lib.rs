@@ -11,6 +11,7 @@ mod control_flow;
 mod distributed;
 mod dlpack;
 mod errors;
+mod host_calls;
 mod linalg;
 mod numerics;
 mod optim;
@@ -36,5 +37,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     numerics::register(m)?;
     linalg::register(m)?;
     random::register(m)?;
+    host_calls::register(m)?;
     Ok(())
 }

@@ -121,7 +121,8 @@ pub(crate) fn partial_eval_transpose(
             types.push(t.clone());
         }
     }
-    // Dead-code elimination from the outputs.
+    // Dead-code elimination from the outputs (effects are always kept: a debug call in the
+    // function runs in the forward pass, on primal values).
     let mut needed = vec![false; j.num_values()];
     for o in &j.outputs {
         needed[o.index()] = true;
@@ -129,7 +130,7 @@ pub(crate) fn partial_eval_transpose(
     let mut node_needed = vec![false; j.nodes.len()];
     for ni in (0..j.nodes.len()).rev() {
         let node = &j.nodes[ni];
-        if (0..node.results.len()).any(|r| needed[first[ni].index() + r]) {
+        if node.op.has_effect() || (0..node.results.len()).any(|r| needed[first[ni].index() + r]) {
             node_needed[ni] = true;
             for o in &node.operands {
                 needed[o.index()] = true;

@@ -76,6 +76,7 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
         Family::Indexing => ops::indexing::jvp(a),
         Family::Linalg => ops::linalg::jvp(a),
         Family::Sort => ops::sort::jvp(a),
+        Family::Host => ops::host_callback::jvp(a),
         // stop_gradient: zero; the other custom ops and regions carry regions.
         Family::Custom if matches!(a.node.op, Op::StopGradient) => Ok(vec![None]),
         Family::ControlFlow | Family::Custom | Family::LinearSolve => unreachable!(
@@ -98,6 +99,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         Family::LinearSolve => ops::linear_solve::transpose(a),
         Family::Linalg => ops::linalg::transpose(a),
         Family::Sort => ops::sort::transpose(a),
+        Family::Host => ops::host_callback::transpose(a),
         Family::Creation => no_rule("transpose", &a.node.op),
     }
 }

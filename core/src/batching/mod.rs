@@ -62,6 +62,7 @@ fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         ops::Family::LinearSolve => ops::linear_solve::batch(a),
         ops::Family::Linalg => ops::linalg::batch(a),
         ops::Family::Sort => ops::sort::batch(a),
+        ops::Family::Host => ops::host_callback::batch(a),
         ops::Family::Creation => unreachable!("nullary ops are never batched"),
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod conv;
 pub(crate) mod creation;
 pub(crate) mod custom;
 pub(crate) mod elementwise;
+pub(crate) mod host_callback;
 pub(crate) mod indexing;
 pub(crate) mod linalg;
 pub(crate) mod linear_solve;
@@ -78,6 +79,10 @@ pub(crate) fn apply_at(
     declared: Vec<TensorType>,
 ) -> Result<Vec<Array>> {
     match (inputs.is_empty(), anchor) {
+        // A host call without operands may have any number of results (none for an effect).
+        (true, Some(like)) if matches!(op, Op::HostCallback { .. }) => {
+            host_callback::emit_without_operands(like, op, declared)
+        }
         (true, Some(like)) => {
             let ty = declared.first().cloned().ok_or_else(|| {
                 Error::Value(format!("{} needs a declared result type", op.name()))
@@ -205,6 +210,7 @@ pub(crate) enum Family {
     LinearSolve,
     Linalg,
     Sort,
+    Host,
 }
 
 pub(crate) fn family(op: &Op) -> Family {
@@ -236,5 +242,6 @@ pub(crate) fn family(op: &Op) -> Family {
         | Op::Checkpoint { .. } => Family::Custom,
         Op::LinearSolve { .. } => Family::LinearSolve,
         Op::Linalg(_) => Family::Linalg,
+        Op::HostCallback { .. } => Family::Host,
     }
 }

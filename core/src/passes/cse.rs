@@ -18,7 +18,7 @@ pub fn cse(p: &Program) -> Program {
     let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut keep = vec![true; p.nodes.len()];
     for (ni, node) in p.nodes.iter().enumerate() {
-        if !node.op.regions().is_empty() {
+        if !node.op.regions().is_empty() || node.op.has_effect() {
             continue;
         }
         let operands: Vec<u32> = node

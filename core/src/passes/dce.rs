@@ -1,5 +1,6 @@
-//! Dead-code elimination: drops nodes none of whose results reach an output. Regions are
-//! pruned too (their parameters stay, so signatures do not change).
+//! Dead-code elimination: drops nodes none of whose results reach an output and that have
+//! no effect (`Op::has_effect`). Regions are pruned too (their parameters stay, so
+//! signatures do not change).
 
 use super::rebuild;
 use quabla_abi::qir::{Op, Program};
@@ -21,7 +22,7 @@ pub fn dce(p: &Program) -> Program {
     let mut keep = vec![false; p.nodes.len()];
     for ni in (0..p.nodes.len()).rev() {
         let node = &p.nodes[ni];
-        if (0..node.results.len()).any(|r| live[first[ni].index() + r]) {
+        if node.op.has_effect() || (0..node.results.len()).any(|r| live[first[ni].index() + r]) {
             keep[ni] = true;
             for o in &node.operands {
                 live[o.index()] = true;

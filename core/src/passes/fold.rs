@@ -27,6 +27,8 @@ pub fn fold_constants(p: &Program, device: &Arc<Device>) -> Program {
             && node.results[0].num_elements() <= MAX_FOLDED_ELEMENTS
             && node.op.regions().is_empty()
             && !node.op.is_core_only()
+            // A host call is never made at compile time.
+            && !matches!(node.op, Op::HostCallback { .. })
             && node.operands.iter().all(|o| constants.contains_key(o));
         if !foldable {
             continue;

@@ -219,6 +219,7 @@ pub fn draw(kind: OpKind, k: usize, rng: &mut Rng, dt: DType) -> Option<Case> {
         OpKind::DynamicUpdateSlice => indexing::dynamic_update_slice(rng, dt),
         OpKind::Cond => regions::cond(rng, dt),
         OpKind::While => regions::while_loop(rng, dt),
+        OpKind::HostCallback => regions::host_callback(rng, dt),
         OpKind::BoundedWhile => regions::bounded_while(rng, dt),
         OpKind::Linalg(l) => linalg::draw(l, rng, dt),
         OpKind::StopGradient => regions::stop_gradient(rng, dt),

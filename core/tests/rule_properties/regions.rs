@@ -10,6 +10,7 @@ use quabla::lax::{
 };
 use quabla::linalg::{cg, dense, gmres, SolveOptions};
 use quabla::{checkpoint as remat, custom_jvp as with_jvp, custom_vjp as with_vjp};
+use quabla::{host_callback as call_host, HostCallbackOptions, VmapMethod};
 use quabla::{Array, DType, Result};
 use std::rc::Rc;
 
@@ -85,6 +86,28 @@ pub fn stop_gradient(rng: &mut Rng, dt: DType) -> Option<Case> {
     });
     let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
     Some(Case::new("stop_gradient", dt, f, args).grads(Grads::Zero))
+}
+
+/// An effectful host call (as `debug.callback`) that reads a value the output is made of: the
+/// call changes no value or derivative, and under `vmap` runs once per element.
+pub fn host_callback(rng: &mut Rng, dt: DType) -> Option<Case> {
+    let s = rng.dims(0, 2, 1, 3);
+    let f: Func = Rc::new(|a: &[Array]| {
+        let y = (&a[0] * &a[1])?;
+        let seen =
+            std::sync::Arc::new(|_: &[quabla_abi::HostView<'_>], _: &[quabla::TensorType]| {
+                Ok(vec![])
+            });
+        let options = HostCallbackOptions {
+            effectful: true,
+            vmap: VmapMethod::Sequential,
+            name: "debug.callback".into(),
+        };
+        call_host(seen, std::slice::from_ref(&y), &[], options)?;
+        Ok(vec![(&y + &a[0])?])
+    });
+    let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
+    Some(Case::new("host_callback", dt, f, args))
 }
 
 pub fn custom_jvp(rng: &mut Rng, dt: DType) -> Option<Case> {

@@ -53,6 +53,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::DynamicUpdateSlice
         | OpKind::Cond
         | OpKind::While
+        | OpKind::HostCallback
         | OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp

@@ -15,6 +15,7 @@ mod case;
 mod compare;
 mod fuzz_seeds;
 mod precision;
+pub mod suite_callbacks;
 
 pub use boundary::boundary_results;
 pub use case::{embedded_cases, load_cases, parse_cases, ArrayRecord, Case, Requires, Tolerance};
@@ -230,6 +231,7 @@ pub fn case_outputs(plugin: &Plugin, case: &Case) -> Result<Vec<HostArray>, Stri
 }
 
 fn submit(plugin: &Plugin, case: &Case) -> Result<Vec<Event>, String> {
+    suite_callbacks::install();
     let program = Program::parse(&case.program).map_err(|e| e.to_string())?;
     program.validate().map_err(|e| e.to_string())?;
     let exe = plugin

@@ -218,5 +218,61 @@ def while_cases():
     return out
 
 
+# The conformance runner's host functions (tests/conformance/src/suite_callbacks.rs): AFFINE
+# maps every operand elementwise to 3x + 1 in its dtype; OBSERVE reads and returns nothing.
+FIXED_IDS = 1 << 40
+AFFINE = FIXED_IDS + 1
+OBSERVE = FIXED_IDS + 2
+
+
+def affine_ref(x):
+    if x.dtype.kind == "f":
+        return (x * x.dtype.type(3) + x.dtype.type(1)).astype(x.dtype)
+    return (x.astype(np.int64) * 3 + 1).astype(x.dtype)
+
+
+def host_callback_cases():
+    out = []
+
+    def call(p, callback, effectful, operands, results):
+        return p.op("host_callback", operands, results,
+                    [("callback", str(callback)), ("effectful", "true" if effectful else "false")])
+
+    x = np.array([1.5, -2.0, 0.0, 1e30, -0.25], np.float32)
+    p = Program(ty("f32", [5]))
+    p.ret(call(p, AFFINE, False, ["%0"], ty("f32", [5])))
+    out.append(case("host_callback/affine_f32", p, [("f32", x)], [("f32", affine_ref(x))], tol_exact()))
+    # Several operands of several dtypes, several results.
+    a = np.array([[0.5, -1.0], [2.0, 3.0]], np.float64)
+    n = np.array([7, -3, 2147483647], np.int32)
+    p = Program(ty("f64", [2, 2]), ty("i32", [3]))
+    r = call(p, AFFINE, False, ["%0", "%1"], [ty("f64", [2, 2]), ty("i32", [3])])
+    p.ret(*r)
+    out.append(case("host_callback/affine_f64_and_i32", p, [("f64", a), ("i32", n)], [("f64", affine_ref(a)), ("i32", affine_ref(n))], tol_exact()))
+    # Called on each trip of a loop: carry (i, v): while i < 3: v = affine(v).
+    c = region("cond", S_I32, ty("f64", [2]))
+    three = const(c, "i32", 3)
+    c.ret(c.op("compare", ["%0", three], S_BOOL, [("dir", "lt")]))
+    b = region("body", S_I32, ty("f64", [2]))
+    one = const(b, "i32", 1)
+    i2 = b.op("add", ["%0", one], S_I32)
+    b.ret(i2, call(b, AFFINE, False, ["%1"], ty("f64", [2])))
+    p = Program(ty("f64", [2]))
+    zero = const(p, "i32", 0)
+    outs = p.op("while", [zero, "%0"], [S_I32, ty("f64", [2])], regions=[c, b])
+    p.ret(outs[1])
+    v = np.array([0.1, -4.0], np.float64)
+    want = affine_ref(affine_ref(affine_ref(v)))
+    out.append(case("host_callback/in_a_while_loop", p, [("f64", v)], [("f64", want)], tol_exact()))
+    # An effectful call with no results beside the value the program returns.
+    p = Program(ty("f32", [3]))
+    call(p, OBSERVE, True, ["%0"], [])
+    p.ret(p.op("mul", ["%0", "%0"], ty("f32", [3])))
+    w = np.array([1.0, -2.0, 0.5], np.float32)
+    out.append(case("host_callback/effectful_without_results", p, [("f32", w)], [("f32", (w * w).astype(np.float32))], tol_exact()))
+    return out
+
+
 def build():
-    return {"regions/cond": cond_cases(), "regions/while": while_cases()}
+    return {"regions/cond": cond_cases(), "regions/while": while_cases(),
+            "regions/host_callback": host_callback_cases()}

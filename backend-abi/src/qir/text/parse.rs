@@ -598,6 +598,10 @@ impl Parser {
                     reverse,
                 }
             }
+            OpKind::HostCallback => Op::HostCallback {
+                callback: self.int(attrs, "callback", name)? as u64,
+                effectful: self.boolean(attrs, "effectful", name)?,
+            },
             OpKind::Sort => Op::Sort {
                 axis: self.int(attrs, "axis", name)?,
                 num_keys: self.int(attrs, "num_keys", name)?,

@@ -121,6 +121,13 @@ fn attributes(op: &Op) -> Vec<String> {
                 format!("reverse={reverse}"),
             ]
         }
+        Op::HostCallback {
+            callback,
+            effectful,
+        } => vec![
+            format!("callback={callback}"),
+            format!("effectful={effectful}"),
+        ],
         Op::Sort {
             axis,
             num_keys,

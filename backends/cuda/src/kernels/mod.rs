@@ -160,6 +160,10 @@ pub fn node_kernel(
     types: &[TensorType],
     result: usize,
 ) -> Result<Option<Kernel>, String> {
+    // A host call makes no kernel (and may have no result to name one after).
+    if let Op::HostCallback { .. } = node.op {
+        return Ok(None);
+    }
     let n = Node {
         name,
         operands,
@@ -201,6 +205,7 @@ pub fn node_kernel(
         | Op::Reshape
         | Op::Cond { .. }
         | Op::While { .. }
+        | Op::HostCallback { .. }
         | Op::StopGradient
         | Op::CustomJvp { .. }
         | Op::CustomVjp { .. }

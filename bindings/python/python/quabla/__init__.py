@@ -25,10 +25,11 @@ from ._src.api import (  # noqa: E402
     vmap,
 )
 from ._src.io import load, save  # noqa: E402
+from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    distributed, example_libraries, flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util,
+    debug, distributed, example_libraries, flatten_util, lax, linalg, nn, numpy, optim, random, scipy, test_util,
     tree, tree_util,
 )
 
@@ -38,7 +39,7 @@ __all__ = [
     "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
-    "eval_shape", "ShapeDtypeStruct", "lax",
+    "eval_shape", "ShapeDtypeStruct", "lax", "pure_callback", "debug",
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
     "optim", "linalg", "distributed", "CollectiveError",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
