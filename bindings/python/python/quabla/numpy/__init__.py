@@ -22,6 +22,7 @@ from .._src.numpy.elementwise import (
     not_equal, power, rad2deg, reciprocal, remainder, round, sign, signbit, sin, sinc, sinh,
     sqrt, square, subtract, tan, tanh, true_divide, where,
 )
+from .._src.numpy.floating import frexp, ldexp, nextafter, spacing
 from .._src.numpy.misc import (
     argwhere, convolve, correlate, diff, flatnonzero, interp, meshgrid, nonzero, polyval, take,
     take_along_axis, trapezoid,

@@ -2,7 +2,7 @@
 ``astype``, ``isdtype``, ``can_cast``, ``concat``, ``unstack``, ``matrix_transpose``,
 ``vecdot``, the bitwise shifts and ``bitwise_invert``, ``positive``, ``trunc``, ``imag``;
 and ``__array_namespace_info__``. (``sort``, ``argsort`` and the ``unique_*`` family live
-in ``sorting.py`` and ``setops.py``; ``nextafter`` waits for a float64 bit-level primitive.)
+in ``sorting.py`` and ``setops.py``; ``nextafter`` in ``floating.py``.)
 """
 
 from __future__ import annotations
