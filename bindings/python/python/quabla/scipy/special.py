@@ -8,7 +8,11 @@ from .._src.scipy.special import (  # noqa: F401
 from .._src.scipy.special_more import (  # noqa: F401
     boxcox, boxcox1p, comb, loggamma, poch,
 )
+from .._src.scipy.special_series import (  # noqa: F401
+    bernoulli, erfcx, exp1, expi, i0, i0e, i1, i1e,
+)
 from .._src.scipy.special import __all__ as _base
 from .._src.scipy.special_more import __all__ as _more
+from .._src.scipy.special_series import __all__ as _series
 
-__all__ = list(_base) + list(_more)
+__all__ = list(_base) + list(_more) + list(_series)
