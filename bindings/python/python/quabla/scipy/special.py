@@ -9,7 +9,7 @@ from .._src.scipy.special_more import (  # noqa: F401
     boxcox, boxcox1p, comb, loggamma, poch,
 )
 from .._src.scipy.special_series import (  # noqa: F401
-    bernoulli, erfcx, exp1, expi, i0, i0e, i1, i1e,
+    bernoulli, bessel_jn, dawsn, erfcx, exp1, expi, i0, i0e, i1, i1e,
 )
 from .._src.scipy.special import __all__ as _base
 from .._src.scipy.special_more import __all__ as _more
