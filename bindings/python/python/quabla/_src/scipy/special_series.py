@@ -334,7 +334,10 @@ def bernoulli(n: int) -> Array:
     n = int(n)
     b = [Fraction(1)]
     for m in range(1, n + 1):
-        b.append(-sum(Fraction(math.comb(m + 1, k)) * b[k] for k in range(m)) / (m + 1))
+        total = Fraction(0)
+        for k in range(m):
+            total += math.comb(m + 1, k) * b[k]
+        b.append(-total / (m + 1))
     from ..dtypes import default_float
     return asarray(np.array([float(v) for v in b], dtype=default_float()))
 
