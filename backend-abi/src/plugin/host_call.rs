@@ -18,10 +18,9 @@ pub(super) fn set(f: HostCallbackFn) {
 /// ```
 /// use quabla_abi::{plugin::call_host, DType, HostArray, TensorType};
 /// let x = HostArray::from_f32(vec![1], &[2.0]);
-/// // With no host dispatcher installed the call is refused, never a crash.
-/// # if false {
-/// let out = call_host(7, &[x.view()], &[TensorType::new(DType::F32, vec![1])]).unwrap();
-/// # }
+/// // In a process where no host handed over its dispatcher, the call is refused.
+/// let e = call_host(7, &[x.view()], &[TensorType::new(DType::F32, vec![1])]).unwrap_err();
+/// assert!(e.message().contains("no host function"));
 /// ```
 pub fn call_host(
     callback: u64,

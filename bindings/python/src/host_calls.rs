@@ -1,7 +1,8 @@
 //! `host_callback`: a Python function called from a running program (the Python half's
 //! `pure_callback`, `debug.callback`, `debug.print`). The Python half passes a function over
-//! plain values, `f(list[(bytes, dtype name, shape)]) -> list[bytes]`, and checks the
-//! results' shapes and dtypes itself; this side turns it into the core's host function.
+//! plain values, `f(list[(bytes, dtype name, shape)], list[(shape, dtype name)]) ->
+//! list[bytes]` (the arguments, then the result types to make), and checks the results'
+//! shapes and dtypes itself; this side turns it into the core's host function.
 
 use crate::array::{dtype_from_name, RawArray};
 use crate::errors::IntoPyResult;

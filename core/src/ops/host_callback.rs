@@ -47,7 +47,6 @@ pub struct HostCallbackOptions {
     pub name: String,
 }
 
-/// A host function as the core takes it.
 /// A host function: the arguments' values and the declared result types (with the batch
 /// axis under `vmap`'s `expand_dims` and `broadcast_all`) in, the results out.
 pub type HostFn = dyn Fn(&[HostView<'_>], &[TensorType]) -> std::result::Result<Vec<HostArray>, String>
