@@ -483,6 +483,15 @@ impl Parser {
         }
     }
 
+    /// A non-negative integer of 64 bits on every target (a host callback id; `int` is a
+    /// `usize`, 32 bits in the browser).
+    fn int64(&self, attrs: &mut HashMap<String, Attr>, key: &str, op: &str) -> R<u64> {
+        match self.take(attrs, key, op)? {
+            Attr::Int(v) if v >= 0 => Ok(v as u64),
+            _ => self.error(format!("`{key}` must be a non-negative integer")),
+        }
+    }
+
     fn boolean(&self, attrs: &mut HashMap<String, Attr>, key: &str, op: &str) -> R<bool> {
         match self.word(attrs, key, op)?.as_str() {
             "true" => Ok(true),
@@ -599,7 +608,7 @@ impl Parser {
                 }
             }
             OpKind::HostCallback => Op::HostCallback {
-                callback: self.int(attrs, "callback", name)? as u64,
+                callback: self.int64(attrs, "callback", name)?,
                 effectful: self.boolean(attrs, "effectful", name)?,
             },
             OpKind::Sort => Op::Sort {
