@@ -197,10 +197,10 @@ def test_reduce_against_numpy_and_refusals():
     assert_close(lax.reduce(a + 1, 2.0, lax.mul, (0,)), [1170, 3360, 6930, 12288], rtol=0)
     assert_close(lax.reduce((a,), (0.0,), lax.add, (1,))[0], [6, 22, 38, 54], rtol=0)
     assert_close(lax.reduce(a, 1.0, lax.add, ()), np.arange(16.0).reshape(4, 4) + 1, rtol=0)
-    with pytest.raises(NotImplementedError, match="variadic"):
-        lax.reduce((a, a), (0.0, 0.0), lambda x, y: (x[0] + y[0], x[1] + y[1]), (0,))
-    with pytest.raises(NotImplementedError, match="not add, mul, max or min"):
-        lax.reduce_window(a, 0.0, lambda u, v: u - v, (2, 2), (1, 1), "VALID")
+    with pytest.raises(TypeError, match="structure"):
+        lax.reduce((a, a), (0.0,), lax.add, (0,))
+    with pytest.raises(ValueError, match="one shape"):
+        lax.reduce((a, a[0]), (0.0, 0.0), lambda x, y: x, (0,))
     with pytest.raises(ValueError, match="window_strides"):
         lax.reduce_window(a, 0.0, lax.add, (2, 2), (0, 1), "VALID")
     with pytest.raises(ValueError, match="padding"):
@@ -220,3 +220,57 @@ def test_padtype_to_pads_as_jax():
     assert lax.padtype_to_pads((10, 7), (4, 2), (1, 1), "SAME") == [(1, 2), (0, 1)]
     assert lax.padtype_to_pads((10, 7), (4, 2), (1, 1), "SAME_LOWER") == [(2, 1), (1, 0)]
     assert lax.padtype_to_pads((10, 7), (4, 2), (1, 1), "VALID") == [(0, 0), (0, 0)]
+
+
+def test_any_computation_and_several_operands_fold_in_order_as_jax():
+    a = qnp.arange(16.0).reshape(4, 4)
+    # JAX 0.10.2 (XLA on CPU folds from the init, in row-major order over the reduced axes).
+    out = lax.reduce((a, a), (0.0, 0.0), lambda x, y: (x[0] + y[0], x[1] * 0 + y[1]), (0,))
+    assert_close(out[0], [24, 28, 32, 36], rtol=0)
+    assert_close(out[1], [12, 13, 14, 15], rtol=0)
+    assert float(lax.reduce(a, 0.0, lambda u, v: u - v, (0, 1))) == -120.0
+    assert float(lax.reduce(a, 0.0, lambda u, v: u - 2 * v, (1, 0))) == -240.0
+    assert_close(lax.reduce(a, 0.0, lambda u, v: u + 2 * v, (1,)), [12, 44, 76, 108], rtol=0)
+    assert_close(lax.reduce_window(a, 0.0, lambda u, v: u - v, (2, 2), (1, 1), "VALID"),
+                 [[-10, -14, -18], [-26, -30, -34], [-42, -46, -50]], rtol=0)
+    # Padding and base-dilation holes are skipped, so the init enters once per window (the
+    # sum of squares does not depend on the order XLA folds a padded window in).
+    squares = lambda u, v: u + v * v  # noqa: E731
+    assert_close(lax.reduce_window(a, 1.0, squares, (2, 3), (2, 1), ((1, 0), (0, 1))),
+                 [[6, 15, 14], [323, 413, 307]], rtol=0)
+    assert_close(lax.reduce_window(a, 2.0, squares, (2, 2), (1, 2), "SAME",
+                                   base_dilation=(2, 1)),
+                 [[3, 15], [43, 87], [43, 87], [147, 223], [147, 223], [315, 423],
+                  [315, 423]], rtol=0)
+    # The monoids too: JAX's add with init 5 counts the init once per padded window.
+    assert_close(lax.reduce_window(a, 5.0, lax.add, (2, 2), (1, 1), ((1, 0), (0, 0))),
+                 [[6, 8, 10], [15, 19, 23], [31, 35, 39], [47, 51, 55]], rtol=0)
+    assert_close(lax.reduce_window(a, 5.0, lax.add, (2, 2), (1, 1), "VALID",
+                                   base_dilation=(2, 1))[:3],
+                 [[6, 8, 10], [14, 16, 18], [14, 16, 18]], rtol=0)
+    # An argmax as a variadic reduction (values and their indices), plain and windowed.
+    x = qnp.array([[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])
+    idx = lax.broadcasted_iota(np.int32, x.shape, 1)
+
+    def larger(p, q):
+        (pv, pi), (qv, qi) = p, q
+        keep = (pv > qv) | ((pv == qv) & (pi < qi))
+        return qnp.where(keep, pv, qv), qnp.where(keep, pi, qi)
+
+    v, i = quabla.jit(lambda x: lax.reduce((x, idx), (-np.inf, np.int32(0)), larger, (1,)))(x)
+    assert_close(v, [4, 9], rtol=0)
+    assert np.asarray(i).tolist() == [2, 2]
+    v, i = lax.reduce_window((x, idx), (-np.inf, np.int32(0)), larger, (1, 2), (1, 1),
+                             "VALID")
+    assert_close(v, [[3, 4], [5, 9]], rtol=0)
+    assert np.asarray(i).tolist() == [[0, 2], [1, 2]]
+    tree = lax.reduce({"a": x}, {"a": 0.0}, lambda p, q: {"a": p["a"] + q["a"]}, (0,))
+    assert_close(tree["a"], [4, 6, 13], rtol=0)
+    # Differentiable (JAX's general reduce_window is not), against finite differences.
+    check_grads(lambda m: lax.reduce_window(m, 0.0, lambda u, v: u * 0.9 + v * v, (2, 2),
+                                            (1, 1), "VALID"),
+                (np.arange(9.0).reshape(3, 3) / 7,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda m: lax.reduce(m, 1.0, lambda u, v: u * v + u, (1,)),
+                (np.arange(6.0).reshape(2, 3) / 5,), order=2, modes=("fwd", "rev"))
+    with pytest.raises(TypeError, match="must return"):
+        lax.reduce((a, a), (0.0, 0.0), lambda p, q: p[0] + q[0], (0,))
