@@ -79,7 +79,7 @@ def _call(name: str, callback: Callable, args: tuple, kwargs: dict, result_shape
     # then joins its program), so such a call goes there.
     if not any(a._raw.is_traced for a in arrays) and (arrays or not effectful):
         host = [np.asarray(a) for a in arrays]
-        return tree_unflatten(out_tree, [Array(asarray(r)._raw) for r in run(host, types)])
+        return tree_unflatten(out_tree, [asarray(r) for r in run(host, types)])
 
     def flat(items, declared):
         values = [np.frombuffer(b, dtype=d).reshape(s) for b, d, s in items]
