@@ -428,7 +428,5 @@ class _IndexUpdateRef:
     def apply(self, func, *, mode=None) -> Array:
         """``func`` (elementwise) applied to ``x`` at ``idx``, once per occurrence of an
         index (a repeated index applies it again), as JAX's; unlike JAX's, differentiable."""
-        from .indexing import update_counts
-        from .lax_gather import apply_counted
-        counts, updates = update_counts(self._x, self._idx, mode)
-        return apply_counted(self._x, counts, updates, func)
+        from .indexing import apply
+        return apply(self._x, self._idx, func, mode)

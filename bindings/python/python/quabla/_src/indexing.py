@@ -238,14 +238,34 @@ def _update_positions(x: Array, idx, mode: str) -> Array:
     return qnp.where(pos >= 0, pos, x.size)
 
 
-def update_counts(x: Array, idx, mode=None):
-    """How many updates ``x.at[idx]`` makes to each element of ``x`` (flat), and how many it
-    makes in all (a static bound on the first)."""
+def apply(x: Array, idx, func, mode=None) -> Array:
+    """``x.at[idx].apply(func)``: ``func`` applied once per occurrence of an index."""
+    return apply_at(x, _update_positions(x, idx, check_mode(mode, "drop", "scatter")), func)
+
+
+def apply_at(x: Array, pos: Array, func) -> Array:
+    """``x`` with the elementwise ``func`` applied once per entry of ``pos`` (flat positions;
+    ``x.size`` for a dropped update), as XLA applies a scatter's computation once per
+    update. ``func`` maps one element to one element, as in JAX (it is vmapped over the
+    elements). A loop of as many trips as the most repeated position, bounded by the number
+    of updates so that reverse mode works (JAX's has no derivative)."""
+    from .api import vmap
+    from .control_flow import while_loop
     from .. import numpy as qnp
-    mode = check_mode(mode, "drop", "scatter")
-    pos = _update_positions(x, idx, mode)
+    flat = x.reshape(-1)
+    if flat.shape[0] == 0:
+        return x
     counts = combine_at(qnp.zeros(x.size + 1, np.int32), pos, 1, "add")[:x.size]
-    return counts, int(pos.size)
+    most = qnp.max(counts)
+    step = vmap(func)
+
+    def body(carry):
+        j, y = carry
+        return j + 1, qnp.where(counts > j, qnp.asarray(step(y)).astype(y.dtype), y)
+
+    _, out = while_loop(lambda c: c[0] < most, body, (qnp.int32(0), flat),
+                        max_steps=max(int(pos.size), 1))
+    return out.reshape(x.shape)
 
 
 def _add_into(base: Array, at: Array, upd: Array) -> Array:

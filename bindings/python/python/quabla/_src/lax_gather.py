@@ -297,30 +297,6 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers: ScatterDim
                               dimension_numbers, mode)
 
 
-def apply_counted(x: Array, counts: Array, updates: int, func) -> Array:
-    """``x`` with ``func`` applied ``counts`` times to each element (``counts`` has ``x``'s
-    size, flat), as XLA applies a scatter's computation once per update. ``func`` maps one
-    element to one element, as in JAX (it is vmapped over the elements). A loop of
-    ``counts.max()`` trips, bounded by the number of ``updates`` so that reverse mode works
-    (JAX's has no derivative)."""
-    from .api import vmap
-    from .control_flow import while_loop
-    from .. import numpy as qnp
-    flat = x.reshape(-1)
-    if flat.shape[0] == 0:
-        return x
-    bound = max(updates, 1)
-    most = qnp.max(counts)
-    step = vmap(func)
-
-    def body(carry):
-        j, y = carry
-        return j + 1, qnp.where(counts > j, asarray(step(y)).astype(y.dtype), y)
-
-    _, out = while_loop(lambda c: c[0] < most, body, (qnp.int32(0), flat), max_steps=bound)
-    return out.reshape(x.shape)
-
-
 def scatter_apply(operand, scatter_indices, func, dimension_numbers: ScatterDimensionNumbers,
                   *, update_shape: Sequence[int] = (), indices_are_sorted: bool = False,
                   unique_indices: bool = False, mode=None) -> Array:
@@ -335,10 +311,8 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers: ScatterDime
     mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
     pos = _scatter_positions(x, _indices(scatter_indices, what), _ints(update_shape),
                              dimension_numbers, mode, what)
-    from .indexing import combine_at
-    from .. import numpy as qnp
-    counts = combine_at(qnp.zeros(x.size + 1, np.int32), pos, 1, "add")[:x.size]
-    return apply_counted(x, counts, int(pos.size), func)
+    from .indexing import apply_at
+    return apply_at(x, pos, func)
 
 
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather",
