@@ -1,14 +1,14 @@
 //! The work a bounded loop does, counted by the interpreter (`quabla_cpu::stats`), not
 //! timed: a loop that needs 5 trips runs its body 5 times forward whatever its bound, and a
-//! twice 5 in reverse mode; odeint's direct mode evaluates the field as often
+//! twice 5 in reverse mode, and 5 in forward mode (primal and tangent in one loop); odeint's direct mode evaluates the field as often
 //! as its steps need. A test binary of its own: it sets `QUABLA_CPU_JIT=0` for the whole
 //! process, so every loop runs in the interpreter, which counts (native code does not).
 
 mod common;
 
 use common::cpu;
-use quabla::ad::grad;
-use quabla::lax::{bounded_while_loop_with, BoundedWhileOptions};
+use quabla::ad::{grad, jvp};
+use quabla::lax::{bounded_while_loop_with, cond, scan, BoundedWhileOptions};
 use quabla::ode::{odeint, OdeOptions};
 use quabla::{jit, Array, Axes, Result};
 use quabla_abi::qir::UnaryOp;
@@ -64,6 +64,40 @@ fn both_passes(max_steps: usize, checkpoints: Option<usize>) -> (u64, u64) {
     (fwd, bwd)
 }
 
+/// `sin` runs of the jitted forward-mode derivative of `creep`, and of a `scan` of `length`
+/// steps and a `cond` whose taken branch holds the only `sin`.
+fn forward_mode(max_steps: usize, length: usize) -> (u64, u64, u64) {
+    let x = Array::from_slice_on(&cpu(), &[0.0f64], &[]).unwrap();
+    let one = Array::from_slice_on(&cpu(), &[1.0f64], &[]).unwrap();
+    let run = |f: &dyn Fn(&[Array]) -> Result<Vec<Array>>| {
+        let (x, one) = (x.clone(), one.clone());
+        let d = jit(move |a: &[Array]| {
+            let (mut p, t) = jvp(f, a, std::slice::from_ref(&one))?;
+            p.extend(t);
+            Ok(p)
+        });
+        d.compile_for(std::slice::from_ref(&x)).unwrap();
+        sines(|| {
+            d.call(std::slice::from_ref(&x)).unwrap();
+        })
+    };
+    let bounded = run(&move |a: &[Array]| creep(a, max_steps, None));
+    let scanned = run(&move |a: &[Array]| {
+        let step = |c: &[Array], _x: &[Array]| Ok((vec![(&c[0].sin()? + 0.5)?], vec![]));
+        Ok(scan(&step, a, &[], Some(length), false, 1)?.0)
+    });
+    let branched = run(&|a: &[Array]| {
+        cond(
+            &a[0].lt(1.0)?,
+            // The tangent needs `exp(sin x)`: a separate tangent branch would run `sin` again.
+            &|v: &[Array]| Ok(vec![v[0].sin()?.exp()?]),
+            &|v: &[Array]| Ok(vec![v[0].cos()?]),
+            a,
+        )
+    });
+    (bounded, scanned, branched)
+}
+
 /// `dy/dt = -y - sin(y) / 10` on [0, 1] by dopri5: the field's `sin` counts its
 /// evaluations. Returns the `sin` runs of the solve and of its gradient, and the steps.
 fn ode_work(max_steps: usize) -> (u64, u64, i32) {
@@ -117,6 +151,16 @@ fn loops_do_the_work_of_the_trips_they_take() {
         // trips fit in one segment (sqrt(bound) trips), which is kept whole, so nothing
         // is recomputed. The residuals (`cos`) hold no `sin`.
         assert_eq!(*bwd, 2 * n, "bound {b}");
+    }
+    // Forward mode runs the primal computation once: one loop carries primal and tangent.
+    for b in bounds {
+        let (bounded, scanned, branched) = forward_mode(b, 7);
+        println!("jvp at bound {b}: sin runs (bounded loop, scan of 7, cond) {bounded}, {scanned}, {branched}");
+        assert_eq!(
+            (bounded, scanned, branched),
+            (n, 7, 1),
+            "forward mode, bound {b}"
+        );
     }
     // Budgets below two levels add levels: each runs the 5 trips forward again from the
     // level above's checkpoint keeping its own (4 evaluations: the last trip's successor

@@ -104,6 +104,8 @@ pub(crate) fn partial_eval_transpose(
     n: usize,
     k: usize,
 ) -> Result<(Program, Program)> {
+    let split = super::known_split::split_known_parts(j, n);
+    let j: &Program = &split;
     let n_lin = j.inputs.len() - n;
     let first = j.first_result_ids();
     let mut linear = vec![false; j.num_values()];

@@ -12,6 +12,7 @@
 mod jacobian;
 mod jvp;
 pub(crate) mod jvp_support;
+mod known_split;
 mod linearize;
 pub(crate) mod rules;
 

@@ -363,9 +363,10 @@ pub(crate) fn bounded_while_as_while(
     })
 }
 
-/// JVP: the primal loop, and a tangent loop over `(carry, float tangents)` with the same
-/// bound, whose predicate ignores the tangents. The tangent loop is linear in its tangent
-/// operands; reverse mode transposes it (`bounded_while_transpose`).
+/// JVP: one loop over `(carry, float tangents)` with the same bound, whose predicate ignores
+/// the tangents, so forward mode runs the primal trips once. It is linear in its tangent
+/// operands; reverse mode takes the primal carry from its known part (`known_part`) and
+/// transposes the whole loop (`bounded_while_transpose`).
 pub(super) fn bounded_jvp(
     node: &Node,
     primals: &[Array],
@@ -375,8 +376,6 @@ pub(super) fn bounded_jvp(
     let like = primals
         .first()
         .ok_or_else(|| Error::Value("bounded_while needs a carry".into()))?;
-    let refs: Vec<&Array> = primals.iter().collect();
-    let outs = super::apply(node.op.clone(), &refs, node.results.clone())?;
     let tbody = jvp_region(body, like)?;
     let n = cond.inputs.len();
     let mut types = cond.inputs.clone();
@@ -386,7 +385,8 @@ pub(super) fn bounded_jvp(
     })?;
     let mut carry = primals.to_vec();
     carry.extend(float_tangents(primals, tangents)?);
-    let touts = bounded_while(tcond, tbody, &carry, max_steps, checkpoints)?.split_off(n);
+    let mut outs = bounded_while(tcond, tbody, &carry, max_steps, checkpoints)?;
+    let touts = outs.split_off(n);
     Ok((outs, super::spread(&node.results, touts)))
 }
 

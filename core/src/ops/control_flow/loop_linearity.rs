@@ -1,18 +1,20 @@
 //! What the transposes of loops (`scan`, `bounded_while`) share: which carries are linear,
 //! and a loop body reordered so partial evaluation can split it.
 
+use super::known_part::result_linearity;
 use crate::array::Array;
 use crate::error::Result;
 use crate::eval::eval_program;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
 
-/// Which outputs of `p` depend on the inputs flagged in `linear`.
+/// Which outputs of `p` depend on the inputs flagged in `linear` (a region node's known
+/// part counts as known: its primal results do not depend on its tangent operands).
 pub(super) fn linear_outputs(p: &Program, linear: &[bool]) -> Vec<bool> {
     let mut lin = linear.to_vec();
     for n in &p.nodes {
-        let l = n.operands.iter().any(|o| lin[o.index()]);
-        lin.extend(n.results.iter().map(|_| l));
+        let ops: Vec<bool> = n.operands.iter().map(|o| lin[o.index()]).collect();
+        lin.extend(result_linearity(n, &ops));
     }
     p.outputs.iter().map(|o| lin[o.index()]).collect()
 }

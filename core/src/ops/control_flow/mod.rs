@@ -1,18 +1,21 @@
 //! The region primitives `cond` and `while`: their JVP, transpose and batching rules. (The
 //! user-facing `cond`, `switch`, `while_loop`, `fori_loop` and `scan` build on these.)
 //!
-//! - JVP of `cond`: the primal `cond` plus a tangent `cond` whose branches compute the
-//!   output tangents from `(args, tangents)`; the tangent `cond` is linear in the tangents,
-//!   and its transpose is a `cond` over the branches' transposes, so reverse mode runs only
-//!   the selected branch (a NaN in another branch never leaks into values or gradients).
+//! - JVP of `cond`: one `cond` whose branches compute the outputs and their tangents from
+//!   `(args, tangents)`, so forward mode runs the selected branch once. It is linear in the
+//!   tangents; reverse mode takes the primal outputs from its known part (`known_part`), and
+//!   its transpose is a `cond` over the branches' transposes, so reverse mode runs only the
+//!   selected branch (a NaN in another branch never leaks into values or gradients).
 //! - JVP of `while`: one loop carrying tangents beside the primal carry (forward mode only;
 //!   `bounded_while`, in its own module, is the loop reverse mode can transpose).
+//! - Partial evaluation (`known_part`): the part of a region node that reads known operands
+//!   only, as its own node (JAX's `partial_eval_jaxpr_custom` rules).
 //! - Batching: a batched `cond` index becomes a select over the branches some element takes
 //!   (each behind an unbatched `cond` on whether any does); a batched `while`
 //!   predicate runs until every element is done, freezing finished elements' carries.
 
 use super::apply;
-use crate::ad::jvp_support::{float_tangents, jvp_region, tangent_region};
+use crate::ad::jvp_support::{float_tangents, jvp_region};
 use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
 use crate::batching::{batch_region, with_batch, BatchArgs};
@@ -24,12 +27,14 @@ use quabla_abi::TensorType;
 
 mod bounded_while;
 mod bounded_while_transpose;
+mod known_part;
 mod loop_linearity;
 mod scan;
 mod scan_tape;
 
 pub(crate) use bounded_while::bounded_while_as_while;
 pub use bounded_while::{bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions};
+pub(crate) use known_part::{known_part, KnownPart};
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;
 use scan::{batch_scan, scan_jvp, scan_results, scan_transpose};
@@ -57,22 +62,23 @@ pub(crate) fn jvp(
     let like = &primals[0];
     match &node.op {
         Op::Cond { branches } => {
-            let refs: Vec<&Array> = primals.iter().collect();
-            let outs = apply(node.op.clone(), &refs, node.results.clone())?;
-            let tbranches = branches
+            let jbranches = branches
                 .iter()
-                .map(|b| tangent_region(b, like))
+                .map(|b| jvp_region(b, like))
                 .collect::<Result<Vec<_>>>()?;
             let mut operands = primals.to_vec();
             operands.extend(float_tangents(&primals[1..], &tangents[1..])?);
             let refs: Vec<&Array> = operands.iter().collect();
-            let touts = apply(
+            let mut declared = node.results.clone();
+            declared.extend(float_types(&node.results));
+            let mut outs = apply(
                 Op::Cond {
-                    branches: tbranches,
+                    branches: jbranches,
                 },
                 &refs,
-                float_types(&node.results),
+                declared,
             )?;
+            let touts = outs.split_off(node.results.len());
             Ok((outs, spread(&node.results, touts)))
         }
         Op::While { cond, body } => {

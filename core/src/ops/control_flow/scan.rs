@@ -241,8 +241,17 @@ fn split_scan(op: &Op) -> (&Program, usize, bool, usize, usize) {
     (body, *length, *reverse, *num_consts, *num_carry)
 }
 
-/// JVP of a scan: the primal scan plus a tangent scan over the differentiated body, with
-/// layout `(consts, tangent consts | carry, tangent carry | xs, tangent xs)`.
+fn scan_unroll(op: &Op) -> usize {
+    match op {
+        Op::Scan { unroll, .. } => *unroll,
+        _ => 1,
+    }
+}
+
+/// JVP of a scan: one scan over the differentiated body, with layout `(consts, tangent
+/// consts | carry, tangent carry | xs, tangent xs)`, giving the primal results and the
+/// tangents together (forward mode runs each step once; reverse mode takes the primal
+/// results from its known part, `known_part`).
 pub(super) fn scan_jvp(
     node: &Node,
     primals: &[Array],
@@ -250,8 +259,6 @@ pub(super) fn scan_jvp(
 ) -> Result<(Vec<Array>, Vec<Option<Array>>)> {
     let (body, length, reverse, nc, ncar) = split_scan(&node.op);
     let like = &primals[0];
-    let refs: Vec<&Array> = primals.iter().collect();
-    let outs = apply(node.op.clone(), &refs, node.results.clone())?;
     let n = primals.len();
     let groups = [(0, nc), (nc, nc + ncar), (nc + ncar, n)];
     let fl = |r: (usize, usize)| -> Vec<usize> {
@@ -315,12 +322,14 @@ pub(super) fn scan_jvp(
         reverse,
         num_consts: tnc,
         num_carry: tncar,
-        unroll: 1,
+        unroll: scan_unroll(&node.op),
     };
     let refs: Vec<&Array> = operands.iter().collect();
     let tb = op.regions()[0].clone();
     let touts = apply(op, &refs, scan_results(&tb, length, tncar))?;
     // Results: carry, t carry, ys, t ys.
+    let mut outs: Vec<Array> = touts[..ncar].to_vec();
+    outs.extend(touts[tncar..tncar + ny].iter().cloned());
     let mut t_out: Vec<Option<Array>> = vec![None; node.results.len()];
     for (k, &i) in fcar.iter().enumerate() {
         t_out[i - nc] = Some(touts[ncar + k].clone());
