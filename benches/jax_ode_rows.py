@@ -53,11 +53,12 @@ def neural_ode(speed, dtype):
     return loss
 
 
-def diffrax_solve(field, solver, y0, t1, saveat, args, max_steps, rtol, atol):
+def diffrax_solve(field, solver, y0, t1, saveat, args, max_steps, rtol, atol,
+                  adjoint=diffrax.RecursiveCheckpointAdjoint()):
     return diffrax.diffeqsolve(
         diffrax.ODETerm(field), solver, t0=0.0, t1=t1, dt0=None, y0=y0, args=args,
         saveat=saveat, stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-        max_steps=max_steps).ys
+        max_steps=max_steps, adjoint=adjoint).ys
 
 
 def neural_ode_diffrax(speed, dtype):
@@ -81,12 +82,12 @@ def lv_odeint(t_end, dtype):
                                     rtol=1e-6, atol=1e-6)[-1])
 
 
-def lv_diffrax(t_end, max_steps, dtype):
+def lv_diffrax(t_end, max_steps, dtype, adjoint=diffrax.RecursiveCheckpointAdjoint()):
     y0 = jnp.asarray(LV_Y0, dtype)
     return lambda p: jnp.sum(diffrax_solve(lambda t, y, q: lotka_volterra(y, q),
                                            diffrax.Dopri5(), y0, t_end,
                                            diffrax.SaveAt(t1=True), p, max_steps,
-                                           1e-6, 1e-6)[-1])
+                                           1e-6, 1e-6, adjoint)[-1])
 
 
 def robertson(y, k):
@@ -140,6 +141,10 @@ def ode_rows(dtype, reps, timed):
             grad = jax.grad(lv_diffrax(t_end, bound, dtype))
             rows.append((f"lv_{steps}steps_max{bound}_grad_vs_diffrax",)
                         + timed(grad, (lv,), reps))
+        # Forward mode: the Jacobian of the end state's sum by columns (jacfwd), through
+        # diffrax's forward-mode solve.
+        jac = jax.jacfwd(lv_diffrax(t_end, 4096, dtype, diffrax.ForwardMode()))
+        rows.append((f"lv_{steps}steps_jacfwd_vs_diffrax_forward",) + timed(jac, (lv,), reps))
     s = jnp.ones(3, dtype)
     rows.append(("robertson_rosenbrock23_vs_kvaerno5",) + timed(robertson_diffrax(dtype), (s,), reps))
     rows.append(("robertson_rosenbrock23_grad_vs_kvaerno5",)

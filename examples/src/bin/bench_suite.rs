@@ -6,7 +6,7 @@
 //! `bench_suite --dtype f32|f64 [--quick] [--only ode|conv|mlx]` (threads: whatever the process may use; xtask pins
 //! the one-thread runs with `taskset`).
 
-use quabla::ad::{grad, hessian, hvp, value_and_grad};
+use quabla::ad::{grad, hessian, hvp, jacfwd, value_and_grad};
 use quabla::lax::{conv_general_dilated, fori_loop, scan, ConvOptions, Padding};
 use quabla::ode::Gradient;
 use quabla::optim::{adam, apply_updates};
@@ -454,6 +454,18 @@ fn ode_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
             let (c, s) = time(grad(solve, &[0]), std::slice::from_ref(&lv), reps)?;
             rows.push(run(format!("{name}_grad_vs_diffrax"), dtype, c, s));
         }
+        // Forward mode: the Jacobian of the end state's sum by columns.
+        let solve = move |a: &[Array]| -> Result<Vec<Array>> {
+            Ok(vec![lotka_volterra_sum(
+                &a[0],
+                t_end,
+                4096,
+                Gradient::Direct,
+            )?])
+        };
+        let (c, s) = time(jacfwd(solve, &[0]), std::slice::from_ref(&lv), reps)?;
+        let name = format!("lv_{steps}steps_jacfwd_vs_diffrax_forward");
+        rows.push(run(name, dtype, c, s));
     }
     let rates = Array::from_slice(&[1.0f64, 1.0, 1.0], &[3])?;
     let robertson = |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![robertson_readout(&a[0])?]) };
