@@ -80,6 +80,40 @@ fn custom_jvp_rules_replace_the_derivative_and_compose() {
     assert_eq!(vals(&per[0]), vec![1.0, 0.5]);
 }
 
+/// `x` for `x > 0`, computed with a branch the `select` masks: `log(0 * x)` is `log(0)`,
+/// whose derivative is 0 / 0. Differentiated directly, the masked branch's NaN reaches the
+/// gradient through the zero cotangent (0 * NaN).
+fn masked_identity(a: &[Array]) -> Result<Vec<Array>> {
+    let hidden = (&a[0] * 0.0)?.log()?;
+    Ok(vec![a[0].gt(0.0)?.select(&a[0], &hidden)?])
+}
+
+#[test]
+fn the_primal_of_a_custom_jvp_keeps_its_rule_under_further_derivatives() {
+    let f = custom_jvp(masked_identity, |p: &[Array], t: &[Array]| {
+        Ok((masked_identity(p)?, vec![t[0].clone()]))
+    });
+    let x = f64s(&[3.0], &[]);
+    let plain = grad(masked_identity, &[0])(std::slice::from_ref(&x)).unwrap();
+    assert!(
+        vals(&plain[0])[0].is_nan(),
+        "the plain function's gradient leaks the NaN"
+    );
+    // Reverse mode through the JVP, with cotangents on both the primal and the tangent
+    // output: the primal part is differentiated again, and must use the rule (d = 1) rather
+    // than the plain function the rule called.
+    let both = |a: &[Array]| -> Result<Vec<Array>> {
+        let one = a[0].ones_like()?;
+        let (y, dy) = jvp(&f, a, &[one])?;
+        Ok(vec![(&y[0] + &dy[0])?])
+    };
+    let g = grad(both, &[0])(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(vals(&g[0]), vec![1.0]);
+    // The values are unchanged: the function's for the primal, the rule's for the tangent.
+    let (y, dy) = jvp(&f, std::slice::from_ref(&x), &[f64s(&[2.0], &[])]).unwrap();
+    assert_eq!((vals(&y[0]), vals(&dy[0])), (vec![3.0], vec![2.0]));
+}
+
 #[test]
 fn custom_vjp_rules_are_used_in_reverse_mode_and_refused_in_forward_mode() {
     // sin with a deliberately doubled backward rule: the gradient must be 2 cos(x).

@@ -170,8 +170,14 @@ pub(crate) fn jvp(
     let with_tangents = || [primals.to_vec(), fts.clone()].concat();
     match &node.op {
         Op::CustomJvp { jvp, .. } => {
-            let mut outs = eval_program(jvp, &with_tangents())?;
-            let touts = outs.split_off(k);
+            // The primal outputs are the node's own, so a further derivative of them uses
+            // this rule again, as JAX's rules that call the function do. The rule's own
+            // primal outputs are the plain function's: differentiated again, a branch its
+            // `where`s mask (a reflection formula's log(0) at the poles) would leak NaN
+            // through 0 * inf. They are dead code unless the tangents read them.
+            let refs: Vec<&Array> = primals.iter().collect();
+            let outs = apply(node.op.clone(), &refs, node.results.clone())?;
+            let touts = eval_program(jvp, &with_tangents())?.split_off(k);
             Ok((outs, spread(&node.results, touts)))
         }
         Op::CustomVjp { fwd, bwd, .. } => {
