@@ -5,7 +5,9 @@
 //! - [`Array`]: arrays on a device; operations run eagerly through cached single-op
 //!   executables, with numpy broadcasting and JAX dtype promotion (Rust scalars are weakly
 //!   typed, so `f32_array * 2.0` and `2.0 * &f32_array` stay f32). Operators return
-//!   [`Result`]: `(&a + &b)?`. `{}` prints the values as numpy does, `{:?}` as JAX's
+//!   [`Result`]: `(&a + &b)?`; for a longer formula, [`Array::ex`] makes an [`Expr`], whose
+//!   operators and methods carry the first error to one `?` at the end:
+//!   `(2.0 * a.ex() + &b - b.ex().exp()).get()?`. `{}` prints the values as numpy does, `{:?}` as JAX's
 //!   `repr`. Creation: [`Array::from_slice`], [`Array::zeros`], [`Array::eye`],
 //!   [`Array::linspace`], [`Array::arange`]. Indexing as numpy's `x[...]`:
 //!   `x.index(&s![.., -1])`, `x.at(0)` ([`Array::index`], [`s!`]).
@@ -63,6 +65,7 @@ pub mod batching;
 pub mod distributed;
 mod error;
 mod eval;
+mod expr;
 mod jit;
 pub mod linalg;
 pub mod ode;
@@ -85,6 +88,7 @@ pub use ad::{grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp};
 pub use array::Array;
 pub use batching::vmap;
 pub use error::{Error, Result};
+pub use expr::{Expr, ExprOperand};
 pub use jit::{jit, Jit};
 pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
 pub use ops::host_callback::{host_callback, HostCallbackOptions, HostFn, VmapMethod};

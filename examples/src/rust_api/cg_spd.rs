@@ -13,7 +13,7 @@ use quabla::{random, tree, Array, DType, Result};
 pub fn system(n: usize) -> Result<(Array, Array)> {
     let [km, kb] = random::split2(&random::key(7)?)?;
     let m = random::normal(&km, &[n, n], DType::F64)?;
-    let a = ((m.matmul(&m.t()?)? / n as f64)? + Array::eye(n, DType::F64)?)?;
+    let a = (m.ex().matmul(m.t()) / n as f64 + Array::eye(n, DType::F64)).get()?;
     Ok((a, random::normal(&kb, &[n], DType::F64)?))
 }
 

@@ -47,8 +47,8 @@ impl Rates {
 fn field(y: &Populations, _t: &Array, r: &Rates) -> Result<Populations> {
     let (x, z) = (&y.prey, &y.predators);
     Ok(Populations {
-        prey: (x * (&r.alpha - (&r.beta * z)?)?)?,
-        predators: (z * ((&r.delta * x)? - &r.gamma)?)?,
+        prey: (x * (r.alpha.ex() - &r.beta * z)).get()?,
+        predators: (z * (r.delta.ex() * x - &r.gamma)).get()?,
     })
 }
 
