@@ -11,6 +11,8 @@ import pytest
 import quabla
 import quabla.numpy as qnp
 import quabla.scipy as qsp
+import quabla.scipy.stats  # noqa: F401  (qsp.stats)
+from quabla.test_util import check_grads
 from conftest import assert_close, central_diff, dec, golden
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
@@ -412,3 +414,17 @@ def test_zeta_and_polygamma_match_jax():
         sp.zeta(2.0)
     with pytest.raises(ValueError, match="integer"):
         sp.polygamma(1.5, 2.0)
+
+
+def test_second_derivatives_of_custom_jvp_functions_at_their_reflection_points():
+    # gammaln's plain formula masks a reflection branch whose log(sin(pi x)) is log(0) at the
+    # integers; the derivative of a custom_jvp function's primal output must come from its
+    # rule (digamma), not from that formula, or the masked NaN leaks in at second order.
+    x = qnp.asarray([1.0, 2.0, 3.0, 4.5])
+    check_grads(qsp.special.gammaln, (x,), order=2)
+    check_grads(lambda a: qsp.stats.dirichlet.logpdf(qnp.asarray([0.2, 0.3, 0.5]), a),
+                (qnp.asarray([1.5, 2.0, 3.5]),), order=2)
+    # The Hessian of a Poisson log-likelihood in its rate at integer counts: -sum(k) / mu^2.
+    k = qnp.asarray([2.0, 3.0, 1.0])
+    h = quabla.hessian(lambda mu: qnp.sum(qsp.stats.poisson.logpmf(k, mu)))(qnp.asarray(2.0))
+    assert_close(h, -6.0 / 4.0, rtol=1e-13)

@@ -28,7 +28,7 @@ from ._src.numpy.elementwise import where
 from ._src.numpy.shape import stack
 from ._src import dtypes as _dt
 
-__all__ = ["PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal",
+__all__ = ["PRNGKey", "key", "key_data", "clone", "key_impl", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "bernoulli", "randint", "permutation", "exponential",
            "laplace", "logistic", "cauchy", "gumbel", "rademacher", "categorical", "choice",
            "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "t",
@@ -67,8 +67,39 @@ key = PRNGKey
 
 
 def key_data(k: Array) -> Array:
-    """The raw ``uint32[2]`` of a key (keys already are raw data)."""
-    return _check_key(k)
+    """The raw ``uint32[..., 2]`` of keys (keys already are raw data)."""
+    k = k if isinstance(k, Array) else asarray(np.asarray(k, dtype=np.uint32))
+    key_impl(k)
+    return k
+
+
+def clone(key: Array) -> Array:
+    """The key itself: keys here are plain ``uint32[2]`` arrays, with no reuse tracking
+    for a clone to reset (``jax.random.clone``)."""
+    return _check_key(key)
+
+
+def key_impl(keys: Array) -> str:
+    """The name of the keys' generator: always ``'threefry2x32'``, JAX's default."""
+    k = keys if isinstance(keys, Array) else asarray(np.asarray(keys, dtype=np.uint32))
+    if k.dtype != np.uint32 or k.ndim < 1 or k.shape[-1] != 2:
+        raise TypeError(f"key_impl takes keys (uint32[..., 2]), got {k.dtype}{list(k.shape)}")
+    return "threefry2x32"
+
+
+def wrap_key_data(key_bits_array: Array, *, impl=None, dtype=None) -> Array:
+    """Keys from their raw ``uint32[..., 2]`` data (the inverse of :func:`key_data`): the
+    data itself, checked; ``impl`` may only name threefry (``'threefry2x32'``)."""
+    if impl not in (None, "threefry2x32", "threefry"):
+        raise ValueError(f"wrap_key_data: only the threefry2x32 generator is available, "
+                         f"got impl={impl!r}")
+    if dtype is not None:
+        raise ValueError("wrap_key_data: typed key dtypes do not exist here; keys are "
+                         "uint32[..., 2] arrays")
+    k = key_bits_array if isinstance(key_bits_array, Array) else asarray(
+        np.asarray(key_bits_array, dtype=np.uint32))
+    key_impl(k)
+    return k
 
 
 def _check_key(k) -> Array:

@@ -17,6 +17,12 @@ from ._src.tree_util import (
     tree_transpose as transpose,
     tree_unflatten as unflatten,
 )
+from ._src.tree_util_keys import (
+    static,
+    tree_broadcast as broadcast,
+    tree_reduce_associative as reduce_associative,
+)
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
+           "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",
+           "transpose", "unflatten"]

@@ -25,7 +25,7 @@ from programs import (  # noqa: E402  (beside this file)
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
     lbfgs_toolbox_program, numpy_extras_cases, lax_more_cases, numpy_assorted_cases,
-    static_argument_program, weighted_finite_sum)
+    static_argument_program, stats_family_cases, attention_cases, weighted_finite_sum)
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "goldens")
 
@@ -902,7 +902,20 @@ def numpy_assorted_goldens():
     return {name: _enc_tree(f()) for name, f in numpy_assorted_cases(jax, jnp).items()}
 
 
+def stats_family_goldens():
+    """jax.scipy.stats's other families, every function at and around the support."""
+    return {name: _enc_tree(f()) for name, f in stats_family_cases(jax, jnp).items()}
+
+
+def attention_goldens():
+    """jax.nn.dot_product_attention under each of its options."""
+    return {name: _enc_tree(f()) for name, f in attention_cases(jax, jnp).items()}
+
+
 def main():
+    """Records every golden file, or those named on the command line (``jax_stats``)."""
+    import sys
+    only = set(sys.argv[1:])
     os.makedirs(OUT, exist_ok=True)
     for name, make in [("jax_random", random_goldens), ("optax", optax_goldens),
                        ("jax_conventions", convention_goldens), ("jax_ode", ode_goldens),
@@ -916,7 +929,11 @@ def main():
                        ("optax_lbfgs", lbfgs_goldens),
                        ("jax_numpy_extras", numpy_extras_goldens),
                        ("jax_lax_more", lax_more_goldens),
-                       ("jax_numpy_assorted", numpy_assorted_goldens)]:
+                       ("jax_numpy_assorted", numpy_assorted_goldens),
+                       ("jax_stats", stats_family_goldens),
+                       ("jax_attention", attention_goldens)]:
+        if only and name not in only:
+            continue
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(make(), f, indent=1, sort_keys=True)
             f.write("\n")

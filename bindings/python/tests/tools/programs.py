@@ -825,3 +825,102 @@ def numpy_assorted_cases(lib, xp):
                                 xp.abs(z) + 0.5) + lib.nn.squareplus(z)
                                 + lib.nn.sparse_plus(z * 2)))(x)),
     }
+
+
+def stats_family_cases(lib, xp):
+    """jax.scipy.stats's families beyond norm/t/gamma/beta/chi2/poisson/bernoulli: every
+    function of each at points inside, at and outside the support, written once for JAX and
+    Quabla."""
+    import numpy as np
+    st = lib.scipy.stats
+    x = xp.asarray(np.array([-3.0, -1.0, -0.0, 0.0, 0.3, 1.0, 1.5, 2.5, 7.0, 40.0, np.inf,
+                             -np.inf, np.nan]))
+    q = xp.asarray(np.array([0.0, 1e-12, 0.01, 0.25, 0.5, 0.9, 1.0 - 1e-9, 1.0, -0.1, 1.1]))
+    k = xp.asarray(np.array([-1.0, 0.0, 1.0, 2.0, 3.0, 5.0, 10.0, 2.5]))
+    angles = xp.asarray(np.array([-4.0, -3.0, -0.5, 0.0, 1.0, 3.0, 3.2, 6.0, 6.5]))
+
+    def every(family, names, *params, at=x):
+        return tuple(getattr(family, n)(at, *params) for n in names)
+
+    loc_scale = ("logpdf", "pdf", "cdf")
+    return {
+        "expon": lambda: (every(st.expon, loc_scale + ("sf", "logcdf", "logsf")),
+                          every(st.expon, ("logpdf", "cdf", "sf"), 0.5, 2.0),
+                          st.expon.ppf(q), st.expon.ppf(q, 1.0, 3.0)),
+        "laplace": lambda: (every(st.laplace, loc_scale), every(st.laplace, loc_scale, 1.0, 0.5)),
+        "logistic": lambda: (every(st.logistic, loc_scale + ("sf",)),
+                             every(st.logistic, loc_scale + ("sf",), -1.0, 2.0),
+                             st.logistic.ppf(q), st.logistic.isf(q, 1.0, 2.0)),
+        "uniform": lambda: (every(st.uniform, loc_scale), every(st.uniform, loc_scale, -1.0, 3.0),
+                            st.uniform.ppf(q, 2.0, 4.0)),
+        "cauchy": lambda: (every(st.cauchy, loc_scale + ("sf", "logcdf", "logsf")),
+                           every(st.cauchy, ("logpdf", "cdf"), 1.0, 0.5),
+                           st.cauchy.ppf(q[1:7]), st.cauchy.isf(q[1:7], 1.0, 2.0)),
+        "pareto": lambda: (every(st.pareto, loc_scale + ("sf", "logcdf", "logsf"), 2.5),
+                           every(st.pareto, ("logpdf", "cdf"), 1.5, -1.0, 2.0),
+                           st.pareto.ppf(q, 2.5), st.pareto.ppf(q, 1.5, -1.0, 2.0)),
+        "gumbel_r": lambda: (every(st.gumbel_r, loc_scale + ("sf", "logcdf", "logsf")),
+                             every(st.gumbel_r, ("logpdf", "cdf"), 1.0, 2.0),
+                             st.gumbel_r.ppf(q)),
+        "gumbel_l": lambda: (every(st.gumbel_l, loc_scale + ("sf", "logcdf", "logsf")),
+                             every(st.gumbel_l, ("logpdf", "cdf"), 1.0, 2.0),
+                             st.gumbel_l.ppf(q)),
+        "truncnorm": lambda: (every(st.truncnorm, ("logpdf", "pdf", "cdf", "sf", "logcdf",
+                                                   "logsf"), -1.0, 2.0),
+                              every(st.truncnorm, ("logpdf", "cdf", "sf"), 2.0, 6.0),
+                              every(st.truncnorm, ("logpdf", "cdf"), -8.0, -3.0, 1.0, 0.5)),
+        "vonmises": lambda: (st.vonmises.logpdf(angles, 2.0), st.vonmises.pdf(angles, 0.5),
+                             st.vonmises.logpdf(angles, 800.0)),
+        "wrapcauchy": lambda: (st.wrapcauchy.logpdf(angles, 0.3), st.wrapcauchy.pdf(angles, 0.9)),
+        "gennorm": lambda: (every(st.gennorm, loc_scale, 1.0), every(st.gennorm, loc_scale, 2.0),
+                            every(st.gennorm, loc_scale, 0.7)),
+        "geom": lambda: (st.geom.logpmf(k, 0.3), st.geom.pmf(k, 0.8), st.geom.logpmf(k, 0.3, 2.0)),
+        "binom": lambda: (st.binom.logpmf(k, 5.0, 0.3), st.binom.pmf(k, 10.0, 0.5),
+                          st.binom.logpmf(k, 5.0, 0.0), st.binom.logpmf(k, 5.0, 1.0),
+                          st.binom.logpmf(k, 4.0, 0.3, 1.0)),
+        "nbinom": lambda: (st.nbinom.logpmf(k, 3.0, 0.4), st.nbinom.pmf(k, 2.5, 0.7),
+                           st.nbinom.logpmf(k, 3.0, 0.4, 1.0)),
+        "betabinom": lambda: (st.betabinom.logpmf(k, 5.0, 2.0, 3.0),
+                              st.betabinom.pmf(k, 10.0, 0.5, 0.5),
+                              st.betabinom.logpmf(k, 5.0, 2.0, 3.0, 1.0),
+                              st.betabinom.logpmf(k, 5.0, -1.0, 3.0)),
+        "dirichlet": lambda: (
+            st.dirichlet.logpdf(xp.asarray([0.2, 0.3, 0.5]), xp.asarray([1.5, 2.0, 3.0])),
+            st.dirichlet.logpdf(xp.asarray([0.2, 0.3]), xp.asarray([1.5, 2.0, 3.0])),
+            st.dirichlet.logpdf(xp.asarray([[0.2, 0.1], [0.3, 0.4], [0.5, 0.5]]),
+                                xp.asarray([0.5, 2.0, 1.0])),
+            st.dirichlet.pdf(xp.asarray([0.2, 0.3, 0.6]), xp.asarray([1.5, 2.0, 3.0])),
+            st.dirichlet.logpdf(xp.asarray([-0.2, 0.7, 0.5]), xp.asarray([1.5, 2.0, 3.0])),
+            st.dirichlet.logpdf(xp.asarray([0.2, 0.3, 0.5]), xp.asarray([1.5, -2.0, 3.0]))),
+        "multinomial": lambda: (
+            st.multinomial.logpmf(xp.asarray([1, 2, 3]), 6, xp.asarray([0.2, 0.3, 0.5])),
+            st.multinomial.logpmf(xp.asarray([1, 2, 3]), 7, xp.asarray([0.2, 0.3, 0.5])),
+            st.multinomial.pmf(xp.asarray([1, 0, 3]), 4, xp.asarray([0.2, 0.0, 0.8])),
+            st.multinomial.logpmf(xp.asarray([0, 1, 3]), 4, xp.asarray([0.2, 0.0, 0.8]))),
+    }
+
+
+def attention_cases(lib, xp):
+    """jax.nn.dot_product_attention under each of its options, written once for JAX and
+    Quabla."""
+    import numpy as np
+    r = np.random.RandomState(41)
+    q = xp.asarray(r.randn(2, 5, 4, 8))
+    k = xp.asarray(r.randn(2, 7, 2, 8))
+    v = xp.asarray(r.randn(2, 7, 2, 8))
+    kf = xp.asarray(r.randn(2, 7, 4, 8))
+    vf = xp.asarray(r.randn(2, 7, 4, 8))
+    bias = xp.asarray(r.randn(1, 4, 5, 7) * 0.5)
+    mask = xp.asarray(r.rand(2, 1, 5, 7) > 0.3)
+    att = lib.nn.dot_product_attention
+    return {
+        "plain": lambda: (att(q, kf, vf), att(q[0], kf[0], vf[0])),
+        "grouped_heads": lambda: att(q, k, v),
+        "bias_and_scale": lambda: att(q, kf, vf, bias, scale=0.2),
+        "mask": lambda: att(q, kf, vf, mask=mask),
+        "causal": lambda: att(q, kf, vf, is_causal=True),
+        "lengths": lambda: att(q, kf, vf, query_seq_lengths=xp.asarray([3, 5], dtype="int32"),
+                               key_value_seq_lengths=xp.asarray([4, 7], dtype="int32")),
+        "window": lambda: (att(q, kf, vf, local_window_size=1),
+                           att(q, kf, vf, local_window_size=(2, 0))),
+    }

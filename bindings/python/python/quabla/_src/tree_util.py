@@ -45,6 +45,8 @@ class _NodeType(NamedTuple):
 _registry: dict = {}
 # Names of the children of registered dataclasses (for paths in saved files).
 child_names: dict = {}
+# Types registered with their own keys: type -> flatten_with_keys.
+keyed_nodes: dict = {}
 
 
 def register_pytree_node(
@@ -81,7 +83,13 @@ def register_dataclass(cls: type, data_fields: Optional[Sequence[str]] = None,
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"register_dataclass needs a dataclass, got {cls!r}")
-    names = [f.name for f in dataclasses.fields(cls)]
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    # Without explicit lists, fields marked static (``tree.static()``, JAX's
+    # ``field(metadata=dict(static=True))``) are meta fields.
+    marked = [f.name for f in fields if f.metadata.get("static", False)]
+    if meta_fields is None and data_fields is None:
+        meta_fields = marked
     data = list(data_fields) if data_fields is not None else [
         n for n in names if meta_fields is None or n not in meta_fields]
     meta = list(meta_fields) if meta_fields is not None else []
@@ -315,14 +323,14 @@ def all_leaves(iterable: Iterable[Any]) -> bool:
     return all(_node_of(x) is None for x in iterable)
 
 
-def broadcast_prefix(prefix: Any, tree: Any, what: str) -> list:
+def broadcast_prefix(prefix: Any, tree: Any, what: str, is_leaf=None) -> list:
     """One entry of ``prefix`` per leaf of ``tree``: each leaf of ``prefix`` stands for the whole
     subtree at its position (how ``in_axes`` and ``out_axes`` are matched to arguments)."""
     out: list = []
 
     def walk(p, t, path):
-        if _node_of(p) is None or p is None:
-            out.extend([p] * len(tree_leaves(t)))
+        if _node_of(p) is None or p is None or (is_leaf is not None and is_leaf(p)):
+            out.extend([p] * len(tree_leaves(t, is_leaf)))
             return
         pn, tn = _node_of(p), _node_of(t)
         if tn is None or pn[0] is not tn[0] or pn[1] != tn[1] or len(pn[2]) != len(tn[2]):
@@ -378,6 +386,8 @@ def _child_keys(x: Any, kind, aux, count: int) -> list:
         return [SequenceKey(i) for i in range(count)]
     if kind is dict:
         return [DictKey(k) for k in aux]
+    if kind in keyed_nodes:
+        return [k for k, _ in keyed_nodes[kind](x)[0]]
     if kind in child_names:
         return [GetAttrKey(n) for n in child_names[kind]]
     if kind not in _registry and _is_namedtuple(x):

@@ -12,6 +12,7 @@ from .._src.nn.functions import (  # noqa: F401
     relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus, sparse_sigmoid,
     squareplus, standardize, swish,
 )
+from .._src.nn.attention import dot_product_attention  # noqa: F401
 from .._src.numpy.elementwise import tanh  # noqa: F401
 from . import initializers  # noqa: F401
 
@@ -19,4 +20,5 @@ __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swis
            "hard_tanh", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot",
            "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus",
            "standardize", "swish", "tanh", "initializers", "identity", "log1mexp",
-           "logmeanexp", "mish", "sparse_plus", "sparse_sigmoid", "squareplus"]
+           "logmeanexp", "mish", "sparse_plus", "sparse_sigmoid", "squareplus",
+           "dot_product_attention"]

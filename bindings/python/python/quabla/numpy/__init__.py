@@ -64,6 +64,10 @@ from .._src.numpy.introspection import (
     issubdtype, iterable, number, promote_types, signedinteger, unsignedinteger,
 )
 from .._src.numpy.numpy_files import load, save, savez, savez_compressed
+from .._src.numpy.odds import (
+    angle, array_repr, array_str, bitwise_count, c_, einsum_path, euler_gamma, frombuffer,
+    fromstring, get_printoptions, kaiser, printoptions, r_, set_printoptions,
+)
 from .._src.numpy.sorting import (
     argpartition, argsort, lexsort, partition, searchsorted, sort,
 )
@@ -102,6 +106,16 @@ dtype = _np.dtype
 finfo = _np.finfo
 iinfo = _np.iinfo
 pow = power  # noqa: A001
+# numpy's other scalar types, as jax.numpy names them: usable as dtype arguments, which
+# Quabla maps to the dtypes it has (int64 -> int32 without x64 ints, float16 -> float32;
+# see dtypes.canonicalize).
+bool = _np.bool_  # noqa: A001
+int8, int16, int64 = _np.int8, _np.int16, _np.int64
+uint8, uint16, uint64 = _np.uint8, _np.uint16, _np.uint64
+float16 = _np.float16
+single, double = _np.float32, _np.float64
+float_, int_, uint = _np.float64, _np.int64, _np.uint64
+character, flexible, object_ = _np.character, _np.flexible, _np.object_
 
 
 def conj(x):

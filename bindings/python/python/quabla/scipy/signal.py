@@ -1,5 +1,6 @@
-"""``quabla.scipy.signal``: direct convolutions, as ``jax.scipy.signal``."""
+"""``quabla.scipy.signal``: direct convolutions and ``detrend``, as ``jax.scipy.signal``."""
 
 from .._src.scipy.signal import convolve, convolve2d, correlate, correlate2d  # noqa: F401
+from .._src.scipy.signal_detrend import detrend  # noqa: F401
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]

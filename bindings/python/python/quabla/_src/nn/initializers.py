@@ -9,7 +9,7 @@ truncated normal).
 from __future__ import annotations
 
 import math
-from typing import Sequence, Union
+from typing import Protocol, Sequence, Union
 
 from ..array import Array
 from ..numpy.creation import asarray, full, ones as _ones, zeros as _zeros
@@ -175,7 +175,31 @@ def orthogonal(scale=1.0, column_axis: int = -1, dtype=None):
     return init
 
 
-__all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
+def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=None):
+    """For convolution kernels ``(*spatial, in, out)`` of 1 to 3 spatial axes: zeros except
+    an :func:`orthogonal` ``(in, out)`` matrix at the centre tap (Xiao et al. 2018's
+    delta-orthogonal; ``in <= out``), so the convolution starts as an orthogonal map."""
+    def init(key, shape, dtype=dtype):
+        shape, d = _shape(shape), _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        matrix = orthogonal(scale, column_axis, d)(key, shape[-2:], d)
+        return _zeros(shape, d).at[centre].set(matrix)
+    return init
+
+
+class Initializer(Protocol):
+    """What every initializer here is: ``init(key, shape, dtype) -> Array``, as
+    ``jax.nn.initializers.Initializer``."""
+
+    def __call__(self, key: Array, shape: Sequence[int], dtype=None) -> Array:
+        ...
+
+
+__all__ = ["Initializer", "delta_orthogonal", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "lecun_uniform",
            "lecun_normal", "he_uniform", "he_normal", "xavier_uniform", "xavier_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal"]
