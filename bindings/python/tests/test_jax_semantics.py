@@ -437,8 +437,8 @@ def test_x64_off_demotes_parameters_odeint_then_accepts():
 
 
 def test_rule_flags_jax_code_passes():
-    # Item 2: optimize_remat only trades memory in JAX and is accepted; symbolic_zeros=True
-    # is refused by name (the rules would get SymbolicZero objects Quabla does not make).
+    # Item 2: optimize_remat only trades memory in JAX and is accepted (symbolic_zeros has
+    # its own tests, test_symbolic_zeros.py).
     @quabla.custom_vjp
     def f(x):
         return qnp.sin(x)
@@ -446,8 +446,6 @@ def test_rule_flags_jax_code_passes():
     f.defvjp(lambda x: (f(x), qnp.cos(x)), lambda c, g: (g * c,), symbolic_zeros=False,
              optimize_remat=True)
     assert_close(quabla.grad(f)(_f64(0.3)), math.cos(0.3), rtol=1e-15)
-    with pytest.raises(NotImplementedError, match="symbolic_zeros"):
-        f.defvjp(lambda x: (f(x), x), lambda c, g: (g,), symbolic_zeros=True)
 
     @quabla.custom_jvp
     def h(x):
@@ -455,8 +453,6 @@ def test_rule_flags_jax_code_passes():
 
     h.defjvp(lambda p, t: (h(p[0]), h(p[0]) * t[0]), symbolic_zeros=False)
     assert_close(quabla.grad(h)(_f64(0.5)), math.exp(0.5), rtol=1e-15)
-    with pytest.raises(NotImplementedError, match="symbolic_zeros"):
-        h.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
 
 
 def test_repeated_indices_combine_in_order_as_jax():

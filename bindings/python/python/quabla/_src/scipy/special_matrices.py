@@ -107,6 +107,43 @@ def fiedler(a) -> Array:
     return abs_(a[:, None] - a[None, :])
 
 
+def fiedler_companion(a) -> Array:
+    """The Fiedler companion matrix of the polynomial with coefficients ``a`` (highest
+    degree first), batched over leading axes: pentadiagonal, with the polynomial's roots
+    as eigenvalues. ``(..., 0, 0)`` for one coefficient; as JAX, a zero leading
+    coefficient gives inf or NaN entries rather than an error.
+
+    >>> fiedler_companion([1.0, -16.0, 86.0, -176.0, 105.0]).tolist()[2]
+    [0.0, 176.0, 0.0, -105.0]
+    """
+    from ..numpy.shape import concatenate
+    a = _vector(a, "fiedler_companion", True)
+    size = a.shape[-1]
+    if size == 0:
+        raise ValueError("fiedler_companion needs at least one coefficient; the last axis "
+                         f"of a has length zero (shape {a.shape})")
+    n = size - 1
+    # Entries are 0, 1 or -a[k] / a[0]: one gather from [0, 1, -a / a[0]] keeps an inf
+    # from a zero leading coefficient in its own entries, as JAX's scatter does.
+    lead = a.shape[:-1]
+    values = concatenate([zeros(lead + (1,), a.dtype), zeros(lead + (1,), a.dtype) + 1,
+                          -a / a[..., :1]], axis=-1)
+    index = np.zeros((n, n), np.int64)
+    for r in range(3, n, 2):
+        index[r, r - 2] = 1
+    for r in range(2, n, 2):
+        index[r, r - 1] = 2 + r + 1
+    for r in range(0, n - 2, 2):
+        index[r, r + 2] = 1
+    for r in range(0, n - 1, 2):
+        index[r, r + 1] = 2 + r + 2
+    if n >= 1:
+        index[0, 0] = 2 + 1
+    if n >= 2:
+        index[1, 0] = 1
+    return _gathered(values, index)
+
+
 def convolution_matrix(a, n: int, mode: str = "full") -> Array:
     """The matrix ``A`` with ``A @ v == numpy.convolve(a, v, mode)`` for vectors ``v`` of
     length ``n`` (``mode``: ``'full'``, ``'same'``, ``'valid'``)."""
