@@ -203,6 +203,38 @@ fn plain_while_reverse_mode_points_to_the_bound() {
     );
 }
 
+/// Carries `(i, c)`: `i <- i + 1`, `c <- c x` while `i < 5` (bound 16); returns both.
+fn power_with_counter(x: &Array) -> Result<Vec<Array>> {
+    let rate = x.clone();
+    let body = move |c: &[Array]| Ok(vec![(&c[0] + 1.0)?, (&c[1] * &rate)?]);
+    let keep = |c: &[Array]| Ok(vec![c[0].lt(5.0)?]);
+    let init = [x.zeros_like()?, x.ones_like()?];
+    bounded_while_loop(&keep, &body, &init, 16)
+}
+
+#[test]
+fn reverse_mode_with_loop_results_whose_tangents_are_unused() {
+    // The loop's differentiable result `c` is dropped, or only the counter is read: the
+    // reverse pass must not need (or leak NaN from) the unused tangents, whatever part of
+    // the loop the known/unknown split keeps.
+    let x = f64s(&[1.5], &[]);
+    let scaled_by_count = |a: &[Array]| Ok(vec![(&a[0] * &power_with_counter(&a[0])?[0])?]);
+    let count_only = |a: &[Array]| Ok(vec![power_with_counter(&a[0])?.remove(0)]);
+    let power_only = |a: &[Array]| Ok(vec![power_with_counter(&a[0])?.remove(1)]);
+    let g = |f: &dyn Fn(&[Array]) -> Result<Vec<Array>>| {
+        vals(&grad(f, &[0])(std::slice::from_ref(&x)).unwrap()[0])[0]
+    };
+    assert_eq!(g(&scaled_by_count), 5.0);
+    assert_eq!(g(&count_only), 0.0);
+    let want = 5.0 * 1.5f64.powi(4);
+    let got = g(&power_only);
+    assert!((got - want).abs() <= 1e-14 * want, "{got} vs {want}");
+    // The same under vmap: every element takes five trips.
+    let xs = f64s(&[0.5, 1.0, 2.0], &[3]);
+    let per_element = vmap(grad(scaled_by_count, &[0]), &[Some(0)], &[Some(0)]);
+    assert_eq!(vals(&per_element(&[xs]).unwrap()[0]), vec![5.0; 3]);
+}
+
 #[test]
 fn values_and_forward_mode_give_the_plain_while_loops_bits() {
     for x in [0.3, 0.9, 2.0, 50.0] {

@@ -29,8 +29,8 @@ from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    custom_derivatives, debug, distributed, example_libraries, flatten_util, lax, linalg, nn,
-    numpy, optim, random, scipy, test_util, tree, tree_util,
+    custom_derivatives, debug, distributed, dtypes, example_libraries, flatten_util, lax,
+    linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util,
 )
 
 __version__ = _quabla.__version__
@@ -41,7 +41,7 @@ __all__ = [
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
     "eval_shape", "ShapeDtypeStruct", "lax", "pure_callback", "debug",
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
-    "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives",
+    "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
 ]

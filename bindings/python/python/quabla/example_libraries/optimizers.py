@@ -19,7 +19,9 @@ from .._src.tree_util import (
 
 __all__ = ["OptimizerState", "optimizer", "make_schedule", "constant", "exponential_decay",
            "inverse_time_decay", "polynomial_decay", "piecewise_constant", "sgd", "momentum",
-           "nesterov", "adagrad", "rmsprop", "adam", "adamax"]
+           "nesterov", "adagrad", "rmsprop", "adam", "adamax", "rmsprop_momentum", "sm3",
+           "l2_norm", "clip_grads", "JoinPoint", "unpack_optimizer_state",
+           "pack_optimizer_state", "Optimizer"]
 
 
 class OptimizerState(NamedTuple):
@@ -209,3 +211,102 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     return _with_two_slots(update)
 
 
+
+
+@optimizer
+def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
+    """RMSProp whose scaled steps accumulate in a momentum buffer."""
+    step_size = make_schedule(step_size)
+
+    def update(i, g, state):
+        x, avg_sq, mom = state
+        avg_sq = avg_sq * gamma + jnp.square(g) * (1.0 - gamma)
+        mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq + eps)
+        return x - mom, avg_sq, mom
+
+    return _with_two_slots(update)
+
+
+@optimizer
+def sm3(step_size, momentum=0.9):
+    """SM3 (memory-efficient adaptive optimization): one accumulator vector per axis of
+    each parameter instead of one per entry, with momentum."""
+    step_size = make_schedule(step_size)
+
+    def along(ndim: int, v, axis: int):
+        """``v`` (a vector) broadcast along ``axis`` of an ``ndim``-axis array (a 0-d
+        gradient against its parameter's 1-d state keeps ``v`` whole, as JAX's)."""
+        index: list = [None] * ndim
+        index[axis:axis + 1] = [slice(None)]
+        return v[tuple(index)]
+
+    def init(x0):
+        shape = tuple(x0.shape)
+        x0 = jnp.atleast_1d(x0)
+        return x0, jnp.zeros_like(x0), [jnp.zeros(n, dtype=x0.dtype) for n in x0.shape], shape
+
+    def update(i, g, state):
+        x, m, vs, shape = state
+        accum = functools.reduce(jnp.minimum, [along(g.ndim, v, a) for a, v in enumerate(vs)])
+        accum = accum + jnp.square(g)
+        inv_sqrt = jnp.where(accum > 0, 1.0 / jnp.sqrt(accum), 0)
+        m = (1.0 - momentum) * (g * inv_sqrt) + momentum * m
+        x = x - step_size(i) * m
+        vs = [jnp.max(accum, axis=tuple(b for b in range(x.ndim) if b != a))
+              for a in range(x.ndim)]
+        return x, m, vs, shape
+
+    def get_params(state):
+        return state[0].reshape(state[3])
+
+    return init, update, get_params
+
+
+def l2_norm(tree):
+    """The l2 norm of all the leaves of a pytree together (for weight decay or clipping)."""
+    leaves, _ = tree_flatten(tree)
+    return jnp.sqrt(sum(jnp.vdot(x, x) for x in leaves))
+
+
+def clip_grads(grad_tree, max_norm):
+    """``grad_tree`` scaled down to l2 norm ``max_norm`` when its norm is larger."""
+    norm = l2_norm(grad_tree)
+    leaves, tree = tree_flatten(grad_tree)
+    return tree_unflatten(tree, [jnp.where(norm < max_norm, g, g * (max_norm / norm))
+                                 for g in leaves])
+
+
+class JoinPoint:
+    """A leaf of :func:`unpack_optimizer_state`'s outer tree holding one parameter's state
+    (a subtree), so the two levels survive serialization."""
+
+    def __init__(self, subtree):
+        self.subtree = subtree
+
+    def __iter__(self):
+        yield self.subtree
+
+
+def unpack_optimizer_state(opt_state: OptimizerState):
+    """The state as the parameter tree with a :class:`JoinPoint` per parameter, each holding
+    that parameter's state: plain pytrees to save."""
+    packed, tree, subtrees = opt_state
+    return tree_unflatten(tree, [JoinPoint(tree_unflatten(s, f))
+                                 for s, f in zip(subtrees, packed)])
+
+
+def pack_optimizer_state(marked_pytree) -> OptimizerState:
+    """The inverse of :func:`unpack_optimizer_state`."""
+    points, tree = tree_flatten(marked_pytree, is_leaf=lambda x: isinstance(x, JoinPoint))
+    if not all(isinstance(p, JoinPoint) for p in points):
+        raise TypeError("pack_optimizer_state: every leaf must be a JoinPoint (the output of "
+                        "unpack_optimizer_state)")
+    flats, subtrees = zip(*[tree_flatten(p.subtree) for p in points]) if points else ((), ())
+    return OptimizerState(list(flats), tree, list(subtrees))
+
+
+class Optimizer(NamedTuple):
+    """An ``(init_fn, update_fn, params_fn)`` triple with names."""
+    init_fn: Callable
+    update_fn: Callable
+    params_fn: Callable

@@ -15,14 +15,30 @@ from .. import numpy as jnp
 from .. import random
 from .._src.nn import functions as _nn
 
+from .._src.nn.functions import (  # noqa: F401  (stax's namespace re-exports jax.nn's)
+    elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus, standardize,
+)
+from ..nn.initializers import glorot_normal, normal, ones, zeros  # noqa: F401
+from ._stax_spatial import (  # noqa: F401
+    AvgPool, BatchNorm, Conv, Conv1DTranspose, ConvTranspose, GeneralConv, GeneralConvTranspose,
+    MaxPool, SumPool,
+)
+
+logsoftmax = log_softmax
+glorot = glorot_normal
+randn = normal
+
 __all__ = ["Dense", "elementwise", "Tanh", "Relu", "Exp", "LogSoftmax", "Softmax", "Softplus",
            "Sigmoid", "Elu", "LeakyRelu", "Selu", "Gelu", "Identity", "FanOut", "FanInSum",
-           "FanInConcat", "Flatten", "Dropout", "serial", "parallel", "shape_dependent"]
+           "FanInConcat", "Flatten", "Dropout", "serial", "parallel", "shape_dependent",
+           "GeneralConv", "Conv", "GeneralConvTranspose", "ConvTranspose", "Conv1DTranspose",
+           "MaxPool", "SumPool", "AvgPool", "BatchNorm", "elu", "gelu", "leaky_relu",
+           "log_softmax", "logsoftmax", "relu", "selu", "sigmoid", "softmax", "softplus",
+           "standardize", "glorot", "glorot_normal", "normal", "randn", "ones", "zeros"]
 
 
 def Dense(out_dim, W_init=None, b_init=None):
     """A fully connected layer, ``inputs @ W + b`` (glorot-normal ``W``, normal ``b``)."""
-    from ..nn.initializers import glorot_normal, normal
     W_init = glorot_normal() if W_init is None else W_init
     b_init = normal() if b_init is None else b_init
 

@@ -58,6 +58,8 @@ from .._src.numpy.index_tricks import (
     triu_indices, triu_indices_from, unravel_index, vander,
 )
 from .._src.numpy.functional import apply_along_axis, apply_over_axes, vectorize
+# numpy.i0 is scipy.special.i0 (the modified Bessel function of order 0), as in JAX.
+from .._src.scipy.special_series import i0
 from .._src.numpy.in_place_forms import block, place, put
 from .._src.numpy.introspection import (
     floating, generic, inexact, integer, iscomplex, iscomplexobj, isreal, isrealobj, isscalar,
