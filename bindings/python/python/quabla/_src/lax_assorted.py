@@ -1,0 +1,89 @@
+"""A few more of ``jax.lax``'s functions, each a composition of others: ``broadcast_shapes``,
+``nextafter``, ``bessel_i0e`` / ``bessel_i1e``, ``reduce_xor``, ``index_take``, ``empty``,
+``platform_dependent`` and ``composite``."""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .array import Array
+from .numpy.creation import asarray
+from .numpy.floating import nextafter  # noqa: F401  (lax's name for numpy's function)
+from .numpy.shape import broadcast_shapes  # noqa: F401
+from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
+
+__all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
+           "index_take", "empty", "platform_dependent", "composite"]
+
+
+def reduce_xor(operand, axes: Sequence[int]) -> Array:
+    """The bitwise exclusive or of the elements along ``axes`` (parity for booleans), as
+    ``jax.lax.reduce_xor``.
+
+    >>> import quabla.numpy as qnp
+    >>> reduce_xor(qnp.array([[1, 2, 4], [3, 3, 3]]), (1,)).tolist()
+    [7, 3]
+    """
+    from .lax_windows import reduce
+    from .numpy.elementwise import bitwise_xor
+    x = asarray(operand)
+    if x.dtype.kind not in "iub":
+        raise TypeError(f"reduce_xor needs integer or boolean operands, got {x.dtype}")
+    return reduce(x, np.zeros((), x.dtype).item(), bitwise_xor, tuple(axes))
+
+
+def index_take(src, idxs: Sequence, axes: Sequence[int]) -> Array:
+    """``src`` indexed by the integer arrays ``idxs`` along ``axes`` (one per axis): the
+    index dimensions first, then ``src``'s other axes in order, as ``jax.lax.index_take``.
+
+    >>> import quabla.numpy as qnp
+    >>> index_take(qnp.arange(6.0).reshape(2, 3), (qnp.array([2, 0]),), (1,)).tolist()
+    [[2.0, 5.0], [0.0, 3.0]]
+    """
+    x = asarray(src)
+    axes = tuple(int(a) % x.ndim for a in axes)
+    if len(idxs) != len(axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"index_take needs one index array per distinct axis, got "
+                         f"{len(idxs)} index arrays for axes {axes}")
+    rest = tuple(a for a in range(x.ndim) if a not in axes)
+    moved = x.transpose(axes + rest)
+    return moved[tuple(asarray(i) for i in idxs)]
+
+
+def empty(shape, dtype) -> Array:
+    """An array of ``shape`` and ``dtype`` whose values are unspecified (zeros here), as
+    ``jax.lax.empty``."""
+    from .numpy.creation import zeros
+    return zeros(shape, dtype)
+
+
+def platform_dependent(*args, default: Optional[Callable] = None, **per_platform: Callable):
+    """``per_platform[p](*args)`` for the default backend's platform ``p`` (``cpu``,
+    ``cuda``, ``mlx``, ``wgpu``...), else ``default(*args)``, as
+    ``jax.lax.platform_dependent`` (which picks at lowering time; Quabla picks when called).
+    """
+    from .runtime import default_backend
+    platform = default_backend()
+    if platform in per_platform:
+        return per_platform[platform](*args)
+    if default is None:
+        raise NotImplementedError(f"platform_dependent: no branch for platform {platform!r} "
+                                  f"and no default (branches: {sorted(per_platform)})")
+    return default(*args)
+
+
+def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
+    """``decomposition`` marked as one named operation, as ``jax.lax.composite``: Quabla has
+    no composite op to lower it to, so calling it runs ``decomposition`` (what XLA does for
+    a composite no backend recognizes)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("composite needs a non-empty name")
+
+    @functools.wraps(decomposition)
+    def call(*args, **kwargs):
+        return decomposition(*args, **kwargs)
+
+    return call
