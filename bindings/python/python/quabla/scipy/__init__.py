@@ -1,6 +1,6 @@
 """``quabla.scipy``: scipy's names, as ``jax.scipy`` (``special``, ``linalg``, ``stats``,
-``integrate``, ``optimize``, ``signal``)."""
+``integrate``, ``optimize``, ``signal``, ``sparse``)."""
 
-from . import integrate, linalg, optimize, signal, special, stats  # noqa: F401
+from . import integrate, linalg, optimize, signal, sparse, special, stats  # noqa: F401
 
-__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "sparse", "special", "stats"]
