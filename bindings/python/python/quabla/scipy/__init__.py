@@ -1,6 +1,6 @@
 """``quabla.scipy``: scipy's names, as ``jax.scipy`` (``special``, ``linalg``, ``stats``,
-``integrate``, ``optimize``, ``signal``, ``sparse``)."""
+``integrate``, ``optimize``, ``signal``, ``sparse``, ``ndimage``)."""
 
-from . import integrate, linalg, optimize, signal, sparse, special, stats  # noqa: F401
+from . import integrate, linalg, ndimage, optimize, signal, sparse, special, stats  # noqa: F401
 
-__all__ = ["integrate", "linalg", "optimize", "signal", "sparse", "special", "stats"]
+__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "sparse", "special", "stats"]
