@@ -1,6 +1,10 @@
 """``quabla.scipy``: scipy's names, as ``jax.scipy`` (``special``, ``linalg``, ``stats``,
-``integrate``, ``optimize``, ``signal``, ``sparse``, ``ndimage``)."""
+``integrate``, ``optimize``, ``signal``, ``sparse``, ``ndimage``, ``interpolate``,
+``cluster``)."""
 
-from . import integrate, linalg, ndimage, optimize, signal, sparse, special, stats  # noqa: F401
+from . import (  # noqa: F401
+    cluster, integrate, interpolate, linalg, ndimage, optimize, signal, sparse, special, stats,
+)
 
-__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "sparse", "special", "stats"]
+__all__ = ["cluster", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+           "sparse", "special", "stats"]

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..array import Array
-from ..numpy.creation import asarray
+from ..numpy.elementwise import as_float
 
-
-def _inexact(x) -> Array:
-    x = asarray(x)
-    return x.astype(_dt.default_float()) if x.dtype.kind in "iub" else x
 
 
 def _reflector(x: Array):
@@ -48,7 +44,7 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
     from ..numpy.creation import eye
     from ..numpy.products import einsum
     from ..numpy.shape import broadcast_to
-    h = _inexact(a)
+    h = as_float(a)
     if h.ndim < 2 or h.shape[-1] != h.shape[-2]:
         raise ValueError(f"hessenberg needs square matrices (..., n, n), got shape {h.shape}")
     n = h.shape[-1]
@@ -86,7 +82,7 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
     if pivoting:
         raise NotImplementedError("qr_multiply: pivoting=True (column-pivoted QR) is not "
                                   "supported")
-    a, c = _inexact(a), _inexact(c)
+    a, c = as_float(a), as_float(c)
     dtype = _dt.result_type(a.dtype, c.dtype)
     a, c = a.astype(dtype), c.astype(dtype)
     if a.ndim < 2:
