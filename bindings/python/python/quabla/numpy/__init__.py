@@ -66,9 +66,10 @@ from .._src.numpy.introspection import (
     issubdtype, iterable, number, promote_types, signedinteger, unsignedinteger,
 )
 from .._src.numpy.numpy_files import load, save, savez, savez_compressed
+from .._src.numpy.packbits import packbits, unpackbits
 from .._src.numpy.odds import (
     angle, array_repr, array_str, bitwise_count, c_, einsum_path, euler_gamma, frombuffer,
-    fromstring, get_printoptions, kaiser, printoptions, r_, set_printoptions,
+    fromfile, fromiter, fromstring, get_printoptions, kaiser, printoptions, r_, set_printoptions,
 )
 from .._src.numpy.sorting import (
     argpartition, argsort, lexsort, partition, searchsorted, sort,

@@ -98,6 +98,20 @@ def fromstring(string: str, dtype=float, count: int = -1, *, sep: str) -> Array:
     return asarray(np.fromstring(string, dtype=_np_dtype(dtype), count=count, sep=sep))
 
 
+def fromiter(iterable, dtype=float, count: int = -1) -> Array:
+    """An array of the values an iterable yields, as ``numpy.fromiter`` (read on the host,
+    then a constant: JAX leaves this out for jit's sake; outside jit it is just a
+    constructor)."""
+    return asarray(np.fromiter(iterable, dtype=_np_dtype(dtype), count=count))
+
+
+def fromfile(file, dtype=float, count: int = -1, sep: str = "", offset: int = 0) -> Array:
+    """An array read from a file (binary, or text with ``sep``), as ``numpy.fromfile``
+    (on the host, as :func:`fromiter`)."""
+    return asarray(np.fromfile(file, dtype=_np_dtype(dtype), count=count, sep=sep,
+                               offset=offset))
+
+
 def _np_dtype(dtype):
     return np.float64 if dtype is float else (np.int64 if dtype is int else dtype)
 
