@@ -159,7 +159,9 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
 }
 
 /// Structured control flow, as `jax.lax`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`;
-/// `sort` (several operands, stable, `num_keys`) and `conv_general_dilated`.
+/// `sort` (several operands, stable, `num_keys`), `conv_general_dilated`, and the
+/// collectives over a named `vmap` axis (`psum`, `pmax`, `pmin`, `axis_index`; see
+/// [`batching::vmap_named`]).
 pub mod lax {
     pub use crate::ops::control_flow::{
         bounded_while_loop, bounded_while_loop_with, cond, fori_loop, last_scan_tape_bytes, scan,
@@ -167,5 +169,6 @@ pub mod lax {
         ScanStep,
     };
     pub use crate::ops::conv::{conv_general_dilated, ConvDimensionNumbers, ConvOptions, Padding};
+    pub use crate::ops::named_axis::{axis_index, pmax, pmin, psum};
     pub use crate::ops::sort::sort;
 }

@@ -733,7 +733,8 @@ impl Lowering {
             | Op::Checkpoint { .. }
             | Op::Scan { .. }
             | Op::BoundedWhile { .. }
-            | Op::LinearSolve { .. } => {
+            | Op::LinearSolve { .. }
+            | Op::NamedAxis { .. } => {
                 return Err(decline(&n.op, "a core-level op never reaches a backend"))
             }
         };

@@ -83,6 +83,7 @@ pub enum OpKind {
     Scan,
     BoundedWhile,
     LinearSolve,
+    NamedAxis,
 }
 
 /// Which part of the primitive set an op belongs to.
@@ -227,6 +228,7 @@ impl OpKind {
             Scan,
             BoundedWhile,
             LinearSolve,
+            NamedAxis,
         ];
         head.chain(unary)
             .chain(binary)
@@ -372,6 +374,7 @@ impl OpKind {
             OpKind::CustomVjp => row(k, "custom_vjp_call", CoreOnly, AtLeast(0), &[], Any),
             OpKind::CustomVjpLinear => row(k, "custom_vjp_linear", CoreOnly, AtLeast(0), &[], Any),
             OpKind::Checkpoint => row(k, "checkpoint", CoreOnly, AtLeast(0), &[], Any),
+            OpKind::NamedAxis => row(k, "named_axis", CoreOnly, AtLeast(0), &["axis", "kind"], Any),
             OpKind::Scan => row(
                 k,
                 "scan",
@@ -458,6 +461,7 @@ impl Op {
             Op::Scan { .. } => OpKind::Scan,
             Op::BoundedWhile { .. } => OpKind::BoundedWhile,
             Op::LinearSolve { .. } => OpKind::LinearSolve,
+            Op::NamedAxis { .. } => OpKind::NamedAxis,
         }
     }
 }

@@ -69,6 +69,13 @@ named_enum!(
     CumulativeKind { Sum = "sum", Prod = "prod", Max = "max", Min = "min" }
 );
 
+named_enum!(
+    /// What a `named_axis` op computes over a named `vmap` axis: the sum, maximum or
+    /// minimum of its operand across the axis (JAX's `psum`, `pmax`, `pmin`), or the
+    /// element's position along it (`axis_index`, no operand).
+    NamedAxisKind { Sum = "sum", Max = "max", Min = "min", Index = "index" }
+);
+
 /// Dimension numbers of a `dot_general`: result dims are batch, lhs free, rhs free.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DotDims {
@@ -289,6 +296,14 @@ pub enum Op {
     },
     /// Dense linear algebra (see [`LinalgOp`]).
     Linalg(LinalgOp),
+    /// A collective over the batch axis that an enclosing `vmap` named with the interned
+    /// name `axis` (see [`NamedAxisKind`]). A core-level op: that `vmap`'s batching rewrites
+    /// it into a reduction over the batch axis (or an iota); anywhere else it is an error.
+    /// Last in this enum so the binary form's variant indices of the others stay put.
+    NamedAxis {
+        axis: u32,
+        kind: NamedAxisKind,
+    },
 }
 
 impl Op {

@@ -952,10 +952,37 @@ pub fn infer_result_types(
             expect_arity(op, operands, 1)?;
             Ok(vec![operands[0].clone()])
         }
+        Op::NamedAxis { kind, .. } => named_axis_rule(*kind, operands),
         Op::CustomJvp { .. }
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
         | Op::LinearSolve { .. } => custom_rule(op, operands, declared, regions_out),
+    }
+}
+
+/// `named_axis`: a reduction across the axis keeps its operand's type; `index` has no
+/// operand and is an i32 scalar.
+fn named_axis_rule(kind: NamedAxisKind, operands: &[&TensorType]) -> Result<Vec<TensorType>, String> {
+    match kind {
+        NamedAxisKind::Index => {
+            if !operands.is_empty() {
+                return Err(format!("named_axis index takes no operands, got {}", operands.len()));
+            }
+            Ok(vec![TensorType::new(DType::I32, vec![])])
+        }
+        NamedAxisKind::Sum | NamedAxisKind::Max | NamedAxisKind::Min => {
+            if operands.len() != 1 {
+                return Err(format!(
+                    "named_axis {} takes one operand, got {}",
+                    kind.name(),
+                    operands.len()
+                ));
+            }
+            if operands[0].dtype == DType::Bool {
+                return Err(format!("named_axis {} needs a numeric operand, got bool", kind.name()));
+            }
+            Ok(vec![operands[0].clone()])
+        }
     }
 }

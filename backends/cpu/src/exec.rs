@@ -298,6 +298,7 @@ pub fn eval_node(node: &Node, a: &[&Tensor], regions: &[Plan]) -> Vec<Tensor> {
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
+        | Op::NamedAxis { .. }
         | Op::Scan { .. }
         | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. } => {

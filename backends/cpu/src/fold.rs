@@ -90,6 +90,7 @@ fn foldable(node: &Node) -> bool {
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
+        | Op::NamedAxis { .. }
         | Op::Scan { .. }
         | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. } => false,

@@ -59,6 +59,7 @@ pub(crate) fn eval_elementwise(node: &Node, args: &[View]) -> Storage {
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
+        | Op::NamedAxis { .. }
         | Op::Scan { .. }
         | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. } => unreachable!("only elementwise ops are fused"),

@@ -150,6 +150,7 @@ fn implements(kind: OpKind) -> bool {
         | OpKind::CustomVjp
         | OpKind::CustomVjpLinear
         | OpKind::Checkpoint
+        | OpKind::NamedAxis
         | OpKind::Scan
         | OpKind::BoundedWhile
         | OpKind::LinearSolve => false,

@@ -243,6 +243,7 @@ impl Block {
             | Op::CustomVjp { .. }
             | Op::CustomVjpLinear { .. }
             | Op::Checkpoint { .. }
+            | Op::NamedAxis { .. }
             | Op::Scan { .. }
             | Op::BoundedWhile { .. }
             | Op::LinearSolve { .. } => Err(declined(node)),

@@ -225,6 +225,7 @@ impl Plan {
                 | Op::CustomVjp { .. }
                 | Op::CustomVjpLinear { .. }
                 | Op::Checkpoint { .. }
+                | Op::NamedAxis { .. }
                 | Op::Scan { .. }
                 | Op::BoundedWhile { .. }
                 | Op::LinearSolve { .. } => {

@@ -138,20 +138,40 @@ fn jacobian(
 }
 
 /// `f` vectorised over `in_axes`; `out_axes(n)` gives the output axes once `f` has been
-/// traced and its `n` outputs are known.
+/// traced and its `n` outputs are known; `axis_name` names the batch axis for `psum` & co.
 #[pyfunction]
+#[pyo3(signature = (f, args, in_axes, out_axes, axis_name = None))]
 fn vmap(
     f: Py<PyAny>,
     args: Vec<RawArray>,
     in_axes: Vec<Option<usize>>,
     out_axes: Py<PyAny>,
+    axis_name: Option<String>,
 ) -> PyResult<Vec<RawArray>> {
     let axes_of = move |n: usize| -> quabla::Result<Vec<Option<usize>>> {
         Python::attach(|py| out_axes.call1(py, (n,))?.extract::<Vec<Option<usize>>>(py))
             .map_err(from_py)
     };
-    let g = quabla::batching::vmap_with_out_axes(flat(f), &in_axes, axes_of);
+    let g = quabla::batching::vmap_with_axis_name(flat(f), &in_axes, axes_of, axis_name.as_deref());
     Ok(raws(g(&inners(&args)).py()?))
+}
+
+/// A collective over a named `vmap` axis: `kind` is `sum`, `max` or `min`.
+#[pyfunction]
+fn named_axis_reduce(x: RawArray, axis_name: &str, kind: &str) -> PyResult<RawArray> {
+    let r = match kind {
+        "sum" => quabla::lax::psum(&x.inner, axis_name),
+        "max" => quabla::lax::pmax(&x.inner, axis_name),
+        "min" => quabla::lax::pmin(&x.inner, axis_name),
+        other => return Err(PyTypeError::new_err(format!("unknown collective `{other}`"))),
+    };
+    Ok(r.py()?.into())
+}
+
+/// Each element's position along a named `vmap` axis (an int32 scalar).
+#[pyfunction]
+fn axis_index(axis_name: &str) -> PyResult<RawArray> {
+    Ok(quabla::lax::axis_index(axis_name).py()?.into())
 }
 
 /// The `(shape, dtype)` of each output of `f` at inputs of these shapes and dtypes, traced
@@ -258,6 +278,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(value_and_grad, m)?)?;
     m.add_function(wrap_pyfunction!(jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(vmap, m)?)?;
+    m.add_function(wrap_pyfunction!(named_axis_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(axis_index, m)?)?;
     m.add_function(wrap_pyfunction!(custom_jvp, m)?)?;
     m.add_function(wrap_pyfunction!(eval_shape, m)?)?;
     m.add_function(wrap_pyfunction!(custom_vjp, m)?)?;

@@ -77,6 +77,7 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
         Family::Linalg => ops::linalg::jvp(a),
         Family::Sort => ops::sort::jvp(a),
         Family::Host => ops::host_callback::jvp(a),
+        Family::NamedAxis => ops::named_axis::jvp(a),
         // stop_gradient: zero; the other custom ops and regions carry regions.
         Family::Custom if matches!(a.node.op, Op::StopGradient) => Ok(vec![None]),
         Family::ControlFlow | Family::Custom | Family::LinearSolve => unreachable!(
@@ -100,6 +101,7 @@ pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
         Family::Linalg => ops::linalg::transpose(a),
         Family::Sort => ops::sort::transpose(a),
         Family::Host => ops::host_callback::transpose(a),
+        Family::NamedAxis => ops::named_axis::transpose(a),
         Family::Creation => no_rule("transpose", &a.node.op),
     }
 }

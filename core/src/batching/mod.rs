@@ -63,6 +63,7 @@ fn rule(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
         ops::Family::Linalg => ops::linalg::batch(a),
         ops::Family::Sort => ops::sort::batch(a),
         ops::Family::Host => ops::host_callback::batch(a),
+        ops::Family::NamedAxis => ops::named_axis::batch(a),
         ops::Family::Creation => unreachable!("nullary ops are never batched"),
     }
 }
@@ -83,6 +84,15 @@ pub(crate) fn batch_walk(
             .map(|o| env[o.index()].clone())
             .collect();
         let fl: Vec<bool> = node.operands.iter().map(|o| flags[o.index()]).collect();
+        // A collective over this vmap's own axis is rewritten even when nothing it reads
+        // is batched (a sum over the axis of a shared value counts the elements).
+        if let Some(outs) = ops::named_axis::batch_bound(node, &ins, &fl, args.first())? {
+            for (a, f) in outs {
+                env.push(a);
+                flags.push(f);
+            }
+            continue;
+        }
         if !fl.iter().any(|b| *b) {
             let refs: Vec<&Array> = ins.iter().collect();
             let outs = apply_at(args.first(), node.op.clone(), &refs, node.results.clone())?;
@@ -197,7 +207,52 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
     O: Fn(usize) -> Result<Vec<Option<usize>>>,
 {
+    vmap_with_axis_name(f, in_axes, out_axes, None)
+}
+
+/// [`vmap`] whose batch axis is named `axis_name`, so that `f` may call the collectives over
+/// it ([`crate::lax::psum`], [`crate::lax::pmax`], [`crate::lax::pmin`],
+/// [`crate::lax::axis_index`]), as `jax.vmap(..., axis_name=...)`. An inner `vmap_named`
+/// of the same name hides an outer one.
+///
+/// ```no_run
+/// # use quabla::{batching::vmap_named, lax::psum, Array};
+/// let centred = vmap_named(
+///     |a: &[Array]| Ok(vec![(&a[0] - &(&psum(&a[0], "batch")? / 3.0)?)?]),
+///     &[Some(0)],
+///     &[Some(0)],
+///     "batch",
+/// );
+/// let x = Array::from_slice(&[1.0f64, 2.0, 6.0], &[3]).unwrap();
+/// assert_eq!(centred(&[x]).unwrap()[0].to_vec::<f64>().unwrap(), vec![-2.0, -1.0, 3.0]);
+/// ```
+pub fn vmap_named<F>(
+    f: F,
+    in_axes: &[Option<usize>],
+    out_axes: &[Option<usize>],
+    axis_name: &str,
+) -> impl Fn(&[Array]) -> Result<Vec<Array>>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let out_axes = out_axes.to_vec();
+    vmap_with_axis_name(f, in_axes, move |_n: usize| Ok(out_axes.clone()), Some(axis_name))
+}
+
+/// [`vmap_with_out_axes`] with an optional axis name (see [`vmap_named`]): the general form
+/// the front ends call.
+pub fn vmap_with_axis_name<F, O>(
+    f: F,
+    in_axes: &[Option<usize>],
+    out_axes: O,
+    axis_name: Option<&str>,
+) -> impl Fn(&[Array]) -> Result<Vec<Array>>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+    O: Fn(usize) -> Result<Vec<Option<usize>>>,
+{
     let in_axes = in_axes.to_vec();
+    let axis = axis_name.map(ops::named_axis::intern);
     move |args: &[Array]| {
         let axes: Vec<Option<usize>> = (0..args.len())
             .map(|i| in_axes.get(i).copied().unwrap_or(Some(0)))
@@ -256,6 +311,7 @@ where
                 let mut flags: Vec<bool> = axes.iter().map(Option::is_some).collect();
                 flags.extend(caps.iter().map(|_| false));
                 let moved: Vec<Array> = moved.into_iter().chain(caps).collect();
+                let _bound = axis.map(|a| ops::named_axis::Batching::push(a, size));
                 let (outs, out_flags) = batch_walk(&inner, &moved, &flags, size)?;
                 let out_axes = out_axes(outs.len())?;
                 outs.iter()

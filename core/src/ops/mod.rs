@@ -15,6 +15,7 @@ pub(crate) mod host_callback;
 pub(crate) mod indexing;
 pub(crate) mod linalg;
 pub(crate) mod linear_solve;
+pub(crate) mod named_axis;
 pub(crate) mod reduction;
 pub(crate) mod shape;
 pub(crate) mod sort;
@@ -211,6 +212,7 @@ pub(crate) enum Family {
     Linalg,
     Sort,
     Host,
+    NamedAxis,
 }
 
 pub(crate) fn family(op: &Op) -> Family {
@@ -243,5 +245,6 @@ pub(crate) fn family(op: &Op) -> Family {
         Op::LinearSolve { .. } => Family::LinearSolve,
         Op::Linalg(_) => Family::Linalg,
         Op::HostCallback { .. } => Family::Host,
+        Op::NamedAxis { .. } => Family::NamedAxis,
     }
 }

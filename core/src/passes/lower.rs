@@ -2,7 +2,8 @@
 //! `custom_vjp_call` are replaced by their `call` region inlined, `stop_gradient` by its
 //! operand, `scan` by a `while` loop over dynamic slices, `bounded_while` by a `while` that
 //! counts its trips. A `custom_vjp_linear` left in a program means forward mode was asked of a
-//! `custom_vjp` function, which (as in JAX) is not supported.
+//! `custom_vjp` function, which (as in JAX) is not supported; a `named_axis` left means a
+//! collective (`psum`...) outside the `vmap` that names its axis.
 
 use crate::error::{Error, Result};
 use crate::runtime::Device;
@@ -70,6 +71,9 @@ pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
                 map.extend(call.outputs.iter().map(|o| inner[o.index()]));
             }
             Op::CustomVjpLinear { .. } => return Err(Error::Value(CUSTOM_VJP_FORWARD.into())),
+            Op::NamedAxis { .. } => {
+                return Err(crate::ops::named_axis::unbound_in_program(&node.op))
+            }
             op => {
                 let regions = op
                     .regions()

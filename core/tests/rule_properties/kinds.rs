@@ -231,6 +231,7 @@ pub fn draw(kind: OpKind, k: usize, rng: &mut Rng, dt: DType) -> Option<Case> {
         OpKind::Checkpoint => regions::checkpoint(rng, dt),
         OpKind::Scan => regions::scan(k, rng, dt),
         OpKind::LinearSolve => regions::linear_solve(rng, dt),
+        OpKind::NamedAxis => regions::named_axis(rng, dt),
     }
 }
 

@@ -4,8 +4,9 @@
 
 use super::draw::*;
 use super::linalg::shift_diag;
+use quabla::batching::vmap_named;
 use quabla::lax::{
-    bounded_while_loop_with, scan as lax_scan, switch, while_loop as lax_while,
+    bounded_while_loop_with, psum, scan as lax_scan, switch, while_loop as lax_while,
     BoundedWhileOptions, RegionFn,
 };
 use quabla::linalg::{cg, dense, gmres, SolveOptions};
@@ -86,6 +87,19 @@ pub fn stop_gradient(rng: &mut Rng, dt: DType) -> Option<Case> {
     });
     let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
     Some(Case::new("stop_gradient", dt, f, args).grads(Grads::Zero))
+}
+
+/// `psum` over a named `vmap` of the leading axis (shape `[n, ...]`): each row gets
+/// `psum(x^2) * y`, so its value, derivatives and batching cover the collective's batching
+/// rule and, through the gradients, its JVP and transpose.
+pub fn named_axis(rng: &mut Rng, dt: DType) -> Option<Case> {
+    let s = rng.dims(1, 2, 1, 3);
+    let f: Func = Rc::new(|a: &[Array]| {
+        let row = |b: &[Array]| Ok(vec![(&psum(&(&b[0] * &b[0])?, "rows")? * &b[1])?]);
+        vmap_named(row, &[Some(0), Some(0)], &[Some(0)], "rows")(a)
+    });
+    let args = vec![real(&s, -2.0, 2.0), real(&s, -2.0, 2.0)];
+    Some(Case::new(format!("named_axis {s:?}"), dt, f, args))
 }
 
 /// An effectful host call (as `debug.callback`) that reads a value the output is made of: the

@@ -121,6 +121,7 @@ fn attributes(op: &Op) -> Vec<String> {
                 format!("reverse={reverse}"),
             ]
         }
+        Op::NamedAxis { axis, kind } => vec![format!("axis={axis}"), format!("kind={}", kind.name())],
         Op::HostCallback {
             callback,
             effectful,

@@ -211,6 +211,7 @@ pub fn node_kernel(
         | Op::CustomVjp { .. }
         | Op::CustomVjpLinear { .. }
         | Op::Checkpoint { .. }
+        | Op::NamedAxis { .. }
         | Op::Scan { .. }
         | Op::BoundedWhile { .. }
         | Op::LinearSolve { .. }

@@ -17,6 +17,8 @@ from ._src.lax_gather import (
 from ._src.lax_windows import padtype_to_pads, reduce, reduce_window
 from ._src.lax_assorted import *  # noqa: F401,F403
 from ._src.lax_assorted import __all__ as _assorted
+from ._src.lax_collectives import *  # noqa: F401,F403  (over named vmap axes)
+from ._src.lax_collectives import __all__ as _collectives
 from ._src.lax_shape_rules import *  # noqa: F401,F403  (output shapes of convs, windows)
 from ._src.lax_shape_rules import __all__ as _shape_rules
 from ._src.lax_ops import *  # noqa: F401,F403,E402  (lax's array functions)
@@ -30,4 +32,4 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient",
            "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
            "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
            "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
-           "padtype_to_pads", "reduce", "reduce_window"] + list(_ops) + list(_more) + list(_shape_rules) + list(_assorted)
+           "padtype_to_pads", "reduce", "reduce_window"] + list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)

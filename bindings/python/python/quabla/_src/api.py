@@ -18,6 +18,7 @@ from .. import _quabla
 from .array import Array
 from .custom_derivatives import _zeros_raw, custom_jvp, custom_vjp
 from .flat import OutStore, flat_function, flatten_to_raw, to_raw, unflatten_raw
+from .lax_collectives import binding
 from .tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -295,14 +296,23 @@ def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0) -> Callable:
     return _jacobian_transform(fun, argnums, "hessian")
 
 
-def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: Optional[int] = None):
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Optional[str] = None,
+         axis_size: Optional[int] = None, spmd_axis_name=None):
     """``fun`` vectorised over ``in_axes`` of its arguments (a prefix tree of the arguments;
-    None: not batched), with the batch axis of the outputs at ``out_axes``.
+    None: not batched), with the batch axis of the outputs at ``out_axes``. ``axis_name``
+    names the batch axis for ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+    ``axis_index`` and ``axis_size`` inside ``fun``. ``axis_size`` (JAX's size for a vmap
+    with no batched argument) must match the batch when given; ``spmd_axis_name`` is refused.
 
     >>> import quabla, quabla.numpy as qnp
     >>> quabla.vmap(qnp.dot)(qnp.ones((4, 3)), qnp.ones((4, 3))).shape
     (4,)
     """
+
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap: spmd_axis_name is not supported (no sharding here)")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise TypeError(f"vmap: axis_name must be a string, got {axis_name!r}")
 
     @functools.wraps(fun)
     def batched(*args):
@@ -322,6 +332,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: Optional
             axes.append(None if ax is None else ax % nd)
         if all(a is None for a in axes):
             raise ValueError("vmap needs at least one batched argument (in_axes all None)")
+        size = next(r.shape[a] for r, a in zip(raws, axes) if a is not None)
+        if axis_size is not None and axis_size != size:
+            raise ValueError(f"vmap: axis_size {axis_size} differs from the batch size {size}")
         store = OutStore()
         flat = flat_function(fun, in_tree, store)
 
@@ -340,7 +353,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: Optional
                     result.append(ax % nd)
             return result
 
-        outs = _quabla.vmap(flat, raws, axes, out_axes_for)
+        with binding(axis_name, size):
+            outs = _quabla.vmap(flat, raws, axes, out_axes_for, axis_name)
         return unflatten_raw(store.tree, outs)
 
     return batched
