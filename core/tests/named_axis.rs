@@ -90,7 +90,10 @@ fn the_sum_differentiates_in_both_orders_and_both_modes() {
     );
     // Each element's loss is the whole sum, so its gradient counts every element's share:
     // d/dv_k [n (sum v^2)(sum v)] with n = 3 elements.
-    assert_eq!(vals(&per_grad(std::slice::from_ref(&x)).unwrap()[0]), vec![78.0, 150.0, 114.0]);
+    assert_eq!(
+        vals(&per_grad(std::slice::from_ref(&x)).unwrap()[0]),
+        vec![78.0, 150.0, 114.0]
+    );
 }
 
 #[test]
@@ -109,10 +112,20 @@ fn collectives_inside_loops_and_under_an_outer_plain_vmap() {
     );
     let x = f64s(&[1.0, 3.0], &[2]);
     // Step 1: (1 + 3) / 2 = 2 on both; step 2: (2 + 2) / 2 = 2.
-    assert_eq!(vals(&f(std::slice::from_ref(&x)).unwrap()[0]), vec![2.0, 2.0]);
+    assert_eq!(
+        vals(&f(std::slice::from_ref(&x)).unwrap()[0]),
+        vec![2.0, 2.0]
+    );
     // An unnamed vmap around it batches the named one row by row.
     let rows = vmap(
-        |a: &[Array]| vmap_named(|b: &[Array]| Ok(vec![psum(&b[0], "i")?]), &[Some(0)], &[Some(0)], "i")(a),
+        |a: &[Array]| {
+            vmap_named(
+                |b: &[Array]| Ok(vec![psum(&b[0], "i")?]),
+                &[Some(0)],
+                &[Some(0)],
+                "i",
+            )(a)
+        },
         &[Some(0)],
         &[Some(0)],
     );
@@ -124,24 +137,43 @@ fn collectives_inside_loops_and_under_an_outer_plain_vmap() {
 fn errors_name_the_unbound_axis_and_the_missing_derivative() {
     let x = f64s(&[1.0, 2.0], &[2]);
     let eager = psum(&x, "i").unwrap_err().to_string();
-    assert!(eager.contains("unbound axis name 'i'") && eager.contains("axis_name='i'"), "{eager}");
+    assert!(
+        eager.contains("unbound axis name 'i'") && eager.contains("axis_name='i'"),
+        "{eager}"
+    );
     let jitted = jit(|a: &[Array]| Ok(vec![psum(&a[0], "k")?]));
-    let err = jitted.call(std::slice::from_ref(&x)).unwrap_err().to_string();
+    let err = jitted
+        .call(std::slice::from_ref(&x))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unbound axis name 'k'"), "{err}");
     // A vmap of another name leaves the axis unbound.
-    let other = vmap_named(|a: &[Array]| Ok(vec![psum(&a[0], "k")?]), &[Some(0)], &[Some(0)], "i");
+    let other = vmap_named(
+        |a: &[Array]| Ok(vec![psum(&a[0], "k")?]),
+        &[Some(0)],
+        &[Some(0)],
+        "i",
+    );
     let err = other(std::slice::from_ref(&x)).unwrap_err().to_string();
     assert!(err.contains("unbound axis name 'k'"), "{err}");
     let max_grad = grad(
         |a: &[Array]| {
-            let m = vmap_named(|b: &[Array]| Ok(vec![pmax(&b[0], "i")?]), &[Some(0)], &[Some(0)], "i")(a)?;
+            let m = vmap_named(
+                |b: &[Array]| Ok(vec![pmax(&b[0], "i")?]),
+                &[Some(0)],
+                &[Some(0)],
+                "i",
+            )(a)?;
             Ok(vec![m[0].sum(Axes::All, false)?])
         },
         &[0],
     );
     // Quabla batches first, so outside the vmap pmax is a plain max over the axis, whose
     // derivative exists (JAX differentiates first and refuses).
-    assert_eq!(vals(&max_grad(std::slice::from_ref(&x)).unwrap()[0]), vec![0.0, 2.0]);
+    assert_eq!(
+        vals(&max_grad(std::slice::from_ref(&x)).unwrap()[0]),
+        vec![0.0, 2.0]
+    );
     let inside = vmap_named(
         |a: &[Array]| grad(|b: &[Array]| Ok(vec![pmax(&b[0], "i")?]), &[0])(a),
         &[Some(0)],

@@ -374,7 +374,14 @@ impl OpKind {
             OpKind::CustomVjp => row(k, "custom_vjp_call", CoreOnly, AtLeast(0), &[], Any),
             OpKind::CustomVjpLinear => row(k, "custom_vjp_linear", CoreOnly, AtLeast(0), &[], Any),
             OpKind::Checkpoint => row(k, "checkpoint", CoreOnly, AtLeast(0), &[], Any),
-            OpKind::NamedAxis => row(k, "named_axis", CoreOnly, AtLeast(0), &["axis", "kind"], Any),
+            OpKind::NamedAxis => row(
+                k,
+                "named_axis",
+                CoreOnly,
+                AtLeast(0),
+                &["axis", "kind"],
+                Any,
+            ),
             OpKind::Scan => row(
                 k,
                 "scan",

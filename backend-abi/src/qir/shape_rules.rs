@@ -963,11 +963,17 @@ pub fn infer_result_types(
 
 /// `named_axis`: a reduction across the axis keeps its operand's type; `index` has no
 /// operand and is an i32 scalar.
-fn named_axis_rule(kind: NamedAxisKind, operands: &[&TensorType]) -> Result<Vec<TensorType>, String> {
+fn named_axis_rule(
+    kind: NamedAxisKind,
+    operands: &[&TensorType],
+) -> Result<Vec<TensorType>, String> {
     match kind {
         NamedAxisKind::Index => {
             if !operands.is_empty() {
-                return Err(format!("named_axis index takes no operands, got {}", operands.len()));
+                return Err(format!(
+                    "named_axis index takes no operands, got {}",
+                    operands.len()
+                ));
             }
             Ok(vec![TensorType::new(DType::I32, vec![])])
         }
@@ -980,7 +986,10 @@ fn named_axis_rule(kind: NamedAxisKind, operands: &[&TensorType]) -> Result<Vec<
                 ));
             }
             if operands[0].dtype == DType::Bool {
-                return Err(format!("named_axis {} needs a numeric operand, got bool", kind.name()));
+                return Err(format!(
+                    "named_axis {} needs a numeric operand, got bool",
+                    kind.name()
+                ));
             }
             Ok(vec![operands[0].clone()])
         }

@@ -163,7 +163,11 @@ fn named_axis_reduce(x: RawArray, axis_name: &str, kind: &str) -> PyResult<RawAr
         "sum" => quabla::lax::psum(&x.inner, axis_name),
         "max" => quabla::lax::pmax(&x.inner, axis_name),
         "min" => quabla::lax::pmin(&x.inner, axis_name),
-        other => return Err(PyTypeError::new_err(format!("unknown collective `{other}`"))),
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "unknown collective `{other}`"
+            )))
+        }
     };
     Ok(r.py()?.into())
 }

@@ -236,7 +236,12 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     let out_axes = out_axes.to_vec();
-    vmap_with_axis_name(f, in_axes, move |_n: usize| Ok(out_axes.clone()), Some(axis_name))
+    vmap_with_axis_name(
+        f,
+        in_axes,
+        move |_n: usize| Ok(out_axes.clone()),
+        Some(axis_name),
+    )
 }
 
 /// [`vmap_with_out_axes`] with an optional axis name (see [`vmap_named`]): the general form

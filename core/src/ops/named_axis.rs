@@ -191,7 +191,10 @@ pub(crate) fn batch_bound(
 /// so it applies to the batched operand unchanged.
 pub(crate) fn batch(a: &BatchArgs) -> Result<Vec<(Array, bool)>> {
     let x = a.batched_arg(0)?;
-    Ok(vec![(apply(a.node.op.clone(), &[&x], vec![])?.remove(0), true)])
+    Ok(vec![(
+        apply(a.node.op.clone(), &[&x], vec![])?.remove(0),
+        true,
+    )])
 }
 
 /// The sum is linear; max, min and the index have no tangent rule (JAX has none either).
@@ -201,7 +204,9 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
     };
     match (kind, a.tangents.first().and_then(Option::as_ref)) {
         (_, None) | (NamedAxisKind::Index, _) => Ok(vec![None]),
-        (NamedAxisKind::Sum, Some(t)) => Ok(vec![Some(apply(a.node.op.clone(), &[t], vec![])?.remove(0))]),
+        (NamedAxisKind::Sum, Some(t)) => Ok(vec![Some(
+            apply(a.node.op.clone(), &[t], vec![])?.remove(0),
+        )]),
         (NamedAxisKind::Max | NamedAxisKind::Min, Some(_)) => Err(Error::Value(format!(
             "{} has no derivative (as in JAX)",
             function_name(*kind)
@@ -212,10 +217,22 @@ pub(crate) fn jvp(a: &JvpArgs) -> Result<Vec<Option<Array>>> {
 /// The sum's transpose is the sum: every element's cotangent gathers all of theirs.
 pub(crate) fn transpose(a: &TransposeArgs) -> Result<Vec<Option<Array>>> {
     match (&a.node.op, a.cts.first().and_then(Option::as_ref)) {
-        (Op::NamedAxis { kind: NamedAxisKind::Sum, .. }, Some(ct)) => {
-            Ok(vec![Some(apply(a.node.op.clone(), &[ct], vec![])?.remove(0))])
-        }
-        (Op::NamedAxis { kind: NamedAxisKind::Sum, .. }, None) => Ok(vec![None]),
+        (
+            Op::NamedAxis {
+                kind: NamedAxisKind::Sum,
+                ..
+            },
+            Some(ct),
+        ) => Ok(vec![Some(
+            apply(a.node.op.clone(), &[ct], vec![])?.remove(0),
+        )]),
+        (
+            Op::NamedAxis {
+                kind: NamedAxisKind::Sum,
+                ..
+            },
+            None,
+        ) => Ok(vec![None]),
         _ => no_rule("transpose", &a.node.op),
     }
 }

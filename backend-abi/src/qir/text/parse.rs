@@ -655,7 +655,8 @@ impl Parser {
             OpKind::NamedAxis => {
                 let k = self.word(attrs, "kind", name)?;
                 let Some(kind) = NamedAxisKind::from_name(&k) else {
-                    return self.error(format!("unknown named_axis kind `{k}` (sum max min index)"));
+                    return self
+                        .error(format!("unknown named_axis kind `{k}` (sum max min index)"));
                 };
                 let Ok(axis) = u32::try_from(self.int64(attrs, "axis", name)?) else {
                     return self.error("`axis` must fit in 32 bits");

@@ -121,7 +121,9 @@ fn attributes(op: &Op) -> Vec<String> {
                 format!("reverse={reverse}"),
             ]
         }
-        Op::NamedAxis { axis, kind } => vec![format!("axis={axis}"), format!("kind={}", kind.name())],
+        Op::NamedAxis { axis, kind } => {
+            vec![format!("axis={axis}"), format!("kind={}", kind.name())]
+        }
         Op::HostCallback {
             callback,
             effectful,
