@@ -1,13 +1,14 @@
 """``jax.scipy.sparse.linalg``'s Krylov solvers, ``cg``, ``bicgstab`` and ``gmres``: ``A``
 a matrix or a function (a linear operator) on pytrees like ``b``, an optional
-preconditioner ``M``, scipy's "non-legacy" tolerance ``|r| <= max(tol |b|, atol)``.
+preconditioner ``M``, scipy's "non-legacy" tolerance ``|r| <= max(tol |b|, atol)``, and
+JAX's iterates (to rounding: the same stopping points).
 
-Each runs as a ``lax.while_loop`` bounded by ``maxiter`` (default ``10 * b.size`` as
-scipy), so it pays for the iterations it takes and differentiates in both modes, through
-the iterations. JAX differentiates these solvers implicitly instead (another solve with the
-transposed operator); the two agree to the solver's tolerance, except that ``cg``'s
-iterations assume a symmetric ``A``: its derivative in ``A`` is right for symmetric
-perturbations only (symmetrize it), where JAX's implicit rule gives the whole outer product.
+``cg`` is :func:`quabla.linalg.cg`, whose derivatives are implicit (another solve), as
+JAX's. ``bicgstab`` and ``gmres`` (JAX's full restart cycles; :func:`quabla.linalg.gmres`
+stops inside a cycle) run as a ``lax.while_loop`` bounded by ``maxiter`` (default
+``10 * b.size`` as scipy), so they pay for the iterations they take and differentiate in
+both modes through the iterations, where JAX differentiates implicitly; the two agree to
+the solver's tolerance.
 """
 
 from __future__ import annotations
@@ -72,34 +73,22 @@ def cg(A, b, x0=None, *, tol: float = 1e-5, atol: float = 0.0, maxiter: Optional
        M=None):
     """Conjugate gradients for ``A x = b`` with ``A`` symmetric positive definite:
     ``(x, None)`` as ``jax.scipy.sparse.linalg.cg`` (preconditioned by ``M`` when given).
+    The iteration is :func:`quabla.linalg.cg`'s (JAX's iterates, to rounding), so its
+    derivatives are implicit, as JAX's.
 
     >>> import quabla.numpy as qnp
     >>> x, _ = cg(qnp.array([[4.0, 1.0], [1.0, 3.0]]), qnp.array([1.0, 2.0]), tol=1e-10)
     >>> [round(float(v), 6) for v in x]
     [0.090909, 0.636364]
     """
-    matvec, pre, b, x0, unravel, maxiter = _flat_problem(A, b, x0, M, maxiter, "cg")
-    atol2 = _tolerance2(b, tol, atol)
-
-    def keep_going(state):
-        _, r, gamma, _, k = state
-        return ((r @ r if M is not None else gamma) > atol2) & (k < maxiter)
-
-    def step(state):
-        x, r, gamma, p, k = state
-        ap = matvec(p)
-        alpha = gamma / (p @ ap)
-        x = x + alpha * p
-        r = r - alpha * ap
-        z = pre(r)
-        gamma_next = r @ z
-        return x, r, gamma_next, z + (gamma_next / gamma) * p, k + 1
-
-    r0 = b - matvec(x0)
-    z0 = pre(r0)
-    init = (x0, r0, r0 @ z0, z0, asarray(0))
-    x = while_loop(keep_going, step, init, max_steps=maxiter)[0]
-    return unravel(x), None
+    from ..numerics import cg as implicit_cg
+    if maxiter is not None and (not isinstance(maxiter, int) or maxiter < 0):
+        raise ValueError(f"cg: maxiter must be a non-negative int, got {maxiter!r}")
+    _operator(A, "cg")
+    if x0 is not None and tree_structure(x0) != tree_structure(b):
+        raise ValueError(f"cg: x0 and b must have matching tree structure: "
+                         f"{tree_structure(x0)} vs {tree_structure(b)}")
+    return implicit_cg(A, b, x0, tol=tol, atol=atol, maxiter=maxiter, M=M)[0], None
 
 
 def bicgstab(A, b, x0=None, *, tol: float = 1e-5, atol: float = 0.0,
