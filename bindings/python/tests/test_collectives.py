@@ -79,3 +79,31 @@ def test_errors_outside_a_named_vmap():
         quabla.vmap(lambda v: v, axis_name="i", axis_size=4)(jnp.asarray(X))
     with pytest.raises(TypeError, match="axis_name"):
         quabla.vmap(lambda v: v, axis_name=3)
+
+
+def test_permutations_and_scatter_as_jax():
+    perm = [(0, 1), (1, 2), (2, 0)]
+    assert_close(_over(lambda v: lax.ppermute(v, "i", perm), X), [2.0, 1.0, 3.0], rtol=0)
+    assert_close(_over(lambda v: lax.ppermute(v, "i", perm), np.arange(3.0)), [2.0, 0.0, 1.0],
+                 rtol=0)
+    # Without a source an element gets zeros (as pmap's ppermute).
+    assert_close(_over(lambda v: lax.ppermute(v, "i", [(0, 1)]), X), [0.0, 1.0, 0.0], rtol=0)
+    assert_close(_over(lambda v: lax.pshuffle(v, "i", [3, 2, 0, 1]), np.arange(4.0)),
+                 [3.0, 2.0, 0.0, 1.0], rtol=0)
+    assert_close(_over(lambda v: lax.psum_scatter(v, "i", tiled=True),
+                       np.arange(8.0).reshape(2, 4)), [[4.0, 6.0], [8.0, 10.0]], rtol=0)
+    assert_close(_over(lambda v: lax.psum_scatter(v, "i"), np.arange(9.0).reshape(3, 3)),
+                 [9.0, 12.0, 15.0], rtol=0)
+    assert_close(_over(lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True),
+                       np.arange(16.0).reshape(2, 2, 4)),
+                 [[[8.0, 10.0], [16.0, 18.0]], [[12.0, 14.0], [20.0, 22.0]]], rtol=0)
+    g = quabla.grad(lambda x: jnp.sum(quabla.vmap(
+        lambda v: lax.ppermute(v * v, "i", perm) * lax.axis_index("i"), axis_name="i")(x)))(
+        jnp.asarray(np.arange(3.0) + 1))
+    assert_close(g, [2.0, 8.0, 0.0], rtol=0)
+    with pytest.raises(ValueError, match="twice"):
+        _over(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1)]))
+    with pytest.raises(ValueError, match="not a permutation"):
+        _over(lambda v: lax.pshuffle(v, "i", [0, 0, 1]))
+    with pytest.raises(ValueError, match="axis size"):
+        _over(lambda v: lax.psum_scatter(jnp.ones(2), "i"))

@@ -48,3 +48,13 @@ def test_platform_dependent_composite_empty_and_aliases():
     assert_close(lax.bessel_i0e(qnp.asarray(1.0)), 0.46575960759364043, rtol=1e-14)
     assert_close(lax.bessel_i1e(qnp.asarray(1.0)), 0.2079104153497085, rtol=1e-14)
     assert float(lax.nextafter(qnp.asarray(1.0), qnp.asarray(2.0))) == 1.0 + 2.0 ** -52
+
+
+def test_approx_top_k_is_exact_as_jax_on_cpu():
+    v, i = lax.approx_max_k(qnp.array([3.0, 1, 4, 1, 5, 9, 2, 6]), 3)
+    assert v.tolist() == [9.0, 6.0, 5.0] and i.tolist() == [5, 7, 4]
+    v, i = lax.approx_min_k(qnp.array([3.0, 1, 4, 1, 5, 9, 2, 6]), 2)
+    assert v.tolist() == [1.0, 1.0] and i.tolist() == [1, 3]
+    v, i = lax.approx_max_k(qnp.arange(12.0).reshape(3, 4) % 5, 2, reduction_dimension=0)
+    assert v.tolist() == [[4.0, 4.0, 2.0, 3.0], [3.0, 1.0, 1.0, 2.0]]
+    assert i.tolist() == [[1, 2, 0, 0], [2, 0, 1, 1]]

@@ -1,6 +1,6 @@
 """A few more of ``jax.lax``'s functions, each a composition of others: ``broadcast_shapes``,
 ``nextafter``, ``bessel_i0e`` / ``bessel_i1e``, ``reduce_xor``, ``index_take``, ``empty``,
-``platform_dependent`` and ``composite``."""
+``platform_dependent``, ``composite``, ``approx_max_k`` / ``approx_min_k``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from .numpy.shape import broadcast_shapes  # noqa: F401
 from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
 
 __all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
-           "index_take", "empty", "platform_dependent", "composite"]
+           "index_take", "empty", "platform_dependent", "composite", "approx_max_k",
+           "approx_min_k"]
 
 
 def reduce_xor(operand, axes: Sequence[int]) -> Array:
@@ -87,3 +88,24 @@ def composite(decomposition: Callable, name: str, version: int = 0) -> Callable:
         return decomposition(*args, **kwargs)
 
     return call
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """``(values, indices)`` of the ``k`` largest entries along ``reduction_dimension``, as
+    ``jax.lax.approx_max_k``: exact here (as JAX's on CPU), so ``recall_target`` and the
+    other tuning arguments change nothing; ties keep the lower index first."""
+    from .numpy.shape import moveaxis
+    from .numpy.sorting import top_k
+    x = asarray(operand)
+    dim = reduction_dimension % x.ndim
+    values, indices = top_k(moveaxis(x, dim, -1), int(k))
+    return moveaxis(values, -1, dim), moveaxis(indices, -1, dim)
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """``(values, indices)`` of the ``k`` smallest entries, as ``jax.lax.approx_min_k``
+    (exact, see :func:`approx_max_k`)."""
+    values, indices = approx_max_k(-asarray(operand), k, reduction_dimension)
+    return -values, indices

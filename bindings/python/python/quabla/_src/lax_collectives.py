@@ -1,5 +1,6 @@
 """Collectives over a named ``vmap`` axis, as ``jax.lax``'s: ``psum``, ``pmean``, ``pmax``,
-``pmin``, ``all_gather``, ``axis_index`` and ``axis_size``. ``vmap(f, axis_name='i')``
+``pmin``, ``all_gather``, ``axis_index``, ``axis_size``, ``ppermute``, ``pshuffle`` and
+``psum_scatter`` (the last three composed of ``all_gather`` and ``psum``). ``vmap(f, axis_name='i')``
 names its batch axis; inside ``f`` these combine the values of all its elements (the core
 rewrites them into reductions over the batch axis when it batches ``f``). Outside such a
 ``vmap`` they raise ``NameError``, as JAX's. Quabla batches before it differentiates, so
@@ -18,7 +19,8 @@ from .array import Array
 from .numpy.creation import asarray
 from .tree_util import tree_map
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
+           "ppermute", "pshuffle", "psum_scatter"]
 
 AxisName = Union[str, Sequence[str]]
 
@@ -147,5 +149,73 @@ def all_gather(x, axis_name: str, *, axis_index_groups=None, axis: int = 0,
         if a.ndim == 0:
             raise ValueError("all_gather: tiled=True needs an operand with an axis")
         return concatenate([stacked[i] for i in range(n)], axis=axis % a.ndim)
+
+    return tree_map(one, x)
+
+
+def ppermute(x, axis_name: str, perm):
+    """Each element's ``x`` (a pytree) sent along the ``(source, destination)`` pairs of
+    ``perm``: element ``d`` gets the ``x`` of the ``s`` with ``(s, d)`` in ``perm``, zeros
+    when no pair ends at it, as ``jax.lax.ppermute`` (JAX's ``vmap`` also refuses pairs that
+    are not a full permutation; Quabla allows them, as ``pmap`` does).
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> quabla.vmap(lambda v: ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]),
+    ...             axis_name="i")(qnp.array([0.0, 1.0, 2.0])).tolist()
+    [2.0, 0.0, 1.0]
+    """
+    from .numpy.elementwise import where
+    n = axis_size(axis_name)
+    source = np.full(n, -1, np.int32)
+    for pair in perm:
+        src, dst = (int(v) for v in pair)
+        if not (0 <= src < n and 0 <= dst < n):
+            raise ValueError(f"ppermute: pair {tuple(pair)} is outside the axis of size {n}")
+        if source[dst] >= 0 or src in source:
+            raise ValueError(f"ppermute: perm {list(perm)} sends from or to an element twice")
+        source[dst] = src
+    mine = asarray(source)[axis_index(axis_name)]
+
+    def one(leaf):
+        gathered = all_gather(leaf, axis_name)
+        picked = gathered[mine.clip(0, None)]
+        return where(mine >= 0, picked, 0).astype(picked.dtype)
+
+    return tree_map(one, x)
+
+
+def pshuffle(x, axis_name: str, perm: Sequence[int]):
+    """Element ``i`` gets the ``x`` of element ``perm[i]``, as ``jax.lax.pshuffle``."""
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(axis_size(axis_name))):
+        raise ValueError(f"pshuffle: perm {perm} is not a permutation of the axis")
+    return ppermute(x, axis_name, [(p, i) for i, p in enumerate(perm)])
+
+
+def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, axis_index_groups=None,
+                 tiled: bool = False):
+    """The sum over the named axis, of which element ``i`` keeps the ``i``-th slice along
+    ``scatter_dimension`` (that axis must have the axis' size, and is removed), or with
+    ``tiled`` the ``i``-th of as many equal chunks, as ``jax.lax.psum_scatter``."""
+    from .lax_ops import dynamic_slice_in_dim
+    from .numpy.misc import take
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum_scatter: axis_index_groups is not supported")
+    n = axis_size(axis_name)
+    me = axis_index(axis_name)
+
+    def one(leaf):
+        total = psum(leaf, axis_name)
+        dim = scatter_dimension % max(total.ndim, 1)
+        size = total.shape[dim] if total.ndim else 0
+        if not tiled:
+            if size != n:
+                raise ValueError(f"psum_scatter: scatter_dimension {scatter_dimension} has size "
+                                 f"{size}, it must equal the axis size {n} (or use tiled=True)")
+            return take(total, me, axis=dim)
+        if size % n:
+            raise ValueError(f"psum_scatter: scatter_dimension size {size} is not divisible by "
+                             f"the axis size {n}")
+        return dynamic_slice_in_dim(total, me * (size // n), size // n, axis=dim)
 
     return tree_map(one, x)
