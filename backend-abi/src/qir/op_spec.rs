@@ -540,7 +540,7 @@ mod tests {
         }
         assert_eq!(
             seen.len(),
-            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 23 + 6 + 8
+            1 + UnaryOp::ALL.len() + BinaryOp::ALL.len() + 23 + 6 + 9
         );
         assert_eq!(OpKind::from_name("frobnicate"), None);
     }
@@ -569,7 +569,8 @@ mod tests {
                 "checkpoint",
                 "scan",
                 "bounded_while",
-                "linear_solve"
+                "linear_solve",
+                "named_axis"
             ]
         );
         assert!(!all_op_names().contains(&"scan"));
