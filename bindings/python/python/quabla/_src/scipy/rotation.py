@@ -201,12 +201,13 @@ class Rotation(NamedTuple):
             raise TypeError("Single rotation has no len().")
         return self.quat.shape[0]
 
-    def __getitem__(self, indexer) -> "Rotation":
+    # A NamedTuple's indexing and `*` are tuple's; a Rotation's are its own, as JAX's.
+    def __getitem__(self, indexer) -> "Rotation":  # type: ignore[override]
         if self.single:
             raise TypeError("Single rotation is not subscriptable.")
         return Rotation(self.quat[indexer])
 
-    def __mul__(self, other: "Rotation") -> "Rotation":
+    def __mul__(self, other: "Rotation") -> "Rotation":  # type: ignore[override]
         """``other`` first, then ``self`` (as scipy's composition)."""
         return Rotation(_unit(_compose(self.quat, other.quat)))
 
