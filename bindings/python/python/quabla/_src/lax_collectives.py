@@ -1,7 +1,7 @@
 """Collectives over a named ``vmap`` axis, as ``jax.lax``'s: ``psum``, ``pmean``, ``pmax``,
 ``pmin``, ``all_gather``, ``axis_index``, ``axis_size``, ``ppermute``, ``pshuffle`` and
-``psum_scatter`` (the last three composed of ``all_gather`` and ``psum``). ``vmap(f, axis_name='i')``
-names its batch axis; inside ``f`` these combine the values of all its elements (the core
+``psum_scatter`` (the last three composed of ``all_gather`` and ``psum``).
+``vmap(f, axis_name='i')`` names its batch axis; inside ``f`` these combine the values of all its elements (the core
 rewrites them into reductions over the batch axis when it batches ``f``). Outside such a
 ``vmap`` they raise ``NameError``, as JAX's. Quabla batches before it differentiates, so
 ``grad`` of a ``vmap`` using ``pmax`` works where JAX refuses; inside the ``vmap``, ``pmax``
@@ -114,11 +114,11 @@ def pmin(x, axis_name: AxisName, *, axis_index_groups=None):
 
 def axis_index(axis_name: str) -> Array:
     """This element's position along the named ``vmap`` axis (int32), as
-    ``jax.lax.axis_index``."""
-    (name,) = _names(axis_name) if isinstance(axis_name, str) else (None,)
-    if name is None:
-        raise TypeError("axis_index takes one axis name")
-    return Array(_quabla.axis_index(name))
+    ``jax.lax.axis_index`` (one name; JAX's tuple of names is not supported)."""
+    if not isinstance(axis_name, str):
+        raise TypeError(f"axis_index takes one axis name (a string), got {axis_name!r}")
+    _names(axis_name)
+    return Array(_quabla.axis_index(axis_name))
 
 
 def all_gather(x, axis_name: str, *, axis_index_groups=None, axis: int = 0,
