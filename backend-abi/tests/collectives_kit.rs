@@ -15,6 +15,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// The source address of the last collective the engine ran.
 static LAST_SRC: AtomicUsize = AtomicUsize::new(0);
+/// Held by every test: they run on parallel threads and the fake engine records the last
+/// source address in one global, so one test's call must not overwrite another's.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 struct Replicated {
     size: u32,
@@ -216,6 +223,7 @@ fn f32s(p: &Plugin, v: &[f32], shape: &[usize]) -> quabla_abi::host::Buffer {
 
 #[test]
 fn collectives_on_an_exporting_plugin_use_its_memory_in_place() {
+    let _serial = serial();
     let compute = Plugin::from_module(module::<ExportingEntry>()).unwrap();
     let c = comm(4);
     let x = f32s(&compute, &[1.0, 2.0, 3.0, 4.0], &[4]);
@@ -245,6 +253,7 @@ fn collectives_on_an_exporting_plugin_use_its_memory_in_place() {
 
 #[test]
 fn collectives_on_a_plugin_that_does_not_export_are_staged_through_the_host() {
+    let _serial = serial();
     let compute = Plugin::from_module(module::<OpaqueEntry>()).unwrap();
     let c = comm(2);
     let x = f32s(&compute, &[1.0, -2.0], &[2]);
@@ -258,6 +267,7 @@ fn collectives_on_a_plugin_that_does_not_export_are_staged_through_the_host() {
 
 #[test]
 fn the_kit_refuses_malformed_calls_before_the_engine_runs() {
+    let _serial = serial();
     let compute = Plugin::from_module(module::<ExportingEntry>()).unwrap();
     let c = comm(3);
     let x = f32s(&compute, &[1.0; 4], &[4]);
@@ -301,6 +311,7 @@ fn the_kit_refuses_malformed_calls_before_the_engine_runs() {
 
 #[test]
 fn a_plugin_without_collectives_says_so() {
+    let _serial = serial();
     let compute = Plugin::from_module(module::<OpaqueEntry>()).unwrap();
     assert!(compute.collectives().is_none());
     let e = HostComm::init(&compute, 1, 0, &[], None).err().unwrap();
