@@ -8,8 +8,8 @@
 //!   the workspace (the conformance suite
 //!   against the CPU plugin's shared library included), the conformance CLI, the example,
 //!   and the Python package's tests (`pip install ./bindings/python` into a venv under
-//!   `target/`, then pytest), the browser build's tests (`wasm-test`) and the fuzz targets
-//!   (`fuzz`, 30 s each).
+//!   `target/`, then pytest), the browser build's tests (`wasm-test`), the fuzz targets
+//!   (`fuzz`, 30 s each) and, last, the out-of-tree crate (`out-of-tree`).
 //! - `conformance [ARGS]`: runs the conformance CLI against the CPU plugin (extra ARGS such as
 //!   `--filter 'ops/unary/*'` are passed on).
 //! - `fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ...]`: the cargo-fuzz
@@ -28,8 +28,8 @@
 //!   collectives plugin against them; `test` does it first, builds the plugin with its `mpi`
 //!   feature, and requires the tests that start `mpirun` to run.
 //! - `out-of-tree`: builds and runs `examples/out-of-tree`, a crate outside the workspace
-//!   that depends on `quabla` as a user's does (`static-cpu`), with nothing set, in
-//!   `target/out-of-tree`.
+//!   that depends on `quabla` as a user's does (`static-cpu`), with nothing set, in the
+//!   workspace's `target/` with its dev profile (see `out_of_tree.rs`).
 //! - `goldens`: dumps the QIR the transformations emit, then regenerates every conformance
 //!   golden with the numpy/mpmath reference.
 //! - `wasm`: builds the browser/Node package (`bindings/wasm`): Debian's rustc-web with
@@ -59,6 +59,7 @@ mod cuda;
 mod fuzz;
 mod mlx;
 mod mpi;
+mod out_of_tree;
 mod plugin_wheels;
 mod tools;
 mod wasm;
@@ -94,9 +95,17 @@ fn plugin_file(profile: &str, name: &str) -> PathBuf {
 }
 
 fn run(what: &str, cmd: &mut Command) {
+    run_then(what, cmd, || {});
+}
+
+/// [`run`], with `after` called once the command has ended, whatever its outcome (before a
+/// failure exits).
+fn run_then(what: &str, cmd: &mut Command, after: impl FnOnce()) {
     eprintln!("xtask: {what}");
     let start = std::time::Instant::now();
-    let status = cmd.current_dir(root()).status().unwrap_or_else(|e| {
+    let status = cmd.current_dir(root()).status();
+    after();
+    let status = status.unwrap_or_else(|e| {
         eprintln!("xtask: cannot start {what}: {e}");
         exit(2)
     });
@@ -296,34 +305,8 @@ fn test() {
         &["--dev".to_string(), "--no-sanitizer".to_string()],
         Some(debug_binary("quabla-conformance")),
     );
-}
-
-/// Builds and runs `examples/out-of-tree`, a crate outside the workspace that depends on
-/// `quabla` by path (the CPU backend linked in) as a user's crate does, with no plugin path
-/// or platform set, against the workspace's lock file (copied in; cargo keeps what it uses).
-///
-/// It has a target folder of its own (`target/out-of-tree`): a plugin crate's library is
-/// written without a hash in its name (`libquabla_cpu.rlib`, so the `.so` has a fixed
-/// name), so a user crate building it with other features in the workspace's `target/`
-/// replaces the workspace's copy under cargo's feet (measured: the next build of either
-/// failed with two `quabla_abi`s). Building everything again takes 9 minutes on 2 cores, so
-/// `test` does not run this; `cargo xtask out-of-tree` does.
-fn out_of_tree_crate() {
-    let dir = root().join("examples").join("out-of-tree");
-    if let Err(e) = std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")) {
-        eprintln!("xtask: cannot copy Cargo.lock into {}: {e}", dir.display());
-        exit(2);
-    }
-    let mut c = cargo();
-    c.args(["run", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target_dir().join("out-of-tree"))
-        .env_remove("QUABLA_PLUGIN_PATH")
-        .env_remove("QUABLA_PLATFORMS");
-    run(
-        "build and run a crate outside the workspace that depends on quabla",
-        &mut c,
-    );
+    // Last: it compiles the path crates again under this crate's own feature resolution.
+    out_of_tree::build_and_run();
 }
 
 /// The plugin wheels' install tests: MLX's where MLX was fetched (the libmlx loaded must be
@@ -631,7 +614,7 @@ fn main() {
         Some("bench") => bench(&args[1..]),
         Some("main") => main_job(&args[1..]),
         Some("test") => test(),
-        Some("out-of-tree") => out_of_tree_crate(),
+        Some("out-of-tree") => out_of_tree::build_and_run(),
         Some("conformance") => conformance(&args[1..]),
         Some("goldens") => goldens(),
         Some("fuzz") => fuzz::fuzz(&args[1..], None),
