@@ -107,3 +107,21 @@ def test_permutations_and_scatter_as_jax():
         _over(lambda v: lax.pshuffle(v, "i", [0, 0, 1]))
     with pytest.raises(ValueError, match="axis size"):
         _over(lambda v: lax.psum_scatter(jnp.ones(2), "i"))
+
+
+def test_all_to_all_as_jax():
+    x = np.arange(12.0).reshape(2, 2, 3)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 0, 0), x), [[[0.0, 1.0, 2.0], [6.0, 7.0, 8.0]], [[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]]], rtol=0)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 0, 1), x), [[[0.0, 6.0], [1.0, 7.0], [2.0, 8.0]], [[3.0, 9.0], [4.0, 10.0], [5.0, 11.0]]], rtol=0)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 0, 1, tiled=True),
+                       np.arange(24.0).reshape(2, 4, 3)), [[[0.0, 1.0, 2.0, 12.0, 13.0, 14.0], [3.0, 4.0, 5.0, 15.0, 16.0, 17.0]], [[6.0, 7.0, 8.0, 18.0, 19.0, 20.0], [9.0, 10.0, 11.0, 21.0, 22.0, 23.0]]], rtol=0)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True),
+                       np.arange(24.0).reshape(2, 3, 4)), [[[0.0, 1.0], [4.0, 5.0], [8.0, 9.0], [12.0, 13.0], [16.0, 17.0], [20.0, 21.0]], [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0], [14.0, 15.0], [18.0, 19.0], [22.0, 23.0]]], rtol=0)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 1, 0), np.arange(18.0).reshape(3, 2, 3)),
+                 [[[0.0, 3.0], [6.0, 9.0], [12.0, 15.0]], [[1.0, 4.0], [7.0, 10.0], [13.0, 16.0]], [[2.0, 5.0], [8.0, 11.0], [14.0, 17.0]]], rtol=0)
+    assert_close(_over(lambda v: lax.all_to_all(v, "i", 0, 1), np.arange(18.0).reshape(3, 3, 2)),
+                 [[[0.0, 6.0, 12.0], [1.0, 7.0, 13.0]], [[2.0, 8.0, 14.0], [3.0, 9.0, 15.0]], [[4.0, 10.0, 16.0], [5.0, 11.0, 17.0]]], rtol=0)
+    with pytest.raises(ValueError, match="axis size"):
+        _over(lambda v: lax.all_to_all(v, "i", 0, 0), np.ones((2, 3, 1)))
+    with pytest.raises(ValueError, match="divisible"):
+        _over(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True), np.ones((2, 4, 3)))

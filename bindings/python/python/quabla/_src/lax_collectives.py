@@ -1,6 +1,7 @@
 """Collectives over a named ``vmap`` axis, as ``jax.lax``'s: ``psum``, ``pmean``, ``pmax``,
-``pmin``, ``all_gather``, ``axis_index``, ``axis_size``, ``ppermute``, ``pshuffle`` and
-``psum_scatter`` (the last three composed of ``all_gather`` and ``psum``).
+``pmin``, ``all_gather``, ``axis_index``, ``axis_size``, ``ppermute``, ``pshuffle``,
+``psum_scatter`` and ``all_to_all`` (the last four composed of ``all_gather``, ``psum`` and
+``axis_index``).
 ``vmap(f, axis_name='i')`` names its batch axis; inside ``f`` these combine the values of all its elements (the core
 rewrites them into reductions over the batch axis when it batches ``f``). Outside such a
 ``vmap`` they raise ``NameError``, as JAX's. Quabla batches before it differentiates, so
@@ -20,7 +21,7 @@ from .numpy.creation import asarray
 from .tree_util import tree_map
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
-           "ppermute", "pshuffle", "psum_scatter"]
+           "ppermute", "pshuffle", "psum_scatter", "all_to_all"]
 
 AxisName = Union[str, Sequence[str]]
 
@@ -217,5 +218,42 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, axis_index_gr
             raise ValueError(f"psum_scatter: scatter_dimension size {size} is not divisible by "
                              f"the axis size {n}")
         return dynamic_slice_in_dim(total, me * (size // n), size // n, axis=dim)
+
+    return tree_map(one, x)
+
+
+def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *,
+               axis_index_groups=None, tiled: bool = False):
+    """Each element splits ``x`` (a pytree) along ``split_axis`` into one piece per element
+    and sends piece ``j`` to element ``j``, which stacks what it receives, in the senders'
+    order, as a new axis at ``concat_axis`` (the split axis, of the axis' size, goes), or
+    with ``tiled`` concatenates it along ``concat_axis`` (the split axis keeps ``1/n`` of
+    its size), as ``jax.lax.all_to_all``."""
+    from .lax_ops import dynamic_slice_in_dim
+    from .numpy.misc import take
+    from .numpy.shape import concatenate, moveaxis
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_to_all: axis_index_groups is not supported")
+    n = axis_size(axis_name)
+    me = axis_index(axis_name)
+
+    def one(leaf):
+        a = asarray(leaf)
+        if a.ndim == 0:
+            raise ValueError("all_to_all needs an operand with at least one axis")
+        split, concat = split_axis % a.ndim, concat_axis % a.ndim
+        size = a.shape[split]
+        # Every element's x, the senders on a leading axis.
+        sent = all_gather(a, axis_name)
+        if not tiled:
+            if size != n:
+                raise ValueError(f"all_to_all: split_axis {split_axis} has size {size}; it "
+                                 f"must equal the axis size {n} (or use tiled=True)")
+            return moveaxis(take(sent, me, axis=split + 1), 0, concat)
+        if size % n:
+            raise ValueError(f"all_to_all: split_axis size {size} is not divisible by the "
+                             f"axis size {n}")
+        mine = dynamic_slice_in_dim(sent, me * (size // n), size // n, axis=split + 1)
+        return concatenate([mine[i] for i in range(n)], axis=concat)
 
     return tree_map(one, x)
