@@ -53,6 +53,13 @@ def _names(axis_name: AxisName) -> Tuple[str, ...]:
     return names
 
 
+def _refuse_groups(axis_index_groups, what: str) -> None:
+    """JAX's ``axis_index_groups`` (collectives over subgroups of the axis) are not
+    supported: a clear error rather than a reduction over the whole axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{what}: axis_index_groups is not supported")
+
+
 def axis_size(axis_name: AxisName) -> int:
     """How many elements the named ``vmap`` axis (or axes, multiplied) has.
 
@@ -88,8 +95,7 @@ def psum(x, axis_name: AxisName, *, axis_index_groups=None):
     >>> quabla.vmap(lambda v: v / psum(v, "i"), axis_name="i")(qnp.array([1.0, 3.0])).tolist()
     [0.25, 0.75]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "psum")
     return _reduce(x, axis_name, "sum")
 
 
@@ -101,15 +107,13 @@ def pmean(x, axis_name: AxisName, *, axis_index_groups=None):
 
 def pmax(x, axis_name: AxisName, *, axis_index_groups=None):
     """The maximum of ``x`` over the named ``vmap`` axis, as ``jax.lax.pmax``."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("pmax: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "pmax")
     return _reduce(x, axis_name, "max")
 
 
 def pmin(x, axis_name: AxisName, *, axis_index_groups=None):
     """The minimum of ``x`` over the named ``vmap`` axis, as ``jax.lax.pmin``."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("pmin: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "pmin")
     return _reduce(x, axis_name, "min")
 
 
@@ -135,8 +139,7 @@ def all_gather(x, axis_name: str, *, axis_index_groups=None, axis: int = 0,
     from .numpy.creation import arange
     from .numpy.elementwise import where
     from .numpy.shape import concatenate, moveaxis
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_gather: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "all_gather")
     n = axis_size(axis_name)
     me = axis_index(axis_name)
 
@@ -200,8 +203,7 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, axis_index_gr
     ``tiled`` the ``i``-th of as many equal chunks, as ``jax.lax.psum_scatter``."""
     from .lax_ops import dynamic_slice_in_dim
     from .numpy.misc import take
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum_scatter: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "psum_scatter")
     n = axis_size(axis_name)
     me = axis_index(axis_name)
 
@@ -232,8 +234,7 @@ def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *,
     from .lax_ops import dynamic_slice_in_dim
     from .numpy.misc import take
     from .numpy.shape import concatenate, moveaxis
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_to_all: axis_index_groups is not supported")
+    _refuse_groups(axis_index_groups, "all_to_all")
     n = axis_size(axis_name)
     me = axis_index(axis_name)
 
