@@ -2,7 +2,8 @@
 --compare-jax`: compile time (first call of a fresh jit) and steady time (median of repeated
 calls), one JSON object per line. Nothing in the test command runs this.
 
-    python benches/jax_suite.py --dtype f32|f64 [--quick] [--only ode]
+    python benches/jax_suite.py --dtype f32|f64 [--quick] [--only ode|conv|pinn16384|gpu]
+        [--platform cpu|gpu]
 """
 
 import argparse
@@ -17,10 +18,14 @@ import jax
 import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
+# `--platform gpu` (with `--only gpu`) runs the accelerator rows on JAX's CUDA backend;
+# read before anything touches a device.
+_PLATFORM = "gpu" if "--platform=gpu" in os.sys.argv or any(
+    a == "--platform" and b == "gpu" for a, b in zip(os.sys.argv, os.sys.argv[1:])) else "cpu"
+jax.config.update("jax_platforms", "cuda" if _PLATFORM == "gpu" else "cpu")
 import optax  # noqa: E402
 
-from jax_ode_rows import ode_rows  # noqa: E402
+from jax_ode_rows import mlp_params, neural_ode, neural_ode_diffrax, ode_rows  # noqa: E402
 from pinn_setup import init_arrays, points  # noqa: E402
 
 
@@ -125,8 +130,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="f32")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["ode", "conv", "pinn16384"],
-                    help="run only the ODE, conv or large-PINN (jvp of grad) rows")
+    ap.add_argument("--only", choices=["ode", "conv", "pinn16384", "gpu"],
+                    help="run only the ODE, conv, large-PINN (jvp of grad) or accelerator rows")
+    ap.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
     a = ap.parse_args()
     dtype = jnp.float64 if a.dtype == "f64" else jnp.float32
     reps = 3 if a.quick else 15
@@ -140,6 +146,9 @@ def main():
         rows.append(("pinn_step_jvp_grad_n16384",)
                     + pinn_step(16384, dtype, reps, pinn_loss_jvp_of_grad))
         emit(rows, a.dtype, threads)
+        return
+    if a.only == "gpu":
+        gpu_rows(dtype, a.dtype, threads)
         return
     if a.only == "conv":
         rows += conv_rows(dtype, reps)
@@ -234,10 +243,42 @@ def main():
     emit(rows, a.dtype, threads)
 
 
+def gpu_rows(dtype, dtype_name, threads):
+    """Issue 22's accelerator rows, named as `bench_suite --only gpu`'s, each printed when
+    measured. Matrix products at "highest" precision: Quabla's f32 products do not use TF32,
+    and XLA's default on NVIDIA GPUs does."""
+    reps = 5
+    with jax.default_matmul_precision("highest"):
+        def rnn(w, u, h0, xs):
+            h, _ = jax.lax.scan(lambda h, x: (jnp.tanh(w @ h + u @ x), None), h0, xs)
+            return jnp.sum(h)
+
+        p = mlp_params(dtype)
+        argnums = tuple(range(len(p)))
+        rows = [
+            ("pinn_step_jvp_grad_n1024", lambda: pinn_step(1024, dtype, reps,
+                                                           pinn_loss_jvp_of_grad)),
+            ("pinn_step_jvp_grad_n16384", lambda: pinn_step(16384, dtype, reps,
+                                                            pinn_loss_jvp_of_grad)),
+            ("matmul_4096", lambda: timed(lambda x, y: x @ y, (data([4096, 4096], 1.0, dtype),
+                                                               data([4096, 4096], 0.5, dtype)),
+                                          reps)),
+            ("elementwise_chain50_1e7", lambda: timed(chain, (data([10**7], 1.0, dtype),), reps)),
+            ("scan_10k_rnn64", lambda: timed(rnn, (
+                data([64, 64], 0.1, dtype), data([64, 8], 0.1, dtype), data([64], 0.0, dtype),
+                data([10_000, 8], 1.0, dtype)), reps)),
+            ("neural_ode_mlp64", lambda: timed(neural_ode(1.0, dtype), p, reps)),
+            ("neural_ode_mlp64_grad_direct_vs_diffrax",
+             lambda: timed(jax.grad(neural_ode_diffrax(1.0, dtype), argnums=argnums), p, reps)),
+        ]
+        for name, row in rows:
+            emit([(name,) + row()], dtype_name, threads)
+
+
 def emit(rows, dtype, threads):
     for name, c, s in rows:
         print(json.dumps({"system": "jax", "name": name, "dtype": dtype, "threads": threads,
-                          "compile_ms": round(c, 3), "steady_ms": round(s, 4)}))
+                          "compile_ms": round(c, 3), "steady_ms": round(s, 4)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,33 +1,56 @@
 #!/usr/bin/env bash
-# The CUDA plugin's check on a lent GPU (the `device` tool runs it from the repository root;
-# results go under $OUT). Prints the driver, NVRTC and toolchain versions first, then builds,
-# runs the conformance suite on the CUDA plugin and the PINN main job with --device cuda.
-# Written without a GPU: never run yet.
+# The CUDA plugin's check on a lent GPU. The device machine has no Rust toolchain and no
+# network, so `backends/cuda/gpu-pack.sh` builds everything here first, into `.gpu/` (ignored
+# by git, carried by the `device` tool); this script, run there from the repository root,
+# prints the driver, NVRTC and JAX versions, then runs the conformance suite on the CUDA
+# plugin, the PINN main job with --device cuda, and the accelerator bench rows beside JAX on
+# the same GPU. Everything lands under $OUT; each step has its own time limit so that one
+# hang still leaves the others' results.
+#
+#   device run: bash backends/cuda/gpu-check.sh        (carry: [".gpu"])
 set -u
 OUT=${OUT:-out/gpu-check}
+PACK=${PACK:-.gpu}
 mkdir -p "$OUT"
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 log "date: $(date -u)"
 log "nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | head -3)"
-log "cargo: $(cargo --version 2>&1)"
-log "python: $(python3 --version 2>&1)"
-# NVRTC from PyPI, as CI gets it (the machine may have no network: then QUABLA_NVRTC_DIR).
-cargo xtask cuda >>"$OUT/build.log" 2>&1 || log "cargo xtask cuda failed (see build.log)"
-# `--lib` too: with `--bin` alone cargo builds no library of the packages named.
-cargo build --release -p quabla-cuda -p quabla-nccl -p quabla-conformance -p quabla-cpu \
-  -p quabla-examples --lib --bins >>"$OUT/build.log" 2>&1 || { log "build failed"; tail -30 "$OUT/build.log"; exit 1; }
+log "python: $(python3 --version 2>&1); jax: $(python3 -c 'import jax; print(jax.__version__, jax.devices())' 2>&1 | tail -1)"
+# NVRTC: the image's own (CUDA toolkit or the nvidia-cuda-nvrtc wheel); the plugin is told.
+NVRTC=$(find /usr/local/cuda*/lib64 /usr/local/cuda*/targets /opt /usr/lib -name 'libnvrtc.so.13' 2>/dev/null | head -1)
+export QUABLA_NVRTC_DIR=$(dirname "${NVRTC:-/none/x}")
+export QUABLA_CUDA_CACHE=$PACK/cubins
+# cuBLAS from the same toolkit folder (cudarc opens libcublas.so.13 by name).
+export LD_LIBRARY_PATH=$QUABLA_NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+log "NVRTC: ${NVRTC:-not found} ($(ls "$QUABLA_NVRTC_DIR" 2>/dev/null | grep -c nvrtc) files); cuBLAS: $(ls "$QUABLA_NVRTC_DIR" 2>/dev/null | grep '^libcublas.so' | tr '\n' ' '); packed: $(ls "$PACK" | tr '\n' ' ')"
+log "prewarm: $(timeout 40 "$PACK/prewarm_cubins" --sm 90 --cases tests/conformance/cases 2>&1 | tail -3)"
+
 log "conformance on the CUDA plugin:"
-timeout 400 target/release/quabla-conformance --plugin target/release/libquabla_cuda.so \
-  >"$OUT/conformance.txt" 2>&1
-log "$(grep -E 'passed|coverage' "$OUT/conformance.txt")"
-grep '^FAIL' "$OUT/conformance.txt" | head -40 | tee -a "$OUT/summary.txt"
-log "PINN main job on cuda (300 steps):"
-QUABLA_PLUGIN_PATH=target/release timeout 200 target/release/pinn_poisson --device cuda --steps 300 \
+timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
+  --cases tests/conformance/cases >"$OUT/conformance.txt" 2>&1
+log "exit $? after $(grep -c . "$OUT/conformance.txt") lines: $(grep -E ' passed|coverage' "$OUT/conformance.txt" | tail -3)"
+grep -E '^FAIL|panicked|error' "$OUT/conformance.txt" | head -25 | tee -a "$OUT/summary.txt"
+log "again with the plugin's own matrix-product kernels (QUABLA_CUDA_CUBLAS=0):"
+QUABLA_CUDA_CUBLAS=0 timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
+  --cases tests/conformance/cases >"$OUT/conformance_kernels.txt" 2>&1
+log "exit $?: $(grep -E ' passed' "$OUT/conformance_kernels.txt" | tail -1)"
+grep -E '^FAIL|panicked|error' "$OUT/conformance_kernels.txt" | head -10 | tee -a "$OUT/summary.txt"
+
+log "PINN main job on cuda (${PINN_STEPS:-2000} steps):"
+QUABLA_PLUGIN_PATH=$PACK timeout 90 "$PACK/pinn_poisson" --device cuda --steps "${PINN_STEPS:-2000}" \
   >"$OUT/pinn.txt" 2>&1
+log "exit $?"
 tail -4 "$OUT/pinn.txt" | tee -a "$OUT/summary.txt"
-log "NCCL (world of one on GPU 0; the image carries nvidia-nccl-cu13):"
-NCCL_DIR=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
-log "nvidia-nccl: $(pip show nvidia-nccl-cu13 2>/dev/null | grep -i ^version), lib dir ${NCCL_DIR:-none}; mpi4py: $(python3 -c 'import mpi4py; print(mpi4py.__version__)' 2>&1 | tail -1)"
-QUABLA_TEST_NCCL=1 QUABLA_NCCL_DIR="$NCCL_DIR" timeout 300 cargo test --release -p quabla \
-  --test distributed nccl_world_of_one -- --nocapture >"$OUT/nccl.txt" 2>&1
-tail -6 "$OUT/nccl.txt" | tee -a "$OUT/summary.txt"
+
+for dtype in ${DTYPES:-f32 f64}; do
+  log "bench rows, $dtype (Quabla on the CUDA plugin, then JAX on the same GPU):"
+  QUABLA_PLATFORMS=cuda QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
+    "$PACK/bench_suite" --only gpu --dtype "$dtype" >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+  log "quabla exit $?"
+  (cd benches && PYTHONUNBUFFERED=1 timeout "${JAX_BENCH_S:-90}" python3 jax_suite.py --only gpu \
+    --platform gpu --dtype "$dtype") >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+  log "jax exit $?"
+done
+cat "$OUT/bench.jsonl" | tee -a "$OUT/summary.txt"
+tail -5 "$OUT/bench_err.txt" | tee -a "$OUT/summary.txt"
+log "done: $(date -u)"

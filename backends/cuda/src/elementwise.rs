@@ -58,6 +58,8 @@ __device__ __forceinline__ unsigned int qpow_u(unsigned int b, unsigned int e) {
 __device__ __forceinline__ unsigned int qshl(unsigned int a, unsigned int s) { return s >= 32u ? 0u : a << s; }
 __device__ __forceinline__ unsigned int qshr(unsigned int a, unsigned int s) { return s >= 32u ? 0u : a >> s; }
 __device__ __forceinline__ int qsar(int a, unsigned int s) { return a >> (s >= 31u ? 31u : s); }
+__device__ __forceinline__ int qnan_to_zero_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
+__device__ __forceinline__ unsigned int qnan_to_zero_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }
 "#;
 
 /// The C expression of an elementwise node: `args` are its operands' expressions, `ty` the
@@ -189,14 +191,16 @@ fn binary(op: BinaryOp, a: &str, b: &str, ty: DType) -> String {
 
 /// QIR's `convert`: float to integer truncates and saturates with NaN to 0 (the `_rz`
 /// intrinsics are PTX's saturating `cvt.rzi`); integers wrap; anything to bool is `x != 0`.
+/// f64 NaN is tested first: on an H200, `cvt.rzi` of an f64 NaN gave 0x80000000 for both
+/// `s32` and `u32` (f32 NaN gave 0), and the emulation's prelude does the same.
 fn convert(x: &str, from: DType, to: DType) -> String {
     use DType::*;
     match (from, to) {
         (_, Bool) => format!("(unsigned char)({x} != 0)"),
         (F32, I32) => format!("__float2int_rz({x})"),
         (F32, U32) => format!("__float2uint_rz({x})"),
-        (F64, I32) => format!("__double2int_rz({x})"),
-        (F64, U32) => format!("__double2uint_rz({x})"),
+        (F64, I32) => format!("qnan_to_zero_i32({x})"),
+        (F64, U32) => format!("qnan_to_zero_u32({x})"),
         (_, t) => format!("({})({x})", c_type(t)),
     }
 }

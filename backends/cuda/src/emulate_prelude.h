@@ -10,6 +10,10 @@
 #define __device__
 #define __forceinline__ inline
 #define __restrict__ __restrict
+/* One thread per block: shared arrays are the thread's own, and a barrier has no one to wait
+   for (a block-per-element fold then folds in sequence, as one thread per element does). */
+#define __shared__
+static inline void __syncthreads(void) {}
 
 struct quabla_dim3 { unsigned int x, y, z; };
 static const quabla_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
@@ -33,14 +37,16 @@ static inline unsigned int __float2uint_rz(float x) {
   if (x >= 4294967296.0f) return 4294967295u;
   return (unsigned int)x;
 }
+/* As measured on an H200: cvt.rzi of an f64 NaN is 0x80000000, for s32 and u32 alike. */
 static inline int __double2int_rz(double x) {
-  if (x != x) return 0;
+  if (x != x) return (-2147483647 - 1);
   if (x >= 2147483647.0) return 2147483647;
   if (x <= -2147483648.0) return (-2147483647 - 1);
   return (int)x;
 }
 static inline unsigned int __double2uint_rz(double x) {
-  if (x != x || x <= 0.0) return 0u;
+  if (x != x) return 0x80000000u;
+  if (x <= 0.0) return 0u;
   if (x >= 4294967295.0) return 4294967295u;
   return (unsigned int)x;
 }

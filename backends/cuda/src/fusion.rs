@@ -23,6 +23,14 @@ pub struct Kernel {
     pub writes: Vec<usize>,
     /// Elements of the region's shape: the loop's trip count (its last parameter).
     pub elements: usize,
+    /// One block of threads per element, folding cooperatively in a fixed tree order
+    /// (`kernels::block_fold`), instead of one thread per element: the launch gives it a
+    /// power-of-two block of at most `kernels::FOLD_BLOCK` threads and a block per element.
+    pub block_per_element: bool,
+    /// Where the kernel is a `dot_general` that is a (batched) matrix product of row-major
+    /// operands, its shape: the GPU runtime may run it on cuBLAS instead (the kernel stays the
+    /// fallback, and what the host emulation runs).
+    pub gemm: Option<crate::kernels::Gemm>,
 }
 
 /// Per value, the index of the last node that reads it (0 when none does).
@@ -85,6 +93,8 @@ pub fn fuse_run(
         reads,
         writes,
         elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
+        block_per_element: false,
+        gemm: None,
     };
     Ok((kernel, end))
 }

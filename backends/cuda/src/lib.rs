@@ -20,6 +20,7 @@
 //! assert_eq!(plugin.name(), "cuda");
 //! ```
 
+pub mod blas;
 pub mod cubin_cache;
 pub mod driver;
 pub mod elementwise;

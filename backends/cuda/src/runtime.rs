@@ -7,24 +7,28 @@
 
 use crate::fusion::Kernel;
 use crate::plan::{plan, Executor, Plan, Step};
+use crate::kernels::Gemm;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use quabla_abi::abi::{AbiError, ErrorCode};
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 fn driver(e: cudarc::driver::DriverError) -> AbiError {
     AbiError::internal(format!("the CUDA driver: {e}"))
 }
 
-/// The device the plugin runs on (the first GPU), its stream and SM.
+/// The device the plugin runs on (the first GPU), its stream and SM, and cuBLAS where the
+/// library is found.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     sm: u32,
+    blas: Option<Mutex<crate::blas::Blas>>,
 }
 
 impl Gpu {
@@ -33,11 +37,19 @@ impl Gpu {
         let ctx = CudaContext::new(0).map_err(driver)?;
         let stream = ctx.default_stream();
         let (major, minor) = compute_capability;
+        // Without cuBLAS (or with QUABLA_CUDA_CUBLAS=0) matrix products run as kernels.
+        let blas = crate::blas::Blas::open(&ctx, &stream).map(Mutex::new);
         Ok(Arc::new(Gpu {
             ctx,
             stream,
             sm: (major * 10 + minor) as u32,
+            blas,
         }))
+    }
+
+    /// Whether matrix products go to cuBLAS.
+    pub fn has_cublas(&self) -> bool {
+        self.blas.is_some()
     }
 
     /// A value's memory (at least one byte: an empty allocation is not one).
@@ -82,6 +94,31 @@ impl Gpu {
     }
 }
 
+/// The name NVRTC compiles a program's kernels under (part of the cubin cache's key).
+pub const PROGRAM_NAME: &str = "program";
+
+/// One CUDA C source holding every kernel of `plan` (its regions' too), as the GPU runtime
+/// compiles it: `None` when the plan launches nothing. Public so that cubins can be compiled
+/// ahead of time, without a GPU, into the cache the runtime reads (`examples/prewarm_cubins.rs`).
+///
+/// ```
+/// use quabla_abi::qir::Program;
+/// let p = Program::parse("program(%0: f32[4]) {\n  %1 = exp(%0) : f32[4]\n  return %1\n}").unwrap();
+/// let plan = quabla_cuda::plan::plan(&p, "k").unwrap();
+/// assert!(quabla_cuda::runtime::program_source(&plan).unwrap().contains("__global__"));
+/// ```
+pub fn program_source(plan: &Plan) -> Option<String> {
+    let kernels = plan.kernels();
+    if kernels.is_empty() {
+        return None;
+    }
+    let mut source = String::from(crate::elementwise::PRELUDE);
+    for k in &kernels {
+        source.push_str(&k.body);
+    }
+    Some(source)
+}
+
 /// A value on the GPU.
 pub type Value = Arc<CudaSlice<u8>>;
 
@@ -101,12 +138,8 @@ impl Compiled {
         })?);
         let kernels: Vec<&Kernel> = plan.kernels();
         let mut functions = HashMap::new();
-        if !kernels.is_empty() {
-            let mut source = String::from(crate::elementwise::PRELUDE);
-            for k in &kernels {
-                source.push_str(&k.body);
-            }
-            let (cubin, _) = crate::cubin_cache::cubin(&source, "program", gpu.sm)
+        if let Some(source) = program_source(&plan) {
+            let (cubin, _) = crate::cubin_cache::cubin(&source, PROGRAM_NAME, gpu.sm)
                 .map_err(|e| AbiError::internal(format!("compiling the program's kernels: {e}")))?;
             let module = gpu
                 .ctx
@@ -162,6 +195,39 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// A matrix-product kernel's result computed by cuBLAS on the plugin's stream.
+    fn gemm(
+        &self,
+        k: &Kernel,
+        g: &Gemm,
+        blas: &Mutex<crate::blas::Blas>,
+        types: &[TensorType],
+        reads: &[Value],
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        let operand = |v: usize| {
+            k.reads
+                .iter()
+                .position(|&r| r == v)
+                .map(|at| &reads[at])
+                .ok_or_else(|| AbiError::internal("a matrix product's operand is not read"))
+        };
+        let result = k.writes[0];
+        let mut out = self.gpu.alloc(types[result].size_bytes())?;
+        {
+            let stream = &self.gpu.stream;
+            let (lhs, _l) = operand(g.lhs)?.device_ptr(stream);
+            let (rhs, _r) = operand(g.rhs)?.device_ptr(stream);
+            let (dst, _o) = out.device_ptr_mut(stream);
+            let blas = blas
+                .lock()
+                .map_err(|_| AbiError::internal("the cuBLAS handle's lock is poisoned"))?;
+            blas.gemm(g, lhs, rhs, dst)?;
+        }
+        Ok(vec![(result, Arc::new(out))])
+    }
+}
+
 impl Executor for Compiled {
     type Value = Value;
 
@@ -192,6 +258,9 @@ impl Executor for Compiled {
             .functions
             .get(&k.name)
             .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
+        if let (Some(g), Some(blas)) = (&k.gemm, &self.gpu.blas) {
+            return self.gemm(k, g, blas, types, reads);
+        }
         let mut writes = k
             .writes
             .iter()
@@ -200,10 +269,16 @@ impl Executor for Compiled {
         if k.elements > 0 {
             let n = k.elements as u64;
             // The grid-stride loop covers what a capped grid does not.
-            let blocks = (k.elements as u64).div_ceil(*threads as u64).min(1 << 20) as u32;
+            let (blocks, threads) = if k.block_per_element {
+                // A power of two the fold's tree halves, fitting its shared arrays.
+                let fit = (*threads).min(crate::kernels::FOLD_BLOCK as u32);
+                (n.min(1 << 20) as u32, 1 << (31 - fit.leading_zeros()))
+            } else {
+                (n.div_ceil(*threads as u64).min(1 << 20) as u32, *threads)
+            };
             let cfg = LaunchConfig {
                 grid_dim: (blocks, 1, 1),
-                block_dim: (*threads, 1, 1),
+                block_dim: (threads, 1, 1),
                 shared_mem_bytes: 0,
             };
             let mut launch = self.gpu.stream.launch_builder(f);

@@ -3,7 +3,7 @@
 //! calls), in one dtype, printed as one JSON object per line. `benches/jax_suite.py` runs the
 //! same workloads in JAX; `xtask bench --compare-jax` puts both in one table.
 //!
-//! `bench_suite --dtype f32|f64 [--quick] [--only ode|conv|mlx]` (threads: whatever the process may use; xtask pins
+//! `bench_suite --dtype f32|f64 [--quick] [--only ode|conv|mlx|gpu]` (threads: whatever the process may use; xtask pins
 //! the one-thread runs with `taskset`).
 
 use quabla::ad::{grad, hessian, hvp, jacfwd, value_and_grad};
@@ -186,8 +186,8 @@ fn mlp_batch_grad(dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
-fn elementwise_chain(dtype: DType, reps: usize) -> Result<Run> {
-    let n = 1_000_000;
+/// 50 elementwise ops over `n` elements (named by its power of ten, `..._1e6`).
+fn elementwise_chain(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     let chain = |a: &[Array]| -> Result<Vec<Array>> {
         let mut y = a[0].clone();
         for i in 0..50 {
@@ -204,7 +204,7 @@ fn elementwise_chain(dtype: DType, reps: usize) -> Result<Run> {
     let (c, s) = time(chain, &[data(&[n], 1.0, dtype)?], reps)?;
     let bytes = 2.0 * n as f64 * if dtype == DType::F32 { 4.0 } else { 8.0 };
     Ok(Run {
-        name: "elementwise_chain50_1e6".into(),
+        name: format!("elementwise_chain50_1e{}", (n as f64).log10().round()),
         dtype,
         compile_ms: c,
         steady_ms: s,
@@ -212,13 +212,12 @@ fn elementwise_chain(dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
-fn matmul(dtype: DType, reps: usize) -> Result<Run> {
-    let n = 1024;
+fn matmul(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     let mm = |a: &[Array]| Ok(vec![a[0].matmul(&a[1])?]);
     let args = [data(&[n, n], 1.0, dtype)?, data(&[n, n], 0.5, dtype)?];
     let (c, s) = time(mm, &args, reps)?;
     Ok(Run {
-        name: "matmul_1024".into(),
+        name: format!("matmul_{n}"),
         dtype,
         compile_ms: c,
         steady_ms: s,
@@ -296,27 +295,33 @@ fn per_example_grads(dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
+/// A 64-unit tanh RNN scanned over 10,000 inputs of 8, its final state summed.
+fn rnn(a: &[Array]) -> Result<Vec<Array>> {
+    let (w, u) = (&a[0], &a[1]);
+    let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+        let h = (w.matmul(&c[0])? + &u.matmul(&x[0])?)?.tanh()?;
+        Ok((vec![h], vec![]))
+    };
+    let (h, _) = scan(&step, &a[2..3], &a[3..4], None, false, 1)?;
+    Ok(vec![h[0].sum(Axes::All, false)?])
+}
+
+fn rnn_args(dtype: DType) -> Result<[Array; 4]> {
+    Ok([
+        data(&[64, 64], 0.1, dtype)?,
+        data(&[64, 8], 0.1, dtype)?,
+        data(&[64], 0.0, dtype)?,
+        data(&[10_000, 8], 1.0, dtype)?,
+    ])
+}
+
 fn loops(dtype: DType, reps: usize) -> Result<Vec<Run>> {
     let fori = |a: &[Array]| -> Result<Vec<Array>> {
         let body = |_: &Array, c: &[Array]| Ok(vec![(&(&c[0] * 0.999)? + &a[1])?]);
         fori_loop(0, 10_000, &body, &a[..1])
     };
-    let rnn = |a: &[Array]| -> Result<Vec<Array>> {
-        let (w, u) = (&a[0], &a[1]);
-        let step = |c: &[Array], x: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
-            let h = (w.matmul(&c[0])? + &u.matmul(&x[0])?)?.tanh()?;
-            Ok((vec![h], vec![]))
-        };
-        let (h, _) = scan(&step, &a[2..3], &a[3..4], None, false, 1)?;
-        Ok(vec![h[0].sum(Axes::All, false)?])
-    };
     let fargs = [data(&[], 1.0, dtype)?, data(&[], 0.001, dtype)?];
-    let rargs = [
-        data(&[64, 64], 0.1, dtype)?,
-        data(&[64, 8], 0.1, dtype)?,
-        data(&[64], 0.0, dtype)?,
-        data(&[10_000, 8], 1.0, dtype)?,
-    ];
+    let rargs = rnn_args(dtype)?;
     let mut out = Vec::new();
     for (name, (c, s)) in [
         ("fori_10k_scalar", time(fori, &fargs, reps)?),
@@ -512,10 +517,13 @@ fn main() -> Result<()> {
         // The MLX plugin's rows (`benches/mlx_suite.py` is their anchor), on the default
         // device: xtask selects the plugin with QUABLA_PLATFORMS.
         runs.push(pinn_step(1024, Laplacian::JvpOfGrad, dtype, reps)?);
-        runs.push(elementwise_chain(dtype, reps)?);
-        runs.push(matmul(dtype, reps)?);
+        runs.push(elementwise_chain(1_000_000, dtype, reps)?);
+        runs.push(matmul(1024, dtype, reps)?);
         print_rows(runs, threads);
         return Ok(());
+    }
+    if args.windows(2).any(|w| w[0] == "--only" && w[1] == "gpu") {
+        return gpu_rows(dtype, threads);
     }
     if only_conv {
         runs.extend(conv_rows(dtype, reps)?);
@@ -529,8 +537,8 @@ fn main() -> Result<()> {
         }
     }
     runs.extend(single_ops(dtype, reps)?);
-    runs.push(elementwise_chain(dtype, reps)?);
-    runs.push(matmul(dtype, reps)?);
+    runs.push(elementwise_chain(1_000_000, dtype, reps)?);
+    runs.push(matmul(1024, dtype, reps)?);
     runs.extend(conv_rows(dtype, reps)?);
     runs.push(per_example_grads(dtype, reps)?);
     runs.push(mlp_batch_grad(dtype, reps)?);
@@ -539,6 +547,57 @@ fn main() -> Result<()> {
     runs.extend(solvers(dtype, reps)?);
     runs.extend(ode_rows(dtype, reps)?);
     print_rows(runs, threads);
+    Ok(())
+}
+
+/// The accelerator rows (issue 22's list; `jax_suite.py --only gpu` names its rows the same),
+/// on the default device (xtask or the caller selects the plugin with QUABLA_PLATFORMS),
+/// each printed as soon as it is measured so that a run cut short still reports.
+fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
+    let reps = 5;
+    let rows: [(&str, fn(DType, usize) -> Result<Vec<Run>>); 7] = [
+        ("pinn 1024", |d, r| {
+            Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
+        }),
+        ("pinn 16384", |d, r| {
+            Ok(vec![pinn_step(16384, Laplacian::JvpOfGrad, d, r)?])
+        }),
+        ("matmul", |d, r| Ok(vec![matmul(4096, d, r)?])),
+        ("chain", |d, r| Ok(vec![elementwise_chain(10_000_000, d, r)?])),
+        ("scan rnn", |d, r| {
+            let (c, s) = time(rnn, &rnn_args(d)?, r)?;
+            Ok(vec![run("scan_10k_rnn64".into(), d, c, s)])
+        }),
+        ("neural ode", |d, r| {
+            let params = mlp_params(d)?;
+            let forward = |a: &[Array]| -> Result<Vec<Array>> {
+                Ok(vec![neural_ode_at_speed(a, Gradient::ForwardOnly, 1.0)?])
+            };
+            let (c, s) = time(forward, &params, r)?;
+            Ok(vec![run("neural_ode_mlp64".into(), d, c, s)])
+        }),
+        ("neural ode grad", |d, r| {
+            let params = mlp_params(d)?;
+            let all: Vec<usize> = (0..params.len()).collect();
+            let direct = |a: &[Array]| -> Result<Vec<Array>> {
+                Ok(vec![neural_ode_at_speed(a, Gradient::Direct, 1.0)?])
+            };
+            let (c, s) = time(grad(direct, &all), &params, r)?;
+            Ok(vec![run(
+                "neural_ode_mlp64_grad_direct_vs_diffrax".into(),
+                d,
+                c,
+                s,
+            )])
+        }),
+    ];
+    for (what, row) in rows {
+        // One failing row is reported and the rest still run.
+        match row(dtype, reps) {
+            Ok(runs) => print_rows(runs, threads),
+            Err(e) => eprintln!("bench row `{what}` failed: {e}"),
+        }
+    }
     Ok(())
 }
 

@@ -1,16 +1,23 @@
 //! `dot_general` as a plain kernel.
 
-use super::{coordinates, flat, Node};
+use super::reduce::BLOCK_FOLD_MIN;
+use super::{block_fold, coordinates, flat, Gemm, Node, Spread};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::qir::DotDims;
 use quabla_abi::DType;
 
 /// `dot_general` as one thread per output element, summing over the contracted axes in
-/// row-major order (f32 in f64; integers wrapping). A plain, deterministic kernel: the
-/// fallback for integer dots and the reference a cuBLAS path will be checked against.
+/// row-major order (f32 in f64; integers wrapping); with few outputs (at most
+/// `BLOCK_DOT_OUTPUTS`) and long sums (`BLOCK_FOLD_MIN` terms or more), as a parameter
+/// gradient's contraction over a batch is, one block per output summing in a fixed tree. A
+/// plain, deterministic kernel.
+/// The most outputs a dot gives a block each: beyond, one thread per output already fills
+/// the GPU.
+const BLOCK_DOT_OUTPUTS: usize = 1 << 16;
+
 pub(super) fn dot_general(n: &Node, d: &DotDims) -> Kernel {
-    let (result, out) = (n.result, n.out);
+    let out = n.out;
     let x = [n.read(0), n.read(1)];
     let shapes: [&[usize]; 2] = [&n.ty(0).shape, &n.ty(1).shape];
     let [l, r] = shapes;
@@ -45,6 +52,17 @@ pub(super) fn dot_general(n: &Node, d: &DotDims) -> Kernel {
         lc[a] = format!("r{j}");
         rc[b] = format!("r{j}");
     }
+    let mut kernel = dot_kernel(n, &lc, &rc, &kshape);
+    kernel.gemm = Gemm::of(d, l, r, out.dtype, x[0].0, x[1].0);
+    kernel
+}
+
+/// The kernel itself, from each operand's index expressions (`c<k>` output and `r<j>`
+/// contracted coordinates): one thread, or one block, per output element.
+fn dot_kernel(n: &Node, lc: &[String], rc: &[String], kshape: &[usize]) -> Kernel {
+    let (result, out) = (n.result, n.out);
+    let x = [n.read(0), n.read(1)];
+    let (l, r) = (&n.ty(0).shape, &n.ty(1).shape);
     let count: usize = kshape.iter().product();
     let (acc_ty, step) = match out.dtype {
         DType::I32 => ("unsigned int", "acc += (unsigned int)a * (unsigned int)b;"),
@@ -52,14 +70,27 @@ pub(super) fn dot_general(n: &Node, d: &DotDims) -> Kernel {
         _ => ("double", "acc += (double)a * (double)b;"),
     };
     let t = c_type(out.dtype);
+    if count >= BLOCK_FOLD_MIN && out.num_elements() <= BLOCK_DOT_OUTPUTS {
+        let body = format!(
+            "{coords}    {acc_ty} acc = 0; unsigned char has = 1;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{rcoords}    {t} a = in{lv}[{li}];\n    {t} b = in{rv}[{ri}];\n    {step}\n    }}\n{fold}",
+            coords = coordinates(&out.shape, "i", "c"),
+            rcoords = coordinates(kshape, "j", "r"),
+            lv = x[0].0,
+            rv = x[1].0,
+            li = flat(lc, l),
+            ri = flat(rc, r),
+            fold = block_fold(acc_ty, "acc = acc + x;", result, t),
+        );
+        return n.spread_kernel(&x, out.num_elements(), &body, Spread::Block { acc_ty });
+    }
     let body = format!(
         "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{rcoords}    {t} a = in{lv}[{li}];\n    {t} b = in{rv}[{ri}];\n    {step}\n    }}\n    out{result}[i] = ({t})acc;\n",
         coords = coordinates(&out.shape, "i", "c"),
-        rcoords = coordinates(&kshape, "j", "r"),
+        rcoords = coordinates(kshape, "j", "r"),
         lv = x[0].0,
         rv = x[1].0,
-        li = flat(&lc, l),
-        ri = flat(&rc, r),
+        li = flat(lc, l),
+        ri = flat(rc, r),
     );
     n.kernel(&x, out.num_elements(), &body)
 }

@@ -5,6 +5,7 @@
 //! deterministic scatter-add) and `sort.rs` hold the rest.
 
 mod dot;
+mod gemm;
 mod indexing;
 mod movement;
 mod reduce;
@@ -12,6 +13,7 @@ mod sort;
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
+pub use gemm::Gemm;
 use quabla_abi::qir::Op;
 use quabla_abi::{DType, TensorType};
 
@@ -58,6 +60,42 @@ pub(super) fn distinct(reads: &[(usize, DType)]) -> Vec<(usize, DType)> {
     out
 }
 
+/// The most threads a block-per-element kernel runs with: the size of its shared arrays.
+pub const FOLD_BLOCK: usize = 256;
+
+/// How a kernel's loop over its elements is spread over the GPU.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Spread {
+    /// One thread per element (a grid-stride loop over threads).
+    Thread,
+    /// One block per element (a grid-stride loop over blocks), the block folding together:
+    /// shared arrays `qpart` (of the accumulator's C type) and `qhas` are declared.
+    Block { acc_ty: &'static str },
+}
+
+/// Statements that fold the block's per-thread partials `acc` (present where `has`) in a
+/// fixed tree order (thread t takes t + s's partial, s halving from blockDim.x / 2), then
+/// store the fold into `out<result>[i]` from thread 0. The order depends only on the block
+/// size, which the runtime fixes per kernel: results are identical run to run. `step` folds
+/// `x` into `acc`, as `reduce::fold`'s steps do.
+pub(super) fn block_fold(acc_ty: &str, step: &str, result: usize, out_ty: &str) -> String {
+    format!(
+        "    qpart[threadIdx.x] = acc; qhas[threadIdx.x] = has;
+    __syncthreads();
+    for (unsigned int s = blockDim.x >> 1; s > 0u; s >>= 1) {{
+      if (threadIdx.x < s && qhas[threadIdx.x + s]) {{
+        {acc_ty} x = qpart[threadIdx.x + s];
+        if (qhas[threadIdx.x]) {{ acc = qpart[threadIdx.x]; {step} }} else {{ acc = x; }}
+        qpart[threadIdx.x] = acc; qhas[threadIdx.x] = 1;
+      }}
+      __syncthreads();
+    }}
+    if (threadIdx.x == 0u) out{result}[i] = ({out_ty})qpart[0];
+    __syncthreads();
+"
+    )
+}
+
 /// A kernel `name` reading `reads` and writing `writes` (pointers `in<id>`, `out<id>`),
 /// whose `body` runs once per index `i` of a grid-stride loop over `elements`.
 pub(super) fn kernel(
@@ -66,6 +104,18 @@ pub(super) fn kernel(
     writes: &[(usize, DType)],
     elements: usize,
     body: &str,
+) -> Kernel {
+    spread_kernel(name, reads, writes, elements, body, Spread::Thread)
+}
+
+/// `kernel`, its elements spread as `spread` says.
+pub(super) fn spread_kernel(
+    name: &str,
+    reads: &[(usize, DType)],
+    writes: &[(usize, DType)],
+    elements: usize,
+    body: &str,
+    spread: Spread,
 ) -> Kernel {
     let reads = &distinct(reads);
     let mut params: Vec<String> = reads
@@ -78,8 +128,14 @@ pub(super) fn kernel(
             .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
     );
     params.push("unsigned long long n".into());
+    let head = match spread {
+        Spread::Thread => "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {\n".to_string(),
+        Spread::Block { acc_ty } => format!(
+            "  __shared__ {acc_ty} qpart[{FOLD_BLOCK}];\n  __shared__ unsigned char qhas[{FOLD_BLOCK}];\n  for (unsigned long long i = blockIdx.x; i < n; i += gridDim.x) {{\n"
+        ),
+    };
     let function = format!(
-        "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{body}  }}\n}}\n",
+        "extern \"C\" __global__ void {name}({}) {{\n{head}{body}  }}\n}}\n",
         params.join(", ")
     );
     Kernel {
@@ -90,6 +146,8 @@ pub(super) fn kernel(
         writes: writes.iter().map(|w| w.0).collect(),
         elements,
         name: name.to_string(),
+        block_per_element: spread != Spread::Thread,
+        gemm: None,
     }
 }
 
@@ -141,12 +199,24 @@ impl Node<'_> {
 
     /// A kernel of this node's one result over `elements` trips.
     pub fn kernel(&self, reads: &[(usize, DType)], elements: usize, body: &str) -> Kernel {
-        kernel(
+        self.spread_kernel(reads, elements, body, Spread::Thread)
+    }
+
+    /// `kernel`, its elements spread as `spread` says.
+    pub fn spread_kernel(
+        &self,
+        reads: &[(usize, DType)],
+        elements: usize,
+        body: &str,
+        spread: Spread,
+    ) -> Kernel {
+        spread_kernel(
             self.name,
             reads,
             &[(self.result, self.out.dtype)],
             elements,
             body,
+            spread,
         )
     }
 }

@@ -1,7 +1,7 @@
 //! Reductions and cumulative folds, each output (or line) folded by one thread in one fixed
 //! order: deterministic run to run.
 
-use super::{coordinates, flat, Node};
+use super::{block_fold, coordinates, flat, Node, Spread};
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
 use quabla_abi::qir::{CumulativeKind, ReduceKind};
@@ -48,8 +48,16 @@ fn identity(kind: ReduceKind, dtype: DType) -> &'static str {
     }
 }
 
+/// From this many elements per output on, a block of threads folds each output (a thread
+/// folds a strided share, then the block folds the shares in a fixed tree): below it, one
+/// thread per output. The conformance suite's small reductions, held to 0 ulp against the
+/// sequential order, stay below; its 5,000-element sums go through the block fold.
+pub(super) const BLOCK_FOLD_MIN: usize = 64;
+
 /// Each output element folds its elements in row-major order of the reduced axes, starting
-/// from the first (so signed zeros and NaNs are folded, not an identity's).
+/// from the first (so signed zeros and NaNs are folded, not an identity's); from
+/// `BLOCK_FOLD_MIN` elements on, a block folds each output, its threads' shares starting
+/// from their own first elements likewise.
 pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
     let (x, src, result, out) = (n.read(0), &n.ty(0).shape, n.result, n.out);
     let kept: Vec<usize> = (0..src.len()).filter(|a| !axes.contains(a)).collect();
@@ -72,6 +80,14 @@ pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
             c_type(out.dtype),
             identity(kind, x.1)
         )
+    } else if count >= BLOCK_FOLD_MIN {
+        let rcoords = coordinates(&rshape, "j", "r");
+        let fold = block_fold(acc_ty, &step, result, c_type(out.dtype));
+        let body = format!(
+            "{coords}    {acc_ty} acc = 0; unsigned char has = 0;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{rcoords}    {acc_ty} x = ({acc_ty})in{v}[{index}];\n    if (!has) {{ acc = x; has = 1; continue; }}\n    {step}\n    }}\n{fold}",
+            v = x.0
+        );
+        return n.spread_kernel(&[x], out.num_elements(), &body, Spread::Block { acc_ty });
     } else {
         let rcoords = coordinates(&rshape, "j", "r");
         format!(
