@@ -244,7 +244,7 @@ def main():
 
 
 def gpu_rows(dtype, dtype_name, threads):
-    """Issue 22's accelerator rows, named as `bench_suite --only gpu`'s, each printed when
+    """The accelerator rows, named as `bench_suite --only gpu`'s, each printed when
     measured. Matrix products at "highest" precision: Quabla's f32 products do not use TF32,
     and XLA's default on NVIDIA GPUs does."""
     reps = 5

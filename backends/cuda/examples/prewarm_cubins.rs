@@ -55,11 +55,7 @@ fn sources(dir: &Path) -> Result<Vec<(String, String)>, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str| {
-        args.windows(2)
-            .find(|w| w[0] == flag)
-            .map(|w| w[1].clone())
-    };
+    let value = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
     let Some(sm) = value("--sm").and_then(|s| s.parse::<u32>().ok()) else {
         eprintln!("usage: prewarm_cubins --sm 90 [--cases DIR]");
         return ExitCode::from(2);
@@ -96,7 +92,10 @@ fn main() -> ExitCode {
             })
             .collect::<Vec<_>>()
             .into_iter()
-            .map(|h| h.join().unwrap_or((0, vec!["a compile thread panicked".into()])))
+            .map(|h| {
+                h.join()
+                    .unwrap_or((0, vec!["a compile thread panicked".into()]))
+            })
             .collect()
     });
     let cached: usize = results.iter().map(|r| r.0).sum();

@@ -174,7 +174,7 @@ impl Executor for Emulated {
     }
 
     fn scalar(&self, v: &Value, _ty: &TensorType) -> Result<i64, AbiError> {
-        Ok(scalar_of(v))
+        Ok(crate::runtime::scalar_of(v.bytes()))
     }
 
     fn launch(
@@ -211,15 +211,5 @@ impl Executor for Emulated {
             .copied()
             .zip(writes.into_iter().map(std::sync::Arc::new))
             .collect())
-    }
-}
-
-/// A bool or i32 scalar's value (a branch index or a loop's predicate).
-fn scalar_of(s: &Storage) -> i64 {
-    let b = s.bytes();
-    match b.len() {
-        1 => b[0] as i64,
-        n if n >= 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-        _ => 0,
     }
 }

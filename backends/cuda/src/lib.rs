@@ -1,18 +1,18 @@
-//! `quabla-cuda`: the CUDA backend plugin, first part. Device discovery never panics or
-//! aborts without a driver (no devices, no capabilities, and a typed error from `compile`).
-//! The kernel compiler covers every QIR op but the dense factorizations, as CUDA C with
-//! QIR's exact semantics (`elementwise.rs`; `kernels/` for movement, reductions,
+//! `quabla-cuda`: the CUDA backend plugin. Device discovery never panics or aborts without a
+//! driver (no devices, no capabilities, and a typed error from `compile`). Every QIR op but
+//! the dense factorizations and host callbacks becomes CUDA C with QIR's exact semantics
+//! (`elementwise.rs`; `kernels/` for movement, reductions with block folds in a fixed tree,
 //! cumulative ops, dynamic slices, dot_general, gather, deterministic scatter-add and sort),
 //! elementwise runs fused into one kernel each (`fusion.rs`), programs planned with
-//! host-decided `cond`/`while` (`plan.rs`), compiled with NVRTC to cubins for a given SM
-//! (`nvrtc.rs`); CI compiles every conformance program's kernels for sm_80 and sm_90
-//! without a GPU (`tests/kernels_compile.rs`), and runs the suite on a host emulation
+//! host-decided `cond`/`while` (`plan.rs`, loops run ahead of their predicates in
+//! `loops.rs`), compiled with NVRTC to one cubin per program for the device's SM
+//! (`nvrtc.rs`, cached on disk by `cubin_cache.rs`), run on the first GPU's stream
+//! (`runtime.rs`), matrix products on cuBLAS where it is found (`blas.rs`). CI compiles every
+//! conformance program's kernels for sm_80 and sm_90 without a GPU
+//! (`tests/kernels_compile.rs`) and runs the suite on a host emulation
 //! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
-//! compiler). `runtime.rs` runs the same plans on the first GPU (memory, one stream,
-//! launches sized by the kernel's attributes): written and compiled, never run here (no
-//! GPU). Not built: cuBLAS/cuSOLVER, parallel reductions and sorts, download events,
-//! CUDA graphs. Cubins are cached on disk (`cubin_cache.rs`). The wheel is
-//! `bindings/cuda-plugin`.
+//! compiler); `gpu-check.sh` runs it on a GPU. Not built: cuSOLVER, download events, CUDA
+//! graphs. The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -27,6 +27,7 @@ pub mod elementwise;
 pub mod emulate;
 pub mod fusion;
 pub mod kernels;
+pub mod loops;
 pub mod nvrtc;
 pub mod plan;
 pub mod runtime;

@@ -175,6 +175,14 @@ pub trait Executor {
     ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
     /// A bool or i32 scalar read back (a branch index, a loop's predicate).
     fn scalar(&self, v: &Self::Value, ty: &TensorType) -> Result<i64, quabla_abi::abi::AbiError>;
+    /// Several scalars read back (a batch of loop predicates): one wait where the executor
+    /// can queue the copies.
+    fn scalars(
+        &self,
+        vs: &[(&Self::Value, &TensorType)],
+    ) -> Result<Vec<i64>, quabla_abi::abi::AbiError> {
+        vs.iter().map(|(v, ty)| self.scalar(v, ty)).collect()
+    }
 }
 
 /// Runs `plan` on `inputs` with `e`; regions recurse, as deep as QIR's validation lets
@@ -234,17 +242,7 @@ pub fn run<E: Executor>(
                 body,
                 results,
             } => {
-                let mut c = all(&values, carry)?;
-                loop {
-                    let go = run(e, cond, c.clone())?;
-                    let go = go
-                        .first()
-                        .ok_or_else(|| AbiError::internal("a while condition gave nothing"))?;
-                    if e.scalar(go, &cond.types[cond.outputs[0]])? == 0 {
-                        break;
-                    }
-                    c = run(e, body, c)?;
-                }
+                let (c, _) = crate::loops::run_while(e, cond, body, all(&values, carry)?)?;
                 for (&r, v) in results.iter().zip(c) {
                     values[r] = Some(v);
                 }

@@ -2,12 +2,12 @@
 //! own SM and loaded as a cubin; values in device memory (bytes as the ABI lays them out);
 //! kernels launched on the device's stream with their block size capped by the kernel's
 //! `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`; `cond`/`while` read their predicate back.
-//! Compiled in CI, run only where a driver and a GPU exist: no machine here has one, so
-//! this path is unverified until a GPU run (the emulation checks the same plans' kernels).
+//! Compiled in CI, run only where a driver and a GPU exist (`gpu-check.sh` on an H200: the
+//! conformance suite passes; the emulation checks the same plans' kernels in CI).
 
 use crate::fusion::Kernel;
-use crate::plan::{plan, Executor, Plan, Step};
 use crate::kernels::Gemm;
+use crate::plan::{plan, Executor, Plan, Step};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
     PushKernelArg,
@@ -20,6 +20,13 @@ use std::sync::{Arc, Mutex};
 
 fn driver(e: cudarc::driver::DriverError) -> AbiError {
     AbiError::internal(format!("the CUDA driver: {e}"))
+}
+
+fn out_of_memory(bytes: usize, e: cudarc::driver::DriverError) -> AbiError {
+    AbiError::new(
+        ErrorCode::ResourceExhausted,
+        format!("allocating {bytes} bytes on the GPU: {e}"),
+    )
 }
 
 /// The device the plugin runs on (the first GPU), its stream and SM, and cuBLAS where the
@@ -35,6 +42,11 @@ impl Gpu {
     /// Opens GPU 0 (only call where `driver::devices()` found one).
     pub fn open(compute_capability: (i32, i32)) -> Result<Arc<Gpu>, AbiError> {
         let ctx = CudaContext::new(0).map_err(driver)?;
+        // SAFETY: everything runs on the one stream below (kernels, cuBLAS, copies), and a
+        // buffer handed to another stream (NCCL's) is exported only after a synchronize
+        // (`address`): cudarc's per-argument events, two driver calls per buffer per launch,
+        // would order nothing.
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         let (major, minor) = compute_capability;
         // Without cuBLAS (or with QUABLA_CUDA_CUBLAS=0) matrix products run as kernels.
@@ -52,14 +64,21 @@ impl Gpu {
         self.blas.is_some()
     }
 
-    /// A value's memory (at least one byte: an empty allocation is not one).
+    /// A value's memory, zero-filled (at least one byte: an empty allocation is not one).
     fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
-        self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(|e| {
-            AbiError::new(
-                ErrorCode::ResourceExhausted,
-                format!("allocating {bytes} bytes on the GPU: {e}"),
-            )
-        })
+        self.stream
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(|e| out_of_memory(bytes, e))
+    }
+
+    /// A kernel's output memory, left unset: every kernel writes each element of each of its
+    /// outputs (the kernel generators' contract: a grid-stride loop over all of them, or a
+    /// block per element whose thread 0 stores it), and cuBLAS with beta = 0 reads none, so
+    /// a zero fill would be a wasted launch per kernel.
+    fn alloc_output(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
+        // SAFETY: the memory is only read after a kernel or cuBLAS has written all of it
+        // (above); `u8` has no invalid bit patterns.
+        unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| out_of_memory(bytes, e))
     }
 
     pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, AbiError> {
@@ -91,6 +110,15 @@ impl Gpu {
         self.synchronize()?;
         let (ptr, _recorded) = slice.device_ptr(&self.stream);
         Ok(ptr)
+    }
+}
+
+/// A bool's or an i32's value from its bytes (a branch index, a loop's predicate).
+pub(crate) fn scalar_of(b: &[u8]) -> i64 {
+    match b.len() {
+        1 => b[0] as i64,
+        n if n >= 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
+        _ => 0,
     }
 }
 
@@ -213,7 +241,7 @@ impl Compiled {
                 .ok_or_else(|| AbiError::internal("a matrix product's operand is not read"))
         };
         let result = k.writes[0];
-        let mut out = self.gpu.alloc(types[result].size_bytes())?;
+        let mut out = self.gpu.alloc_output(types[result].size_bytes())?;
         {
             let stream = &self.gpu.stream;
             let (lhs, _l) = operand(g.lhs)?.device_ptr(stream);
@@ -239,12 +267,29 @@ impl Executor for Compiled {
     }
 
     fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
-        let b = self.gpu.download(v, ty.size_bytes())?;
-        Ok(match b.len() {
-            1 => b[0] as i64,
-            n if n >= 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-            _ => 0,
-        })
+        Ok(scalar_of(&self.gpu.download(v, ty.size_bytes())?))
+    }
+
+    /// Each scalar's bytes copied on the stream into its own 4-byte slot of one buffer,
+    /// which is read back once: one wait for the batch.
+    fn scalars(&self, vs: &[(&Value, &TensorType)]) -> Result<Vec<i64>, AbiError> {
+        if vs.len() < 2 {
+            return vs.iter().map(|(v, ty)| self.scalar(v, ty)).collect();
+        }
+        let mut slots = self.gpu.alloc_output(4 * vs.len())?;
+        for (j, (v, ty)) in vs.iter().enumerate() {
+            let n = ty.size_bytes().min(4);
+            self.gpu
+                .stream
+                .memcpy_dtod(&v.slice(0..n), &mut slots.slice_mut(4 * j..4 * j + n))
+                .map_err(driver)?;
+        }
+        let bytes = self.gpu.download(&slots, 4 * vs.len())?;
+        Ok(vs
+            .iter()
+            .enumerate()
+            .map(|(j, (_, ty))| scalar_of(&bytes[4 * j..4 * j + ty.size_bytes().min(4)]))
+            .collect())
     }
 
     /// Launches one kernel over its elements: its outputs, by value id.
@@ -264,7 +309,7 @@ impl Executor for Compiled {
         let mut writes = k
             .writes
             .iter()
-            .map(|&v| self.gpu.alloc(types[v].size_bytes()))
+            .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
             .collect::<Result<Vec<_>, _>>()?;
         if k.elements > 0 {
             let n = k.elements as u64;

@@ -550,12 +550,15 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// The accelerator rows (issue 22's list; `jax_suite.py --only gpu` names its rows the same),
+/// A set of rows measured in one dtype with a repetition count.
+type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
+
+/// The accelerator rows (`jax_suite.py --only gpu` names its rows the same),
 /// on the default device (xtask or the caller selects the plugin with QUABLA_PLATFORMS),
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, fn(DType, usize) -> Result<Vec<Run>>); 7] = [
+    let rows: [(&str, RowsOf); 7] = [
         ("pinn 1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -563,7 +566,9 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             Ok(vec![pinn_step(16384, Laplacian::JvpOfGrad, d, r)?])
         }),
         ("matmul", |d, r| Ok(vec![matmul(4096, d, r)?])),
-        ("chain", |d, r| Ok(vec![elementwise_chain(10_000_000, d, r)?])),
+        ("chain", |d, r| {
+            Ok(vec![elementwise_chain(10_000_000, d, r)?])
+        }),
         ("scan rnn", |d, r| {
             let (c, s) = time(rnn, &rnn_args(d)?, r)?;
             Ok(vec![run("scan_10k_rnn64".into(), d, c, s)])

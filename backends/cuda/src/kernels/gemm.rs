@@ -29,7 +29,8 @@ fn in_order(axes: impl Iterator<Item = usize>, rank: usize) -> bool {
 /// `Some(false)` where an operand's axes are `batch ++ first ++ second`, `Some(true)` where
 /// they are `batch ++ second ++ first`, `None` otherwise.
 fn grouped(batch: &[usize], first: &[usize], second: &[usize], rank: usize) -> Option<bool> {
-    let chained = |x: &[usize], y: &[usize]| in_order(batch.iter().chain(x).chain(y).copied(), rank);
+    let chained =
+        |x: &[usize], y: &[usize]| in_order(batch.iter().chain(x).chain(y).copied(), rank);
     if chained(first, second) {
         Some(false)
     } else if chained(second, first) {
@@ -55,8 +56,7 @@ impl Gemm {
             return None;
         }
         let b = d.lhs_batch.len();
-        if !in_order(d.lhs_batch.iter().copied(), b) || !in_order(d.rhs_batch.iter().copied(), b)
-        {
+        if !in_order(d.lhs_batch.iter().copied(), b) || !in_order(d.rhs_batch.iter().copied(), b) {
             return None;
         }
         let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
@@ -101,32 +101,107 @@ mod tests {
 
     #[test]
     fn matrix_products_in_each_layout() {
-        let g = Gemm::of(&dims(&[], &[], &[1], &[0]), &[4, 3], &[3, 5], DType::F32, 0, 1);
+        let g = Gemm::of(
+            &dims(&[], &[], &[1], &[0]),
+            &[4, 3],
+            &[3, 5],
+            DType::F32,
+            0,
+            1,
+        );
         let g = g.unwrap();
         assert_eq!((g.batch, g.m, g.n, g.k), (1, 4, 5, 3));
         assert!(!g.lhs_transposed && !g.rhs_transposed);
         // xᵀ y and x yᵀ.
-        let g = Gemm::of(&dims(&[], &[], &[0], &[0]), &[3, 4], &[3, 5], DType::F64, 0, 1);
+        let g = Gemm::of(
+            &dims(&[], &[], &[0], &[0]),
+            &[3, 4],
+            &[3, 5],
+            DType::F64,
+            0,
+            1,
+        );
         assert!(g.unwrap().lhs_transposed && !g.unwrap().rhs_transposed);
-        let g = Gemm::of(&dims(&[], &[], &[1], &[1]), &[4, 3], &[5, 3], DType::F64, 0, 1);
+        let g = Gemm::of(
+            &dims(&[], &[], &[1], &[1]),
+            &[4, 3],
+            &[5, 3],
+            DType::F64,
+            0,
+            1,
+        );
         assert!(!g.unwrap().lhs_transposed && g.unwrap().rhs_transposed);
         // Batched, and a matrix-vector product (n = 1), and two contracted axes as one k.
-        let g = Gemm::of(&dims(&[0], &[0], &[2], &[1]), &[2, 3, 4], &[2, 4, 5], DType::F32, 0, 1);
+        let g = Gemm::of(
+            &dims(&[0], &[0], &[2], &[1]),
+            &[2, 3, 4],
+            &[2, 4, 5],
+            DType::F32,
+            0,
+            1,
+        );
         assert_eq!(g.map(|g| (g.batch, g.m, g.n, g.k)), Some((2, 3, 5, 4)));
         let g = Gemm::of(&dims(&[], &[], &[1], &[0]), &[4, 3], &[3], DType::F32, 0, 1);
         assert_eq!(g.map(|g| (g.m, g.n, g.k)), Some((4, 1, 3)));
-        let g = Gemm::of(&dims(&[], &[], &[1, 2], &[0, 1]), &[4, 2, 3], &[2, 3, 5], DType::F32, 0, 1);
+        let g = Gemm::of(
+            &dims(&[], &[], &[1, 2], &[0, 1]),
+            &[4, 2, 3],
+            &[2, 3, 5],
+            DType::F32,
+            0,
+            1,
+        );
         assert_eq!(g.map(|g| (g.m, g.n, g.k)), Some((4, 5, 6)));
     }
 
     #[test]
     fn other_dots_stay_kernels() {
         // Integers; a batch axis that is not leading; contracted axes out of order; empty.
-        assert!(Gemm::of(&dims(&[], &[], &[1], &[0]), &[4, 3], &[3, 5], DType::I32, 0, 1).is_none());
-        assert!(Gemm::of(&dims(&[1], &[0], &[2], &[1]), &[3, 2, 4], &[2, 4, 5], DType::F32, 0, 1).is_none());
-        assert!(Gemm::of(&dims(&[], &[], &[2, 1], &[0, 1]), &[4, 2, 3], &[3, 2, 5], DType::F32, 0, 1).is_none());
-        assert!(Gemm::of(&dims(&[], &[], &[1], &[0]), &[4, 0], &[0, 5], DType::F32, 0, 1).is_none());
+        assert!(Gemm::of(
+            &dims(&[], &[], &[1], &[0]),
+            &[4, 3],
+            &[3, 5],
+            DType::I32,
+            0,
+            1
+        )
+        .is_none());
+        assert!(Gemm::of(
+            &dims(&[1], &[0], &[2], &[1]),
+            &[3, 2, 4],
+            &[2, 4, 5],
+            DType::F32,
+            0,
+            1
+        )
+        .is_none());
+        assert!(Gemm::of(
+            &dims(&[], &[], &[2, 1], &[0, 1]),
+            &[4, 2, 3],
+            &[3, 2, 5],
+            DType::F32,
+            0,
+            1
+        )
+        .is_none());
+        assert!(Gemm::of(
+            &dims(&[], &[], &[1], &[0]),
+            &[4, 0],
+            &[0, 5],
+            DType::F32,
+            0,
+            1
+        )
+        .is_none());
         // The middle axis contracted: neither group order.
-        assert!(Gemm::of(&dims(&[], &[], &[1], &[0]), &[4, 3, 2], &[3, 5], DType::F32, 0, 1).is_none());
+        assert!(Gemm::of(
+            &dims(&[], &[], &[1], &[0]),
+            &[4, 3, 2],
+            &[3, 5],
+            DType::F32,
+            0,
+            1
+        )
+        .is_none());
     }
 }
