@@ -58,3 +58,33 @@ def test_approx_top_k_is_exact_as_jax_on_cpu():
     v, i = lax.approx_max_k(qnp.arange(12.0).reshape(3, 4) % 5, 2, reduction_dimension=0)
     assert v.tolist() == [[4.0, 4.0, 2.0, 3.0], [3.0, 1.0, 1.0, 2.0]]
     assert i.tolist() == [[1, 2, 0, 0], [2, 0, 1, 1]]
+
+
+def test_bitwise_reductions_of_integers_as_jax():
+    # JAX 0.10.2's values (lax.reduce_and / reduce_or / reduce_xor are bitwise on integers).
+    x = qnp.array([[-7, 3, -1], [12, -10, 6]], dtype=qnp.int32)
+    u = qnp.array([[0xFFFFFFFF, 0x80000001, 5], [8, 8, 0]], dtype=qnp.uint32)
+    empty = qnp.zeros((2, 0), dtype=qnp.int32)
+    expected = {
+        "reduce_and": ([1, 4], [8, 2, 6], 0, [1, 0], [-1, -1]),
+        "reduce_or": ([-1, -2], [-3, -9, -1], -1, [4294967295, 8], [0, 0]),
+        "reduce_xor": ([5, -4], [-11, -11, -7], -7, [2147483643, 0], [0, 0]),
+    }
+    for name, (rows, cols, whole, unsigned, of_empty) in expected.items():
+        f = getattr(lax, name)
+        assert f(x, (1,)).tolist() == rows, name
+        assert f(x, (0,)).tolist() == cols, name
+        assert f(x, (0, 1)).tolist() == whole, name
+        assert f(u, (1,)).tolist() == unsigned and f(u, (1,)).dtype == qnp.uint32, name
+        assert f(empty, (1,)).tolist() == of_empty, name
+        assert f(x, ()).tolist() == x.tolist(), name
+        assert f(x, (1,)).dtype == qnp.int32
+
+
+def test_logical_reductions_of_booleans():
+    b = qnp.array([[True, False], [True, True]])
+    assert lax.reduce_and(b, (1,)).tolist() == [False, True]
+    assert lax.reduce_or(b, (0,)).tolist() == [True, True]
+    assert lax.reduce_xor(b, (1,)).tolist() == [True, False]
+    with pytest.raises(TypeError, match="integer or boolean"):
+        lax.reduce_and(qnp.ones(3), (0,))

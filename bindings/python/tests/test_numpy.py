@@ -337,6 +337,10 @@ def test_array_protocols():
     assert_close(-x, [[-1.5, -2.0]])
     assert (~qnp.asarray(np.array([True, False]))).tolist() == [False, True]
     assert (qnp.asarray(np.array([5], np.int32)) >> 1).tolist() == [2]
+    # Shifts with the array on the right (JAX's `1 << jnp.arange(3)`), signed and unsigned.
+    k = qnp.arange(3)
+    assert (1 << k).tolist() == [1, 2, 4] and (-64 >> k).tolist() == [-64, -32, -16]
+    assert (np.uint32(0x80000000) >> k.astype(qnp.uint32)).tolist() == [2**31, 2**30, 2**29]
     import pickle
     assert pickle.loads(pickle.dumps(x)).tolist() == x.tolist()
 

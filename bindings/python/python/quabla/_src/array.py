@@ -289,6 +289,14 @@ class Array:
         op = "shift_right_logical" if self.dtype.kind == "u" else "shift_right_arithmetic"
         return self._bin(op, o)
 
+    def __rlshift__(self, o):
+        from .. import numpy as qnp
+        return qnp.left_shift(o, self)
+
+    def __rrshift__(self, o):
+        from .. import numpy as qnp
+        return qnp.right_shift(o, self)
+
     def __lt__(self, o): return self._bin("lt", o)
     def __le__(self, o): return self._bin("le", o)
     def __gt__(self, o): return self._bin("gt", o)

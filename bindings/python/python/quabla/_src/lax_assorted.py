@@ -7,8 +7,6 @@ from __future__ import annotations
 import functools
 from typing import Callable, Optional, Sequence
 
-import numpy as np
-
 from .array import Array
 from .numpy.creation import asarray
 from .numpy.floating import nextafter  # noqa: F401  (lax's name for numpy's function)
@@ -28,12 +26,37 @@ def reduce_xor(operand, axes: Sequence[int]) -> Array:
     >>> reduce_xor(qnp.array([[1, 2, 4], [3, 3, 3]]), (1,)).tolist()
     [7, 3]
     """
-    from .lax_windows import reduce
-    from .numpy.elementwise import bitwise_xor
+    return bitwise_reduce(operand, axes, "xor")
+
+
+def bitwise_reduce(operand, axes: Sequence[int], kind: str) -> Array:
+    """``kind`` (``"and"``, ``"or"``, ``"xor"``) of the elements along ``axes``, bit by bit:
+    each of the 32 bits reduced as booleans (all, any, parity) and the bits put back, so one
+    vectorised reduction, not a fold along the elements. Booleans reduce as themselves; an
+    empty reduction gives the identity (all ones, zero, zero)."""
+    from .. import numpy as qnp
     x = asarray(operand)
     if x.dtype.kind not in "iub":
-        raise TypeError(f"reduce_xor needs integer or boolean operands, got {x.dtype}")
-    return reduce(x, np.zeros((), x.dtype).item(), bitwise_xor, tuple(axes))
+        raise TypeError(f"reduce_{kind} needs integer or boolean operands, got {x.dtype}")
+    axes = tuple(int(a) % x.ndim for a in axes) if x.ndim else tuple(axes)
+    if x.dtype.kind == "b":
+        return _bool_reduce(x, axes, kind)
+    shifts = qnp.arange(32, dtype=qnp.uint32)
+    bits = ((x.astype(qnp.uint32)[..., None] >> shifts) & qnp.uint32(1)) != 0
+    kept = _bool_reduce(bits, axes, kind)
+    # Distinct powers of two: their sum is their or, and fits in 32 bits.
+    word = qnp.sum(qnp.where(kept, qnp.uint32(1) << shifts, qnp.uint32(0)), axis=-1,
+                   dtype=qnp.uint32)
+    return word.astype(x.dtype)
+
+
+def _bool_reduce(b: Array, axes: tuple, kind: str) -> Array:
+    from .. import numpy as qnp
+    if kind == "and":
+        return qnp.all(b, axis=axes)
+    if kind == "or":
+        return qnp.any(b, axis=axes)
+    return (qnp.sum(b.astype(qnp.int32), axis=axes) & 1) != 0
 
 
 def index_take(src, idxs: Sequence, axes: Sequence[int]) -> Array:

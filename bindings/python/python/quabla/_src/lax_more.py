@@ -98,8 +98,26 @@ reduce_sum = _reduction(red.sum, "reduce_sum")
 reduce_prod = _reduction(red.prod, "reduce_prod")
 reduce_max = _reduction(red.max, "reduce_max")
 reduce_min = _reduction(red.min, "reduce_min")
-reduce_and = _reduction(red.all, "reduce_and")
-reduce_or = _reduction(red.any, "reduce_or")
+def reduce_and(operand, axes: Sequence[int]) -> Array:
+    """lax's ``reduce_and(operand, axes)``: logical for booleans, bitwise for integers.
+
+    >>> import quabla.numpy as qnp
+    >>> reduce_and(qnp.array([[7, 3, 5], [12, 10, 6]]), (1,)).tolist()
+    [1, 0]
+    """
+    from .lax_assorted import bitwise_reduce
+    return bitwise_reduce(operand, axes, "and")
+
+
+def reduce_or(operand, axes: Sequence[int]) -> Array:
+    """lax's ``reduce_or(operand, axes)``: logical for booleans, bitwise for integers.
+
+    >>> import quabla.numpy as qnp
+    >>> reduce_or(qnp.array([[1, 2, 4], [8, 8, 0]]), (1,)).tolist()
+    [7, 8]
+    """
+    from .lax_assorted import bitwise_reduce
+    return bitwise_reduce(operand, axes, "or")
 
 
 def _cumulative(kind: str, operand, axis: int, reverse: bool) -> Array:
