@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Callable, Optional, Sequence
 
+import numpy as np
+
 from .array import Array
 from .numpy.creation import asarray
 from .numpy.floating import nextafter  # noqa: F401  (lax's name for numpy's function)
@@ -14,6 +16,7 @@ from .numpy.shape import broadcast_shapes  # noqa: F401
 from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
 
 __all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
+           "reduce_precision",
            "index_take", "empty", "platform_dependent", "composite", "approx_max_k",
            "approx_min_k"]
 
@@ -57,6 +60,46 @@ def _bool_reduce(b: Array, axes: tuple, kind: str) -> Array:
     if kind == "or":
         return qnp.any(b, axis=axes)
     return (qnp.sum(b.astype(qnp.int32), axis=axes) & 1) != 0
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int) -> Array:
+    """``operand`` rounded to a float format of ``exponent_bits`` and ``mantissa_bits``
+    (round to nearest, ties to even), kept in its dtype, as ``jax.lax.reduce_precision``
+    (XLA's rule: values past the format's range become infinities, values below its
+    smallest normal number signed zeros, NaN stays NaN). ``(8, 7)`` rounds to bfloat16's
+    values, ``(5, 10)`` to float16's.
+
+    Written with frexp/ldexp and rint rather than on the bits (there is no 64-bit integer
+    for f64's): on a normal input, the mantissa kept is rounded at its ``mantissa_bits``-th
+    bit; on a subnormal one, at the same absolute position as the smallest normal's.
+
+    >>> import quabla.numpy as qnp
+    >>> reduce_precision(qnp.array([1.00390625, 65520.0, 1e-5]), 5, 10).tolist()
+    [1.00390625, inf, 0.0]
+    """
+    from .. import numpy as qnp
+    from .numpy.floating import _FORMATS
+    x = asarray(operand)
+    if x.dtype.kind != "f":
+        raise TypeError(f"reduce_precision needs a float operand, got {x.dtype}")
+    if int(exponent_bits) < 1 or int(mantissa_bits) < 0:
+        raise ValueError(f"reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, "
+                         f"got {exponent_bits} and {mantissa_bits}")
+    f = _FORMATS[np.dtype(x.dtype)]
+    out = x
+    if mantissa_bits < f.precision - 1:
+        _, e = qnp.frexp(x)
+        # frexp's exponent of the smallest normal is emin + 1; below, the spacing is fixed.
+        step = qnp.maximum(e, np.int32(f.emin + 1)) - np.int32(mantissa_bits + 1)
+        rounded = qnp.ldexp(qnp.rint(qnp.ldexp(x, -step)), step)
+        out = qnp.where(qnp.isfinite(x) & (x != 0), rounded, x)
+    exponent_field = int(np.log2(f.emax + 1)) + 1
+    if exponent_bits < exponent_field:
+        bias = 2 ** (int(exponent_bits) - 1) - 1
+        size = qnp.abs(out)
+        out = qnp.where(size >= 2.0 ** (bias + 1), qnp.copysign(np.inf, out),
+                        qnp.where(size < 2.0 ** (1 - bias), qnp.copysign(0.0, out), out))
+    return qnp.where(qnp.isnan(x), x, out).astype(x.dtype)
 
 
 def index_take(src, idxs: Sequence, axes: Sequence[int]) -> Array:
