@@ -560,6 +560,13 @@ def convolution_cases(lib, xp):
             for p, q in [(x[0, 0], w[0, 0]), (w[0, 0], x[0, 0]), (x[0, 0], x[1, 1])]),
         "signal_grad": lambda: lib.grad(
             lambda p: xp.sum(lib.scipy.signal.correlate2d(p, x[0, 0], "same") ** 2))(w[0, 0]),
+        "patches": lambda: lax.conv_general_dilated_patches(x, (3, 2), (2, 1), "SAME",
+                                                            rhs_dilation=(1, 2)),
+        "patches_layouts": lambda: lax.conv_general_dilated_patches(
+            nhwc, (2, 3), (1, 2), ((1, 0), (0, 2)), lhs_dilation=(2, 1),
+            dimension_numbers=("NHWC", "OIHW", "NCHW")),
+        "patches_grad": lambda: lib.grad(lambda a: xp.sum(xp.sin(
+            lax.conv_general_dilated_patches(a, (2, 2), (1, 1), "VALID")) ** 2))(x),
     }
 
 

@@ -104,6 +104,44 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int],
     return out
 
 
+def conv_general_dilated_patches(lhs, filter_shape: Sequence[int],
+                                 window_strides: Sequence[int],
+                                 padding: Union[str, Sequence[tuple]],
+                                 lhs_dilation: Optional[Sequence[int]] = None,
+                                 rhs_dilation: Optional[Sequence[int]] = None,
+                                 dimension_numbers=None, precision=None,
+                                 preferred_element_type=None) -> Array:
+    """The patches a convolution with a ``filter_shape`` window would see, as
+    ``jax.lax.conv_general_dilated_patches``: the output's feature axis holds, for each
+    input channel ``c`` and window position ``s`` (row-major over ``filter_shape``, given
+    in the kernel layout's spatial order), the element at ``c * prod(filter_shape) + s``.
+    A convolution with a one-hot kernel per (channel, position), one group per channel, as
+    JAX builds it, so it differentiates and batches as convolutions do.
+
+    >>> import quabla.numpy as qnp
+    >>> x = qnp.arange(9.0).reshape(1, 1, 3, 3)
+    >>> conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID")[0, :, 0, 0].tolist()
+    [0.0, 1.0, 3.0, 4.0]
+    """
+    x = lhs if isinstance(lhs, Array) else asarray(lhs)
+    window = tuple(int(k) for k in filter_shape)
+    if len(window) != x.ndim - 2 or any(k < 1 for k in window):
+        raise ValueError(f"conv_general_dilated_patches: filter_shape {tuple(filter_shape)} "
+                         f"needs {x.ndim - 2} positive sizes, one per spatial axis")
+    dn = conv_dimension_numbers(x.shape, (1, 1) + window, dimension_numbers)
+    positions = int(np.prod(window))
+    channels = x.shape[dn.lhs_spec[1]]
+    # (out feature = c * positions + s, in feature 1, window...): one-hot at position s.
+    onehot = np.broadcast_to(np.eye(positions), (channels, positions, positions))
+    kernel = onehot.reshape((channels * positions, 1) + window)
+    # The kernel's axis rhs_spec[k] holds canonical axis k.
+    kernel = np.transpose(kernel, np.argsort(dn.rhs_spec))
+    return conv_general_dilated(x, asarray(kernel, dtype=x.dtype), window_strides, padding,
+                                lhs_dilation, rhs_dilation, dn, feature_group_count=channels,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
 def conv(lhs, rhs, window_strides: Sequence[int], padding: str, precision=None,
          preferred_element_type=None) -> Array:
     """``conv_general_dilated`` with channels-first layouts and no dilation."""
