@@ -139,3 +139,14 @@ def test_reduce_precision_refuses_what_has_no_format():
         lax.reduce_precision(qnp.arange(3), 5, 10)
     with pytest.raises(ValueError, match="exponent_bits"):
         lax.reduce_precision(qnp.ones(3), 0, 10)
+
+
+def test_dot_general_batches_contracts_and_takes_jaxs_keywords():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    dn = (((2,), (2,)), ((0,), (0,)))
+    assert_close(lax.dot_general(qnp.asarray(a), qnp.asarray(b), dn),
+                 np.einsum("bik,bjk->bij", a, b))
+    out = lax.dot_general(qnp.asarray(a), qnp.asarray(b), dn, precision=lax.Precision.HIGHEST,
+                          preferred_element_type=qnp.float32)
+    assert out.dtype == qnp.float32 and out.shape == (2, 3, 5)

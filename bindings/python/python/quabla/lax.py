@@ -8,7 +8,8 @@ from ._src.lax_scans import associative_scan, map  # noqa: A004 - lax's name
 from ._src.numpy.sorting import lax_sort as sort, sort_key_val, top_k
 from ._src.lax_conv import (
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
-    conv_general_dilated_patches, conv_transpose, conv_with_general_padding,
+    conv_general_dilated_local, conv_general_dilated_patches, conv_transpose,
+    conv_with_general_padding,
 )
 from ._src.lax_gather import (
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
@@ -29,7 +30,7 @@ from ._src.lax_more import __all__ as _more
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient", "dot_general",
            "iota", "associative_scan", "map", "sort", "sort_key_val", "top_k",
            "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_general_dilated_patches",
+           "conv_general_dilated_patches", "conv_general_dilated_local",
            "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
            "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
            "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",

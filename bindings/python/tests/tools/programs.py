@@ -505,6 +505,9 @@ def convolution_cases(lib, xp):
     grouped = xp.asarray(r.randn(6, 2, 2, 2))    # feature groups = 2
     bg_rhs = xp.asarray(r.randn(4, 4, 3, 3))     # batch groups = 2
     cotangent = xp.asarray(r.randn(2, 6, 4, 5))
+    # Locally connected kernels: (out, in x window, output spatial...) in their layouts.
+    local_w = xp.asarray(np.random.RandomState(22).randn(5, 24, 4, 6))
+    local_hwio = xp.asarray(np.random.RandomState(23).randn(6, 3, 24, 7))
 
     def conv_loss(a, b):
         y = lax.conv_general_dilated(a, b, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(1, 2))
@@ -567,6 +570,14 @@ def convolution_cases(lib, xp):
             dimension_numbers=("NHWC", "OIHW", "NCHW")),
         "patches_grad": lambda: lib.grad(lambda a: xp.sum(xp.sin(
             lax.conv_general_dilated_patches(a, (2, 2), (1, 1), "VALID")) ** 2))(x),
+        "local": lambda: lax.conv_general_dilated_local(
+            x, local_w, (2, 1), "SAME", (3, 2), rhs_dilation=(1, 2)),
+        "local_layouts": lambda: lax.conv_general_dilated_local(
+            nhwc, local_hwio, (1, 2), ((1, 0), (0, 2)), (2, 3),
+            dimension_numbers=("NHWC", "HWIO", "NCHW")),
+        "local_grads": lambda: lib.grad(lambda a, b: xp.sum(xp.tanh(
+            lax.conv_general_dilated_local(a, b, (2, 1), "SAME", (3, 2),
+                                           rhs_dilation=(1, 2)))), argnums=(0, 1))(x, local_w),
     }
 
 

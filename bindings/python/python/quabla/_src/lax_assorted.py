@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 from typing import Callable, Optional, Sequence
 
@@ -16,9 +17,35 @@ from .numpy.shape import broadcast_shapes  # noqa: F401
 from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
 
 __all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
-           "reduce_precision",
+           "reduce_precision", "Precision",
            "index_take", "empty", "platform_dependent", "composite", "approx_max_k",
            "approx_min_k"]
+
+
+class Precision(enum.Enum):
+    """The ``precision=`` of matrix products and convolutions, as ``jax.lax.Precision``:
+    accepted everywhere JAX takes it and ignored, since Quabla's backends compute products
+    in the operands' dtype (no reduced-precision passes). Its names and aliases as JAX's:
+    ``Precision("highest")``, ``Precision("float32")``.
+
+    >>> Precision("highest") is Precision.HIGHEST
+    True
+    """
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        aliases = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                   "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+                   "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        if isinstance(value, str) and value.lower() in aliases:
+            return aliases[value.lower()]
+        return None
+
+    def __str__(self) -> str:
+        return self.name
 
 
 def reduce_xor(operand, axes: Sequence[int]) -> Array:

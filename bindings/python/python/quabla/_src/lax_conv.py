@@ -142,6 +142,42 @@ def conv_general_dilated_patches(lhs, filter_shape: Sequence[int],
                                 preferred_element_type=preferred_element_type)
 
 
+def conv_general_dilated_local(lhs, rhs, window_strides: Sequence[int],
+                               padding: Union[str, Sequence[tuple]],
+                               filter_shape: Sequence[int],
+                               lhs_dilation: Optional[Sequence[int]] = None,
+                               rhs_dilation: Optional[Sequence[int]] = None,
+                               dimension_numbers=None, precision=None) -> Array:
+    """A locally connected layer, as ``jax.lax.conv_general_dilated_local``: a convolution
+    whose kernel differs at every output position. ``rhs`` is laid out as the kernel layout
+    says with axes (out features, in features x window positions as
+    ``conv_general_dilated_patches`` orders them, output spatial...); the patches contracted
+    with it position by position.
+
+    >>> import quabla.numpy as qnp
+    >>> x = qnp.arange(4.0).reshape(1, 1, 4)
+    >>> w = qnp.ones((1, 2, 3))  # one output feature, a 2-wide window, 3 positions
+    >>> conv_general_dilated_local(x, w, (1,), "VALID", (2,)).tolist()
+    [[[1.0, 3.0, 5.0]]]
+    """
+    from .numpy.shape import moveaxis
+    from .numpy.products import dot_general
+    x = lhs if isinstance(lhs, Array) else asarray(lhs)
+    w = rhs if isinstance(rhs, Array) else asarray(rhs)
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers)
+    dn = conv_dimension_numbers(x.shape, (1, 1) + tuple(int(k) for k in filter_shape),
+                                dimension_numbers)
+    out_spatial, w_spatial = list(dn.out_spec[2:]), list(dn.rhs_spec[2:])
+    # Spatial axes paired in the patches' axis order.
+    order = sorted(range(len(out_spatial)), key=lambda k: out_spatial[k])
+    w_batch = [w_spatial[k] for k in order]
+    del precision  # accepted and ignored, as conv_general_dilated's
+    out = dot_general(patches, w, (([dn.out_spec[1]], [dn.rhs_spec[1]]),
+                                   (sorted(out_spatial), w_batch)))
+    return moveaxis(out, (-2, -1), (dn.out_spec[0], dn.out_spec[1]))
+
+
 def conv(lhs, rhs, window_strides: Sequence[int], padding: str, precision=None,
          preferred_element_type=None) -> Array:
     """``conv_general_dilated`` with channels-first layouts and no dilation."""

@@ -21,12 +21,17 @@ def _promote(a: Array, b: Array):
     return a.astype(d), b.astype(d)
 
 
-def dot_general(lhs, rhs, dimension_numbers) -> Array:
+def dot_general(lhs, rhs, dimension_numbers, precision=None,
+                preferred_element_type=None) -> Array:
     """``lax.dot_general`` with ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``;
-    the result is batch dims, then lhs free dims, then rhs free dims."""
+    the result is batch dims, then lhs free dims, then rhs free dims. ``precision`` is
+    accepted and ignored (products are computed in the operands' dtype);
+    ``preferred_element_type`` converts the result."""
+    del precision
     (lc, rc), (lb, rb) = dimension_numbers
     a, b = _promote(_arr(lhs), _arr(rhs))
-    return Array(a._raw.dot_general(b._raw, list(lc), list(rc), list(lb), list(rb)))
+    out = Array(a._raw.dot_general(b._raw, list(lc), list(rc), list(lb), list(rb)))
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
 
 
 def matmul(a, b) -> Array:
