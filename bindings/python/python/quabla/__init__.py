@@ -29,8 +29,8 @@ from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    custom_derivatives, debug, distributed, dtypes, example_libraries, flatten_util, lax,
-    linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util,
+    custom_derivatives, debug, distributed, dtypes, errors, example_libraries, flatten_util,
+    lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util, typing,
 )
 
 __version__ = _quabla.__version__
@@ -43,5 +43,6 @@ __all__ = [
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
     "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
-    "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__",
+    "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
+    "typing",
 ]

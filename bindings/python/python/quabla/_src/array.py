@@ -86,7 +86,12 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         # The downloaded bytes, viewed without a second copy: read-only, as numpy views of
         # JAX arrays are. `np.array(x)` (copy=True) and a dtype change copy, and write.
-        a = np.frombuffer(self._raw.to_bytes(), dtype=self.dtype).reshape(self.shape)
+        try:
+            data = self._raw.to_bytes()
+        except _quabla.ConcretizationTypeError as e:
+            from ..errors import TracerArrayConversionError
+            raise TracerArrayConversionError(str(e)) from None
+        a = np.frombuffer(data, dtype=self.dtype).reshape(self.shape)
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
@@ -125,7 +130,7 @@ class Array:
     def tolist(self):
         return np.asarray(self).tolist()
 
-    def _concrete(self, what: str):
+    def _concrete(self, what: str, error: type = _quabla.ConcretizationTypeError):
         if self.is_traced:
             # A transformation called outside jit (grad, jvp, jacfwd, ...) knows the primal
             # values, as JAX's does: Python control flow on them works.
@@ -135,25 +140,28 @@ class Array:
                 pass
             from .flat import tracing
             where = f" while tracing `{tracing[-1]}`" if tracing else ""
-            raise _quabla.ConcretizationTypeError(
+            raise error(
                 f"{what} of a traced array{where}: its value is not known while tracing. Use "
                 "quabla.lax.cond / while_loop / fori_loop for control flow on traced values, "
                 "or mark the argument static (jit(static_argnums=...)).")
         return np.asarray(self)
 
     def __bool__(self) -> bool:
-        return bool(self._concrete("bool()"))
+        from ..errors import TracerBoolConversionError
+        return bool(self._concrete("bool()", TracerBoolConversionError))
 
     def __float__(self) -> float:
         return float(self._concrete("float()"))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()"))
+        from ..errors import TracerIntegerConversionError
+        return int(self._concrete("int()", TracerIntegerConversionError))
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
             raise TypeError("only integer arrays can be used as Python indices")
-        return int(self._concrete("__index__"))
+        from ..errors import TracerIntegerConversionError
+        return int(self._concrete("__index__", TracerIntegerConversionError))
 
     def __len__(self) -> int:
         if not self.shape:
