@@ -150,3 +150,16 @@ def test_dot_general_batches_contracts_and_takes_jaxs_keywords():
     out = lax.dot_general(qnp.asarray(a), qnp.asarray(b), dn, precision=lax.Precision.HIGHEST,
                           preferred_element_type=qnp.float32)
     assert out.dtype == qnp.float32 and out.shape == (2, 3, 5)
+
+
+def test_bitcast_convert_type_between_32_bit_dtypes():
+    x = np.array([1.0, -0.0, np.inf, np.nan, -2.5e-40], np.float32)
+    u = lax.bitcast_convert_type(qnp.asarray(x), qnp.uint32)
+    assert u.dtype == qnp.uint32 and u.tolist() == x.view(np.uint32).tolist()
+    i = lax.bitcast_convert_type(u, qnp.int32)
+    assert i.tolist() == x.view(np.int32).tolist()
+    back = np.asarray(lax.bitcast_convert_type(i, qnp.float32))
+    assert (back.view(np.uint32) == x.view(np.uint32)).all()
+    assert lax.bitcast_convert_type(qnp.asarray(x), qnp.float32).dtype == qnp.float32
+    with pytest.raises(TypeError, match="float32, int32 and uint32"):
+        lax.bitcast_convert_type(qnp.ones(2, dtype=qnp.float64), qnp.uint32)

@@ -17,7 +17,7 @@ from .numpy.shape import broadcast_shapes  # noqa: F401
 from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
 
 __all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
-           "reduce_precision", "Precision",
+           "reduce_precision", "Precision", "bitcast_convert_type",
            "index_take", "empty", "platform_dependent", "composite", "approx_max_k",
            "approx_min_k"]
 
@@ -46,6 +46,28 @@ class Precision(enum.Enum):
 
     def __str__(self) -> str:
         return self.name
+
+
+def bitcast_convert_type(operand, new_dtype) -> Array:
+    """The bits of ``operand`` read as ``new_dtype``, as ``jax.lax.bitcast_convert_type``,
+    between the 32-bit dtypes (float32, int32, uint32), shape unchanged. JAX's conversions
+    between widths (adding or dropping a trailing axis) need 8-, 16- or 64-bit integers
+    Quabla does not have, and are refused.
+
+    >>> import quabla.numpy as qnp
+    >>> bitcast_convert_type(qnp.array([1.0, -0.0], dtype=qnp.float32), qnp.uint32).tolist()
+    [1065353216, 2147483648]
+    """
+    x = asarray(operand)
+    to = np.dtype(new_dtype)
+    if to == x.dtype:
+        return x
+    bits32 = {np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)}
+    if x.dtype not in bits32 or to not in bits32:
+        raise TypeError(f"bitcast_convert_type: {x.dtype} to {to} is not supported: Quabla "
+                        "reinterprets bits between float32, int32 and uint32 only (it has "
+                        "no 8-, 16- or 64-bit integer dtype for other widths)")
+    return Array(x._raw.bitcast(to.name))
 
 
 def reduce_xor(operand, axes: Sequence[int]) -> Array:
