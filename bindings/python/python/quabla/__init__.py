@@ -30,7 +30,7 @@ from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
     custom_derivatives, debug, distributed, dtypes, errors, example_libraries, flatten_util,
-    lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util, typing,
+    image, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util, typing,
 )
 
 __version__ = _quabla.__version__
@@ -44,5 +44,5 @@ __all__ = [
     "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
-    "typing",
+    "typing", "image",
 ]

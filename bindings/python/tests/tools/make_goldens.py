@@ -24,6 +24,7 @@ from programs import (  # noqa: E402  (beside this file)
     optimizer_state_program, surface_lax_cases,
     mlp_classifier_program, nondiff_jvp_program, stax_program,
     python_control_flow_program, softmax_family_cases, sorting_cases, convolution_cases,
+    image_cases,
     lbfgs_toolbox_program, numpy_extras_cases, lax_more_cases, numpy_assorted_cases,
     static_argument_program, stats_family_cases, attention_cases, weighted_finite_sum)
 
@@ -872,6 +873,11 @@ def sorting_goldens():
     return {name: _enc_tree(f()) for name, f in sorting_cases(jax, jnp).items()}
 
 
+def image_goldens():
+    import jax.image  # noqa: F401  (programs read lib.image)
+    return {name: _enc_tree(f()) for name, f in image_cases(jax, jnp).items()}
+
+
 def convolution_goldens():
     """lax.conv_general_dilated in its forms, conv, conv_with_general_padding and
     conv_transpose, with gradients, jvp, vmap and jit."""
@@ -926,6 +932,7 @@ def main():
                        ("jax_surface", surface_goldens),
                        ("jax_sorting", sorting_goldens),
                        ("jax_convolution", convolution_goldens),
+                       ("jax_image", image_goldens),
                        ("optax_lbfgs", lbfgs_goldens),
                        ("jax_numpy_extras", numpy_extras_goldens),
                        ("jax_lax_more", lax_more_goldens),

@@ -942,3 +942,38 @@ def attention_cases(lib, xp):
         "window": lambda: (att(q, kf, vf, local_window_size=1),
                            att(q, kf, vf, local_window_size=(2, 0))),
     }
+
+
+def image_cases(lib, xp):
+    """``image.resize`` in every method, up and down, with and without antialiasing, on
+    2-D and batched images, ``scale_and_translate`` with a gradient in the image and in a
+    traced scale."""
+    import numpy as np
+    image = lib.image
+    r = np.random.RandomState(31)
+    x = xp.asarray(r.randn(7, 9))
+    batch = xp.asarray(r.randn(2, 5, 6, 3))
+    ints = xp.asarray(np.arange(12).reshape(3, 4).astype(np.int32))
+    methods = ["nearest", "linear", "cubic", "cubic-pytorch", "lanczos3", "lanczos5", "area"]
+    cases = {}
+    for method in methods:
+        for shape, tag in [((11, 16), "up"), ((4, 5), "down"), ((7, 3), "mixed"),
+                           ((1, 1), "to_one")]:
+            cases[f"{method}_{tag}"] = (lambda m=method, s=shape: image.resize(x, s, m))
+            if method != "nearest" and tag == "down":
+                cases[f"{method}_{tag}_no_antialias"] = (
+                    lambda m=method, s=shape: image.resize(x, s, m, antialias=False))
+    cases["batched_nhwc"] = lambda: image.resize(batch, (2, 9, 4, 3), "bicubic")
+    cases["nearest_ints"] = lambda: image.resize(ints, (5, 7), "nearest")
+    cases["linear_ints"] = lambda: image.resize(ints, (5, 7), "linear")
+    cases["scale_translate"] = lambda: image.scale_and_translate(
+        x, (10, 6), (0, 1), xp.asarray([1.5, 0.7]), xp.asarray([-0.5, 1.25]), "linear")
+    cases["scale_translate_lanczos"] = lambda: image.scale_and_translate(
+        batch, (2, 8, 8, 3), (1, 2), xp.asarray([1.7, 1.2]), xp.asarray([0.3, -0.4]), "lanczos3",
+        antialias=False)
+    cases["grad_image"] = lambda: lib.grad(
+        lambda a: xp.sum(xp.sin(image.resize(a, (5, 12), "cubic")) ** 2))(x)
+    cases["grad_scale"] = lambda: lib.grad(
+        lambda s: xp.sum(image.scale_and_translate(x, (9, 9), (0, 1), s, xp.asarray([0.2, -0.3]),
+                                                   "linear") ** 2))(xp.asarray([1.3, 0.8]))
+    return cases
