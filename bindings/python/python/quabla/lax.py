@@ -16,6 +16,7 @@ from ._src.lax_gather import (
     scatter_add, scatter_apply, scatter_max, scatter_min, scatter_mul, scatter_sub,
 )
 from ._src.lax_windows import padtype_to_pads, reduce, reduce_window
+from ._src.random_gamma_grad import igamma_grad_a, random_gamma_grad
 from ._src.lax_assorted import *  # noqa: F401,F403
 from ._src.lax_assorted import __all__ as _assorted
 from ._src.lax_collectives import *  # noqa: F401,F403  (over named vmap axes)
@@ -34,4 +35,4 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient",
            "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
            "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
            "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
-           "padtype_to_pads", "reduce", "reduce_window"] + list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)
+           "padtype_to_pads", "reduce", "reduce_window", "igamma_grad_a", "random_gamma_grad"] + list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)

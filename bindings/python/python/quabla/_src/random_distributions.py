@@ -15,6 +15,7 @@ from .numpy.creation import asarray
 from .numpy import elementwise as el
 from .numpy.elementwise import as_float as _float_array
 from . import dtypes as _dt
+from .random_gamma_grad import differentiable_draws
 
 
 def _float_dtype(dtype, name: str):
@@ -276,13 +277,15 @@ def _gamma_draws(key, a, shape, dtype, log_space: bool, name: str) -> Array:
     if n == 0:
         return a
     keys = split(key, n)
-    draws = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, a.reshape(-1))
+    sample = vmap(lambda k, al: _gamma_one(k, al, log_space))
+    draws = differentiable_draws(sample, log_space)(keys, a.reshape(-1))
     return draws.reshape(shape)
 
 
 def gamma(key, a, shape: Optional[Sequence[int]] = None, dtype=None) -> Array:
-    """Gamma(a) samples (unit scale), one key per element split from ``key``, as JAX. Not
-    differentiable with respect to ``a`` (JAX's implicit gradient is not implemented)."""
+    """Gamma(a) samples (unit scale), one key per element split from ``key``, as JAX;
+    differentiable with respect to ``a`` by implicit reparameterisation, as JAX's (so are
+    ``loggamma``, ``beta`` and ``dirichlet``, built on these draws)."""
     return _gamma_draws(key, a, shape, dtype, False, "gamma")
 
 
