@@ -29,8 +29,9 @@ from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from . import (  # noqa: E402
-    custom_derivatives, debug, distributed, dtypes, errors, example_libraries, flatten_util,
-    image, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree, tree_util, typing,
+    custom_derivatives, debug, distributed, dtypes, errors, example_libraries, experimental,
+    flatten_util, image, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree,
+    tree_util, typing,
 )
 
 __version__ = _quabla.__version__
@@ -44,5 +45,5 @@ __all__ = [
     "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
-    "typing", "image",
+    "typing", "image", "experimental",
 ]

@@ -113,6 +113,29 @@ def pure_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
                  vmap_method)
 
 
+def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
+                ordered: bool = False, **kwargs):
+    """``callback(*args, **kwargs)`` on the host for its effect and its results, as
+    ``jax.experimental.io_callback``: it runs each time the program does, even if its
+    results are unused, in program order (so ``ordered`` is always so), and its results
+    must match ``result_shape_dtypes``. Under ``vmap`` it runs once per element, in order.
+    Its results carry no derivative (JAX refuses to differentiate it; Quabla gives zero
+    tangents, as for the debug callbacks). ``sharding`` is accepted and ignored.
+
+    >>> import quabla, numpy as np
+    >>> seen = []
+    >>> def log(x):
+    ...     seen.append(float(x))
+    ...     return np.float32(len(seen))
+    >>> f = quabla.jit(lambda x: io_callback(log, quabla.ShapeDtypeStruct((), np.float32), x))
+    >>> [float(f(np.float32(v))) for v in (0.5, 1.5)], seen
+    ([1.0, 2.0], [0.5, 1.5])
+    """
+    del sharding, ordered
+    return _call("io_callback", callback, args, kwargs, result_shape_dtypes, True,
+                 "sequential")
+
+
 def debug_callback(callback: Callable, *args, ordered: bool = False, partitioned: bool = False,
                    **kwargs) -> None:
     """Calls ``callback(*args, **kwargs)`` on the host for its effect, as

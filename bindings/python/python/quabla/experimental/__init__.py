@@ -1,0 +1,12 @@
+"""``quabla.experimental``: what JAX keeps under ``jax.experimental`` that ported programs
+use: :func:`io_callback` (a host call for its effect and its results) and
+:mod:`quabla.experimental.ode` (``odeint`` with ``jax.experimental.ode``'s keywords).
+
+>>> from quabla.experimental import io_callback
+>>> from quabla.experimental.ode import odeint
+"""
+
+from .._src.callbacks import io_callback
+from . import ode
+
+__all__ = ["io_callback", "ode"]
