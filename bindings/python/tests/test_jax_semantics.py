@@ -256,6 +256,41 @@ def test_custom_jvp_rules_get_nondiff_arguments_first():
     assert_close([float(v) for v in jitted], want[:2], rtol=1e-14)
 
 
+def test_custom_jvp_nondiff_arrays_may_be_traced():
+    # A traced array at a nondiff position (a key, a scale) under jit, grad and vmap: it is
+    # an input of the op, and differentiating with respect to it gives zero, as JAX's
+    # (jax.jit(jax.grad(lambda x, s: g(x, s), argnums=(0, 1)))(2.0, 3.0) == (3.0, 0.0)).
+    import functools
+
+    @functools.partial(quabla.custom_jvp, nondiff_argnums=(1,))
+    def g(x, s):
+        return x * s
+
+    @g.defjvp
+    def g_jvp(s, primals, tangents):
+        return g(primals[0], s), tangents[0] * s
+
+    both = quabla.jit(quabla.grad(lambda x, s: g(x, s), argnums=(0, 1)))(_f64(2.0), _f64(3.0))
+    assert [float(v) for v in both] == [3.0, 0.0]
+
+    @functools.partial(quabla.custom_jvp, nondiff_argnums=(0,))
+    def noisy(key, a):
+        return a * quabla.random.uniform(key, a.shape)
+
+    @noisy.defjvp
+    def noisy_jvp(key, primals, tangents):
+        (a,), (da,) = primals, tangents
+        return noisy(key, a), 2.0 * da * quabla.random.uniform(key, a.shape)
+
+    key = quabla.random.PRNGKey(0)
+    u = np.asarray(quabla.random.uniform(key, (3,)))
+    loss = lambda k, a: qnp.sum(noisy(k, a))  # noqa: E731
+    assert_close(quabla.jit(quabla.grad(loss, argnums=1))(key, qnp.ones(3)), 2 * u)
+    keys = quabla.random.split(key, 2)
+    per_key = quabla.vmap(quabla.grad(loss, argnums=1))(keys, qnp.ones((2, 3)))
+    assert_close(per_key[1], 2 * np.asarray(quabla.random.uniform(keys[1], (3,))))
+
+
 def test_a_plain_call_runs_only_the_function():
     calls = collections.Counter()
 

@@ -191,30 +191,37 @@ class custom_jvp:
             # rules when the function is called, so this must not recurse into the rule.
             return self.fun(*args)
         nd = set(a % len(args) for a in self.nondiff_argnums)
-        static = {i: args[i] for i in nd}
+        # Nondiff arguments holding traced arrays travel as inputs of the op (a closure over
+        # a traced array would escape its trace under jit); their tangents are dropped, so
+        # perturbing them contributes nothing, as with JAX's nondiff_argnums. Concrete ones
+        # stay Python values the rule can branch on.
+        carried = [i for i in sorted(nd) if _holds_traced(args[i])]
+        static = {i: args[i] for i in nd if i not in carried}
         dyn = tuple(a for i, a in enumerate(args) if i not in nd)
-        raws, in_tree = flatten_to_raw(dyn)
+        raws, in_tree = flatten_to_raw((dyn, tuple(args[i] for i in carried)))
         if _all_concrete(raws):
             return self.fun(*args)
         n = len(args)
 
-        def full(d):
-            it = iter(d)
-            return [static[i] if i in nd else next(it) for i in range(n)]
+        def full(d, extra):
+            it, by_position = iter(d), dict(zip(carried, extra))
+            return [static[i] if i in static else by_position[i] if i in by_position
+                    else next(it) for i in range(n)]
 
         store = OutStore()
-        flat = flat_function(lambda *d: self.fun(*full(d)), in_tree, store)
+        flat = flat_function(lambda d, extra: self.fun(*full(d, extra)), in_tree, store)
 
         def rule(p_raws, t_raws):
-            p = unflatten_raw(in_tree, p_raws)
-            t = _rule_tangents(in_tree, p_raws, t_raws, self.symbolic_zeros)
+            p, extra = unflatten_raw(in_tree, p_raws)
+            t, _ = _rule_tangents(in_tree, p_raws, t_raws, self.symbolic_zeros)
             self._in_rule += 1
             try:
                 assert self.jvp is not None
                 if nd:
                     # JAX's order: the nondiff arguments, then the other primals and their
                     # tangents as tuples.
-                    statics = [static[i] for i in sorted(nd)]
+                    nondiff = dict(zip(carried, extra))
+                    statics = [static[i] if i in static else nondiff[i] for i in sorted(nd)]
                     out, tout = self.jvp(*statics, tuple(p), tuple(t))
                 else:
                     out, tout = self.jvp(p, t)
@@ -233,6 +240,11 @@ class custom_jvp:
 
         outs = _quabla.custom_jvp(flat, rule, raws)
         return unflatten_raw(store.tree, outs)
+
+
+def _holds_traced(x) -> bool:
+    """Whether a pytree has a traced array leaf (a nondiff argument that must be an input)."""
+    return any(isinstance(leaf, Array) and leaf._raw.is_traced for leaf in tree_flatten(x)[0])
 
 
 def _rule_tangents(in_tree, p_raws, t_raws, symbolic_zeros: bool):
