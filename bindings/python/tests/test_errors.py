@@ -39,3 +39,17 @@ def test_runtime_error_and_typing_names():
 
     assert f([1, 2]).dtype == qnp.float32
     assert "Array" in str(ArrayLike) and "dtype" in str(DTypeLike)
+
+
+def test_traced_arrays_at_a_custom_vjps_nondiff_arguments_are_refused():
+    import functools
+
+    @functools.partial(quabla.custom_vjp, nondiff_argnums=(1,))
+    def g(x, s):
+        return x * s
+
+    g.defvjp(lambda x, s: (g(x, s), None), lambda s, r, ct: (ct * s,))
+    with pytest.raises(errors.UnexpectedTracerError, match="nondiff_argnums"):
+        quabla.jit(quabla.grad(lambda x, s: g(x, s), argnums=(0, 1)))(2.0, 3.0)
+    # A concrete value there is fine (JAX's fixed-point pattern passes functions).
+    assert float(quabla.grad(lambda x: g(x, 3.0))(2.0)) == 3.0

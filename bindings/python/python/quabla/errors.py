@@ -32,5 +32,9 @@ class TracerArrayConversionError(ConcretizationTypeError):
     """``numpy.asarray`` of a traced array inside ``jit``."""
 
 
+class UnexpectedTracerError(TypeError):
+    """A traced array where none may be: at a ``custom_vjp``'s ``nondiff_argnums``."""
+
+
 __all__ = ["ConcretizationTypeError", "JaxRuntimeError", "TracerArrayConversionError",
-           "TracerBoolConversionError", "TracerIntegerConversionError"]
+           "TracerBoolConversionError", "TracerIntegerConversionError", "UnexpectedTracerError"]

@@ -307,6 +307,14 @@ class custom_vjp:
             return self.fun(*args)
         n = len(args)
         nd = sorted(set(a % n for a in self.nondiff_argnums))
+        traced = [i for i in nd if _holds_traced(args[i])]
+        if traced:
+            from ..errors import UnexpectedTracerError
+            raise UnexpectedTracerError(
+                f"custom_vjp function {self.fun.__name__}: argument {traced[0]} is marked "
+                "nondiff_argnums but holds a traced array. As in JAX, nondiff_argnums of a "
+                "custom_vjp are for values that are not arrays (functions, shapes, flags); "
+                "pass arrays as ordinary arguments and return None as their cotangent.")
         static = {i: args[i] for i in nd}
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         raws, in_tree = flatten_to_raw(dyn)
