@@ -163,3 +163,24 @@ def test_bitcast_convert_type_between_32_bit_dtypes():
     assert lax.bitcast_convert_type(qnp.asarray(x), qnp.float32).dtype == qnp.float32
     with pytest.raises(TypeError, match="float32, int32 and uint32"):
         lax.bitcast_convert_type(qnp.ones(2, dtype=qnp.float64), qnp.uint32)
+
+
+def test_mulhi_as_jax():
+    # jax.lax.mulhi on these operands (JAX 0.10.2).
+    a = np.array([3, -7, 2**31 - 1, -2**31, 123456789, -1], np.int32)
+    b = np.array([5, 9, 2**31 - 1, -2**31, -987654321, -1], np.int32)
+    got = lax.mulhi(qnp.asarray(a), qnp.asarray(b))
+    assert got.dtype == qnp.int32
+    assert got.tolist() == [0, -1, 1073741823, 1073741824, -28389653, 0]
+    got = lax.mulhi(qnp.asarray(a.astype(np.uint32)), qnp.asarray(b.astype(np.uint32)))
+    assert got.tolist() == [0, 8, 1073741823, 1073741824, 95067136, 4294967294]
+    # Against the 64-bit products numpy computes, on random operands.
+    rng = np.random.default_rng(2)
+    x, y = (rng.integers(-2**31, 2**31, 500).astype(np.int32) for _ in range(2))
+    want = ((x.astype(np.int64) * y.astype(np.int64)) >> 32).astype(np.int32)
+    assert (np.asarray(lax.mulhi(qnp.asarray(x), qnp.asarray(y))) == want).all()
+    xu, yu = x.view(np.uint32), y.view(np.uint32)
+    want_u = ((xu.astype(np.uint64) * yu.astype(np.uint64)) >> np.uint64(32)).astype(np.uint32)
+    assert (np.asarray(lax.mulhi(qnp.asarray(xu), qnp.asarray(yu))) == want_u).all()
+    with pytest.raises(TypeError, match="int32 or two uint32"):
+        lax.mulhi(qnp.ones(2), qnp.ones(2))

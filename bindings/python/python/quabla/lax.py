@@ -35,4 +35,6 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient",
            "conv_transpose", "conv_with_general_padding", "GatherDimensionNumbers",
            "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
            "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
-           "padtype_to_pads", "reduce", "reduce_window", "igamma_grad_a", "random_gamma_grad"] + list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)
+           "padtype_to_pads", "reduce", "reduce_window", "igamma_grad_a",
+           "random_gamma_grad"]
+__all__ += list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)

@@ -17,7 +17,7 @@ from .numpy.shape import broadcast_shapes  # noqa: F401
 from .scipy.special_series import i0e as bessel_i0e, i1e as bessel_i1e  # noqa: F401
 
 __all__ = ["broadcast_shapes", "nextafter", "bessel_i0e", "bessel_i1e", "reduce_xor",
-           "reduce_precision", "Precision", "bitcast_convert_type",
+           "reduce_precision", "Precision", "bitcast_convert_type", "mulhi",
            "index_take", "empty", "platform_dependent", "composite", "approx_max_k",
            "approx_min_k"]
 
@@ -68,6 +68,33 @@ def bitcast_convert_type(operand, new_dtype) -> Array:
                         "reinterprets bits between float32, int32 and uint32 only (it has "
                         "no 8-, 16- or 64-bit integer dtype for other widths)")
     return Array(x._raw.bitcast(to.name))
+
+
+def mulhi(x, y) -> Array:
+    """The high 32 bits of each 64-bit product ``x * y`` (signed for int32, unsigned for
+    uint32), as ``jax.lax.mulhi``: from 16-bit halves, since Quabla has no 64-bit integer.
+
+    >>> import quabla.numpy as qnp
+    >>> x = qnp.array([2**31 - 1, -7], dtype=qnp.int32)
+    >>> mulhi(x, qnp.array([2**31 - 1, 9], dtype=qnp.int32)).tolist()
+    [1073741823, -1]
+    """
+    from .. import numpy as qnp
+    a, b = asarray(x), asarray(y)
+    if a.dtype != b.dtype or a.dtype not in (np.dtype(np.int32), np.dtype(np.uint32)):
+        raise TypeError(f"mulhi needs two int32 or two uint32 arrays, got {a.dtype} and "
+                        f"{b.dtype}")
+    u = qnp.uint32
+    au, bu = a.astype(u), b.astype(u)
+    low, shift = u(0xFFFF), u(16)
+    a0, a1, b0, b1 = au & low, au >> shift, bu & low, bu >> shift
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    carry = ((p00 >> shift) + (p01 & low) + (p10 & low)) >> shift
+    high = p11 + (p01 >> shift) + (p10 >> shift) + carry
+    if a.dtype == np.dtype(np.int32):
+        # Two's complement: each negative factor subtracts the other, modulo 2**32.
+        high = (high - qnp.where(a < 0, bu, u(0)) - qnp.where(b < 0, au, u(0)))
+    return high.astype(a.dtype)
 
 
 def reduce_xor(operand, axes: Sequence[int]) -> Array:
