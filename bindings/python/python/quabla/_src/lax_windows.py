@@ -75,7 +75,8 @@ def _monoid(computation: Callable, what: str) -> str:
     """The monoid ``computation`` is: by identity for lax's, jnp's and operator's functions,
     else by its values at two probe pairs (a function agreeing with ``x + y`` at both is
     taken to be addition)."""
-    name = _NAMES.get(computation)
+    # quabla.numpy's ufuncs wrap the functions the table knows.
+    name = _NAMES.get(getattr(computation, "__wrapped__", computation))
     if name is not None:
         return name
     probes = {"add": (5.0, 2.5), "mul": (6.0, -6.0), "max": (3.0, 4.0), "min": (2.0, -1.5)}

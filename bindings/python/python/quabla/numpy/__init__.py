@@ -23,6 +23,8 @@ from .._src.numpy.elementwise import (
     sqrt, square, subtract, tan, tanh, true_divide, where,
 )
 from .._src.numpy.floating import frexp, ldexp, nextafter, spacing
+from .._src.numpy.ufuncs import frompyfunc, ufunc
+from .._src.numpy.standard_ufuncs import as_ufuncs as _as_ufuncs
 from .._src.numpy.misc import (
     argwhere, convolve, correlate, diff, flatnonzero, interp, meshgrid, nonzero, polyval, take,
     take_along_axis, trapezoid,
@@ -140,3 +142,10 @@ def ndim(a):
 
 def size(a):
     return asarray(a).size
+
+
+# JAX's ufuncs as ufunc objects (`add.reduce`, `subtract.outer`, `maximum.at`...).
+globals().update(_as_ufuncs({name: globals()[name] for name in (
+    "add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2",
+    "negative")}))
