@@ -17,6 +17,7 @@ import numpy as np
 from .. import _quabla
 from .array import Array
 from .custom_derivatives import _zeros_raw, custom_jvp, custom_vjp
+from .host_utils import jit_disabled
 from .flat import OutStore, flat_function, flatten_to_raw, to_raw, unflatten_raw
 from .lax_collectives import binding
 from .tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
@@ -443,6 +444,8 @@ class _Jitted:
         return [k in marked for k in range(count)]
 
     def __call__(self, *args, **kwargs):
+        if jit_disabled[0]:
+            return self._fun(*args, **kwargs)
         if not (kwargs or self._static or self._donate or self._donate_names):
             # The common case, kept short: a jit call's own cost is mostly this function.
             raws, in_tree = flatten_to_raw(args, self._platform)

@@ -1,0 +1,66 @@
+"""JAX's top-level helpers: block_until_ready, device_get, the counts, disable_jit,
+linear_transpose, named_call / named_scope, print_environment_info."""
+
+import numpy as np
+import pytest
+
+import quabla
+import quabla.numpy as qnp
+
+
+def test_trees_of_arrays_to_the_host():
+    tree = {"a": qnp.arange(3.0), "b": (qnp.ones((2, 2)), "label", 7)}
+    assert quabla.block_until_ready(tree) is tree
+    host = quabla.device_get(tree)
+    assert isinstance(host["a"], np.ndarray) and host["a"].tolist() == [0.0, 1.0, 2.0]
+    assert host["b"][1:] == ("label", 7)
+    host["a"][0] = 5.0  # a writable copy
+    assert float(tree["a"][0]) == 0.0
+
+
+def test_counts():
+    assert quabla.device_count() == len(quabla.devices()) >= 1
+    assert quabla.local_device_count() == quabla.device_count()
+    assert [d.platform for d in quabla.local_devices()] == [d.platform for d in quabla.devices()]
+    assert (quabla.process_index(), quabla.process_count()) == (0, 1)
+
+
+def test_disable_jit_runs_python_with_concrete_values():
+    seen = []
+
+    @quabla.jit
+    def f(x):
+        seen.append(float(x))  # needs a concrete value
+        return x * 2
+
+    with quabla.disable_jit():
+        assert float(f(qnp.asarray(1.5))) == 3.0
+        assert float(f(qnp.asarray(2.0))) == 4.0
+    assert seen == [1.5, 2.0]
+    with pytest.raises(quabla.ConcretizationTypeError):
+        f(qnp.asarray(1.0))  # compiled again outside the block
+
+
+def test_linear_transpose_is_the_adjoint():
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(3, 4))
+    t = quabla.linear_transpose(lambda x: qnp.asarray(m) @ x,
+                                quabla.ShapeDtypeStruct((4,), np.float32))
+    y = rng.normal(size=3)
+    (got,) = t(qnp.asarray(y, dtype=qnp.float32))
+    np.testing.assert_allclose(np.asarray(got), m.T @ y, rtol=1e-5)
+    two = quabla.linear_transpose(lambda a, b: a + 2.0 * b, qnp.zeros(2), qnp.zeros(2))
+    ga, gb = two(qnp.asarray([1.0, -1.0]))
+    assert ga.tolist() == [1.0, -1.0] and gb.tolist() == [2.0, -2.0]
+
+
+def test_named_call_scope_and_environment():
+    f = quabla.named_call(lambda x: x + 1, name="inc")
+    with quabla.named_scope("block"):
+        assert float(quabla.jit(f)(1.0)) == 2.0
+    with pytest.raises(TypeError):
+        with quabla.named_scope(3):
+            pass
+    text = quabla.print_environment_info(return_string=True)
+    assert "quabla:" in text and "numpy:" in text and "devices:" in text
+    assert quabla.float0 == quabla.dtypes.float0
