@@ -29,13 +29,15 @@ from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from ._src.dtypes import float0  # noqa: E402
+from ._src.checkpoint_policies import checkpoint_policies  # noqa: E402
 from ._src.host_utils import (  # noqa: E402
     block_until_ready, device_count, device_get, disable_jit, linear_transpose,
     local_device_count, local_devices, named_call, named_scope, print_environment_info,
     process_count, process_index,
 )
 from . import (  # noqa: E402
-    custom_derivatives, debug, distributed, dtypes, errors, example_libraries, experimental,
+    ad_checkpoint, custom_derivatives, debug, distributed, dtypes, errors, example_libraries,
+    experimental,
     flatten_util, image, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree,
     tree_util, typing,
 )
@@ -54,4 +56,5 @@ __all__ = [
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "linear_transpose", "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
+    "checkpoint_policies", "ad_checkpoint",
 ]

@@ -537,16 +537,34 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
     return _Jitted(fun, s, d, device, sn, dn)
 
 
-def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None) -> Callable:
-    """``fun`` whose intermediates are recomputed in the backward pass instead of stored."""
-    if policy is not None:
-        raise NotImplementedError("checkpoint policies are not supported")
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
+               static_argnums=()) -> Callable:
+    """``fun`` whose intermediates are recomputed in the backward pass instead of stored.
+    ``policy`` (``checkpoint_policies.*``) is accepted: ``everything_saveable`` stores
+    everything (``fun`` itself), any other recomputes everything; no policy changes a value
+    or a gradient. Arguments at ``static_argnums`` are Python values (shapes, flags)."""
+    from .checkpoint_policies import Policy
+    if policy is not None and not isinstance(policy, Policy):
+        raise TypeError(f"checkpoint: policy must be one of quabla.checkpoint_policies, got "
+                        f"{policy!r}")
+    if policy is not None and policy.keeps_everything:
+        return fun
+    static = {int(static_argnums)} if isinstance(static_argnums, int) else \
+        {int(i) for i in (static_argnums or ())}
 
     @functools.wraps(fun)
     def remat_fun(*args):
-        raws, in_tree = flatten_to_raw(args)
+        # Static arguments (shapes, flags) stay Python values the function closes over.
+        fixed = {i % len(args): args[i % len(args)] for i in static}
+        dyn = tuple(a for i, a in enumerate(args) if i not in fixed)
+
+        def full(*d):
+            it = iter(d)
+            return fun(*[fixed[i] if i in fixed else next(it) for i in range(len(args))])
+
+        raws, in_tree = flatten_to_raw(dyn)
         store = OutStore()
-        outs = _quabla.checkpoint(flat_function(fun, in_tree, store), raws)
+        outs = _quabla.checkpoint(flat_function(full, in_tree, store), raws)
         return unflatten_raw(store.tree, outs)
 
     return remat_fun
