@@ -520,3 +520,28 @@ def test_repeated_indices_combine_in_order_as_jax():
     f = lambda u: qnp.zeros(4).at[qnp.array([1, 1, 2])].max(u)  # noqa: E731
     assert_close(quabla.vmap(f)(v), [[0, 5, 2, 0], [0, 7, 0, 0]], rtol=0)
     assert_close(quabla.jit(f)(v[0]), [0, 5, 2, 0], rtol=0)
+
+
+def test_custom_gradient_as_jax():
+    # jax.custom_gradient's documented example, then two arguments, jit and vmap.
+    @quabla.custom_gradient
+    def f(x):
+        return x ** 2, lambda g: (g * x,)
+
+    assert float(quabla.grad(f)(_f64(3.0))) == 3.0 and float(f(_f64(3.0))) == 9.0
+
+    @quabla.custom_gradient
+    def clip_gradient(x, lo):
+        return x, lambda g: (qnp.clip(g, lo, -lo), qnp.zeros_like(lo))
+
+    loss = lambda x: clip_gradient(x * 10.0, _f64(-1.0))  # noqa: E731
+    assert float(quabla.grad(loss)(_f64(0.5))) == 10.0  # the cotangent 1 is not clipped
+    scaled = lambda x: 5.0 * clip_gradient(x, _f64(-1.0))  # noqa: E731
+    assert float(quabla.jit(quabla.grad(scaled))(_f64(0.5))) == 1.0  # 5 clipped to 1
+    per = quabla.vmap(quabla.grad(f))(qnp.asarray([1.0, 2.0]))
+    assert per.tolist() == [1.0, 2.0]
+
+    @quabla.custom_gradient
+    def bare(x):
+        return qnp.sin(x), lambda g: 2.0 * g  # one argument: a bare cotangent
+    assert float(quabla.grad(bare)(_f64(0.3))) == 2.0

@@ -3,7 +3,8 @@ symbolic-zero objects of their ``symbolic_zeros=True`` protocol, as
 ``jax.custom_derivatives``."""
 
 from ._src.custom_derivatives import (  # noqa: F401
-    CustomVJPPrimal, SymbolicZero, custom_jvp, custom_vjp, zero_from_primal,
+    CustomVJPPrimal, SymbolicZero, custom_gradient, custom_jvp, custom_vjp, zero_from_primal,
 )
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal", "zero_from_primal"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
+           "zero_from_primal"]

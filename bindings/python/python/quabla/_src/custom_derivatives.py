@@ -393,3 +393,34 @@ def _flat_cotangents(grads, dyn: tuple, raws, is_float, beside: list) -> list:
 
     return [zeros(r) if g is None or isinstance(g, SymbolicZero) else to_raw(g)
             for r, g, fl in zip(raws, flat_g, is_float) if fl]
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """A function whose VJP its own code gives, as ``jax.custom_gradient``: ``fun(*args)``
+    returns ``(value, vjp)`` where ``vjp(cotangent)`` gives the tuple of argument
+    cotangents (a bare value when there is one argument). Built on :class:`custom_vjp`; the
+    backward pass calls ``fun`` again to get its ``vjp`` (Quabla's residuals are arrays, not
+    closures), so the forward computation runs twice under differentiation.
+
+    >>> import quabla
+    >>> @custom_gradient
+    ... def f(x):
+    ...     return x ** 2, lambda g: (g * x,)
+    >>> float(quabla.grad(f)(3.0))
+    3.0
+    """
+
+    @custom_vjp
+    def wrapped(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        return fun(*args)[0], args
+
+    def bwd(args, cotangent):
+        cts = fun(*args)[1](cotangent)
+        return cts if isinstance(cts, tuple) else (cts,)
+
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun)
+    return wrapped
