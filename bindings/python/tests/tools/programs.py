@@ -563,6 +563,15 @@ def convolution_cases(lib, xp):
             for p, q in [(x[0, 0], w[0, 0]), (w[0, 0], x[0, 0]), (x[0, 0], x[1, 1])]),
         "signal_grad": lambda: lib.grad(
             lambda p: xp.sum(lib.scipy.signal.correlate2d(p, x[0, 0], "same") ** 2))(w[0, 0]),
+        "fftconvolve": lambda: tuple(
+            lib.scipy.signal.fftconvolve(p, q, mode) for mode in ["full", "same", "valid"]
+            for p, q in [(x[0], w[0, :2]), (x1[0, 0], w1[0, 0]), (w[0, 0], x[0, 0])]),
+        "fftconvolve_axes": lambda: tuple(
+            lib.scipy.signal.fftconvolve(p, q, mode, axes=ax) for mode in ["full", "same"]
+            for p, q, ax in [(x[0], w[:4, 0], (1, 2)), (x[:, 0], x[:, 1, :3], 1),
+                             (x[0, :2], x[1, :2, :, :3], -1)]),
+        "fftconvolve_grad": lambda: lib.grad(lambda p: xp.sum(lib.scipy.signal.fftconvolve(
+            p, x[0, 0], "same", axes=(0, 1)) ** 2))(w[0, 0]),
         "patches": lambda: lax.conv_general_dilated_patches(x, (3, 2), (2, 1), "SAME",
                                                             rhs_dilation=(1, 2)),
         "patches_layouts": lambda: lax.conv_general_dilated_patches(

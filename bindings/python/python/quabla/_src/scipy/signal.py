@@ -1,5 +1,5 @@
 """``jax.scipy.signal``'s direct convolutions: ``convolve``, ``correlate``, ``convolve2d``,
-``correlate2d`` in any number of dimensions, as one ``lax.conv_general_dilated`` each (so
+``correlate2d``, ``fftconvolve`` in any number of dimensions, as one ``lax.conv_general_dilated`` each (so
 they differentiate, batch and run under ``jit``), with scipy's ``mode`` and JAX's choice of
 which input slides over the other."""
 
@@ -65,6 +65,40 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
         raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
     a, b = _arrays(in1, in2)
     return _convolve_nd(a, b, mode)
+
+
+def fftconvolve(in1, in2, mode: str = "full", axes=None) -> Array:
+    """The convolution of ``in1`` and ``in2`` along ``axes`` (all when None), as
+    ``jax.scipy.signal.fftconvolve``; along the other axes the shapes must be equal (one
+    convolution per position). Computed directly (Quabla has no FFT): the same values up to
+    rounding, in time that grows with the kernel's size.
+
+    >>> import quabla.numpy as qnp
+    >>> fftconvolve(qnp.array([1.0, 2.0, 3.0]), qnp.array([0.0, 1.0, 0.5])).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    a, b = _arrays(in1, in2)
+    if a.ndim != b.ndim:
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if axes is None:
+        return _convolve_nd(a, b, mode)
+    conv = sorted({int(x) % a.ndim for x in np.atleast_1d(axes)})
+    other = [d for d in range(a.ndim) if d not in conv]
+    batch = tuple(a.shape[d] for d in other)
+    if batch != tuple(b.shape[d] for d in other):
+        raise ValueError(f"mapped axes must have same shape; got in1.shape={a.shape} "
+                         f"in2.shape={b.shape} axes={tuple(conv)}")
+    from ..api import vmap
+    from ..numpy.shape import transpose
+    order = tuple(other) + tuple(conv)
+
+    def rows(x: Array) -> Array:
+        moved = transpose(x, order)
+        return moved.reshape((-1,) + tuple(moved.shape[len(other):]))
+
+    out = vmap(lambda p, q: _convolve_nd(p, q, mode))(rows(a), rows(b))
+    out = out.reshape(batch + tuple(out.shape[1:]))
+    return transpose(out, tuple(int(i) for i in np.argsort(order)))
 
 
 def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None) -> Array:
