@@ -125,3 +125,11 @@ def test_all_to_all_as_jax():
         _over(lambda v: lax.all_to_all(v, "i", 0, 0), np.ones((2, 3, 1)))
     with pytest.raises(ValueError, match="divisible"):
         _over(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True), np.ones((2, 4, 3)))
+
+
+def test_pswapaxes_swaps_the_named_axis_as_jax():
+    # JAX 0.10.2: under vmap, pswapaxes(v, "i", k) is swapaxes(batch, 0, k + 1).
+    c = np.arange(4 * 3 * 4.0).reshape(4, 3, 4)
+    assert_close(_over(lambda v: lax.pswapaxes(v, "i", 1), c), np.swapaxes(c, 0, 2), rtol=0)
+    a = np.arange(4 * 4 * 2.0).reshape(4, 4, 2)
+    assert_close(_over(lambda v: lax.pswapaxes(v, "i", 0), a), np.swapaxes(a, 0, 1), rtol=0)

@@ -21,7 +21,7 @@ from .numpy.creation import asarray
 from .tree_util import tree_map
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
-           "ppermute", "pshuffle", "psum_scatter", "all_to_all"]
+           "ppermute", "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
 
 AxisName = Union[str, Sequence[str]]
 
@@ -258,3 +258,18 @@ def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *,
         return concatenate([mine[i] for i in range(n)], axis=concat)
 
     return tree_map(one, x)
+
+
+def pswapaxes(x, axis_name: str, axis: int, *, axis_index_groups=None):
+    """Swaps the named axis with positional ``axis`` of each element, as
+    ``jax.lax.pswapaxes``: an ``all_to_all`` splitting and concatenating along ``axis``
+    (whose size must be the named axis' size). Under ``vmap(axis_name=...)`` the result is
+    the batch's ``swapaxes`` with that axis.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> x = qnp.arange(4.0).reshape(2, 2)
+    >>> quabla.vmap(lambda v: pswapaxes(v, "i", 0), axis_name="i")(x).tolist()
+    [[0.0, 2.0], [1.0, 3.0]]
+    """
+    _refuse_groups(axis_index_groups, "pswapaxes")
+    return all_to_all(x, axis_name, axis, axis, tiled=True)
