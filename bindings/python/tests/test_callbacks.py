@@ -172,3 +172,16 @@ def test_callback_failures_reach_the_caller():
         quabla.jit(lambda v: lax.fori_loop(
             0, 100, lambda i, c: quabla.pure_callback(once, sds(c), c), v))(x)
     assert len(calls) == 1
+
+
+def test_debug_log_goes_through_logging(caplog):
+    import logging
+
+    def body(i, c):
+        quabla.debug.log("step {} carry {c:.1f}", i, c=c)
+        return c * 2.0
+
+    with caplog.at_level(logging.INFO, logger="quabla.debug"):
+        quabla.jit(lambda c: quabla.lax.fori_loop(0, 3, body, c))(1.0)
+    assert [r.getMessage() for r in caplog.records if r.name == "quabla.debug"] == [
+        "step 0 carry 1.0", "step 1 carry 2.0", "step 2 carry 4.0"]

@@ -1,6 +1,7 @@
 """``quabla.debug``: printing and callbacks from inside traced code, as ``jax.debug``."""
 
 from ._src.callbacks import debug_callback as callback
+from ._src.callbacks import debug_log as log
 from ._src.callbacks import debug_print as print  # noqa: A004 - JAX's name
 
-__all__ = ["callback", "print"]
+__all__ = ["callback", "log", "print"]

@@ -167,3 +167,18 @@ def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
 
 
 __all__ = ["debug_callback", "debug_print", "pure_callback"]
+
+
+def debug_log(fmt: str, *args, ordered: bool = False, partitioned: bool = False, **kwargs) -> None:
+    """``fmt.format(*args, **kwargs)`` logged at INFO level on the ``quabla.debug`` logger
+    each time the program runs, as ``jax.debug.log`` (``debug.print`` through ``logging``:
+    the same ordering and values, the logging configuration deciding where it goes).
+
+    >>> import logging, quabla
+    >>> logging.basicConfig(level=logging.INFO, format="%(message)s", force=True)
+    >>> quabla.jit(lambda x: debug_log("x = {}", x) or x)(2.0)  # doctest: +SKIP
+    """
+    import logging
+    logger = logging.getLogger("quabla.debug")
+    debug_callback(lambda *a, **k: logger.info(fmt.format(*a, **k)), *args, ordered=ordered,
+                   partitioned=partitioned, **kwargs)
