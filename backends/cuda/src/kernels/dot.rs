@@ -70,27 +70,25 @@ fn dot_kernel(n: &Node, lc: &[String], rc: &[String], kshape: &[usize]) -> Kerne
         _ => ("double", "acc += (double)a * (double)b;"),
     };
     let t = c_type(out.dtype);
-    if count >= BLOCK_FOLD_MIN && out.num_elements() <= BLOCK_DOT_OUTPUTS {
-        let body = format!(
-            "{coords}    {acc_ty} acc = 0; unsigned char has = 1;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{rcoords}    {t} a = in{lv}[{li}];\n    {t} b = in{rv}[{ri}];\n    {step}\n    }}\n{fold}",
-            coords = coordinates(&out.shape, "i", "c"),
-            rcoords = coordinates(kshape, "j", "r"),
-            lv = x[0].0,
-            rv = x[1].0,
-            li = flat(lc, l),
-            ri = flat(rc, r),
-            fold = block_fold(acc_ty, "acc = acc + x;", result, t),
-        );
-        return n.spread_kernel(&x, out.num_elements(), &body, Spread::Block { acc_ty });
-    }
-    let body = format!(
-        "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{rcoords}    {t} a = in{lv}[{li}];\n    {t} b = in{rv}[{ri}];\n    {step}\n    }}\n    out{result}[i] = ({t})acc;\n",
-        coords = coordinates(&out.shape, "i", "c"),
+    let coords = coordinates(&out.shape, "i", "c");
+    // One term of the sum: the contracted coordinates of `j`, both operands, the product.
+    let term = format!(
+        "{rcoords}    {t} a = in{lv}[{li}];\n    {t} b = in{rv}[{ri}];\n    {step}\n",
         rcoords = coordinates(kshape, "j", "r"),
         lv = x[0].0,
         rv = x[1].0,
         li = flat(lc, l),
         ri = flat(rc, r),
+    );
+    if count >= BLOCK_FOLD_MIN && out.num_elements() <= BLOCK_DOT_OUTPUTS {
+        let fold = block_fold(acc_ty, "acc = acc + x;", result, t);
+        let body = format!(
+            "{coords}    {acc_ty} acc = 0; unsigned char has = 1;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{term}    }}\n{fold}"
+        );
+        return n.spread_kernel(&x, out.num_elements(), &body, Spread::Block { acc_ty });
+    }
+    let body = format!(
+        "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{term}    }}\n    out{result}[i] = ({t})acc;\n"
     );
     n.kernel(&x, out.num_elements(), &body)
 }
