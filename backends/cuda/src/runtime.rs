@@ -59,11 +59,6 @@ impl Gpu {
         }))
     }
 
-    /// Whether matrix products go to cuBLAS.
-    pub fn has_cublas(&self) -> bool {
-        self.blas.is_some()
-    }
-
     /// A value's memory, zero-filled (at least one byte: an empty allocation is not one).
     fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
         self.stream

@@ -1,5 +1,6 @@
-//! Reductions and cumulative folds, each output (or line) folded by one thread in one fixed
-//! order: deterministic run to run.
+//! Reductions and cumulative folds in fixed orders, deterministic run to run: each output
+//! of a short reduction and each line of a cumulative op folded by one thread, each output
+//! of a long reduction by a block (strided shares, then a fixed tree: `block_fold`).
 
 use super::{block_fold, coordinates, flat, Node, Spread};
 use crate::elementwise::c_type;
