@@ -47,6 +47,10 @@ def test_integer_and_logical_methods_match_numpy():
         assert q.reduce(qnp.asarray(b), axis=0).tolist() == n.reduce(b, axis=0).tolist()
         assert q.accumulate(qnp.asarray(b), axis=1).tolist() == n.accumulate(b, axis=1).tolist()
     assert qnp.negative.at(qnp.arange(4), qnp.asarray([1, 3])).tolist() == [0, -1, 2, -3]
+    # Repeated positions compound, as numpy's unbuffered at: negated twice.
+    want = np.arange(4)
+    np.negative.at(want, [1, 1, 3])
+    assert qnp.negative.at(qnp.arange(4), qnp.asarray([1, 1, 3])).tolist() == want.tolist()
     with pytest.raises(ValueError, match="binary"):
         qnp.negative.reduce(qnp.arange(3))
 

@@ -119,11 +119,11 @@ class ufunc:
             raise NotImplementedError("ufunc.at: inplace=True is not possible (arrays are "
                                       "immutable); use the returned array")
         x = asarray(a)
-        if self.nin == 1:
-            return x.at[indices].set(self(x[indices]))
-        self._binary("at")
-        if self._scatter is not None:
+        if self.nin == 2 and self._scatter is not None:
             return getattr(x.at[indices], self._scatter)(b)
+        if self.nin > 2 or self.nout != 1:
+            raise ValueError(f"at only supported for functions of one or two arguments and "
+                             f"one output ({self.__name__} takes {self.nin})")
         return _sequential_at(self, x, indices, b)
 
 
@@ -179,22 +179,24 @@ def _running_fold(f: ufunc, x: Array, axis: int) -> Array:
 
 
 def _sequential_at(f: ufunc, x: Array, indices, b) -> Array:
-    """``x[i] = f(x[i], b_i)`` for each position ``i`` the (integer-array) ``indices``
-    name, in order, so that repeated positions compound."""
+    """``x[i] = f(x[i], b_i)`` (``f(x[i])`` for a unary ``f``) for each position ``i`` the
+    (integer-array) ``indices`` name, in order, so that repeated positions compound."""
     from ..control_flow import scan
     from .shape import broadcast_arrays, broadcast_to
     parts = indices if isinstance(indices, tuple) else (indices,)
     arrays = [asarray(p) for p in parts]
+    unary = f.nin == 1
     if any(p.dtype.kind not in "iu" for p in arrays):
         # Slices and masks name each position once: one gather, one scatter.
-        return x.at[indices].set(f(x[indices], b))
+        return x.at[indices].set(f(x[indices]) if unary else f(x[indices], b))
     flat = [i.reshape(-1) for i in broadcast_arrays(*arrays)]
-    values = broadcast_to(asarray(b, dtype=x.dtype), x[tuple(flat)].shape)
+    values = broadcast_to(asarray(0 if unary else b, dtype=x.dtype), x[tuple(flat)].shape)
 
     def step(acc, item):
         pos, v = item
         here = tuple(pos)
-        return acc.at[here].set(f(acc[here], v).astype(x.dtype)), None
+        new = f(acc[here]) if unary else f(acc[here], v)
+        return acc.at[here].set(new.astype(x.dtype)), None
 
     out, _ = scan(step, x, (flat, values))
     return out
