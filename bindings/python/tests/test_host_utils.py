@@ -64,3 +64,21 @@ def test_named_call_scope_and_environment():
     text = quabla.print_environment_info(return_string=True)
     assert "quabla:" in text and "numpy:" in text and "devices:" in text
     assert quabla.float0 == quabla.dtypes.float0
+
+
+def test_clear_caches_makes_jitted_functions_trace_again():
+    traces = []
+
+    @quabla.jit
+    def f(x):
+        traces.append(1)  # runs when traced
+        return x + 1
+
+    f(qnp.asarray(1.0))
+    f(qnp.asarray(2.0))
+    assert len(traces) == 1
+    quabla.clear_caches()
+    assert float(f(qnp.asarray(3.0))) == 4.0 and len(traces) == 2
+    f.clear_cache()
+    f(qnp.asarray(3.0))
+    assert len(traces) == 3

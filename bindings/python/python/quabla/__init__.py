@@ -32,7 +32,7 @@ from ._src.dtypes import float0  # noqa: E402
 from ._src.custom_derivatives import custom_gradient  # noqa: E402
 from ._src.checkpoint_policies import checkpoint_policies  # noqa: E402
 from ._src.host_utils import (  # noqa: E402
-    block_until_ready, device_count, device_get, disable_jit, linear_transpose,
+    block_until_ready, clear_caches, device_count, device_get, disable_jit, linear_transpose,
     local_device_count, local_devices, named_call, named_scope, print_environment_info,
     process_count, process_index,
 )
@@ -57,5 +57,5 @@ __all__ = [
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "linear_transpose", "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
-    "checkpoint_policies", "ad_checkpoint", "custom_gradient",
+    "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _quabla
 from .array import Array
 from .custom_derivatives import _zeros_raw, custom_jvp, custom_vjp
-from .host_utils import jit_disabled
+from .host_utils import jit_disabled, live_jits
 from .flat import OutStore, flat_function, flatten_to_raw, to_raw, unflatten_raw
 from .lax_collectives import binding
 from .tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
@@ -390,6 +390,13 @@ class _Jitted:
         self._platform = None if device is None else getattr(device, "platform", device)
         self._cache: dict = {}
         self._fast: dict = {}
+        live_jits.add(self)
+
+    def clear_cache(self) -> None:
+        """Forgets this function's traces and compiled programs: the next call traces
+        again."""
+        self._cache.clear()
+        self._fast.clear()
 
     def _entry(self, args, kwargs):
         n = len(args)

@@ -1,5 +1,5 @@
 """JAX's top-level helpers around arrays and devices: ``block_until_ready``, ``device_get``,
-the device and process counts, ``disable_jit``, ``linear_transpose``, ``named_call`` /
+the device and process counts, ``disable_jit``, ``clear_caches``, ``linear_transpose``, ``named_call`` /
 ``named_scope`` and ``print_environment_info``."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import platform as _py_platform
 import sys
+import weakref
 from typing import Any, Callable, List, Optional
 
 import numpy as np
@@ -16,6 +17,16 @@ from .tree_util import tree_leaves, tree_map
 
 # Set by `disable_jit`: jitted functions then run their Python function directly.
 jit_disabled: List[bool] = [False]
+
+# Every jitted function alive, for `clear_caches` (weak: a cache does not keep one alive).
+live_jits: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Forgets every jitted function's traces and compiled programs, as
+    ``jax.clear_caches``: their next calls trace and compile again."""
+    for jitted in list(live_jits):
+        jitted.clear_cache()
 
 
 def block_until_ready(x: Any) -> Any:
