@@ -126,6 +126,7 @@ pub struct Plan {
 
 /// The largest value, in elements, of a program compiled whole: beyond it the interpreter's
 /// fused tiles (SIMD over rayon's threads) beat single-threaded element loops.
+#[cfg(not(target_arch = "wasm32"))]
 pub const WHOLE_PROGRAM_ELEMENTS: usize = 1 << 16;
 
 /// Native code for all of `program` if the tier is compiled, the program runs a `while`
