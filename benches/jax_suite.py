@@ -16,6 +16,7 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg  # noqa: F401  (cho_solve)
 
 jax.config.update("jax_enable_x64", True)
 # `--platform gpu` (with `--only gpu`) runs the accelerator rows on JAX's CUDA backend;
@@ -263,6 +264,7 @@ def gpu_rows(dtype, dtype_name, threads):
             ("matmul_4096", lambda: timed(lambda x, y: x @ y, (data([4096, 4096], 1.0, dtype),
                                                                data([4096, 4096], 0.5, dtype)),
                                           reps)),
+            ("cholesky_solve_2048", lambda: timed(cholesky_solve, spd(2048, dtype), reps)),
             ("elementwise_chain50_1e7", lambda: timed(chain, (data([10**7], 1.0, dtype),), reps)),
             ("scan_10k_rnn64", lambda: timed(rnn, (
                 data([64, 64], 0.1, dtype), data([64, 8], 0.1, dtype), data([64], 0.0, dtype),
@@ -271,8 +273,21 @@ def gpu_rows(dtype, dtype_name, threads):
             ("neural_ode_mlp64_grad_direct_vs_diffrax",
              lambda: timed(jax.grad(neural_ode_diffrax(1.0, dtype), argnums=argnums), p, reps)),
         ]
+        only = os.environ.get("QUABLA_BENCH_ROWS", "")
         for name, row in rows:
-            emit([(name,) + row()], dtype_name, threads)
+            if only.replace(" ", "_") in name:
+                emit([(name,) + row()], dtype_name, threads)
+
+
+def spd(n, dtype):
+    """`x xᵀ / n + I` and an `n x 8` right-hand side, as bench_suite's row."""
+    x = data([n, n], 1.0, dtype)
+    return (x @ x.T / n + jnp.eye(n, dtype=dtype), data([n, 8], 1.0, dtype))
+
+
+def cholesky_solve(a, b):
+    c = jnp.linalg.cholesky(a)
+    return jnp.sum(jax.scipy.linalg.cho_solve((c, True), b))
 
 
 def emit(rows, dtype, threads):

@@ -8,8 +8,9 @@
 # hang still leaves the others' results.
 #
 #   device run: bash backends/cuda/gpu-check.sh        (carry: [".gpu"])
-# Knobs: DTYPES ("f32 f64"), PINN_STEPS (2000), KERNEL_DOTS=0 skips the second conformance
-# run without cuBLAS, QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
+# Knobs: DTYPES ("f32 f64"), PINN_STEPS (2000; 0 skips the PINN steps), KERNEL_DOTS=0 skips
+# the second conformance run without cuBLAS, BENCH_ROWS (a substring of the rows' names in
+# both suites: "cholesky" runs that row alone), QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
 PACK=${PACK:-.gpu}
@@ -24,6 +25,12 @@ export QUABLA_NVRTC_DIR=$(dirname "${NVRTC:-/none/x}")
 export QUABLA_CUDA_CACHE=$PACK/cubins
 # cuBLAS from the same toolkit folder (cudarc opens libcublas.so.13 by name).
 export LD_LIBRARY_PATH=$QUABLA_NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# cuSOLVER (the factorizations): the toolkit's, else a pip wheel's (nvidia-cusolver).
+CUSOLVER=$(find "$QUABLA_NVRTC_DIR" /usr/local/cuda*/lib64 /usr/local/lib/python3*/ /usr/lib/python3*/ /opt \
+  -name 'libcusolver.so.*' 2>/dev/null | grep -v cusolverMg | head -1)
+[ -n "$CUSOLVER" ] && export LD_LIBRARY_PATH=$(dirname "$CUSOLVER"):$LD_LIBRARY_PATH
+log "cuSOLVER: ${CUSOLVER:-not found}"
+export QUABLA_BENCH_ROWS=${BENCH_ROWS:-}
 log "NVRTC: ${NVRTC:-not found} ($(ls "$QUABLA_NVRTC_DIR" 2>/dev/null | grep -c nvrtc) files); cuBLAS: $(ls "$QUABLA_NVRTC_DIR" 2>/dev/null | grep '^libcublas.so' | tr '\n' ' '); packed: $(ls "$PACK" | tr '\n' ' ')"
 log "prewarm: $(timeout 40 "$PACK/prewarm_cubins" --sm 90 --cases tests/conformance/cases 2>&1 | tail -3)"
 
@@ -40,6 +47,7 @@ if [ "${KERNEL_DOTS:-1}" = 1 ]; then
   grep -E '^FAIL|panicked|error' "$OUT/conformance_kernels.txt" | head -10 | tee -a "$OUT/summary.txt"
 fi
 
+if [ "${PINN_STEPS:-2000}" != 0 ]; then
 log "PINN main job on cuda (${PINN_STEPS:-2000} steps):"
 QUABLA_PLUGIN_PATH=$PACK timeout 90 "$PACK/pinn_poisson" --device cuda --steps "${PINN_STEPS:-2000}" \
   >"$OUT/pinn.txt" 2>&1
@@ -57,6 +65,7 @@ else
   log "DIFFERENT: $(tr '\n' ' ' <"$OUT/rerun1.txt") / $(tr '\n' ' ' <"$OUT/rerun2.txt")"
 fi
 rm -f "$OUT/rerun1.txt" "$OUT/rerun2.txt"
+fi
 
 for dtype in ${DTYPES:-f32 f64}; do
   log "bench rows, $dtype (Quabla on the CUDA plugin, then JAX on the same GPU):"

@@ -177,6 +177,14 @@ impl Executor for Emulated {
         Ok(crate::runtime::scalar_of(v.bytes()))
     }
 
+    fn read(&self, v: &Value, _ty: &TensorType) -> Result<Vec<u8>, AbiError> {
+        Ok(v.bytes().to_vec())
+    }
+
+    fn write(&self, bytes: &[u8]) -> Result<Value, AbiError> {
+        Ok(std::sync::Arc::new(Storage::from_bytes(bytes)))
+    }
+
     fn launch(
         &self,
         k: &Kernel,

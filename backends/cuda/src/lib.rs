@@ -1,18 +1,19 @@
 //! `quabla-cuda`: the CUDA backend plugin. Device discovery never panics or aborts without a
-//! driver (no devices, no capabilities, and a typed error from `compile`). Every QIR op but
-//! the dense factorizations and host callbacks becomes CUDA C with QIR's exact semantics
-//! (`elementwise.rs`; `kernels/` for movement, reductions with block folds in a fixed tree,
-//! cumulative ops, dynamic slices, dot_general, gather, deterministic scatter-add and sort),
-//! elementwise runs fused into one kernel each (`fusion.rs`), programs planned with
-//! host-decided `cond`/`while` (`plan.rs`, loops run ahead of their predicates in
-//! `loops.rs`), compiled with NVRTC to one cubin per program for the device's SM
-//! (`nvrtc.rs`, cached on disk by `cubin_cache.rs`), run on the first GPU's stream
-//! (`runtime.rs`), matrix products on cuBLAS where it is found (`blas.rs`). CI compiles every
-//! conformance program's kernels for sm_80 and sm_90 without a GPU
+//! driver (no devices, no capabilities, and a typed error from `compile`). Every QIR op
+//! becomes CUDA C with QIR's exact semantics (`elementwise.rs`; `kernels/` for movement,
+//! reductions with block folds in a fixed tree, cumulative ops, dynamic slices, dot_general,
+//! gather, deterministic scatter-add and sort), elementwise runs fused into one kernel each
+//! (`fusion.rs`), programs planned with host-decided `cond`/`while` (`plan.rs`, loops run
+//! ahead of their predicates in `loops.rs`), compiled with NVRTC to one cubin per program for
+//! the device's SM (`nvrtc.rs`, cached on disk by `cubin_cache.rs`), run on the first GPU's
+//! stream (`runtime.rs`), matrix products on cuBLAS where it is found (`blas.rs`), the dense
+//! factorizations on cuSOLVER and cuBLAS's `trsm` (`solver.rs`, `linalg.rs`; offered only
+//! where both libraries load), host callbacks through the host (operands read back). CI
+//! compiles every conformance program's kernels for sm_80 and sm_90 without a GPU
 //! (`tests/kernels_compile.rs`) and runs the suite on a host emulation
 //! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
-//! compiler); `gpu-check.sh` runs it on a GPU. Not built: cuSOLVER, download events, CUDA
-//! graphs. The wheel is `bindings/cuda-plugin`.
+//! compiler; no factorizations there); `gpu-check.sh` runs it on a GPU. Not built: download
+//! events, CUDA graphs. The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -27,10 +28,12 @@ pub mod elementwise;
 pub mod emulate;
 pub mod fusion;
 pub mod kernels;
+pub mod linalg;
 pub mod loops;
 pub mod nvrtc;
 pub mod plan;
 pub mod runtime;
+pub mod solver;
 
 use quabla_abi::abi::{AbiError, BufferExport, ErrorCode, DEVICE_KIND_CUDA};
 use quabla_abi::plugin::{
@@ -42,10 +45,10 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 /// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
-/// does not compile here until it is implemented or declined. Every op has a kernel
-/// (`plan.rs`) but the dense factorizations (cuSOLVER is not wired yet); the list applies
-/// where the plugin has somewhere to run: a GPU, or the host emulation.
-fn implements(kind: OpKind) -> bool {
+/// does not compile here until it is implemented or declined. Every op has a kernel or a
+/// step (`plan.rs`); the dense factorizations need cuSOLVER (`solver`: whether it loads).
+/// The list applies where the plugin has somewhere to run: a GPU, or the host emulation.
+fn implements(kind: OpKind, solver: bool) -> bool {
     match kind {
         OpKind::Constant
         | OpKind::Unary(_)
@@ -79,10 +82,9 @@ fn implements(kind: OpKind) -> bool {
             | LinalgKind::Eigh
             | LinalgKind::Qr
             | LinalgKind::Svd,
-        ) => false,
-        // A call into the host process: not from the GPU yet (programs with host callbacks
-        // run on the CPU backend).
-        OpKind::HostCallback => false,
+        ) => solver,
+        // Operands read back, the host's function called, its results uploaded.
+        OpKind::HostCallback => true,
         OpKind::StopGradient
         | OpKind::CustomJvp
         | OpKind::CustomVjp
@@ -95,9 +97,9 @@ fn implements(kind: OpKind) -> bool {
     }
 }
 
-fn supported_ops() -> Vec<String> {
+fn supported_ops(solver: bool) -> Vec<String> {
     OpKind::backend_ops()
-        .filter(|k| implements(*k))
+        .filter(|k| implements(*k, solver))
         .map(|k| k.name().to_string())
         .collect()
 }
@@ -246,7 +248,7 @@ impl Backend for CudaBackend {
                     "CUDA C kernels emulated on the host (QUABLA_CUDA_EMULATE=1)".into(),
                     0,
                 )],
-                ops: supported_ops(),
+                ops: supported_ops(false),
                 synchronous_readback: true,
                 // The host's C library, not CUDA's libdevice: within these bounds too.
                 ..self.gpu_info()
@@ -322,7 +324,7 @@ impl CudaBackend {
         let ops = if devices.is_empty() {
             vec![]
         } else {
-            supported_ops()
+            supported_ops(solver::available())
         };
         PluginInfo {
             name: "cuda".into(),

@@ -1,10 +1,11 @@
 //! `while` loops decided on the host, run ahead of their predicates: reading a predicate
-//! back waits for the device, so where the loop's regions are kernels alone (pure, so an
-//! extra iteration computes values nobody reads and has no other effect, and always
-//! finishes), a batch of iterations is queued before the batch's predicates are read back
-//! together; the loop's result is the carry at the first false predicate, exactly what one
-//! iteration at a time gives. Batches double from one to `MAX_AHEAD` (a short loop wastes at
-//! most as many iterations as it ran), bounded by the memory the batch's carries hold.
+//! back waits for the device, so where the loop's regions are device work alone (kernels and
+//! library calls: pure, so an extra iteration computes values nobody reads and has no other
+//! effect, and always finishes), a batch of iterations is queued before the batch's
+//! predicates are read back together; the loop's result is the carry at the first false
+//! predicate, exactly what one iteration at a time gives. Batches double from one to
+//! `MAX_AHEAD` (a short loop wastes at most as many iterations as it ran), bounded by the
+//! memory the batch's carries hold.
 
 use crate::plan::{run, Executor, Plan, Step};
 use quabla_abi::abi::AbiError;
@@ -15,12 +16,16 @@ pub const MAX_AHEAD: usize = 64;
 /// The most bytes of carries a batch may hold at once.
 const AHEAD_BYTES: usize = 256 << 20;
 
-/// Whether `p` only launches kernels (no nested region, whose own loops could run long on
-/// values past the loop's end).
+/// Whether `p` only queues device work (kernels and library calls: no host call, whose
+/// effects must not run past the loop's end, and no nested region, whose own loops could run
+/// long on values past it).
 fn kernels_only(p: &Plan) -> bool {
     p.steps.iter().all(|s| match s {
-        Step::Constant { .. } | Step::Kernel(_) | Step::Alias { .. } => true,
-        Step::Cond { .. } | Step::While { .. } => false,
+        // A factorization is library calls and kernels on the stream, bounded work on any
+        // input (garbage past the loop's end included).
+        Step::Constant { .. } | Step::Kernel(_) | Step::Alias { .. } | Step::Linalg { .. } => true,
+        // A host call has effects.
+        Step::HostCallback { .. } | Step::Cond { .. } | Step::While { .. } => false,
     })
 }
 
@@ -141,6 +146,12 @@ mod tests {
         }
         fn scalar(&self, v: &i64, _: &TensorType) -> Result<i64, AbiError> {
             Ok(*v)
+        }
+        fn read(&self, _: &i64, _: &TensorType) -> Result<Vec<u8>, AbiError> {
+            Err(AbiError::internal("no reads here"))
+        }
+        fn write(&self, _: &[u8]) -> Result<i64, AbiError> {
+            Err(AbiError::internal("no writes here"))
         }
     }
 

@@ -1,10 +1,12 @@
 //! A program as steps: constants, kernels (a fused elementwise run, or one other node),
-//! aliases (a reshape is the same bytes), and `cond`/`while` decided on the host with their
-//! regions planned alike (nesting is bounded by QIR's validation).
+//! aliases (a reshape is the same bytes), dense factorizations (library calls, not
+//! kernels), host callbacks (operands read back, the host's function called, its results
+//! uploaded), and `cond`/`while` decided on the host with their regions planned alike
+//! (nesting is bounded by QIR's validation).
 
 use crate::fusion::{fuse_run, last_uses, Kernel};
 use crate::kernels::node_kernel;
-use quabla_abi::qir::{Op, Program};
+use quabla_abi::qir::{LinalgOp, Op, Program};
 use quabla_abi::TensorType;
 
 /// One step of a plan.
@@ -18,6 +20,18 @@ pub enum Step {
     Alias {
         from: usize,
         to: usize,
+    },
+    /// A dense factorization (or triangular solve) of `operands`.
+    Linalg {
+        op: LinalgOp,
+        operands: Vec<usize>,
+        results: Vec<usize>,
+    },
+    /// The host's function `callback` on `operands`, in program order.
+    HostCallback {
+        callback: u64,
+        operands: Vec<usize>,
+        results: Vec<usize>,
     },
     /// Runs branch `index` (clamped to the last) on `operands`.
     Cond {
@@ -58,7 +72,10 @@ impl Plan {
                         stack.push(cond);
                         stack.push(body);
                     }
-                    Step::Constant { .. } | Step::Alias { .. } => {}
+                    Step::Constant { .. }
+                    | Step::Alias { .. }
+                    | Step::Linalg { .. }
+                    | Step::HostCallback { .. } => {}
                 }
             }
         }
@@ -119,6 +136,16 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                 from: operands[0],
                 to: id,
             }),
+            Op::Linalg(op) => steps.push(Step::Linalg {
+                op: *op,
+                operands,
+                results,
+            }),
+            Op::HostCallback { callback, .. } => steps.push(Step::HostCallback {
+                callback: *callback,
+                operands,
+                results,
+            }),
             Op::Cond { branches } if regions => {
                 let branches = branches
                     .iter()
@@ -173,6 +200,24 @@ pub trait Executor {
         types: &[TensorType],
         reads: &[Self::Value],
     ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
+    /// A value's bytes read back (waits for what computes it).
+    fn read(&self, v: &Self::Value, ty: &TensorType) -> Result<Vec<u8>, quabla_abi::abi::AbiError>;
+    /// A value made of `bytes` (`ty`'s layout).
+    fn write(&self, bytes: &[u8]) -> Result<Self::Value, quabla_abi::abi::AbiError>;
+    /// The results (of types `results`) of factorization `op` on `operands` (of types
+    /// `types`); declined where the executor has no solver (the host emulation).
+    fn linalg(
+        &self,
+        op: &LinalgOp,
+        _operands: &[Self::Value],
+        _types: &[&TensorType],
+        _results: &[TensorType],
+    ) -> Result<Vec<Self::Value>, quabla_abi::abi::AbiError> {
+        Err(quabla_abi::abi::AbiError::unimplemented(format!(
+            "`{}` needs cuSOLVER, which this executor does not have",
+            op.name()
+        )))
+    }
     /// A bool or i32 scalar read back (a branch index, a loop's predicate).
     fn scalar(&self, v: &Self::Value, ty: &TensorType) -> Result<i64, quabla_abi::abi::AbiError>;
     /// Several scalars read back (a batch of loop predicates): one wait where the executor
@@ -219,6 +264,32 @@ pub fn run<E: Executor>(
                     values[v] = Some(out);
                 }
             }
+            Step::Linalg {
+                op,
+                operands,
+                results,
+            } => {
+                let types: Vec<&TensorType> = operands.iter().map(|&v| &plan.types[v]).collect();
+                let result_types: Vec<TensorType> =
+                    results.iter().map(|&r| plan.types[r].clone()).collect();
+                let outs = e.linalg(op, &all(&values, operands)?, &types, &result_types)?;
+                store(&mut values, results, outs)?;
+            }
+            Step::HostCallback {
+                callback,
+                operands,
+                results,
+            } => {
+                let outs = host_callback(
+                    e,
+                    plan,
+                    *callback,
+                    &all(&values, operands)?,
+                    operands,
+                    results,
+                )?;
+                store(&mut values, results, outs)?;
+            }
             Step::Cond {
                 index,
                 operands,
@@ -250,4 +321,53 @@ pub fn run<E: Executor>(
         }
     }
     all(&values, &plan.outputs)
+}
+
+/// `outs` stored as the values `results`, which they must match in number.
+fn store<V>(
+    values: &mut [Option<V>],
+    results: &[usize],
+    outs: Vec<V>,
+) -> Result<(), quabla_abi::abi::AbiError> {
+    if outs.len() != results.len() {
+        return Err(quabla_abi::abi::AbiError::internal(format!(
+            "a step gave {} results for {}",
+            outs.len(),
+            results.len()
+        )));
+    }
+    for (&r, v) in results.iter().zip(outs) {
+        values[r] = Some(v);
+    }
+    Ok(())
+}
+
+/// The host's function `callback` on `reads` (the values `operands` of `plan`): their bytes
+/// read back, the function called through the plugin kit, its results written back.
+fn host_callback<E: Executor>(
+    e: &E,
+    plan: &Plan,
+    callback: u64,
+    reads: &[E::Value],
+    operands: &[usize],
+    results: &[usize],
+) -> Result<Vec<E::Value>, quabla_abi::abi::AbiError> {
+    let bytes = reads
+        .iter()
+        .zip(operands)
+        .map(|(v, &o)| e.read(v, &plan.types[o]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let views: Vec<quabla_abi::HostView<'_>> = operands
+        .iter()
+        .zip(&bytes)
+        .map(|(&o, b)| quabla_abi::HostView {
+            ty: plan.types[o].clone(),
+            bytes: b,
+        })
+        .collect();
+    let types: Vec<TensorType> = results.iter().map(|&r| plan.types[r].clone()).collect();
+    quabla_abi::plugin::call_host(callback, &views, &types)?
+        .iter()
+        .map(|h| e.write(h.view().bytes))
+        .collect()
 }

@@ -13,6 +13,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use quabla_abi::abi::{AbiError, ErrorCode};
+use quabla_abi::qir::LinalgOp;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
 use std::collections::HashMap;
@@ -29,13 +30,14 @@ fn out_of_memory(bytes: usize, e: cudarc::driver::DriverError) -> AbiError {
     )
 }
 
-/// The device the plugin runs on (the first GPU), its stream and SM, and cuBLAS where the
-/// library is found.
+/// The device the plugin runs on (the first GPU), its stream and SM, cuBLAS where the
+/// library is found, and cuSOLVER (or why not) for the factorizations.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     sm: u32,
     blas: Option<Mutex<crate::blas::Blas>>,
+    solver: Result<Mutex<crate::solver::Solver>, String>,
 }
 
 impl Gpu {
@@ -51,11 +53,13 @@ impl Gpu {
         let (major, minor) = compute_capability;
         // Without cuBLAS (or with QUABLA_CUDA_CUBLAS=0) matrix products run as kernels.
         let blas = crate::blas::Blas::open(&ctx, &stream).map(Mutex::new);
+        let solver = crate::solver::Solver::open(&ctx, &stream).map(Mutex::new);
         Ok(Arc::new(Gpu {
             ctx,
             stream,
             sm: (major * 10 + minor) as u32,
             blas,
+            solver,
         }))
     }
 
@@ -132,14 +136,40 @@ pub const PROGRAM_NAME: &str = "program";
 /// ```
 pub fn program_source(plan: &Plan) -> Option<String> {
     let kernels = plan.kernels();
-    if kernels.is_empty() {
+    let factors = factors(plan);
+    if kernels.is_empty() && !factors {
         return None;
     }
     let mut source = String::from(crate::elementwise::PRELUDE);
     for k in &kernels {
         source.push_str(&k.body);
     }
+    if factors {
+        source.push_str(crate::linalg::HELPERS);
+    }
     Some(source)
+}
+
+/// Whether `plan` (or a region's) runs a factorization, whose helper kernels it then needs.
+fn factors(plan: &Plan) -> bool {
+    let mut stack = vec![plan];
+    while let Some(p) = stack.pop() {
+        for s in &p.steps {
+            match s {
+                Step::Linalg { .. } => return true,
+                Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                Step::While { cond, body, .. } => {
+                    stack.push(cond);
+                    stack.push(body);
+                }
+                Step::Constant { .. }
+                | Step::Kernel(_)
+                | Step::Alias { .. }
+                | Step::HostCallback { .. } => {}
+            }
+        }
+    }
+    false
 }
 
 /// A value on the GPU.
@@ -168,11 +198,20 @@ impl Compiled {
                 .ctx
                 .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.bytes))
                 .map_err(driver)?;
-            for k in kernels {
-                let f = module.load_function(&k.name).map_err(driver)?;
+            let helpers = if factors(&plan) {
+                &crate::linalg::HELPER_NAMES[..]
+            } else {
+                &[]
+            };
+            let names = kernels
+                .iter()
+                .map(|k| k.name.as_str())
+                .chain(helpers.iter().copied());
+            for name in names {
+                let f = module.load_function(name).map_err(driver)?;
                 // A launch must fit the kernel's registers: the block size comes from it.
                 let most = f.max_threads_per_block().map_err(driver)?.clamp(32, 256) as u32;
-                functions.insert(k.name.clone(), (f, most));
+                functions.insert(name.to_string(), (f, most));
             }
         }
         let mut constants = HashMap::new();
@@ -193,7 +232,10 @@ impl Compiled {
                         stack.push(cond);
                         stack.push(body);
                     }
-                    Step::Kernel(_) | Step::Alias { .. } => {}
+                    Step::Kernel(_)
+                    | Step::Alias { .. }
+                    | Step::Linalg { .. }
+                    | Step::HostCallback { .. } => {}
                 }
             }
         }
@@ -263,6 +305,51 @@ impl Executor for Compiled {
 
     fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
         Ok(scalar_of(&self.gpu.download(v, ty.size_bytes())?))
+    }
+
+    fn read(&self, v: &Value, ty: &TensorType) -> Result<Vec<u8>, AbiError> {
+        self.gpu.download(v, ty.size_bytes())
+    }
+
+    fn write(&self, bytes: &[u8]) -> Result<Value, AbiError> {
+        Ok(Arc::new(self.gpu.upload(bytes)?))
+    }
+
+    fn linalg(
+        &self,
+        op: &LinalgOp,
+        operands: &[Value],
+        types: &[&TensorType],
+        results: &[TensorType],
+    ) -> Result<Vec<Value>, AbiError> {
+        let solver = self.gpu.solver.as_ref().map_err(|why| {
+            AbiError::unimplemented(format!(
+                "`{}` runs on cuSOLVER, which could not start: {why}",
+                op.name()
+            ))
+        })?;
+        let solver = solver
+            .lock()
+            .map_err(|_| AbiError::internal("the cuSOLVER handle's lock is poisoned"))?;
+        let helper = |name: &str| {
+            self.functions
+                .get(name)
+                .cloned()
+                .ok_or_else(|| AbiError::internal(format!("helper kernel `{name}` not loaded")))
+        };
+        let reads: Vec<&CudaSlice<u8>> = operands.iter().map(|v| &**v).collect();
+        Ok(crate::linalg::run(
+            &self.gpu.stream,
+            &solver,
+            &helper,
+            op,
+            &reads,
+            types,
+            results,
+        )?
+        .into_iter()
+        .map(Arc::new)
+        .collect())
     }
 
     /// Each scalar's bytes copied on the stream into its own 4-byte slot of one buffer,

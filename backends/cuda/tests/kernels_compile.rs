@@ -1,7 +1,7 @@
 //! Without a GPU: every kernel of every conformance program (regions included; every op
-//! but the dense factorizations, which have no kernels yet) is generated and compiled by
-//! NVRTC to cubins for sm_80 and sm_90; any compile error fails, and ptxas's register and
-//! spill counts are reported. NVRTC comes from
+//! but the dense factorizations, which are library calls) is generated and compiled by
+//! NVRTC to cubins for sm_80 and sm_90, and so are the factorizations' helper kernels; any
+//! compile error fails, and ptxas's register and spill counts are reported. NVRTC comes from
 //! `cargo xtask cuda` (or `QUABLA_NVRTC_DIR`); without it the test says so and passes, unless
 //! `QUABLA_REQUIRE_NVRTC` is set (as `cargo xtask test` does once it has NVRTC).
 
@@ -153,6 +153,37 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
         }
     );
     assert!(unique.len() > 100, "only {} distinct kernels", unique.len());
+}
+
+/// The factorizations' helper kernels compile, with every entry point the runtime loads.
+#[test]
+fn the_factorizations_helper_kernels_compile_for_sm80_and_sm90() {
+    if nvrtc::load().is_err() {
+        eprintln!("skipping: no NVRTC");
+        return;
+    }
+    let source = format!(
+        "{}{}",
+        quabla_cuda::elementwise::PRELUDE,
+        quabla_cuda::linalg::HELPERS
+    );
+    for sm in [80, 90] {
+        let cubin = nvrtc::compile_cubin(&source, "linalg_helpers", sm).unwrap();
+        for name in quabla_cuda::linalg::HELPER_NAMES {
+            // The entry points' names are in the cubin's symbol table.
+            assert!(
+                cubin
+                    .bytes
+                    .windows(name.len())
+                    .any(|w| w == name.as_bytes()),
+                "sm_{sm}: no `{name}`"
+            );
+            assert!(
+                cubin.log.contains(name),
+                "sm_{sm}: no ptxas report for `{name}`"
+            );
+        }
+    }
 }
 
 /// A compile error is an error value naming the kernel, with NVRTC's log.

@@ -225,6 +225,27 @@ fn matmul(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
+/// `a x = b` for an `n x n` SPD `a` (`x xᵀ / n + I`) through its Cholesky factor and two
+/// triangular solves, summed: the factorization rows (`scipy.linalg.cho_solve` in JAX).
+fn cholesky_solve(n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let x = data(&[n, n], 1.0, dtype)?;
+    let a = ((&x.matmul(&x.t()?)? / n as f64)? + &Array::eye(n, dtype)?)?;
+    let solve = |v: &[Array]| -> Result<Vec<Array>> {
+        let c = quabla::linalg::cholesky(&v[0])?;
+        Ok(vec![
+            quabla::linalg::cho_solve(&c, true, &v[1])?.sum(Axes::All, false)?
+        ])
+    };
+    let (c, s) = time(solve, &[a, data(&[n, 8], 1.0, dtype)?], reps)?;
+    Ok(Run {
+        name: format!("cholesky_solve_{n}"),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
 /// A 3x3 `SAME` convolution of a 64-channel 128x128 image (NCHW, OIHW), forward, and the
 /// gradient of the sum of its squares in both operands.
 fn conv_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
@@ -558,7 +579,7 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, RowsOf); 7] = [
+    let rows: [(&str, RowsOf); 8] = [
         ("pinn 1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -566,6 +587,9 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             Ok(vec![pinn_step(16384, Laplacian::JvpOfGrad, d, r)?])
         }),
         ("matmul", |d, r| Ok(vec![matmul(4096, d, r)?])),
+        ("cholesky solve", |d, r| {
+            Ok(vec![cholesky_solve(2048, d, r)?])
+        }),
         ("chain", |d, r| {
             Ok(vec![elementwise_chain(10_000_000, d, r)?])
         }),
@@ -596,7 +620,13 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             )])
         }),
     ];
+    // QUABLA_BENCH_ROWS (a substring of the rows' names) picks rows, to spend a short GPU
+    // loan on the ones that changed.
+    let only = std::env::var("QUABLA_BENCH_ROWS").unwrap_or_default();
     for (what, row) in rows {
+        if !what.contains(only.as_str()) {
+            continue;
+        }
         // One failing row is reported and the rest still run.
         match row(dtype, reps) {
             Ok(runs) => print_rows(runs, threads),

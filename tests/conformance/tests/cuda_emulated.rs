@@ -1,9 +1,11 @@
 //! The CUDA plugin's generated kernels run on the host (`QUABLA_CUDA_EMULATE=1`: the CUDA C
 //! compiled by the system's C++ compiler against the plugin's emulation prelude), so CI checks
-//! what they compute without a GPU: every case passes against the goldens at the profile
-//! the plugin declares, except those needing a dense factorization (no kernels yet) or a
-//! call into the host (not from the GPU yet), which are not applicable. What emulation cannot check: CUDA's own math library (the C
-//! library stands in) and PTX's conversion instructions (emulated to their documented rules).
+//! what they compute without a GPU: every case passes against the goldens at the profile the
+//! plugin declares, host callbacks included (operands read back, the host's function called,
+//! results uploaded, as on a GPU), except those needing a dense factorization (cuSOLVER's,
+//! which has no emulation), which are not applicable. What emulation cannot check: CUDA's own
+//! math library (the C library stands in) and PTX's conversion instructions (emulated to their
+//! documented rules).
 
 use quabla_abi::host::Plugin;
 use quabla_conformance::{default_cases_dir, load_cases, run_suite};
@@ -24,16 +26,16 @@ fn emulated_kernels_pass_every_case_but_the_factorizations() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     for n in common::not_applicable(&report) {
         assert!(
-            n.contains("op `host_callback`")
-                || quabla_abi::qir::LinalgKind::ALL
-                    .iter()
-                    .any(|k| n.contains(&format!(
-                        "op `{}`",
-                        quabla_abi::qir::OpKind::Linalg(*k).name()
-                    ))),
+            quabla_abi::qir::LinalgKind::ALL
+                .iter()
+                .any(|k| n.contains(&format!(
+                    "op `{}`",
+                    quabla_abi::qir::OpKind::Linalg(*k).name()
+                ))),
             "not run in emulation: {n}"
         );
     }
-    assert!(report.passed() >= 560, "{}", report.summary());
+    // 571 ran on an H200 without host callbacks; these add 4.
+    assert!(report.passed() >= 575, "{}", report.summary());
     println!("{}", report.summary());
 }
