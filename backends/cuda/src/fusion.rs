@@ -1,11 +1,14 @@
 //! Elementwise fusion (`plan.rs` calls it): each run of consecutive elementwise nodes over
 //! one shape becomes one CUDA kernel (a grid-stride loop over the elements, the
 //! intermediates in registers), which reads the values defined before the run and writes
-//! only those used after it.
+//! only those used after it. A `broadcast_in_dim` read only by elementwise nodes is not
+//! materialized: its readers index its root, so it costs no launch and does not split the
+//! run it sits in.
 
 use crate::elementwise::{c_type, expression, PRELUDE};
-use quabla_abi::qir::Program;
+use quabla_abi::qir::{Op, Program};
 use quabla_abi::{DType, TensorType};
+use std::collections::HashMap;
 
 /// One generated kernel.
 #[derive(Clone, Debug)]
@@ -31,100 +34,253 @@ pub struct Kernel {
     /// operands, its shape: the GPU runtime may run it on cuBLAS instead (the kernel stays the
     /// fallback, and what the host emulation runs).
     pub gemm: Option<crate::kernels::Gemm>,
+    /// How many elementwise nodes the kernel computes (0: a kernel of another node).
+    pub fused: usize,
 }
 
-/// Per value, the index of the last node that reads it (0 when none does).
-pub fn last_uses(p: &Program, values: usize) -> Vec<usize> {
-    let mut last_use = vec![0usize; values];
-    for (k, node) in p.nodes.iter().enumerate() {
-        for o in &node.operands {
-            last_use[o.index()] = k;
-        }
-    }
-    last_use
+/// A `broadcast_in_dim` value that is never materialized: the elementwise kernels that read
+/// it index its root (the first materialized value of a chain of broadcasts) instead. Per
+/// root dimension, the value's dimension it runs along, or `None` where the root has one
+/// element along it (coordinate 0).
+#[derive(Clone, Debug)]
+pub struct Broadcast {
+    pub root: usize,
+    pub map: Vec<Option<usize>>,
 }
 
-/// The kernel of the elementwise run starting at node `start` (following elementwise nodes
-/// of the same shape), and the run's end: it reads the values defined before the run and
-/// writes those used after it or returned.
-pub fn fuse_run(
-    p: &Program,
-    start: usize,
-    first: &[quabla_abi::qir::ValueId],
-    types: &[TensorType],
-    last_use: &[usize],
-    outputs: &[usize],
-    name: &str,
-) -> Result<(Kernel, usize), String> {
-    let shape = &p.nodes[start].results[0].shape;
-    let mut end = start + 1;
-    while end < p.nodes.len()
-        && p.nodes[end].op.is_elementwise()
-        && &p.nodes[end].results[0].shape == shape
-    {
-        end += 1;
-    }
-    let defined: Vec<usize> = (start..end).map(|j| first[j].index()).collect();
-    let mut reads = Vec::new();
-    for node in &p.nodes[start..end] {
-        for o in &node.operands {
-            let v = o.index();
-            if !defined.contains(&v) && !reads.contains(&v) {
-                reads.push(v);
+/// What planning a program's fused runs needs to know of it.
+pub struct Fusion<'a> {
+    pub p: &'a Program,
+    pub first: Vec<quabla_abi::qir::ValueId>,
+    pub types: Vec<TensorType>,
+    /// Per value, the index of the last node that reads it, directly or through broadcasts
+    /// read by index (0 when none does).
+    pub last_use: Vec<usize>,
+    pub outputs: Vec<usize>,
+    /// The broadcasts read by index, by value.
+    pub broadcasts: HashMap<usize, Broadcast>,
+}
+
+impl<'a> Fusion<'a> {
+    /// `p` analysed: a broadcast whose every reader is an elementwise node (or another such
+    /// broadcast) and that is no output is read by index, never materialized, so that it
+    /// costs no kernel and does not split the elementwise run around it.
+    pub fn new(p: &'a Program) -> Fusion<'a> {
+        let types = p.value_types();
+        let first = p.first_result_ids();
+        let outputs: Vec<usize> = p.outputs.iter().map(|o| o.index()).collect();
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); types.len()];
+        for (k, node) in p.nodes.iter().enumerate() {
+            for o in &node.operands {
+                readers[o.index()].push(k);
             }
         }
+        // Last to first, so that a broadcast's readers are decided before it.
+        let mut by_index = vec![false; p.nodes.len()];
+        for k in (0..p.nodes.len()).rev() {
+            let v = first[k].index();
+            by_index[k] = matches!(p.nodes[k].op, Op::BroadcastInDim { .. })
+                && !outputs.contains(&v)
+                && !readers[v].is_empty()
+                && readers[v]
+                    .iter()
+                    .all(|&r| by_index[r] || p.nodes[r].op.is_elementwise());
+        }
+        let mut broadcasts: HashMap<usize, Broadcast> = HashMap::new();
+        for (k, node) in p.nodes.iter().enumerate() {
+            let Op::BroadcastInDim { dims } = &node.op else {
+                continue;
+            };
+            if !by_index[k] {
+                continue;
+            }
+            let o = node.operands[0].index();
+            let b = match broadcasts.get(&o) {
+                Some(b) => Broadcast {
+                    root: b.root,
+                    map: b.map.iter().map(|m| m.map(|j| dims[j])).collect(),
+                },
+                None => Broadcast {
+                    root: o,
+                    map: types[o]
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &d)| (d != 1).then(|| dims[j]))
+                        .collect(),
+                },
+            };
+            broadcasts.insert(first[k].index(), b);
+        }
+        // A root is read where its broadcasts' readers run.
+        let mut last_use = vec![0usize; types.len()];
+        for (k, node) in p.nodes.iter().enumerate() {
+            for o in &node.operands {
+                let v = o.index();
+                last_use[v] = k;
+                if let Some(b) = broadcasts.get(&v) {
+                    last_use[b.root] = last_use[b.root].max(k);
+                }
+            }
+        }
+        Fusion {
+            p,
+            first,
+            types,
+            last_use,
+            outputs,
+            broadcasts,
+        }
     }
-    let writes: Vec<usize> = defined
-        .iter()
-        .copied()
-        .filter(|&v| outputs.contains(&v) || last_use[v] >= end)
-        .collect();
-    let statements = region_body(p, start, end, first, types)?;
-    let body = function(name, &reads, &writes, types, &statements);
-    let kernel = Kernel {
-        source: format!("{PRELUDE}\n{body}"),
-        body,
-        param_types: reads
-            .iter()
-            .chain(&writes)
-            .map(|&v| types[v].dtype)
-            .collect(),
-        name: name.to_string(),
-        reads,
-        writes,
-        elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
-        block_per_element: false,
-        gemm: None,
-    };
-    Ok((kernel, end))
-}
 
-/// The statements computing nodes `start..end` into registers `v<id>`.
-fn region_body(
-    p: &Program,
-    start: usize,
-    end: usize,
-    first: &[quabla_abi::qir::ValueId],
-    types: &[TensorType],
-) -> Result<String, String> {
-    let mut body = String::new();
-    for (node, id) in p.nodes[start..end].iter().zip(&first[start..end]) {
-        let args: Vec<String> = node
-            .operands
+    /// Whether node `k` is a broadcast read by index (it makes no step).
+    pub fn by_index(&self, k: usize) -> bool {
+        self.broadcasts.contains_key(&self.first[k].index())
+    }
+
+    /// The kernel of the elementwise run starting at node `start` (following elementwise
+    /// nodes of the same shape, passing over broadcasts read by index), and the run's end: it
+    /// reads the values defined before the run (broadcasts through their roots) and writes
+    /// those used after it or returned.
+    pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Kernel, usize), String> {
+        let p = self.p;
+        let shape = &p.nodes[start].results[0].shape;
+        let mut end = start + 1;
+        while end < p.nodes.len()
+            && (self.by_index(end)
+                || (p.nodes[end].op.is_elementwise() && &p.nodes[end].results[0].shape == shape))
+        {
+            end += 1;
+        }
+        let computed: Vec<usize> = (start..end).filter(|&j| !self.by_index(j)).collect();
+        let defined: Vec<usize> = computed.iter().map(|&j| self.first[j].index()).collect();
+        // Parameters: values read element by element, then roots read by index.
+        let (mut direct, mut roots) = (Vec::new(), Vec::new());
+        for &j in &computed {
+            for o in &p.nodes[j].operands {
+                let v = o.index();
+                match self.broadcasts.get(&v) {
+                    Some(b) if !defined.contains(&b.root) && !roots.contains(&b.root) => {
+                        roots.push(b.root)
+                    }
+                    Some(_) => {}
+                    None if !defined.contains(&v) && !direct.contains(&v) => direct.push(v),
+                    None => {}
+                }
+            }
+        }
+        roots.retain(|r| !direct.contains(r));
+        let reads: Vec<usize> = direct.iter().chain(&roots).copied().collect();
+        let writes: Vec<usize> = defined
             .iter()
-            .map(|o| format!("v{}", o.index()))
+            .copied()
+            .filter(|&v| self.outputs.contains(&v) || self.last_use[v] >= end)
             .collect();
-        let ty = types[node.operands[0].index()].dtype;
-        let out = node.results[0].dtype;
-        let e = expression(&node.op, &args, ty, out)?;
-        body.push_str(&format!("    {} v{} = {e};\n", c_type(out), id.index()));
+        let statements = self.region_body(&computed, &defined, shape)?;
+        let body = function(name, &reads, &direct, &writes, &self.types, &statements);
+        let kernel = Kernel {
+            source: format!("{PRELUDE}\n{body}"),
+            body,
+            param_types: reads
+                .iter()
+                .chain(&writes)
+                .map(|&v| self.types[v].dtype)
+                .collect(),
+            name: name.to_string(),
+            reads,
+            writes,
+            elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
+            block_per_element: false,
+            gemm: None,
+            fused: computed.len(),
+        };
+        Ok((kernel, end))
     }
-    Ok(body)
+
+    /// The statements computing nodes `computed` into registers `v<id>`, each broadcast
+    /// operand loaded by index before its first reader.
+    fn region_body(
+        &self,
+        computed: &[usize],
+        defined: &[usize],
+        shape: &[usize],
+    ) -> Result<String, String> {
+        let mut body = String::new();
+        let mut loaded: Vec<usize> = Vec::new();
+        for &j in computed {
+            let node = &self.p.nodes[j];
+            for o in &node.operands {
+                let v = o.index();
+                if let Some(b) = self.broadcasts.get(&v) {
+                    if !loaded.contains(&v) {
+                        loaded.push(v);
+                        let ty = c_type(self.types[v].dtype);
+                        let from = if defined.contains(&b.root) {
+                            // Same shape as the run: the identity broadcast of a register.
+                            format!("v{}", b.root)
+                        } else {
+                            let index = root_index(b, &self.types[b.root].shape, shape);
+                            format!("in{}[{index}]", b.root)
+                        };
+                        body.push_str(&format!("    {ty} v{v} = {from};\n"));
+                    }
+                }
+            }
+            let args: Vec<String> = node
+                .operands
+                .iter()
+                .map(|o| format!("v{}", o.index()))
+                .collect();
+            let ty = self.types[node.operands[0].index()].dtype;
+            let out = node.results[0].dtype;
+            let e = expression(&node.op, &args, ty, out)?;
+            body.push_str(&format!(
+                "    {} v{} = {e};\n",
+                c_type(out),
+                self.first[j].index()
+            ));
+        }
+        Ok(body)
+    }
 }
 
+/// The root's element for element `i` of a value of `shape` that broadcasts it (`b`): the
+/// root's coordinates taken from `i`'s along the mapped dimensions, as C.
+fn root_index(b: &Broadcast, root_shape: &[usize], shape: &[usize]) -> String {
+    let strides = |s: &[usize]| -> Vec<usize> {
+        let mut st = vec![1usize; s.len()];
+        for d in (0..s.len().saturating_sub(1)).rev() {
+            st[d] = st[d + 1] * s[d + 1];
+        }
+        st
+    };
+    let (out_strides, root_strides) = (strides(shape), strides(root_shape));
+    let terms: Vec<String> = b
+        .map
+        .iter()
+        .enumerate()
+        .filter_map(|(k, m)| {
+            m.map(|d| {
+                format!(
+                    "(i / {}ull % {}ull) * {}ull",
+                    out_strides[d], shape[d], root_strides[k]
+                )
+            })
+        })
+        .collect();
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// The kernel function: `reads` as pointer parameters (those in `direct` loaded element by
+/// element at the top), then `writes`, then the element count.
 fn function(
     name: &str,
     reads: &[usize],
+    direct: &[usize],
     writes: &[usize],
     types: &[TensorType],
     body: &str,
@@ -139,7 +295,7 @@ fn function(
             .map(|&v| format!("{}* __restrict__ out{v}", c_type(types[v].dtype))),
     );
     params.push("unsigned long long n".into());
-    let loads: String = reads
+    let loads: String = direct
         .iter()
         .map(|&v| format!("    {} v{v} = in{v}[i];\n", c_type(types[v].dtype)))
         .collect();
@@ -206,6 +362,48 @@ mod tests {
         assert!(ks[0].source.contains("extern \"C\" __global__ void t_0("));
         assert!(ks[0].source.contains("float v3 = expf(v2);"));
         assert!(!ks[0].source.contains("out3["), "an intermediate is stored");
+    }
+
+    /// A broadcast read only by elementwise nodes (through another broadcast too) costs no
+    /// kernel and does not split the run around it: its reader indexes the root. One read by
+    /// another kind of node (here a reduction) is materialized.
+    #[test]
+    fn broadcasts_read_by_elementwise_nodes_are_indexed_not_materialized() {
+        let p = Program::parse(
+            "program(%0: f32[3], %1: f32[2,3], %2: f32[]) {
+  %3 = exp(%1) : f32[2,3]
+  %4 = broadcast_in_dim[dims=[1]](%0) : f32[2,3]
+  %5 = broadcast_in_dim[dims=[]](%2) : f32[1,3]
+  %6 = broadcast_in_dim[dims=[0,1]](%5) : f32[2,3]
+  %7 = mul(%3, %4) : f32[2,3]
+  %8 = add(%7, %6) : f32[2,3]
+  %9 = broadcast_in_dim[dims=[0]](%0) : f32[3,2]
+  %10 = reduce[kind=sum, axes=[0]](%9) : f32[2]
+  return %8, %10
+}
+",
+        )
+        .unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        // The fused run (exp, mul, add), the materialized broadcast, the reduction.
+        assert_eq!(ks.len(), 3, "{ks:#?}");
+        let run = &ks[0];
+        assert_eq!(run.fused, 3);
+        assert_eq!(
+            (run.reads.clone(), run.writes.clone()),
+            (vec![1, 0, 2], vec![8])
+        );
+        // %4 reads %0 along the run's second dimension; %6 reads the scalar %2 (through %5).
+        assert!(
+            run.body
+                .contains("float v4 = in0[(i / 1ull % 3ull) * 1ull];"),
+            "{}",
+            run.body
+        );
+        assert!(run.body.contains("float v6 = in2[0];"), "{}", run.body);
+        assert!(run.body.contains("float v1 = in1[i];") && !run.body.contains("in0[i]"));
+        assert_eq!(ks[1].fused, 0);
+        assert_eq!(ks[1].writes, vec![9]);
     }
 
     /// Regions are walked without recursion, each program named by its path.

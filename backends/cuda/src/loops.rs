@@ -111,6 +111,7 @@ mod tests {
             elements: 1,
             block_per_element: false,
             gemm: None,
+            fused: 1,
         }
     }
 

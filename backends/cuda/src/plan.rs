@@ -4,7 +4,7 @@
 //! uploaded), and `cond`/`while` decided on the host with their regions planned alike
 //! (nesting is bounded by QIR's validation).
 
-use crate::fusion::{fuse_run, last_uses, Kernel};
+use crate::fusion::{Fusion, Kernel};
 use crate::kernels::node_kernel;
 use quabla_abi::qir::{LinalgOp, Op, Program};
 use quabla_abi::TensorType;
@@ -109,18 +109,21 @@ pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
 /// The steps this compiler can make, and the names of the ops it cannot (yet); regions are
 /// planned when `regions`.
 fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static str>), String> {
-    let types = p.value_types();
-    let first = p.first_result_ids();
-    let last_use = last_uses(p, types.len());
-    let outputs: Vec<usize> = p.outputs.iter().map(|o| o.index()).collect();
+    let fusion = Fusion::new(p);
+    let (types, first) = (&fusion.types, &fusion.first);
     let (mut steps, mut missing) = (Vec::new(), Vec::new());
     let mut k = 0;
     while k < p.nodes.len() {
         let node = &p.nodes[k];
         let id = first[k].index();
         let name = format!("{prefix}_{k}");
+        if fusion.by_index(k) {
+            // Read by index where it is used: no step of its own.
+            k += 1;
+            continue;
+        }
         if node.op.is_elementwise() {
-            let (kernel, end) = fuse_run(p, k, &first, &types, &last_use, &outputs, &name)?;
+            let (kernel, end) = fusion.fuse_run(k, &name)?;
             steps.push(Step::Kernel(kernel));
             k = end;
             continue;
@@ -165,7 +168,7 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                 body: Box::new(plan(body, &format!("{name}w"))?),
                 results,
             }),
-            op => match node_kernel(&name, node, &operands, &types, id)? {
+            op => match node_kernel(&name, node, &operands, types, id)? {
                 Some(kernel) => steps.push(Step::Kernel(kernel)),
                 None => missing.push(op.name()),
             },
@@ -174,10 +177,10 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
     }
     Ok((
         Plan {
-            types,
+            types: types.clone(),
             num_inputs: p.inputs.len(),
             steps,
-            outputs,
+            outputs: fusion.outputs.clone(),
         },
         missing,
     ))

@@ -148,6 +148,7 @@ pub(super) fn spread_kernel(
         name: name.to_string(),
         block_per_element: spread != Spread::Thread,
         gemm: None,
+        fused: 0,
     }
 }
 

@@ -1,0 +1,59 @@
+//! How many launches a program's plan makes on the CUDA plugin: kernels (fused elementwise
+//! runs, cuBLAS products, other nodes) and library steps, per region, for a program dumped
+//! with `QUABLA_DUMP_IR` (fusion work reads it before and after a change, without a GPU).
+//!
+//! `cargo run -p quabla-cuda --example plan_stats -- <program.qir>...`
+
+use quabla_abi::qir::Program;
+use quabla_cuda::plan::{plan, Plan, Step};
+use std::process::ExitCode;
+
+/// (fused elementwise kernels, matrix products, other kernels, library and host steps) of
+/// `plan`, regions included.
+fn count(plan: &Plan) -> [usize; 4] {
+    let mut c = [0; 4];
+    let mut stack = vec![plan];
+    while let Some(q) = stack.pop() {
+        for s in &q.steps {
+            match s {
+                Step::Kernel(k) if k.gemm.is_some() => c[1] += 1,
+                Step::Kernel(k) if k.fused > 0 => c[0] += 1,
+                Step::Kernel(_) => c[2] += 1,
+                Step::Linalg { .. } | Step::HostCallback { .. } => c[3] += 1,
+                Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                Step::While { cond, body, .. } => {
+                    stack.push(cond);
+                    stack.push(body);
+                }
+                Step::Constant { .. } | Step::Alias { .. } => {}
+            }
+        }
+    }
+    c
+}
+
+fn main() -> ExitCode {
+    let mut status = ExitCode::SUCCESS;
+    for path in std::env::args().skip(1) {
+        let result = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Program::parse(&t).map_err(|e| e.to_string()))
+            .and_then(|p| plan(&p, "k").map(|q| (p, q)));
+        match result {
+            Ok((p, q)) => {
+                let [ew, mm, other, lib] = count(&q);
+                let nodes = p.nodes.len();
+                println!(
+                    "{path}: {nodes} nodes -> {} launches ({ew} fused elementwise, {mm} matrix \
+                     products, {other} other kernels, {lib} library/host steps)",
+                    ew + mm + other + lib
+                );
+            }
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                status = ExitCode::FAILURE;
+            }
+        }
+    }
+    status
+}
