@@ -2,7 +2,8 @@
 //! runs, cuBLAS products, other nodes) and library steps, per region, for a program dumped
 //! with `QUABLA_DUMP_IR` (fusion work reads it before and after a change, without a GPU).
 //!
-//! `cargo run -p quabla-cuda --example plan_stats -- <program.qir>...`
+//! `cargo run -p quabla-cuda --example plan_stats -- [--list] <program.qir>...` (`--list`:
+//! each kernel of the top-level plan too, with the nodes it computes).
 
 use quabla_abi::qir::Program;
 use quabla_cuda::plan::{plan, Plan, Step};
@@ -34,13 +35,17 @@ fn count(plan: &Plan) -> [usize; 4] {
 
 fn main() -> ExitCode {
     let mut status = ExitCode::SUCCESS;
-    for path in std::env::args().skip(1) {
+    let list = std::env::args().any(|a| a == "--list");
+    for path in std::env::args().skip(1).filter(|a| a != "--list") {
         let result = std::fs::read_to_string(&path)
             .map_err(|e| e.to_string())
             .and_then(|t| Program::parse(&t).map_err(|e| e.to_string()))
             .and_then(|p| plan(&p, "k").map(|q| (p, q)));
         match result {
             Ok((p, q)) => {
+                if list {
+                    print_kernels(&p, &q);
+                }
                 let [ew, mm, other, lib] = count(&q);
                 let nodes = p.nodes.len();
                 println!(
@@ -56,4 +61,24 @@ fn main() -> ExitCode {
         }
     }
     status
+}
+
+/// Each kernel of `plan`'s top level: its name (`k_<first node>`), the op of that node, how
+/// many nodes it computes, and its element count.
+fn print_kernels(p: &Program, plan: &Plan) {
+    for s in &plan.steps {
+        if let Step::Kernel(k) = s {
+            let node = k
+                .name
+                .rsplit('_')
+                .next()
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| p.nodes.get(n));
+            let op = node.map_or("?".into(), |n| n.op.name().to_string());
+            println!(
+                "  {:<8} {op:<20} {:>3} nodes, {} elements",
+                k.name, k.fused, k.elements
+            );
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //! intermediates in registers), which reads the values defined before the run and writes
 //! only those used after it. A `broadcast_in_dim` read only by elementwise nodes is not
 //! materialized: its readers index its root, so it costs no launch and does not split the
-//! run it sits in.
+//! run it sits in. Runs follow the order of `schedule.rs`, which puts elementwise nodes of
+//! one shape together where the dependencies allow.
 
 use crate::elementwise::{c_type, expression, PRELUDE};
 use quabla_abi::qir::{Op, Program};
@@ -59,6 +60,8 @@ pub struct Fusion<'a> {
     pub outputs: Vec<usize>,
     /// The broadcasts read by index, by value.
     pub broadcasts: HashMap<usize, Broadcast>,
+    /// The nodes in planning order (`schedule::order`); `last_use` counts positions in it.
+    pub order: Vec<usize>,
 }
 
 impl<'a> Fusion<'a> {
@@ -112,14 +115,18 @@ impl<'a> Fusion<'a> {
             };
             broadcasts.insert(first[k].index(), b);
         }
+        let free: Vec<bool> = (0..p.nodes.len())
+            .map(|k| broadcasts.contains_key(&first[k].index()))
+            .collect();
+        let order = crate::schedule::order(p, &free);
         // A root is read where its broadcasts' readers run.
         let mut last_use = vec![0usize; types.len()];
-        for (k, node) in p.nodes.iter().enumerate() {
-            for o in &node.operands {
+        for (at, &k) in order.iter().enumerate() {
+            for o in &p.nodes[k].operands {
                 let v = o.index();
-                last_use[v] = k;
+                last_use[v] = last_use[v].max(at);
                 if let Some(b) = broadcasts.get(&v) {
-                    last_use[b.root] = last_use[b.root].max(k);
+                    last_use[b.root] = last_use[b.root].max(at);
                 }
             }
         }
@@ -130,29 +137,36 @@ impl<'a> Fusion<'a> {
             last_use,
             outputs,
             broadcasts,
+            order,
         }
     }
 
-    /// Whether node `k` is a broadcast read by index (it makes no step).
-    pub fn by_index(&self, k: usize) -> bool {
-        self.broadcasts.contains_key(&self.first[k].index())
+    /// Whether the node at position `at` of the order is a broadcast read by index (it makes
+    /// no step).
+    pub fn by_index(&self, at: usize) -> bool {
+        self.broadcasts
+            .contains_key(&self.first[self.order[at]].index())
     }
 
-    /// The kernel of the elementwise run starting at node `start` (following elementwise
-    /// nodes of the same shape, passing over broadcasts read by index), and the run's end: it
-    /// reads the values defined before the run (broadcasts through their roots) and writes
-    /// those used after it or returned.
+    /// The kernel of the elementwise run starting at position `start` of the order
+    /// (following elementwise nodes of the same shape, passing over broadcasts read by
+    /// index), and the run's end: it reads the values defined before the run (broadcasts
+    /// through their roots) and writes those used after it or returned.
     pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Kernel, usize), String> {
         let p = self.p;
-        let shape = &p.nodes[start].results[0].shape;
+        let node = |at: usize| &p.nodes[self.order[at]];
+        let shape = &node(start).results[0].shape;
         let mut end = start + 1;
         while end < p.nodes.len()
             && (self.by_index(end)
-                || (p.nodes[end].op.is_elementwise() && &p.nodes[end].results[0].shape == shape))
+                || (node(end).op.is_elementwise() && &node(end).results[0].shape == shape))
         {
             end += 1;
         }
-        let computed: Vec<usize> = (start..end).filter(|&j| !self.by_index(j)).collect();
+        let computed: Vec<usize> = (start..end)
+            .filter(|&at| !self.by_index(at))
+            .map(|at| self.order[at])
+            .collect();
         let defined: Vec<usize> = computed.iter().map(|&j| self.first[j].index()).collect();
         // Parameters: values read element by element, then roots read by index.
         let (mut direct, mut roots) = (Vec::new(), Vec::new());

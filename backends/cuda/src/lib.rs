@@ -33,6 +33,7 @@ pub mod loops;
 pub mod nvrtc;
 pub mod plan;
 pub mod runtime;
+pub mod schedule;
 pub mod solver;
 
 use quabla_abi::abi::{AbiError, BufferExport, ErrorCode, DEVICE_KIND_CUDA};

@@ -112,20 +112,21 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
     let fusion = Fusion::new(p);
     let (types, first) = (&fusion.types, &fusion.first);
     let (mut steps, mut missing) = (Vec::new(), Vec::new());
-    let mut k = 0;
-    while k < p.nodes.len() {
+    let mut at = 0;
+    while at < p.nodes.len() {
+        let k = fusion.order[at];
         let node = &p.nodes[k];
         let id = first[k].index();
         let name = format!("{prefix}_{k}");
-        if fusion.by_index(k) {
+        if fusion.by_index(at) {
             // Read by index where it is used: no step of its own.
-            k += 1;
+            at += 1;
             continue;
         }
         if node.op.is_elementwise() {
-            let (kernel, end) = fusion.fuse_run(k, &name)?;
+            let (kernel, end) = fusion.fuse_run(at, &name)?;
             steps.push(Step::Kernel(kernel));
-            k = end;
+            at = end;
             continue;
         }
         let operands: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
@@ -173,7 +174,7 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                 None => missing.push(op.name()),
             },
         }
-        k += 1;
+        at += 1;
     }
     Ok((
         Plan {
