@@ -10,7 +10,8 @@
 #   device run: bash backends/cuda/gpu-check.sh        (carry: [".gpu"])
 # Knobs: DTYPES ("f32 f64"), PINN_STEPS (2000; 0 skips the PINN steps), KERNEL_DOTS=0 skips
 # the second conformance run without cuBLAS, BENCH_ROWS (a substring of the rows' names in
-# both suites: "cholesky" runs that row alone), QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
+# both suites: "cholesky" runs that row alone), NO_GRAPH_ROWS (rows run again, f32, with
+# QUABLA_CUDA_GRAPHS=0), QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
 PACK=${PACK:-.gpu}
@@ -39,6 +40,11 @@ timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
   --cases tests/conformance/cases >"$OUT/conformance.txt" 2>&1
 log "exit $? after $(grep -c . "$OUT/conformance.txt") lines: $(grep -E ' passed|coverage' "$OUT/conformance.txt" | tail -3)"
 grep -E '^FAIL|panicked|error' "$OUT/conformance.txt" | head -25 | tee -a "$OUT/summary.txt"
+log "again with every kernels-only program captured as a CUDA graph at its first run (QUABLA_CUDA_GRAPHS=always):"
+QUABLA_CUDA_GRAPHS=always timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
+  --cases tests/conformance/cases >"$OUT/conformance_graphs.txt" 2>&1
+log "exit $?: $(grep -E ' passed' "$OUT/conformance_graphs.txt" | tail -1); fallbacks: $(grep -c 'launch by launch' "$OUT/conformance_graphs.txt")"
+grep -E '^FAIL|panicked|launch by launch' "$OUT/conformance_graphs.txt" | sort | uniq -c | head -10 | tee -a "$OUT/summary.txt"
 if [ "${KERNEL_DOTS:-1}" = 1 ]; then
   log "again with the plugin's own matrix-product kernels (QUABLA_CUDA_CUBLAS=0):"
   QUABLA_CUDA_CUBLAS=0 timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
@@ -76,6 +82,13 @@ for dtype in ${DTYPES:-f32 f64}; do
     --platform gpu --dtype "$dtype") >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
   log "jax exit $?"
 done
+if [ -n "${NO_GRAPH_ROWS:-}" ]; then
+  log "rows matching '$NO_GRAPH_ROWS' again without CUDA graphs (QUABLA_CUDA_GRAPHS=0), f32:"
+  QUABLA_CUDA_GRAPHS=0 QUABLA_BENCH_ROWS=$NO_GRAPH_ROWS QUABLA_PLATFORMS=cuda \
+    QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
+    "$PACK/bench_suite" --only gpu --dtype f32 | sed 's/"quabla"/"quabla_no_graphs"/' \
+    >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+fi
 cat "$OUT/bench.jsonl" | tee -a "$OUT/summary.txt"
 tail -5 "$OUT/bench_err.txt" | tee -a "$OUT/summary.txt"
 log "done: $(date -u)"

@@ -6,13 +6,17 @@
 
 use crate::kernels::Gemm;
 use cudarc::cublas::{result, sys};
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use quabla_abi::abi::AbiError;
 use quabla_abi::DType;
 use std::sync::Arc;
 
-/// A cuBLAS handle bound to the plugin's stream.
-pub struct Blas(sys::cublasHandle_t);
+/// A cuBLAS handle bound to the plugin's stream, with a workspace of its own.
+pub struct Blas(sys::cublasHandle_t, Option<CudaSlice<u8>>);
+
+/// cuBLAS's workspace (NVIDIA's advice for Hopper): given up front, cuBLAS allocates nothing
+/// while a CUDA graph is captured (`graph.rs`).
+const WORKSPACE_BYTES: usize = 32 << 20;
 
 // SAFETY: the handle is used under the `Mutex` the runtime keeps it in, one thread at a time,
 // as cuBLAS allows for a handle.
@@ -31,9 +35,19 @@ impl Blas {
         }
         ctx.bind_to_thread().ok()?;
         let handle = result::create_handle().ok()?;
-        let blas = Blas(handle);
+        let mut blas = Blas(handle, None);
         // SAFETY: a live handle and the context's own stream.
         unsafe { result::set_stream(blas.0, stream.cu_stream() as _) }.ok()?;
+        let workspace = stream.alloc_zeros::<u8>(WORKSPACE_BYTES).ok()?;
+        {
+            let (ptr, _) = workspace.device_ptr(stream);
+            // SAFETY: device memory of WORKSPACE_BYTES kept alive as long as the handle (in
+            // `blas.1`), used on the handle's stream.
+            unsafe { sys::cublasSetWorkspace_v2(blas.0, ptr as *mut _, WORKSPACE_BYTES) }
+                .result()
+                .ok()?;
+        }
+        blas.1 = Some(workspace);
         Some(blas)
     }
 

@@ -27,6 +27,7 @@ pub mod driver;
 pub mod elementwise;
 pub mod emulate;
 pub mod fusion;
+pub mod graph;
 pub mod kernels;
 pub mod linalg;
 pub mod loops;

@@ -6,7 +6,6 @@
 //! conformance suite passes; the emulation checks the same plans' kernels in CI).
 
 use crate::fusion::Kernel;
-use crate::kernels::Gemm;
 use crate::plan::{plan, Executor, Plan, Step};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
@@ -49,7 +48,9 @@ impl Gpu {
         // (`address`): cudarc's per-argument events, two driver calls per buffer per launch,
         // would order nothing.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        // A stream of its own, not the legacy default one, which cannot be captured into a
+        // graph (`graph.rs`).
+        let stream = ctx.new_stream().map_err(driver)?;
         let (major, minor) = compute_capability;
         // Without cuBLAS (or with QUABLA_CUDA_CUBLAS=0) matrix products run as kernels.
         let blas = crate::blas::Blas::open(&ctx, &stream).map(Mutex::new);
@@ -74,7 +75,7 @@ impl Gpu {
     /// outputs (the kernel generators' contract: a grid-stride loop over all of them, or a
     /// block per element whose thread 0 stores it), and cuBLAS with beta = 0 reads none, so
     /// a zero fill would be a wasted launch per kernel.
-    fn alloc_output(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
+    pub(crate) fn alloc_output(&self, bytes: usize) -> Result<CudaSlice<u8>, AbiError> {
         // SAFETY: the memory is only read after a kernel or cuBLAS has written all of it
         // (above); `u8` has no invalid bit patterns.
         unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| out_of_memory(bytes, e))
@@ -182,6 +183,8 @@ pub struct Compiled {
     plan: Box<Plan>,
     functions: HashMap<String, (CudaFunction, u32)>,
     constants: HashMap<(usize, usize), Value>,
+    /// The program as one CUDA graph, once captured (`graph.rs`).
+    replay: Mutex<crate::graph::Replay>,
 }
 
 impl Compiled {
@@ -239,11 +242,16 @@ impl Compiled {
                 }
             }
         }
+        let replay = Mutex::new(crate::graph::Replay::new(
+            &plan,
+            crate::graph::Policy::from_env(),
+        ));
         Ok(Compiled {
             gpu: gpu.clone(),
             plan,
             functions,
             constants,
+            replay,
         })
     }
 
@@ -255,41 +263,113 @@ impl Compiled {
             .collect()
     }
 
+    /// Runs the program: as its CUDA graph where it has one (captured at the run the
+    /// policy says), else launch by launch.
     pub fn run(&self, inputs: Vec<Value>) -> Result<Vec<Value>, AbiError> {
+        use crate::graph::Replay;
+        let mut replay = self
+            .replay
+            .lock()
+            .map_err(|_| AbiError::internal("a CUDA graph's lock is poisoned"))?;
+        if let Replay::Cold(runs) = &mut *replay {
+            if *runs == 0 {
+                *runs += 1;
+            } else {
+                *replay = match crate::graph::capture(self, &self.plan, &self.gpu.stream) {
+                    Ok(c) => Replay::Ready(Box::new(c)),
+                    Err(e) => {
+                        // Slower, not wrong: say so once for this program.
+                        eprintln!("quabla-cuda: running launch by launch ({e})");
+                        Replay::Off(e.to_string())
+                    }
+                };
+            }
+        }
+        if let Replay::Ready(c) = &mut *replay {
+            return c.run(self, &self.plan, &self.gpu.stream, &inputs);
+        }
+        drop(replay);
         crate::plan::run(self, &self.plan, inputs)
+    }
+
+    /// The GPU the program runs on.
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Constant `value` of `plan` (a plan of this program or one of its regions), uploaded.
+    pub(crate) fn uploaded(&self, plan: &Plan, value: usize) -> Result<Value, AbiError> {
+        self.constants
+            .get(&(plan as *const Plan as usize, value))
+            .cloned()
+            .ok_or_else(|| AbiError::internal("a constant that was not uploaded"))
     }
 }
 
 impl Compiled {
-    /// A matrix-product kernel's result computed by cuBLAS on the plugin's stream.
-    fn gemm(
+    /// Queues kernel `k` (or its cuBLAS product) on `reads`, writing `writes` (one buffer per
+    /// value the kernel writes, of its full size): nothing is allocated, so a graph capture
+    /// can record it.
+    pub(crate) fn enqueue(
         &self,
         k: &Kernel,
-        g: &Gemm,
-        blas: &Mutex<crate::blas::Blas>,
-        types: &[TensorType],
-        reads: &[Value],
-    ) -> Result<Vec<(usize, Value)>, AbiError> {
-        let operand = |v: usize| {
-            k.reads
-                .iter()
-                .position(|&r| r == v)
-                .map(|at| &reads[at])
-                .ok_or_else(|| AbiError::internal("a matrix product's operand is not read"))
-        };
-        let result = k.writes[0];
-        let mut out = self.gpu.alloc_output(types[result].size_bytes())?;
-        {
+        reads: &[&CudaSlice<u8>],
+        writes: &mut [&mut CudaSlice<u8>],
+    ) -> Result<(), AbiError> {
+        let (f, threads) = self
+            .functions
+            .get(&k.name)
+            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
+        if let (Some(g), Some(blas)) = (&k.gemm, &self.gpu.blas) {
+            let operand = |v: usize| {
+                k.reads
+                    .iter()
+                    .position(|&r| r == v)
+                    .map(|at| reads[at])
+                    .ok_or_else(|| AbiError::internal("a matrix product's operand is not read"))
+            };
             let stream = &self.gpu.stream;
             let (lhs, _l) = operand(g.lhs)?.device_ptr(stream);
             let (rhs, _r) = operand(g.rhs)?.device_ptr(stream);
+            let out = writes
+                .first_mut()
+                .ok_or_else(|| AbiError::internal("a matrix product without its result"))?;
             let (dst, _o) = out.device_ptr_mut(stream);
             let blas = blas
                 .lock()
                 .map_err(|_| AbiError::internal("the cuBLAS handle's lock is poisoned"))?;
-            blas.gemm(g, lhs, rhs, dst)?;
+            return blas.gemm(g, lhs, rhs, dst);
         }
-        Ok(vec![(result, Arc::new(out))])
+        if k.elements == 0 {
+            return Ok(());
+        }
+        let n = k.elements as u64;
+        // The grid-stride loop covers what a capped grid does not.
+        let (blocks, threads) = if k.block_per_element {
+            // A power of two the fold's tree halves, fitting its shared arrays.
+            let fit = (*threads).min(crate::kernels::FOLD_BLOCK as u32);
+            (n.min(1 << 20) as u32, 1 << (31 - fit.leading_zeros()))
+        } else {
+            (n.div_ceil(*threads as u64).min(1 << 20) as u32, *threads)
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.gpu.stream.launch_builder(f);
+        for r in reads {
+            launch.arg(*r);
+        }
+        for w in writes.iter_mut() {
+            launch.arg(&mut **w);
+        }
+        launch.arg(&n);
+        // SAFETY: one device pointer per kernel parameter, each to memory of its value's full
+        // size (bytes in the ABI's layout, as the kernel's types read them), and the element
+        // count the kernel's loop expects.
+        unsafe { launch.launch(cfg) }.map_err(driver)?;
+        Ok(())
     }
 }
 
@@ -297,10 +377,7 @@ impl Executor for Compiled {
     type Value = Value;
 
     fn constant(&self, plan: &Plan, value: usize, _bytes: &[u8]) -> Result<Value, AbiError> {
-        self.constants
-            .get(&(plan as *const Plan as usize, value))
-            .cloned()
-            .ok_or_else(|| AbiError::internal("a constant that was not uploaded"))
+        self.uploaded(plan, value)
     }
 
     fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
@@ -381,46 +458,14 @@ impl Executor for Compiled {
         types: &[TensorType],
         reads: &[Value],
     ) -> Result<Vec<(usize, Value)>, AbiError> {
-        let (f, threads) = self
-            .functions
-            .get(&k.name)
-            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
-        if let (Some(g), Some(blas)) = (&k.gemm, &self.gpu.blas) {
-            return self.gemm(k, g, blas, types, reads);
-        }
         let mut writes = k
             .writes
             .iter()
             .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
             .collect::<Result<Vec<_>, _>>()?;
-        if k.elements > 0 {
-            let n = k.elements as u64;
-            // The grid-stride loop covers what a capped grid does not.
-            let (blocks, threads) = if k.block_per_element {
-                // A power of two the fold's tree halves, fitting its shared arrays.
-                let fit = (*threads).min(crate::kernels::FOLD_BLOCK as u32);
-                (n.min(1 << 20) as u32, 1 << (31 - fit.leading_zeros()))
-            } else {
-                (n.div_ceil(*threads as u64).min(1 << 20) as u32, *threads)
-            };
-            let cfg = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (threads, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut launch = self.gpu.stream.launch_builder(f);
-            for r in reads {
-                launch.arg(&**r);
-            }
-            for w in writes.iter_mut() {
-                launch.arg(w);
-            }
-            launch.arg(&n);
-            // SAFETY: one device pointer per kernel parameter, each to memory of its value's
-            // full size (bytes in the ABI's layout, as the kernel's types read them), and the
-            // element count the kernel's loop expects.
-            unsafe { launch.launch(cfg) }.map_err(driver)?;
-        }
+        let reads: Vec<&CudaSlice<u8>> = reads.iter().map(|r| &**r).collect();
+        let mut outs: Vec<&mut CudaSlice<u8>> = writes.iter_mut().collect();
+        self.enqueue(k, &reads, &mut outs)?;
         Ok(k.writes
             .iter()
             .copied()

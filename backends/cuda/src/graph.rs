@@ -1,0 +1,324 @@
+//! Whole programs replayed as CUDA graphs: a program made of kernels alone (no `cond` or
+//! `while`, no factorization or host call) is, from its second run on, one graph launch
+//! instead of a launch and an allocation per kernel. Launch overhead is what a training
+//! step of small arrays costs on a GPU (the PINN step's 169 kernels), and a graph pays it
+//! once.
+//!
+//! The graph is captured on buffers of its own, allocated once: a fixed copy of each input
+//! and each kernel's results. A run copies the inputs in, launches the graph and copies the
+//! outputs out into fresh buffers (the caller keeps them while the next run overwrites the
+//! graph's), all on the plugin's one stream, so runs are ordered and a run's copies never
+//! race the graph. The kernels are the plan's own, so the results are the same bits as a
+//! launch-by-launch run. `QUABLA_CUDA_GRAPHS=0` turns graphs off; `=always` captures at the
+//! first run (the conformance suite runs each program once).
+
+use crate::plan::{Plan, Step};
+use crate::runtime::{Compiled, Value};
+use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream};
+use quabla_abi::abi::AbiError;
+use std::sync::Arc;
+
+/// The most bytes a program's graph may hold in buffers of its own (above it, programs run
+/// launch by launch, their intermediates freed as they go).
+const MAX_GRAPH_BYTES: usize = 256 << 20;
+
+/// Where a program stands with its graph.
+pub enum Replay {
+    /// Runs so far, launch by launch.
+    Cold(u32),
+    Ready(Box<Captured>),
+    /// Not replayed (why, kept for debugging).
+    Off(String),
+}
+
+/// When graphs are captured: never, at a program's second run, or at its first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Off,
+    SecondRun,
+    FirstRun,
+}
+
+impl Policy {
+    /// From `QUABLA_CUDA_GRAPHS`: `0` off, `always` at the first run, else at the second.
+    pub fn from_env() -> Policy {
+        match std::env::var("QUABLA_CUDA_GRAPHS").as_deref() {
+            Ok("0") => Policy::Off,
+            Ok("always") => Policy::FirstRun,
+            _ => Policy::SecondRun,
+        }
+    }
+}
+
+impl Replay {
+    /// The state of a new program: never replayed where `plan` cannot be (a region, a
+    /// library or host step, too many bytes) or the policy says so.
+    pub fn new(plan: &Plan, policy: Policy) -> Replay {
+        match (policy, why_not(plan)) {
+            (Policy::Off, _) => Replay::Off("QUABLA_CUDA_GRAPHS=0".into()),
+            (_, Some(why)) => Replay::Off(why),
+            // `Compiled::run` captures once one run is counted.
+            (Policy::SecondRun, None) => Replay::Cold(0),
+            (Policy::FirstRun, None) => Replay::Cold(1),
+        }
+    }
+}
+
+/// Why `plan` cannot be one graph (None: it can).
+fn why_not(plan: &Plan) -> Option<String> {
+    let mut bytes: usize = plan.types[..plan.num_inputs]
+        .iter()
+        .map(|t| t.size_bytes())
+        .sum();
+    for s in &plan.steps {
+        match s {
+            Step::Constant { .. } | Step::Alias { .. } => {}
+            Step::Kernel(k) => {
+                bytes += k
+                    .writes
+                    .iter()
+                    .map(|&w| plan.types[w].size_bytes())
+                    .sum::<usize>()
+            }
+            Step::Linalg { .. } => return Some("a factorization (library workspaces)".into()),
+            Step::HostCallback { .. } => return Some("a host callback".into()),
+            Step::Cond { .. } | Step::While { .. } => {
+                return Some("a region decided on the host".into())
+            }
+        }
+    }
+    (bytes > MAX_GRAPH_BYTES).then(|| format!("{bytes} bytes of buffers"))
+}
+
+/// Where a value of the plan lives in a captured graph.
+#[derive(Clone)]
+enum Slot {
+    Input(usize),
+    Constant(Value),
+    Buffer(usize),
+}
+
+/// A captured graph and the buffers it reads and writes.
+pub struct Captured {
+    graph: CudaGraph,
+    inputs: Vec<CudaSlice<u8>>,
+    buffers: Vec<Option<CudaSlice<u8>>>,
+    /// Where each of the plan's outputs is after a launch.
+    outputs: Vec<Slot>,
+}
+
+// SAFETY: a `Captured` lives in its program's `Mutex`, so the graph is used by one thread at a
+// time, the external synchronization CUDA asks of graph objects.
+unsafe impl Send for Captured {}
+
+/// The graph of `plan`'s kernels as `c` launches them, on buffers of its own.
+pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Captured, AbiError> {
+    let driver =
+        |e: cudarc::driver::DriverError| AbiError::internal(format!("capturing a CUDA graph: {e}"));
+    let mut slots: Vec<Option<Slot>> = vec![None; plan.types.len()];
+    let mut inputs = Vec::with_capacity(plan.num_inputs);
+    for (k, slot) in slots.iter_mut().enumerate().take(plan.num_inputs) {
+        inputs.push(c.gpu().alloc_output(plan.types[k].size_bytes())?);
+        *slot = Some(Slot::Input(k));
+    }
+    let mut buffers: Vec<Option<CudaSlice<u8>>> = Vec::new();
+    for s in &plan.steps {
+        match s {
+            Step::Constant { value, .. } => {
+                slots[*value] = Some(Slot::Constant(c.uploaded(plan, *value)?))
+            }
+            Step::Alias { from, to } => slots[*to] = slots[*from].clone(),
+            Step::Kernel(k) => {
+                for &w in &k.writes {
+                    buffers.push(Some(c.gpu().alloc_output(plan.types[w].size_bytes())?));
+                    slots[w] = Some(Slot::Buffer(buffers.len() - 1));
+                }
+            }
+            Step::Linalg { .. }
+            | Step::HostCallback { .. }
+            | Step::Cond { .. }
+            | Step::While { .. } => return Err(AbiError::internal("a step a graph cannot hold")),
+        }
+    }
+    let slot = |v: usize| {
+        slots[v]
+            .clone()
+            .ok_or_else(|| AbiError::internal(format!("%{v} has no buffer in the graph")))
+    };
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(driver)?;
+    let recorded = record(c, plan, &slot, &inputs, &mut buffers);
+    // The capture ends whatever happened, so the stream is usable again.
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    recorded?;
+    let graph = graph
+        .map_err(driver)?
+        .ok_or_else(|| AbiError::internal("capturing a CUDA graph gave none"))?;
+    graph.upload().map_err(driver)?;
+    let outputs = plan
+        .outputs
+        .iter()
+        .map(|&o| slot(o))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Captured {
+        graph,
+        inputs,
+        buffers,
+        outputs,
+    })
+}
+
+/// Queues every kernel of `plan` on the capturing stream.
+fn record(
+    c: &Compiled,
+    plan: &Plan,
+    slot: &dyn Fn(usize) -> Result<Slot, AbiError>,
+    inputs: &[CudaSlice<u8>],
+    buffers: &mut [Option<CudaSlice<u8>>],
+) -> Result<(), AbiError> {
+    for s in &plan.steps {
+        let Step::Kernel(k) = s else { continue };
+        // The results leave `buffers` while the reads borrow it (a kernel never reads what
+        // it writes), and come back after.
+        let mut taken = Vec::with_capacity(k.writes.len());
+        for &w in &k.writes {
+            let Slot::Buffer(j) = slot(w)? else {
+                return Err(AbiError::internal("a kernel result without a buffer"));
+            };
+            let b = buffers[j]
+                .take()
+                .ok_or_else(|| AbiError::internal("a buffer written twice"))?;
+            taken.push((j, b));
+        }
+        let slots = k
+            .reads
+            .iter()
+            .map(|&v| slot(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = {
+            let reads = slots
+                .iter()
+                .map(|s| match s {
+                    Slot::Input(i) => Ok(&inputs[*i]),
+                    Slot::Constant(v) => Ok(&**v),
+                    Slot::Buffer(j) => buffers[*j]
+                        .as_ref()
+                        .ok_or_else(|| AbiError::internal("a kernel reading its own result")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut writes: Vec<&mut CudaSlice<u8>> = taken.iter_mut().map(|(_, b)| b).collect();
+            c.enqueue(k, &reads, &mut writes)
+        };
+        for (j, b) in taken {
+            buffers[j] = Some(b);
+        }
+        result?;
+    }
+    Ok(())
+}
+
+impl Captured {
+    /// One run: `inputs` copied in, the graph launched, the outputs copied out.
+    pub fn run(
+        &mut self,
+        c: &Compiled,
+        plan: &Plan,
+        stream: &Arc<CudaStream>,
+        inputs: &[Value],
+    ) -> Result<Vec<Value>, AbiError> {
+        let driver = |e: cudarc::driver::DriverError| {
+            AbiError::internal(format!("replaying a CUDA graph: {e}"))
+        };
+        for (k, (v, fixed)) in inputs.iter().zip(self.inputs.iter_mut()).enumerate() {
+            let n = plan.types[k].size_bytes();
+            if n > 0 {
+                stream
+                    .memcpy_dtod(&v.slice(0..n), &mut fixed.slice_mut(0..n))
+                    .map_err(driver)?;
+            }
+        }
+        self.graph.launch().map_err(driver)?;
+        plan.outputs
+            .iter()
+            .zip(&self.outputs)
+            .map(|(&o, slot)| match slot {
+                Slot::Input(k) => inputs
+                    .get(*k)
+                    .cloned()
+                    .ok_or_else(|| AbiError::internal("an output from a missing input")),
+                Slot::Constant(v) => Ok(v.clone()),
+                Slot::Buffer(j) => {
+                    let n = plan.types[o].size_bytes();
+                    let mut out = c.gpu().alloc_output(n)?;
+                    if let (Some(b), true) = (&self.buffers[*j], n > 0) {
+                        stream
+                            .memcpy_dtod(&b.slice(0..n), &mut out.slice_mut(0..n))
+                            .map_err(driver)?;
+                    }
+                    Ok(Arc::new(out))
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quabla_abi::qir::Program;
+
+    fn planned(text: &str) -> Plan {
+        crate::plan::plan(&Program::parse(text).unwrap(), "t").unwrap()
+    }
+
+    #[test]
+    fn kernels_alone_are_replayed_from_the_run_the_policy_says() {
+        let p = planned("program(%0: f32[4]) {\n  %1 = exp(%0) : f32[4]\n  return %1\n}");
+        assert!(matches!(
+            Replay::new(&p, Policy::SecondRun),
+            Replay::Cold(0)
+        ));
+        assert!(matches!(Replay::new(&p, Policy::FirstRun), Replay::Cold(1)));
+        assert!(matches!(Replay::new(&p, Policy::Off), Replay::Off(_)));
+    }
+
+    #[test]
+    fn regions_and_host_calls_are_not_replayed() {
+        let looped = planned(
+            "program(%0: i32[]) {
+  %1 = while(%0) : i32[] {
+    cond(%0: i32[]) {
+      %1 = constant[value=[3]]() : i32[]
+      %2 = compare[dir=lt](%0, %1) : bool[]
+      return %2
+    }
+    body(%0: i32[]) {
+      %1 = constant[value=[1]]() : i32[]
+      %2 = add(%0, %1) : i32[]
+      return %2
+    }
+    }
+  return %1
+}",
+        );
+        let Replay::Off(why) = Replay::new(&looped, Policy::FirstRun) else {
+            panic!("a loop replayed")
+        };
+        assert!(why.contains("region"), "{why}");
+        let called = planned(
+            "program(%0: f32[2]) {\n  %1 = host_callback[callback=1, effectful=true](%0) : f32[2]\n  return %1\n}",
+        );
+        assert!(matches!(
+            Replay::new(&called, Policy::SecondRun),
+            Replay::Off(_)
+        ));
+        let big = planned(
+            "program(%0: f32[100000000]) {\n  %1 = exp(%0) : f32[100000000]\n  return %1\n}",
+        );
+        let Replay::Off(why) = Replay::new(&big, Policy::SecondRun) else {
+            panic!("800 MB replayed")
+        };
+        assert!(why.contains("bytes"), "{why}");
+    }
+}
