@@ -177,6 +177,32 @@ impl Executor for Emulated {
         Ok(crate::runtime::scalar_of(v.bytes()))
     }
 
+    /// Loops of kernels alone run in place with the freeze kernel (`in_place.rs`), as a GPU
+    /// runs them in CUDA graphs: CI checks the freeze kernel and the frozen carry on every
+    /// such loop of the suite.
+    fn whole_loop(
+        &self,
+        _key: usize,
+        cond: &Plan,
+        body: &Plan,
+        freeze: &Kernel,
+        carry: &[Value],
+    ) -> Option<Result<Vec<Value>, AbiError>> {
+        use crate::in_place::{run_in_place, StepLoop};
+        if !(crate::loops::kernels_only(cond) && crate::loops::kernels_only(body)) {
+            return None;
+        }
+        let mut l = StepLoop {
+            e: self,
+            cond,
+            body,
+            freeze,
+            carry: carry.to_vec(),
+            pred: None,
+        };
+        Some(run_in_place(&mut l).map(|_| l.carry))
+    }
+
     fn read(&self, v: &Value, _ty: &TensorType) -> Result<Vec<u8>, AbiError> {
         Ok(v.bytes().to_vec())
     }

@@ -22,11 +22,11 @@ use std::sync::Arc;
 /// launch by launch, their intermediates freed as they go).
 const MAX_GRAPH_BYTES: usize = 256 << 20;
 
-/// Where a program stands with its graph.
-pub enum Replay {
+/// Where a program (`G = Captured`) or a loop (`G = LoopGraph`) stands with its graph.
+pub enum Replay<G> {
     /// Runs so far, launch by launch.
     Cold(u32),
-    Ready(Box<Captured>),
+    Ready(Box<G>),
     /// Not replayed (why, kept for debugging).
     Off(String),
 }
@@ -50,11 +50,12 @@ impl Policy {
     }
 }
 
-impl Replay {
-    /// The state of a new program: never replayed where `plan` cannot be (a region, a
-    /// library or host step, too many bytes) or the policy says so.
-    pub fn new(plan: &Plan, policy: Policy) -> Replay {
-        match (policy, why_not(plan)) {
+impl<G> Replay<G> {
+    /// The state of a new program (or loop, whose regions are `plans`): never replayed
+    /// where a plan cannot be (a region, a library or host step, too many bytes) or the
+    /// policy says so.
+    pub fn new(plans: &[&Plan], policy: Policy) -> Replay<G> {
+        match (policy, plans.iter().find_map(|p| why_not(p))) {
             (Policy::Off, _) => Replay::Off("QUABLA_CUDA_GRAPHS=0".into()),
             (_, Some(why)) => Replay::Off(why),
             // `Compiled::run` captures once one run is counted.
@@ -92,7 +93,7 @@ fn why_not(plan: &Plan) -> Option<String> {
 
 /// Where a value of the plan lives in a captured graph.
 #[derive(Clone)]
-enum Slot {
+pub(crate) enum Slot {
     Input(usize),
     Constant(Value),
     Buffer(usize),
@@ -111,17 +112,17 @@ pub struct Captured {
 // time, the external synchronization CUDA asks of graph objects.
 unsafe impl Send for Captured {}
 
-/// The graph of `plan`'s kernels as `c` launches them, on buffers of its own.
-pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Captured, AbiError> {
-    let driver =
-        |e: cudarc::driver::DriverError| AbiError::internal(format!("capturing a CUDA graph: {e}"));
+/// Buffers for every kernel result of `plan` (pushed onto `buffers`), and where each of its
+/// values lives: its inputs as `Slot::Input`, constants as uploaded, aliases as their source.
+pub(crate) fn place(
+    c: &Compiled,
+    plan: &Plan,
+    buffers: &mut Vec<Option<CudaSlice<u8>>>,
+) -> Result<Vec<Option<Slot>>, AbiError> {
     let mut slots: Vec<Option<Slot>> = vec![None; plan.types.len()];
-    let mut inputs = Vec::with_capacity(plan.num_inputs);
     for (k, slot) in slots.iter_mut().enumerate().take(plan.num_inputs) {
-        inputs.push(c.gpu().alloc_output(plan.types[k].size_bytes())?);
         *slot = Some(Slot::Input(k));
     }
-    let mut buffers: Vec<Option<CudaSlice<u8>>> = Vec::new();
     for s in &plan.steps {
         match s {
             Step::Constant { value, .. } => {
@@ -140,26 +141,64 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
             | Step::While { .. } => return Err(AbiError::internal("a step a graph cannot hold")),
         }
     }
-    let slot = |v: usize| {
-        slots[v]
-            .clone()
-            .ok_or_else(|| AbiError::internal(format!("%{v} has no buffer in the graph")))
-    };
+    Ok(slots)
+}
+
+/// Where value `v` lives, by `slots`.
+pub(crate) fn slot(slots: &[Option<Slot>], v: usize) -> Result<Slot, AbiError> {
+    slots
+        .get(v)
+        .cloned()
+        .flatten()
+        .ok_or_else(|| AbiError::internal(format!("%{v} has no buffer in the graph")))
+}
+
+/// The buffer of `slot`: one of `inputs`, a constant, or one of `buffers`.
+pub(crate) fn buffer<'a>(
+    slot: &'a Slot,
+    inputs: &'a [CudaSlice<u8>],
+    buffers: &'a [Option<CudaSlice<u8>>],
+) -> Result<&'a CudaSlice<u8>, AbiError> {
+    match slot {
+        Slot::Input(i) => inputs
+            .get(*i)
+            .ok_or_else(|| AbiError::internal("a graph input out of range")),
+        Slot::Constant(v) => Ok(&**v),
+        Slot::Buffer(j) => buffers
+            .get(*j)
+            .and_then(|b| b.as_ref())
+            .ok_or_else(|| AbiError::internal("a kernel reading its own result")),
+    }
+}
+
+/// The capture error of a driver call.
+pub(crate) fn capturing(e: cudarc::driver::DriverError) -> AbiError {
+    AbiError::internal(format!("capturing a CUDA graph: {e}"))
+}
+
+/// The graph of `plan`'s kernels as `c` launches them, on buffers of its own.
+pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Captured, AbiError> {
+    let inputs = plan.types[..plan.num_inputs]
+        .iter()
+        .map(|t| c.gpu().alloc_output(t.size_bytes()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut buffers = Vec::new();
+    let slots = place(c, plan, &mut buffers)?;
     stream
         .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(driver)?;
-    let recorded = record(c, plan, &slot, &inputs, &mut buffers);
+        .map_err(capturing)?;
+    let recorded = record(c, plan, &slots, &inputs, &mut buffers);
     // The capture ends whatever happened, so the stream is usable again.
     let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
     recorded?;
     let graph = graph
-        .map_err(driver)?
+        .map_err(capturing)?
         .ok_or_else(|| AbiError::internal("capturing a CUDA graph gave none"))?;
-    graph.upload().map_err(driver)?;
+    graph.upload().map_err(capturing)?;
     let outputs = plan
         .outputs
         .iter()
-        .map(|&o| slot(o))
+        .map(|&o| slot(&slots, o))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Captured {
         graph,
@@ -169,11 +208,11 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
     })
 }
 
-/// Queues every kernel of `plan` on the capturing stream.
-fn record(
+/// Queues every kernel of `plan` on the capturing stream, its values where `slots` says.
+pub(crate) fn record(
     c: &Compiled,
     plan: &Plan,
-    slot: &dyn Fn(usize) -> Result<Slot, AbiError>,
+    slots: &[Option<Slot>],
     inputs: &[CudaSlice<u8>],
     buffers: &mut [Option<CudaSlice<u8>>],
 ) -> Result<(), AbiError> {
@@ -183,7 +222,7 @@ fn record(
         // it writes), and come back after.
         let mut taken = Vec::with_capacity(k.writes.len());
         for &w in &k.writes {
-            let Slot::Buffer(j) = slot(w)? else {
+            let Slot::Buffer(j) = slot(slots, w)? else {
                 return Err(AbiError::internal("a kernel result without a buffer"));
             };
             let b = buffers[j]
@@ -191,25 +230,20 @@ fn record(
                 .ok_or_else(|| AbiError::internal("a buffer written twice"))?;
             taken.push((j, b));
         }
-        let slots = k
+        let read_slots = k
             .reads
             .iter()
-            .map(|&v| slot(v))
+            .map(|&v| slot(slots, v))
             .collect::<Result<Vec<_>, _>>()?;
-        let result = {
-            let reads = slots
-                .iter()
-                .map(|s| match s {
-                    Slot::Input(i) => Ok(&inputs[*i]),
-                    Slot::Constant(v) => Ok(&**v),
-                    Slot::Buffer(j) => buffers[*j]
-                        .as_ref()
-                        .ok_or_else(|| AbiError::internal("a kernel reading its own result")),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut writes: Vec<&mut CudaSlice<u8>> = taken.iter_mut().map(|(_, b)| b).collect();
-            c.enqueue(k, &reads, &mut writes)
-        };
+        let result = read_slots
+            .iter()
+            .map(|s| buffer(s, inputs, buffers))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|reads| {
+                let mut writes: Vec<&mut CudaSlice<u8>> =
+                    taken.iter_mut().map(|(_, b)| b).collect();
+                c.enqueue(k, &reads, &mut writes)
+            });
         for (j, b) in taken {
             buffers[j] = Some(b);
         }
@@ -275,12 +309,10 @@ mod tests {
     #[test]
     fn kernels_alone_are_replayed_from_the_run_the_policy_says() {
         let p = planned("program(%0: f32[4]) {\n  %1 = exp(%0) : f32[4]\n  return %1\n}");
-        assert!(matches!(
-            Replay::new(&p, Policy::SecondRun),
-            Replay::Cold(0)
-        ));
-        assert!(matches!(Replay::new(&p, Policy::FirstRun), Replay::Cold(1)));
-        assert!(matches!(Replay::new(&p, Policy::Off), Replay::Off(_)));
+        let new = |policy| Replay::<()>::new(&[&p], policy);
+        assert!(matches!(new(Policy::SecondRun), Replay::Cold(0)));
+        assert!(matches!(new(Policy::FirstRun), Replay::Cold(1)));
+        assert!(matches!(new(Policy::Off), Replay::Off(_)));
     }
 
     #[test]
@@ -302,7 +334,7 @@ mod tests {
   return %1
 }",
         );
-        let Replay::Off(why) = Replay::new(&looped, Policy::FirstRun) else {
+        let Replay::<()>::Off(why) = Replay::new(&[&looped], Policy::FirstRun) else {
             panic!("a loop replayed")
         };
         assert!(why.contains("region"), "{why}");
@@ -310,13 +342,13 @@ mod tests {
             "program(%0: f32[2]) {\n  %1 = host_callback[callback=1, effectful=true](%0) : f32[2]\n  return %1\n}",
         );
         assert!(matches!(
-            Replay::new(&called, Policy::SecondRun),
+            Replay::<()>::new(&[&called], Policy::SecondRun),
             Replay::Off(_)
         ));
         let big = planned(
             "program(%0: f32[100000000]) {\n  %1 = exp(%0) : f32[100000000]\n  return %1\n}",
         );
-        let Replay::Off(why) = Replay::new(&big, Policy::SecondRun) else {
+        let Replay::<()>::Off(why) = Replay::new(&[&big], Policy::SecondRun) else {
             panic!("800 MB replayed")
         };
         assert!(why.contains("bytes"), "{why}");

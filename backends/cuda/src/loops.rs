@@ -19,7 +19,7 @@ const AHEAD_BYTES: usize = 256 << 20;
 /// Whether `p` only queues device work (kernels and library calls: no host call, whose
 /// effects must not run past the loop's end, and no nested region, whose own loops could run
 /// long on values past it).
-fn kernels_only(p: &Plan) -> bool {
+pub(crate) fn kernels_only(p: &Plan) -> bool {
     p.steps.iter().all(|s| match s {
         // A factorization is library calls and kernels on the stream, bounded work on any
         // input (garbage past the loop's end included).
@@ -185,6 +185,7 @@ mod tests {
             carry: vec![1],
             cond: Box::new(region("lt0", DType::Bool)),
             body: Box::new(region("inc", DType::I32)),
+            freeze: kernel("z"),
             results: vec![1],
         });
         let e = Counter;

@@ -40,11 +40,13 @@ pub enum Step {
         branches: Vec<Plan>,
         results: Vec<usize>,
     },
-    /// Runs `body` while `cond` says so, on the carry.
+    /// Runs `body` while `cond` says so, on the carry; `freeze` is the kernel an in-place
+    /// run uses (`in_place.rs`).
     While {
         carry: Vec<usize>,
         cond: Box<Plan>,
         body: Box<Plan>,
+        freeze: Kernel,
         results: Vec<usize>,
     },
 }
@@ -68,7 +70,10 @@ impl Plan {
                 match s {
                     Step::Kernel(k) => out.push(k),
                     Step::Cond { branches, .. } => stack.extend(branches.iter()),
-                    Step::While { cond, body, .. } => {
+                    Step::While {
+                        cond, body, freeze, ..
+                    } => {
+                        out.push(freeze);
                         stack.push(cond);
                         stack.push(body);
                     }
@@ -163,12 +168,19 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                     results,
                 });
             }
-            Op::While { cond, body } if regions => steps.push(Step::While {
-                carry: operands,
-                cond: Box::new(plan(cond, &format!("{name}c"))?),
-                body: Box::new(plan(body, &format!("{name}w"))?),
-                results,
-            }),
+            Op::While { cond, body } if regions => {
+                let cond = Box::new(plan(cond, &format!("{name}c"))?);
+                let carry_types: Vec<TensorType> =
+                    operands.iter().map(|&v| types[v].clone()).collect();
+                let pred = cond.types[cond.outputs[0]].dtype;
+                steps.push(Step::While {
+                    carry: operands,
+                    freeze: crate::in_place::freeze_kernel(&format!("{name}z"), pred, &carry_types),
+                    cond,
+                    body: Box::new(plan(body, &format!("{name}w"))?),
+                    results,
+                })
+            }
             op => match node_kernel(&name, node, &operands, types, id)? {
                 Some(kernel) => steps.push(Step::Kernel(kernel)),
                 None => missing.push(op.name()),
@@ -221,6 +233,19 @@ pub trait Executor {
             "`{}` needs cuSOLVER, which this executor does not have",
             op.name()
         )))
+    }
+    /// A `while` loop run as a whole (`key` names it for caches: its step's address, stable
+    /// while the plan lives), where this executor runs it better than `loops::run_while`
+    /// does; `None` to leave it to that.
+    fn whole_loop(
+        &self,
+        _key: usize,
+        _cond: &Plan,
+        _body: &Plan,
+        _freeze: &Kernel,
+        _carry: &[Self::Value],
+    ) -> Option<Result<Vec<Self::Value>, quabla_abi::abi::AbiError>> {
+        None
     }
     /// A bool or i32 scalar read back (a branch index, a loop's predicate).
     fn scalar(&self, v: &Self::Value, ty: &TensorType) -> Result<i64, quabla_abi::abi::AbiError>;
@@ -315,9 +340,15 @@ pub fn run<E: Executor>(
                 carry,
                 cond,
                 body,
+                freeze,
                 results,
             } => {
-                let (c, _) = crate::loops::run_while(e, cond, body, all(&values, carry)?)?;
+                let carry = all(&values, carry)?;
+                let key = step as *const Step as usize;
+                let c = match e.whole_loop(key, cond, body, freeze, &carry) {
+                    Some(done) => done?,
+                    None => crate::loops::run_while(e, cond, body, carry)?.0,
+                };
                 for (&r, v) in results.iter().zip(c) {
                     values[r] = Some(v);
                 }

@@ -184,7 +184,10 @@ pub struct Compiled {
     functions: HashMap<String, (CudaFunction, u32)>,
     constants: HashMap<(usize, usize), Value>,
     /// The program as one CUDA graph, once captured (`graph.rs`).
-    replay: Mutex<crate::graph::Replay>,
+    replay: Mutex<crate::graph::Replay<crate::graph::Captured>>,
+    /// Each kernels-only `while` loop as a CUDA graph per iteration, by step
+    /// (`loop_graph.rs`).
+    loops: Mutex<HashMap<usize, crate::graph::Replay<crate::loop_graph::LoopGraph>>>,
 }
 
 impl Compiled {
@@ -243,7 +246,7 @@ impl Compiled {
             }
         }
         let replay = Mutex::new(crate::graph::Replay::new(
-            &plan,
+            &[&plan],
             crate::graph::Policy::from_env(),
         ));
         Ok(Compiled {
@@ -252,6 +255,7 @@ impl Compiled {
             functions,
             constants,
             replay,
+            loops: Mutex::new(HashMap::new()),
         })
     }
 
@@ -382,6 +386,45 @@ impl Executor for Compiled {
 
     fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
         Ok(scalar_of(&self.gpu.download(v, ty.size_bytes())?))
+    }
+
+    /// A loop of kernels alone as a CUDA graph per iteration (`loop_graph.rs`), captured at
+    /// the run the graph policy says; others, and loops until then, step by step.
+    fn whole_loop(
+        &self,
+        key: usize,
+        cond: &Plan,
+        body: &Plan,
+        freeze: &Kernel,
+        carry: &[Value],
+    ) -> Option<Result<Vec<Value>, AbiError>> {
+        use crate::graph::{Policy, Replay};
+        let mut loops = match self.loops.lock() {
+            Ok(l) => l,
+            Err(_) => return Some(Err(AbiError::internal("a loop graph's lock is poisoned"))),
+        };
+        let state = loops
+            .entry(key)
+            .or_insert_with(|| Replay::new(&[cond, body], Policy::from_env()));
+        if let Replay::Cold(runs) = state {
+            if *runs == 0 {
+                *runs += 1;
+                return None;
+            }
+            *state =
+                match crate::loop_graph::capture_loop(self, cond, body, freeze, &self.gpu.stream) {
+                    Ok(g) => Replay::Ready(Box::new(g)),
+                    Err(e) => {
+                        // Slower, not wrong: say so once for this loop.
+                        eprintln!("quabla-cuda: a loop runs step by step ({e})");
+                        Replay::Off(e.to_string())
+                    }
+                };
+        }
+        match state {
+            Replay::Ready(g) => Some(g.run(self, &self.gpu.stream, carry)),
+            Replay::Cold(_) | Replay::Off(_) => None,
+        }
     }
 
     fn read(&self, v: &Value, ty: &TensorType) -> Result<Vec<u8>, AbiError> {

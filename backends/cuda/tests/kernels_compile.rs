@@ -186,6 +186,29 @@ fn the_factorizations_helper_kernels_compile_for_sm80_and_sm90() {
     }
 }
 
+/// A loop's freeze kernel (`in_place.rs`) compiles, for either predicate type and carries
+/// of every dtype (the conformance programs' kernels above are planned region by region, so
+/// they do not include it).
+#[test]
+fn the_freeze_kernel_compiles_for_sm80_and_sm90() {
+    use quabla_abi::{DType, TensorType};
+    if nvrtc::load().is_err() {
+        eprintln!("skipping: no NVRTC");
+        return;
+    }
+    let carry: Vec<TensorType> = DType::ALL
+        .iter()
+        .map(|&d| TensorType::new(d, vec![3]))
+        .chain([TensorType::new(DType::F32, vec![])])
+        .collect();
+    for pred in [DType::Bool, DType::I32] {
+        let k = quabla_cuda::in_place::freeze_kernel("z", pred, &carry);
+        for sm in [80, 90] {
+            nvrtc::compile_cubin(&k.source, "z", sm).unwrap();
+        }
+    }
+}
+
 /// A compile error is an error value naming the kernel, with NVRTC's log.
 #[test]
 fn a_bad_kernel_is_an_error_with_the_log() {
