@@ -7,10 +7,11 @@
 
 use quabla_abi::qir::Program;
 use quabla_cuda::plan::{plan, Plan, Step};
+use quabla_cuda::speculate::device_only;
 use std::process::ExitCode;
 
-/// (fused elementwise kernels, matrix products, other kernels, library and host steps) of
-/// `plan`, regions included.
+/// (fused elementwise kernels, matrix products, other kernels (a speculated cond's pick
+/// among them), library and host steps) of `plan`, regions included.
 fn count(plan: &Plan) -> [usize; 4] {
     let mut c = [0; 4];
     let mut stack = vec![plan];
@@ -22,6 +23,10 @@ fn count(plan: &Plan) -> [usize; 4] {
                 Step::Kernel(_) => c[2] += 1,
                 Step::Linalg { .. } | Step::HostCallback { .. } => c[3] += 1,
                 Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                Step::Speculate { branches, .. } => {
+                    c[2] += 1;
+                    stack.extend(branches.iter());
+                }
                 Step::While { cond, body, .. } => {
                     stack.push(cond);
                     stack.push(body);
@@ -31,6 +36,34 @@ fn count(plan: &Plan) -> [usize; 4] {
         }
     }
     c
+}
+
+/// The `while` loops of `plan` (regions included), and how many have regions of device
+/// work alone (`loop_graph.rs` runs those as a graph per iteration).
+fn loops(plan: &Plan) -> (usize, usize) {
+    let (mut all, mut graphed) = (0, 0);
+    let mut stack = vec![plan];
+    while let Some(q) = stack.pop() {
+        for s in &q.steps {
+            match s {
+                Step::While { cond, body, .. } => {
+                    all += 1;
+                    graphed += usize::from(device_only(cond) && device_only(body));
+                    stack.push(cond);
+                    stack.push(body);
+                }
+                Step::Cond { branches, .. } | Step::Speculate { branches, .. } => {
+                    stack.extend(branches.iter())
+                }
+                Step::Constant { .. }
+                | Step::Kernel(_)
+                | Step::Alias { .. }
+                | Step::Linalg { .. }
+                | Step::HostCallback { .. } => {}
+            }
+        }
+    }
+    (all, graphed)
 }
 
 fn main() -> ExitCode {
@@ -48,9 +81,11 @@ fn main() -> ExitCode {
                 }
                 let [ew, mm, other, lib] = count(&q);
                 let nodes = p.nodes.len();
+                let (loops, graphed) = loops(&q);
                 println!(
                     "{path}: {nodes} nodes -> {} launches ({ew} fused elementwise, {mm} matrix \
-                     products, {other} other kernels, {lib} library/host steps)",
+                     products, {other} other kernels, {lib} library/host steps); {loops} while \
+                     loops, {graphed} of them device-only (a CUDA graph per iteration)",
                     ew + mm + other + lib
                 );
             }

@@ -16,6 +16,7 @@ use crate::plan::{Plan, Step};
 use crate::runtime::{Compiled, Value};
 use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream};
 use quabla_abi::abi::AbiError;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The most bytes a program's graph may hold in buffers of its own (above it, programs run
@@ -71,24 +72,30 @@ fn why_not(plan: &Plan) -> Option<String> {
         .iter()
         .map(|t| t.size_bytes())
         .sum();
-    for s in &plan.steps {
-        match s {
-            Step::Constant { .. } | Step::Alias { .. } => {}
-            Step::Kernel(k) => {
-                bytes += k
-                    .writes
-                    .iter()
-                    .map(|&w| plan.types[w].size_bytes())
-                    .sum::<usize>()
-            }
-            Step::Linalg { .. } => return Some("a factorization (library workspaces)".into()),
-            Step::HostCallback { .. } => return Some("a host callback".into()),
-            Step::Cond { .. } | Step::While { .. } => {
-                return Some("a region decided on the host".into())
+    let mut stack = vec![plan];
+    while let Some(p) = stack.pop() {
+        for s in &p.steps {
+            match s {
+                Step::Constant { .. } | Step::Alias { .. } => {}
+                Step::Kernel(k) => bytes += written(p, k),
+                Step::Speculate { branches, pick, .. } => {
+                    bytes += written(p, pick);
+                    stack.extend(branches.iter());
+                }
+                Step::Linalg { .. } => return Some("a factorization (library workspaces)".into()),
+                Step::HostCallback { .. } => return Some("a host callback".into()),
+                Step::Cond { .. } | Step::While { .. } => {
+                    return Some("a region decided on the host".into())
+                }
             }
         }
     }
     (bytes > MAX_GRAPH_BYTES).then(|| format!("{bytes} bytes of buffers"))
+}
+
+/// The bytes kernel `k` of `plan` writes.
+fn written(plan: &Plan, k: &crate::fusion::Kernel) -> usize {
+    k.writes.iter().map(|&w| plan.types[w].size_bytes()).sum()
 }
 
 /// Where a value of the plan lives in a captured graph.
@@ -112,28 +119,49 @@ pub struct Captured {
 // time, the external synchronization CUDA asks of graph objects.
 unsafe impl Send for Captured {}
 
+/// Where a plan's values live in a graph, and, by step, where each speculated branch's do.
+pub(crate) struct Placed {
+    pub slots: Vec<Option<Slot>>,
+    branches: HashMap<usize, Vec<Placed>>,
+}
+
 /// Buffers for every kernel result of `plan` (pushed onto `buffers`), and where each of its
-/// values lives: its inputs as `Slot::Input`, constants as uploaded, aliases as their source.
+/// values lives: its inputs at `inputs`, constants as uploaded, aliases as their source.
+/// Speculated branches are placed in turn (as deep as QIR's validation lets regions nest).
 pub(crate) fn place(
     c: &Compiled,
     plan: &Plan,
+    inputs: Vec<Slot>,
     buffers: &mut Vec<Option<CudaSlice<u8>>>,
-) -> Result<Vec<Option<Slot>>, AbiError> {
+) -> Result<Placed, AbiError> {
     let mut slots: Vec<Option<Slot>> = vec![None; plan.types.len()];
-    for (k, slot) in slots.iter_mut().enumerate().take(plan.num_inputs) {
-        *slot = Some(Slot::Input(k));
+    for (slot, input) in slots.iter_mut().zip(inputs) {
+        *slot = Some(input);
     }
-    for s in &plan.steps {
+    let mut branches = HashMap::new();
+    for (i, s) in plan.steps.iter().enumerate() {
         match s {
             Step::Constant { value, .. } => {
                 slots[*value] = Some(Slot::Constant(c.uploaded(plan, *value)?))
             }
             Step::Alias { from, to } => slots[*to] = slots[*from].clone(),
-            Step::Kernel(k) => {
-                for &w in &k.writes {
-                    buffers.push(Some(c.gpu().alloc_output(plan.types[w].size_bytes())?));
-                    slots[w] = Some(Slot::Buffer(buffers.len() - 1));
-                }
+            Step::Kernel(k) => allocate(c, plan, &mut slots, &k.writes, buffers)?,
+            Step::Speculate {
+                operands,
+                branches: plans,
+                results,
+                ..
+            } => {
+                let ins = operands
+                    .iter()
+                    .map(|&v| slot(&slots, v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let placed = plans
+                    .iter()
+                    .map(|b| place(c, b, ins.clone(), buffers))
+                    .collect::<Result<Vec<_>, _>>()?;
+                branches.insert(i, placed);
+                allocate(c, plan, &mut slots, results, buffers)?;
             }
             Step::Linalg { .. }
             | Step::HostCallback { .. }
@@ -141,7 +169,22 @@ pub(crate) fn place(
             | Step::While { .. } => return Err(AbiError::internal("a step a graph cannot hold")),
         }
     }
-    Ok(slots)
+    Ok(Placed { slots, branches })
+}
+
+/// A buffer of its own for each value `writes` of `plan`.
+fn allocate(
+    c: &Compiled,
+    plan: &Plan,
+    slots: &mut [Option<Slot>],
+    writes: &[usize],
+    buffers: &mut Vec<Option<CudaSlice<u8>>>,
+) -> Result<(), AbiError> {
+    for &w in writes {
+        buffers.push(Some(c.gpu().alloc_output(plan.types[w].size_bytes())?));
+        slots[w] = Some(Slot::Buffer(buffers.len() - 1));
+    }
+    Ok(())
 }
 
 /// Where value `v` lives, by `slots`.
@@ -183,11 +226,16 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
         .map(|t| c.gpu().alloc_output(t.size_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut buffers = Vec::new();
-    let slots = place(c, plan, &mut buffers)?;
+    let placed = place(
+        c,
+        plan,
+        (0..plan.num_inputs).map(Slot::Input).collect(),
+        &mut buffers,
+    )?;
     stream
         .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .map_err(capturing)?;
-    let recorded = record(c, plan, &slots, &inputs, &mut buffers);
+    let recorded = record(c, plan, &placed, &inputs, &mut buffers);
     // The capture ends whatever happened, so the stream is usable again.
     let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
     recorded?;
@@ -198,7 +246,7 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
     let outputs = plan
         .outputs
         .iter()
-        .map(|&o| slot(&slots, o))
+        .map(|&o| slot(&placed.slots, o))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Captured {
         graph,
@@ -208,21 +256,50 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
     })
 }
 
-/// Queues every kernel of `plan` on the capturing stream, its values where `slots` says.
+/// Queues every kernel of `plan` on the capturing stream, its values where `placed` says
+/// (speculated branches in turn, then their pick).
 pub(crate) fn record(
     c: &Compiled,
     plan: &Plan,
-    slots: &[Option<Slot>],
+    placed: &Placed,
     inputs: &[CudaSlice<u8>],
     buffers: &mut [Option<CudaSlice<u8>>],
 ) -> Result<(), AbiError> {
-    for s in &plan.steps {
-        let Step::Kernel(k) = s else { continue };
+    for (i, s) in plan.steps.iter().enumerate() {
+        let (k, read_slots) = match s {
+            Step::Kernel(k) => (
+                k,
+                k.reads
+                    .iter()
+                    .map(|&v| slot(&placed.slots, v))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Step::Speculate {
+                index,
+                branches,
+                pick,
+                ..
+            } => {
+                let inner = placed
+                    .branches
+                    .get(&i)
+                    .ok_or_else(|| AbiError::internal("a speculated cond not placed"))?;
+                let mut reads = vec![slot(&placed.slots, *index)?];
+                for (b, p) in branches.iter().zip(inner) {
+                    record(c, b, p, inputs, buffers)?;
+                    for &o in &b.outputs {
+                        reads.push(slot(&p.slots, o)?);
+                    }
+                }
+                (pick, reads)
+            }
+            _ => continue,
+        };
         // The results leave `buffers` while the reads borrow it (a kernel never reads what
         // it writes), and come back after.
         let mut taken = Vec::with_capacity(k.writes.len());
         for &w in &k.writes {
-            let Slot::Buffer(j) = slot(slots, w)? else {
+            let Slot::Buffer(j) = slot(&placed.slots, w)? else {
                 return Err(AbiError::internal("a kernel result without a buffer"));
             };
             let b = buffers[j]
@@ -230,11 +307,6 @@ pub(crate) fn record(
                 .ok_or_else(|| AbiError::internal("a buffer written twice"))?;
             taken.push((j, b));
         }
-        let read_slots = k
-            .reads
-            .iter()
-            .map(|&v| slot(slots, v))
-            .collect::<Result<Vec<_>, _>>()?;
         let result = read_slots
             .iter()
             .map(|s| buffer(s, inputs, buffers))

@@ -38,6 +38,7 @@ pub mod plan;
 pub mod runtime;
 pub mod schedule;
 pub mod solver;
+pub mod speculate;
 
 use quabla_abi::abi::{AbiError, BufferExport, ErrorCode, DEVICE_KIND_CUDA};
 use quabla_abi::plugin::{

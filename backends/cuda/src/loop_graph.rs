@@ -48,20 +48,21 @@ pub fn capture_loop(
     };
     let (carry, mut next) = (alloc(&carry_types)?, alloc(&carry_types)?);
     let mut buffers = Vec::new();
-    let cond_slots = place(c, cond, &mut buffers)?;
-    let body_slots = place(c, body, &mut buffers)?;
-    let pred = slot(&cond_slots, cond.outputs[0])?;
+    let carried = || (0..carry_types.len()).map(Slot::Input).collect::<Vec<_>>();
+    let cond_placed = place(c, cond, carried(), &mut buffers)?;
+    let body_placed = place(c, body, carried(), &mut buffers)?;
+    let pred = slot(&cond_placed.slots, cond.outputs[0])?;
     let results = body
         .outputs
         .iter()
-        .map(|&o| slot(&body_slots, o))
+        .map(|&o| slot(&body_placed.slots, o))
         .collect::<Result<Vec<_>, _>>()?;
     stream
         .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .map_err(capturing)?;
     let recorded = (|| {
-        record(c, cond, &cond_slots, &carry, &mut buffers)?;
-        record(c, body, &body_slots, &carry, &mut buffers)?;
+        record(c, cond, &cond_placed, &carry, &mut buffers)?;
+        record(c, body, &body_placed, &carry, &mut buffers)?;
         let mut reads = vec![buffer(&pred, &carry, &buffers)?];
         for r in &results {
             reads.push(buffer(r, &carry, &buffers)?);

@@ -22,8 +22,12 @@ const AHEAD_BYTES: usize = 256 << 20;
 pub(crate) fn kernels_only(p: &Plan) -> bool {
     p.steps.iter().all(|s| match s {
         // A factorization is library calls and kernels on the stream, bounded work on any
-        // input (garbage past the loop's end included).
-        Step::Constant { .. } | Step::Kernel(_) | Step::Alias { .. } | Step::Linalg { .. } => true,
+        // input (garbage past the loop's end included); a speculated cond is kernels.
+        Step::Constant { .. }
+        | Step::Kernel(_)
+        | Step::Alias { .. }
+        | Step::Linalg { .. }
+        | Step::Speculate { .. } => true,
         // A host call has effects.
         Step::HostCallback { .. } | Step::Cond { .. } | Step::While { .. } => false,
     })

@@ -40,6 +40,15 @@ pub enum Step {
         branches: Vec<Plan>,
         results: Vec<usize>,
     },
+    /// Every branch of a `cond` inside a loop run on `operands`, and `pick` choosing the
+    /// results of branch `index` (`speculate.rs`): no wait for the index.
+    Speculate {
+        index: usize,
+        operands: Vec<usize>,
+        branches: Vec<Plan>,
+        pick: Kernel,
+        results: Vec<usize>,
+    },
     /// Runs `body` while `cond` says so, on the carry; `freeze` is the kernel an in-place
     /// run uses (`in_place.rs`).
     While {
@@ -70,6 +79,10 @@ impl Plan {
                 match s {
                     Step::Kernel(k) => out.push(k),
                     Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                    Step::Speculate { branches, pick, .. } => {
+                        out.push(pick);
+                        stack.extend(branches.iter());
+                    }
                     Step::While {
                         cond, body, freeze, ..
                     } => {
@@ -90,7 +103,12 @@ impl Plan {
 
 /// The plan of `p`, or the name of the first op no kernel covers yet.
 pub fn plan(p: &Program, prefix: &str) -> Result<Plan, String> {
-    let (plan, missing) = steps(p, prefix, true)?;
+    plan_in(p, prefix, false)
+}
+
+/// `plan`, for a program inside a loop's region where `in_loop`.
+fn plan_in(p: &Program, prefix: &str, in_loop: bool) -> Result<Plan, String> {
+    let (plan, missing) = steps(p, prefix, true, in_loop)?;
     match missing.first() {
         Some(op) => Err(op.to_string()),
         None => Ok(plan),
@@ -100,7 +118,7 @@ pub fn plan(p: &Program, prefix: &str) -> Result<Plan, String> {
 /// Every kernel of `p` itself this compiler covers (for the compile test, which walks the
 /// regions on its own), skipping the rest.
 pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
-    Ok(steps(p, prefix, false)?
+    Ok(steps(p, prefix, false, false)?
         .0
         .steps
         .into_iter()
@@ -112,8 +130,13 @@ pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
 }
 
 /// The steps this compiler can make, and the names of the ops it cannot (yet); regions are
-/// planned when `regions`.
-fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static str>), String> {
+/// planned when `regions`, a `cond` speculated when `in_loop` (a loop's region) allows.
+fn steps(
+    p: &Program,
+    prefix: &str,
+    regions: bool,
+    in_loop: bool,
+) -> Result<(Plan, Vec<&'static str>), String> {
     let fusion = Fusion::new(p);
     let (types, first) = (&fusion.types, &fusion.first);
     let (mut steps, mut missing) = (Vec::new(), Vec::new());
@@ -159,17 +182,38 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                 let branches = branches
                     .iter()
                     .enumerate()
-                    .map(|(j, b)| plan(b, &format!("{name}b{j}")))
+                    .map(|(j, b)| plan_in(b, &format!("{name}b{j}"), in_loop))
                     .collect::<Result<Vec<_>, _>>()?;
-                steps.push(Step::Cond {
-                    index: operands[0],
-                    operands: operands[1..].to_vec(),
-                    branches,
-                    results,
+                let speculate = in_loop
+                    && branches.iter().all(crate::speculate::device_only)
+                    && branches.iter().map(crate::speculate::work).sum::<usize>()
+                        <= crate::speculate::MAX_ELEMENTS;
+                let (index, operands) = (operands[0], operands[1..].to_vec());
+                steps.push(if speculate {
+                    Step::Speculate {
+                        pick: crate::speculate::pick_kernel(
+                            &format!("{name}p"),
+                            types[index].dtype,
+                            branches.len(),
+                            &results,
+                            types,
+                        ),
+                        index,
+                        operands,
+                        branches,
+                        results,
+                    }
+                } else {
+                    Step::Cond {
+                        index,
+                        operands,
+                        branches,
+                        results,
+                    }
                 });
             }
             Op::While { cond, body } if regions => {
-                let cond = Box::new(plan(cond, &format!("{name}c"))?);
+                let cond = Box::new(plan_in(cond, &format!("{name}c"), true)?);
                 let carry_types: Vec<TensorType> =
                     operands.iter().map(|&v| types[v].clone()).collect();
                 let pred = cond.types[cond.outputs[0]].dtype;
@@ -177,7 +221,7 @@ fn steps(p: &Program, prefix: &str, regions: bool) -> Result<(Plan, Vec<&'static
                     carry: operands,
                     freeze: crate::in_place::freeze_kernel(&format!("{name}z"), pred, &carry_types),
                     cond,
-                    body: Box::new(plan(body, &format!("{name}w"))?),
+                    body: Box::new(plan_in(body, &format!("{name}w"), true)?),
                     results,
                 })
             }
@@ -334,6 +378,21 @@ pub fn run<E: Executor>(
                 let outs = run(e, &branches[b], all(&values, operands)?)?;
                 for (&r, v) in results.iter().zip(outs) {
                     values[r] = Some(v);
+                }
+            }
+            Step::Speculate {
+                index,
+                operands,
+                branches,
+                pick,
+                results: _,
+            } => {
+                let mut reads = vec![get(&values, *index)?];
+                for b in branches {
+                    reads.extend(run(e, b, all(&values, operands)?)?);
+                }
+                for (v, out) in e.launch(pick, &plan.types, &reads)? {
+                    values[v] = Some(out);
                 }
             }
             Step::While {

@@ -158,7 +158,9 @@ fn factors(plan: &Plan) -> bool {
         for s in &p.steps {
             match s {
                 Step::Linalg { .. } => return true,
-                Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                Step::Cond { branches, .. } | Step::Speculate { branches, .. } => {
+                    stack.extend(branches.iter())
+                }
                 Step::While { cond, body, .. } => {
                     stack.push(cond);
                     stack.push(body);
@@ -233,7 +235,9 @@ impl Compiled {
                             Arc::new(gpu.upload(bytes)?),
                         );
                     }
-                    Step::Cond { branches, .. } => stack.extend(branches.iter()),
+                    Step::Cond { branches, .. } | Step::Speculate { branches, .. } => {
+                        stack.extend(branches.iter())
+                    }
                     Step::While { cond, body, .. } => {
                         stack.push(cond);
                         stack.push(body);

@@ -186,11 +186,11 @@ fn the_factorizations_helper_kernels_compile_for_sm80_and_sm90() {
     }
 }
 
-/// A loop's freeze kernel (`in_place.rs`) compiles, for either predicate type and carries
-/// of every dtype (the conformance programs' kernels above are planned region by region, so
-/// they do not include it).
+/// A loop's freeze kernel (`in_place.rs`) and a speculated cond's pick (`speculate.rs`)
+/// compile, for either predicate type and values of every dtype (the conformance programs'
+/// kernels above are planned region by region, so they include neither).
 #[test]
-fn the_freeze_kernel_compiles_for_sm80_and_sm90() {
+fn the_freeze_and_pick_kernels_compile_for_sm80_and_sm90() {
     use quabla_abi::{DType, TensorType};
     if nvrtc::load().is_err() {
         eprintln!("skipping: no NVRTC");
@@ -201,10 +201,13 @@ fn the_freeze_kernel_compiles_for_sm80_and_sm90() {
         .map(|&d| TensorType::new(d, vec![3]))
         .chain([TensorType::new(DType::F32, vec![])])
         .collect();
+    let results: Vec<usize> = (0..carry.len()).collect();
     for pred in [DType::Bool, DType::I32] {
-        let k = quabla_cuda::in_place::freeze_kernel("z", pred, &carry);
+        let freeze = quabla_cuda::in_place::freeze_kernel("z", pred, &carry);
+        let pick = quabla_cuda::speculate::pick_kernel("p", pred, 3, &results, &carry);
         for sm in [80, 90] {
-            nvrtc::compile_cubin(&k.source, "z", sm).unwrap();
+            nvrtc::compile_cubin(&freeze.source, "z", sm).unwrap();
+            nvrtc::compile_cubin(&pick.source, "p", sm).unwrap();
         }
     }
 }
