@@ -71,11 +71,11 @@ pub trait InPlace {
     fn going(&mut self) -> Result<bool, AbiError>;
 }
 
-/// Runs `l` until an iteration's predicate is false, in batches of 1, 2, 4, ... up to
-/// `MAX_AHEAD` iterations between read-backs; the iterations run (those past the end
-/// included).
+/// Runs `l` until an iteration's predicate is false, in batches between read-backs as
+/// `loops::next_ahead` sizes them (up to `MAX_AHEAD`); the iterations run (those past the
+/// end included).
 pub fn run_in_place(l: &mut impl InPlace) -> Result<usize, AbiError> {
-    let (mut ahead, mut runs) = (1usize, 0usize);
+    let (mut ahead, mut runs, mut batch) = (1usize, 0usize, 0usize);
     loop {
         for _ in 0..ahead {
             l.iterate()?;
@@ -84,7 +84,8 @@ pub fn run_in_place(l: &mut impl InPlace) -> Result<usize, AbiError> {
         if !l.going()? {
             return Ok(runs);
         }
-        ahead = (ahead * 2).min(MAX_AHEAD);
+        batch += 1;
+        ahead = crate::loops::next_ahead(batch, ahead, MAX_AHEAD);
     }
 }
 
@@ -131,7 +132,8 @@ impl<E: Executor> InPlace for StepLoop<'_, E> {
 mod tests {
     use super::*;
 
-    /// A counter that stops at 10: batches 1, 2, 4, 8 hold the stop (15 iterations run).
+    /// A counter that stops at 10: eight batches of 1, then 2 and 4 hold the stop (14
+    /// iterations run).
     struct Counter {
         x: u32,
         going: bool,
@@ -153,7 +155,7 @@ mod tests {
     #[test]
     fn a_frozen_carry_stops_where_one_at_a_time_does() {
         let mut c = Counter { x: 0, going: true };
-        assert_eq!(run_in_place(&mut c).unwrap(), 15);
+        assert_eq!(run_in_place(&mut c).unwrap(), 14);
         assert_eq!(c.x, 10);
         let mut z = Counter { x: 10, going: true };
         assert_eq!(

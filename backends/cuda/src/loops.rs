@@ -4,8 +4,9 @@
 //! effect, and always finishes), a batch of iterations is queued before the batch's
 //! predicates are read back together; the loop's result is the carry at the first false
 //! predicate, exactly what one iteration at a time gives. Batches double from one to
-//! `MAX_AHEAD` (a short loop wastes at most as many iterations as it ran), bounded by the
-//! memory the batch's carries hold.
+//! `MAX_AHEAD` after eight batches of one (`next_ahead`: a short loop wastes at most as many
+//! iterations as it ran, and none in its first eight), bounded by the memory the batch's
+//! carries hold.
 
 use crate::plan::{run, Executor, Plan, Step};
 use quabla_abi::abi::AbiError;
@@ -31,6 +32,29 @@ pub(crate) fn kernels_only(p: &Plan) -> bool {
         // A host call has effects.
         Step::HostCallback { .. } | Step::Cond { .. } | Step::While { .. } => false,
     })
+}
+
+/// How many batches of one iteration a loop starts with before batches double: most loops of
+/// solvers end within a few iterations, each of many kernels, where doubling from the start
+/// would run about as many iterations past the end as before it; a long loop pays a few
+/// more read-backs.
+pub const FIRST_SINGLE_BATCHES: usize = 8;
+
+/// The size of batch `batch` (counted from 0) after one of `ahead` iterations: one at a
+/// time for the first `FIRST_SINGLE_BATCHES`, then doubling up to `limit`.
+///
+/// ```
+/// use quabla_cuda::loops::next_ahead;
+/// assert_eq!(next_ahead(3, 1, 64), 1);
+/// assert_eq!(next_ahead(8, 1, 64), 2);
+/// assert_eq!(next_ahead(12, 64, 64), 64);
+/// ```
+pub fn next_ahead(batch: usize, ahead: usize, limit: usize) -> usize {
+    if batch < FIRST_SINGLE_BATCHES {
+        1
+    } else {
+        (ahead * 2).min(limit).max(1)
+    }
 }
 
 /// Whether loops may run ahead (`QUABLA_CUDA_RUN_AHEAD=0` turns it off, to compare).
@@ -62,7 +86,7 @@ pub fn run_while<E: Executor>(
             .ok_or_else(|| AbiError::internal("a while condition gave nothing"))
     };
     let predicate_type = &cond.types[cond.outputs[0]];
-    let (mut c, mut ahead, mut runs) = (carry, 1usize, 0usize);
+    let (mut c, mut ahead, mut runs, mut batch) = (carry, 1usize, 0usize, 0usize);
     if limit == 1 {
         // One at a time: the body never runs past the end.
         loop {
@@ -91,7 +115,8 @@ pub fn run_while<E: Executor>(
         c = carries
             .pop()
             .ok_or_else(|| AbiError::internal("a batch of loop iterations ran none"))?;
-        ahead = (ahead * 2).min(limit);
+        batch += 1;
+        ahead = next_ahead(batch, ahead, limit);
     }
 }
 
@@ -161,7 +186,7 @@ mod tests {
     }
 
     /// The carry at the first false predicate, for trip counts around the batch sizes, and
-    /// the body runs made: batches of 1, 2, 4, ... up to MAX_AHEAD.
+    /// the body runs made: eight batches of 1, then 2, 4, ... up to MAX_AHEAD.
     #[test]
     fn running_ahead_stops_where_one_at_a_time_does() {
         let body = region("inc", DType::I32);
@@ -170,11 +195,16 @@ mod tests {
             let cond = region(&format!("lt{trips}"), DType::Bool);
             let (out, runs) = run_while(&e, &cond, &body, vec![0]).unwrap();
             assert_eq!(out, vec![trips], "{trips} trips");
-            // Batches 1, 2, 4, ..., then MAX_AHEAD each, until one holds the stop.
-            let (mut queued, mut ahead) = (0usize, 1usize);
+            // Batches 1 (eight times), 2, 4, ..., then MAX_AHEAD each, until one holds the stop.
+            let (mut queued, mut ahead, mut batch) = (0usize, 1usize, 0usize);
             while queued <= trips as usize {
                 queued += ahead;
-                ahead = (ahead * 2).min(MAX_AHEAD);
+                batch += 1;
+                ahead = if batch < 8 {
+                    1
+                } else {
+                    (ahead * 2).min(MAX_AHEAD)
+                };
             }
             assert_eq!(runs, queued, "{trips} trips");
             assert!(runs <= 2 * trips as usize + 1 && runs < trips as usize + MAX_AHEAD + 1);
