@@ -3,17 +3,20 @@
 //! becomes CUDA C with QIR's exact semantics (`elementwise.rs`; `kernels/` for movement,
 //! reductions with block folds in a fixed tree, cumulative ops, dynamic slices, dot_general,
 //! gather, deterministic scatter-add and sort), elementwise runs fused into one kernel each
-//! (`fusion.rs`), programs planned with host-decided `cond`/`while` (`plan.rs`, loops run
-//! ahead of their predicates in `loops.rs`), compiled with NVRTC to one cubin per program for
-//! the device's SM (`nvrtc.rs`, cached on disk by `cubin_cache.rs`), run on the first GPU's
-//! stream (`runtime.rs`), matrix products on cuBLAS where it is found (`blas.rs`), the dense
-//! factorizations on cuSOLVER and cuBLAS's `trsm` (`solver.rs`, `linalg.rs`; offered only
-//! where both libraries load), host callbacks through the host (operands read back). CI
-//! compiles every conformance program's kernels for sm_80 and sm_90 without a GPU
+//! (`fusion.rs`, broadcasts read by index, nodes ordered by `schedule.rs`), programs planned
+//! with host-decided `cond`/`while` (`plan.rs`; loops run ahead of their predicates in
+//! `loops.rs`, small kernels-only `cond`s in loops speculated by `speculate.rs`), compiled
+//! with NVRTC to one cubin per program for the device's SM (`nvrtc.rs`, cached on disk by
+//! `cubin_cache.rs`), run on the first GPU's stream (`runtime.rs`), programs and loops of
+//! kernels alone replayed as CUDA graphs (`graph.rs`, `in_place.rs`, `loop_graph.rs`),
+//! matrix products on cuBLAS where it is found (`blas.rs`), the dense factorizations on
+//! cuSOLVER and cuBLAS's `trsm` (`solver.rs`, `linalg.rs`; offered only where both libraries
+//! load), host callbacks through the host (operands read back). CI compiles every
+//! conformance program's kernels for sm_80 and sm_90 without a GPU
 //! (`tests/kernels_compile.rs`) and runs the suite on a host emulation
 //! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
 //! compiler; no factorizations there); `gpu-check.sh` runs it on a GPU. Not built: download
-//! events, CUDA graphs. The wheel is `bindings/cuda-plugin`.
+//! events, donation, loops decided on the device. The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
