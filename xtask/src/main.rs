@@ -341,14 +341,32 @@ fn plugin_wheel_tests(has_mlx: bool, has_nvrtc: bool) {
                 .collect(),
             check: gradient_check(
                 "cuda",
-                "import os\n\
-                 assert os.environ['QUABLA_NVRTC_DIR'].startswith(sys.prefix), os.environ",
+                &format!(
+                    "import os\n\
+                     assert os.environ['QUABLA_NVRTC_DIR'].startswith(sys.prefix), os.environ\n\
+                     {CUDA_PRELOAD_CHECK}"
+                ),
             ),
             env: vec![("QUABLA_CUDA_EMULATE", "1".into())],
         });
     }
     install_tests(&plugins);
 }
+
+/// The CUDA wheel's loading of NVIDIA's library wheels (`quabla_cuda._preload`), without
+/// the 1 GB wheels: two stand-ins built here, the second needing the first by soname and
+/// neither with a RUNPATH (as NVIDIA's), load in order, after which opening the second by
+/// name (as the plugin's loader does) finds it loaded.
+const CUDA_PRELOAD_CHECK: &str = "import ctypes, subprocess, tempfile, quabla_cuda\n\
+d = tempfile.mkdtemp()\n\
+open(os.path.join(d, 'lt.c'), 'w').write('int quabla_lt(void) { return 7; }')\n\
+open(os.path.join(d, 'blas.c'), 'w').write('int quabla_lt(void); int quabla_blas(void) { return quabla_lt() + 1; }')\n\
+cc = lambda *a: subprocess.run(['cc', '-shared', '-fPIC', *a], cwd=d, check=True)\n\
+cc('-Wl,-soname,libcublasLt.so.13', '-o', 'libcublasLt.so.13', 'lt.c')\n\
+cc('-Wl,-soname,libcublas.so.13', '-o', 'libcublas.so.13', 'blas.c', './libcublasLt.so.13')\n\
+assert quabla_cuda._preload([d]) == ['libcublasLt.so.13', 'libcublas.so.13']\n\
+assert ctypes.CDLL('libcublas.so.13').quabla_blas() == 8\n\
+print('the CUDA wheel loads library wheels in their dependency order')";
 
 /// The venv the Python package is installed into for its tests (reused between runs).
 fn python_venv() -> PathBuf {
