@@ -8,12 +8,14 @@
 //! and each kernel's results. A run copies the inputs in, launches the graph and copies the
 //! outputs out into fresh buffers (the caller keeps them while the next run overwrites the
 //! graph's), all on the plugin's one stream, so runs are ordered and a run's copies never
-//! race the graph. The kernels are the plan's own, so the results are the same bits as a
+//! race the graph. Captures happen on a stream of their own (the GPU's capture lane), so
+//! what other threads queue meanwhile is never captured; the graph is launched on the
+//! plugin's stream. The kernels are the plan's own, so the results are the same bits as a
 //! launch-by-launch run. `QUABLA_CUDA_GRAPHS=0` turns graphs off; `=always` captures at the
 //! first run (the conformance suite runs each program once).
 
 use crate::plan::{Plan, Step};
-use crate::runtime::{Compiled, Value};
+use crate::runtime::{Compiled, Lane, Value};
 use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream};
 use quabla_abi::abi::AbiError;
 use std::collections::HashMap;
@@ -219,8 +221,9 @@ pub(crate) fn capturing(e: cudarc::driver::DriverError) -> AbiError {
     AbiError::internal(format!("capturing a CUDA graph: {e}"))
 }
 
-/// The graph of `plan`'s kernels as `c` launches them, on buffers of its own.
-pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Captured, AbiError> {
+/// The graph of `plan`'s kernels as `c` launches them, on buffers of its own, captured on
+/// the GPU's capture lane (`Gpu::with_capture_lane`).
+pub fn capture(c: &Compiled, plan: &Plan) -> Result<Captured, AbiError> {
     let inputs = plan.types[..plan.num_inputs]
         .iter()
         .map(|t| c.gpu().alloc_output(t.size_bytes()))
@@ -232,17 +235,11 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
         (0..plan.num_inputs).map(Slot::Input).collect(),
         &mut buffers,
     )?;
-    stream
-        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(capturing)?;
-    let recorded = record(c, plan, &placed, &inputs, &mut buffers);
-    // The capture ends whatever happened, so the stream is usable again.
-    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-    recorded?;
-    let graph = graph
-        .map_err(capturing)?
-        .ok_or_else(|| AbiError::internal("capturing a CUDA graph gave none"))?;
-    graph.upload().map_err(capturing)?;
+    let graph = c.gpu().with_capture_lane(|lane| {
+        captured(lane.stream, || {
+            record(c, lane, plan, &placed, &inputs, &mut buffers)
+        })
+    })?;
     let outputs = plan
         .outputs
         .iter()
@@ -256,10 +253,39 @@ pub fn capture(c: &Compiled, plan: &Plan, stream: &Arc<CudaStream>) -> Result<Ca
     })
 }
 
+/// The graph of what `queue` puts on `stream` (ended whatever happened, so the stream is
+/// usable again), instantiated and uploaded.
+pub(crate) fn captured(
+    stream: &Arc<CudaStream>,
+    queue: impl FnOnce() -> Result<(), AbiError>,
+) -> Result<CudaGraph, AbiError> {
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(capturing)?;
+    let queued = queue();
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    queued?;
+    let graph = graph
+        .map_err(capturing)?
+        .ok_or_else(|| AbiError::internal("capturing a CUDA graph gave none"))?;
+    graph.upload().map_err(capturing)?;
+    // Launches go to the plugin's stream: the upload, on the capture lane's, is done first.
+    stream.synchronize().map_err(capturing)?;
+    Ok(graph)
+}
+
+/// Launches `graph` on `stream` (the plugin's: it was captured on the capture lane's).
+pub(crate) fn launch(graph: &CudaGraph, stream: &Arc<CudaStream>) -> Result<(), AbiError> {
+    // SAFETY: a live executable graph (owned by `graph`) and a live stream of its context.
+    unsafe { cudarc::driver::result::graph::launch(graph.cu_graph_exec(), stream.cu_stream()) }
+        .map_err(|e| AbiError::internal(format!("launching a CUDA graph: {e}")))
+}
+
 /// Queues every kernel of `plan` on the capturing stream, its values where `placed` says
 /// (speculated branches in turn, then their pick).
 pub(crate) fn record(
     c: &Compiled,
+    lane: &Lane<'_>,
     plan: &Plan,
     placed: &Placed,
     inputs: &[CudaSlice<u8>],
@@ -286,7 +312,7 @@ pub(crate) fn record(
                     .ok_or_else(|| AbiError::internal("a speculated cond not placed"))?;
                 let mut reads = vec![slot(&placed.slots, *index)?];
                 for (b, p) in branches.iter().zip(inner) {
-                    record(c, b, p, inputs, buffers)?;
+                    record(c, lane, b, p, inputs, buffers)?;
                     for &o in &b.outputs {
                         reads.push(slot(&p.slots, o)?);
                     }
@@ -314,7 +340,7 @@ pub(crate) fn record(
             .and_then(|reads| {
                 let mut writes: Vec<&mut CudaSlice<u8>> =
                     taken.iter_mut().map(|(_, b)| b).collect();
-                c.enqueue(k, &reads, &mut writes)
+                c.enqueue_on(lane, k, &reads, &mut writes)
             });
         for (j, b) in taken {
             buffers[j] = Some(b);
@@ -344,7 +370,7 @@ impl Captured {
                     .map_err(driver)?;
             }
         }
-        self.graph.launch().map_err(driver)?;
+        launch(&self.graph, stream)?;
         plan.outputs
             .iter()
             .zip(&self.outputs)

@@ -6,11 +6,11 @@
 //! 10,000 times the body's kernels and allocations.
 
 use crate::fusion::Kernel;
-use crate::graph::{buffer, capturing, place, record, slot, Slot};
+use crate::graph::{buffer, captured, launch, place, record, slot, Slot};
 use crate::in_place::{run_in_place, InPlace};
 use crate::plan::Plan;
 use crate::runtime::{scalar_of, Compiled, Value};
-use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream};
+use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
 use quabla_abi::abi::AbiError;
 use quabla_abi::TensorType;
 use std::sync::Arc;
@@ -37,7 +37,6 @@ pub fn capture_loop(
     cond: &Plan,
     body: &Plan,
     freeze: &Kernel,
-    stream: &Arc<CudaStream>,
 ) -> Result<LoopGraph, AbiError> {
     let carry_types: Vec<TensorType> = cond.types[..cond.num_inputs].to_vec();
     let alloc = |types: &[TensorType]| {
@@ -57,41 +56,25 @@ pub fn capture_loop(
         .iter()
         .map(|&o| slot(&body_placed.slots, o))
         .collect::<Result<Vec<_>, _>>()?;
-    stream
-        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(capturing)?;
-    let recorded = (|| {
-        record(c, cond, &cond_placed, &carry, &mut buffers)?;
-        record(c, body, &body_placed, &carry, &mut buffers)?;
-        let mut reads = vec![buffer(&pred, &carry, &buffers)?];
-        for r in &results {
-            reads.push(buffer(r, &carry, &buffers)?);
-        }
-        reads.extend(carry.iter());
-        let mut writes: Vec<&mut CudaSlice<u8>> = next.iter_mut().collect();
-        c.enqueue(freeze, &reads, &mut writes)?;
-        Ok::<(), AbiError>(())
-    })();
-    let copied = recorded.and_then(|()| {
-        // Borrowed apart from the freeze kernel's: the carry is only written here.
-        let mut carry = carry;
-        for ((n, t), b) in next.iter().zip(&carry_types).zip(carry.iter_mut()) {
-            let size = t.size_bytes();
-            if size > 0 {
-                stream
-                    .memcpy_dtod(&n.slice(0..size), &mut b.slice_mut(0..size))
-                    .map_err(capturing)?;
+    let graph = c.gpu().with_capture_lane(|lane| {
+        captured(lane.stream, || {
+            record(c, lane, cond, &cond_placed, &carry, &mut buffers)?;
+            record(c, lane, body, &body_placed, &carry, &mut buffers)?;
+            let mut reads = vec![buffer(&pred, &carry, &buffers)?];
+            for r in &results {
+                reads.push(buffer(r, &carry, &buffers)?);
             }
-        }
-        Ok(carry)
-    });
-    // The capture ends whatever happened, so the stream is usable again.
-    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-    let carry = copied?;
-    let graph = graph
-        .map_err(capturing)?
-        .ok_or_else(|| AbiError::internal("capturing a loop's CUDA graph gave none"))?;
-    graph.upload().map_err(capturing)?;
+            reads.extend(carry.iter());
+            let mut writes: Vec<&mut CudaSlice<u8>> = next.iter_mut().collect();
+            c.enqueue_on(lane, freeze, &reads, &mut writes)?;
+            // The next carry over the carry: both buffers the graph's own, so a raw copy
+            // between their addresses (the carry is read above, written only here).
+            for ((n, t), b) in next.iter().zip(&carry_types).zip(&carry) {
+                copy(lane.stream, n, b, t.size_bytes())?;
+            }
+            Ok(())
+        })
+    })?;
     Ok(LoopGraph {
         graph,
         carry,
@@ -107,14 +90,12 @@ pub fn capture_loop(
 struct Iterations<'a> {
     c: &'a Compiled,
     g: &'a LoopGraph,
+    stream: &'a Arc<CudaStream>,
 }
 
 impl InPlace for Iterations<'_> {
     fn iterate(&mut self) -> Result<(), AbiError> {
-        self.g
-            .graph
-            .launch()
-            .map_err(|e| AbiError::internal(format!("launching a loop's CUDA graph: {e}")))
+        launch(&self.g.graph, self.stream)
     }
 
     fn going(&mut self) -> Result<bool, AbiError> {
@@ -148,7 +129,7 @@ impl LoopGraph {
                     .map_err(driver)?;
             }
         }
-        run_in_place(&mut Iterations { c, g: self })?;
+        run_in_place(&mut Iterations { c, g: self, stream })?;
         self.carry
             .iter()
             .zip(&self.carry_types)
@@ -164,4 +145,22 @@ impl LoopGraph {
             })
             .collect()
     }
+}
+
+/// Copies `bytes` bytes from `from` to `to` on `stream` (a capturing one: the copy becomes a
+/// node of the graph).
+fn copy(
+    stream: &Arc<CudaStream>,
+    from: &CudaSlice<u8>,
+    to: &CudaSlice<u8>,
+    bytes: usize,
+) -> Result<(), AbiError> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let (src, _s) = from.device_ptr(stream);
+    let (dst, _d) = to.device_ptr(stream);
+    // SAFETY: both buffers hold at least `bytes` bytes and live as long as the graph.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
+        .map_err(crate::graph::capturing)
 }

@@ -30,13 +30,25 @@ fn out_of_memory(bytes: usize, e: cudarc::driver::DriverError) -> AbiError {
 }
 
 /// The device the plugin runs on (the first GPU), its stream and SM, cuBLAS where the
-/// library is found, and cuSOLVER (or why not) for the factorizations.
+/// library is found, cuSOLVER (or why not) for the factorizations, and the lane CUDA graphs
+/// are captured on.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     sm: u32,
     blas: Option<Mutex<crate::blas::Blas>>,
     solver: Result<Mutex<crate::solver::Solver>, String>,
+    /// A stream and cuBLAS handle of their own for captures (`graph.rs`): work another
+    /// thread queues on `stream` meanwhile (an upload, a free, another program) is never
+    /// captured. One capture at a time (the `Mutex`).
+    capture: Mutex<(Arc<CudaStream>, Option<crate::blas::Blas>)>,
+}
+
+/// Where kernels are queued: a stream and the cuBLAS handle bound to it (`None`: the
+/// plugin's own kernels for products).
+pub(crate) struct Lane<'a> {
+    pub stream: &'a Arc<CudaStream>,
+    pub blas: Option<&'a crate::blas::Blas>,
 }
 
 impl Gpu {
@@ -55,13 +67,36 @@ impl Gpu {
         // Without cuBLAS (or with QUABLA_CUDA_CUBLAS=0) matrix products run as kernels.
         let blas = crate::blas::Blas::open(&ctx, &stream).map(Mutex::new);
         let solver = crate::solver::Solver::open(&ctx, &stream).map(Mutex::new);
+        let capture_stream = ctx.new_stream().map_err(driver)?;
+        let capture_blas = crate::blas::Blas::open(&ctx, &capture_stream);
         Ok(Arc::new(Gpu {
             ctx,
             stream,
             sm: (major * 10 + minor) as u32,
             blas,
             solver,
+            capture: Mutex::new((capture_stream, capture_blas)),
         }))
+    }
+
+    /// Runs `f` with the capture lane to itself (its stream and cuBLAS handle); an error
+    /// where the plugin's products run on cuBLAS but the capture lane has no handle (a graph
+    /// must compute what a launch-by-launch run does, bit for bit).
+    pub(crate) fn with_capture_lane<T>(
+        &self,
+        f: impl FnOnce(&Lane<'_>) -> Result<T, AbiError>,
+    ) -> Result<T, AbiError> {
+        let lane = self
+            .capture
+            .lock()
+            .map_err(|_| AbiError::internal("the capture lane's lock is poisoned"))?;
+        if self.blas.is_some() && lane.1.is_none() {
+            return Err(AbiError::internal("cuBLAS has no handle to capture with"));
+        }
+        f(&Lane {
+            stream: &lane.0,
+            blas: lane.1.as_ref(),
+        })
     }
 
     /// A value's memory, zero-filled (at least one byte: an empty allocation is not one).
@@ -283,7 +318,7 @@ impl Compiled {
             if *runs == 0 {
                 *runs += 1;
             } else {
-                *replay = match crate::graph::capture(self, &self.plan, &self.gpu.stream) {
+                *replay = match crate::graph::capture(self, &self.plan) {
                     Ok(c) => Replay::Ready(Box::new(c)),
                     Err(e) => {
                         // Slower, not wrong: say so once for this program.
@@ -316,10 +351,31 @@ impl Compiled {
 
 impl Compiled {
     /// Queues kernel `k` (or its cuBLAS product) on `reads`, writing `writes` (one buffer per
-    /// value the kernel writes, of its full size): nothing is allocated, so a graph capture
-    /// can record it.
+    /// value the kernel writes, of its full size), on the plugin's stream.
     pub(crate) fn enqueue(
         &self,
+        k: &Kernel,
+        reads: &[&CudaSlice<u8>],
+        writes: &mut [&mut CudaSlice<u8>],
+    ) -> Result<(), AbiError> {
+        let blas = match &self.gpu.blas {
+            Some(b) => Some(
+                b.lock()
+                    .map_err(|_| AbiError::internal("the cuBLAS handle's lock is poisoned"))?,
+            ),
+            None => None,
+        };
+        let lane = Lane {
+            stream: &self.gpu.stream,
+            blas: blas.as_deref(),
+        };
+        self.enqueue_on(&lane, k, reads, writes)
+    }
+
+    /// `enqueue` on `lane`: nothing is allocated, so a graph capture can record it.
+    pub(crate) fn enqueue_on(
+        &self,
+        lane: &Lane<'_>,
         k: &Kernel,
         reads: &[&CudaSlice<u8>],
         writes: &mut [&mut CudaSlice<u8>],
@@ -328,7 +384,8 @@ impl Compiled {
             .functions
             .get(&k.name)
             .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
-        if let (Some(g), Some(blas)) = (&k.gemm, &self.gpu.blas) {
+        let stream = lane.stream;
+        if let (Some(g), Some(blas)) = (&k.gemm, lane.blas) {
             let operand = |v: usize| {
                 k.reads
                     .iter()
@@ -336,16 +393,12 @@ impl Compiled {
                     .map(|at| reads[at])
                     .ok_or_else(|| AbiError::internal("a matrix product's operand is not read"))
             };
-            let stream = &self.gpu.stream;
             let (lhs, _l) = operand(g.lhs)?.device_ptr(stream);
             let (rhs, _r) = operand(g.rhs)?.device_ptr(stream);
             let out = writes
                 .first_mut()
                 .ok_or_else(|| AbiError::internal("a matrix product without its result"))?;
             let (dst, _o) = out.device_ptr_mut(stream);
-            let blas = blas
-                .lock()
-                .map_err(|_| AbiError::internal("the cuBLAS handle's lock is poisoned"))?;
             return blas.gemm(g, lhs, rhs, dst);
         }
         if k.elements == 0 {
@@ -365,7 +418,7 @@ impl Compiled {
             block_dim: (threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = self.gpu.stream.launch_builder(f);
+        let mut launch = stream.launch_builder(f);
         for r in reads {
             launch.arg(*r);
         }
@@ -415,15 +468,14 @@ impl Executor for Compiled {
                 *runs += 1;
                 return None;
             }
-            *state =
-                match crate::loop_graph::capture_loop(self, cond, body, freeze, &self.gpu.stream) {
-                    Ok(g) => Replay::Ready(Box::new(g)),
-                    Err(e) => {
-                        // Slower, not wrong: say so once for this loop.
-                        eprintln!("quabla-cuda: a loop runs step by step ({e})");
-                        Replay::Off(e.to_string())
-                    }
-                };
+            *state = match crate::loop_graph::capture_loop(self, cond, body, freeze) {
+                Ok(g) => Replay::Ready(Box::new(g)),
+                Err(e) => {
+                    // Slower, not wrong: say so once for this loop.
+                    eprintln!("quabla-cuda: a loop runs step by step ({e})");
+                    Replay::Off(e.to_string())
+                }
+            };
         }
         match state {
             Replay::Ready(g) => Some(g.run(self, &self.gpu.stream, carry)),
