@@ -82,6 +82,28 @@ fn main() -> ExitCode {
                 let [ew, mm, other, lib] = count(&q);
                 let nodes = p.nodes.len();
                 let (loops, graphed) = loops(&q);
+                if let Some(a) = quabla_cuda::graph_buffers::assign(&q) {
+                    let apart: usize = q
+                        .steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Kernel(k) => Some(
+                                k.writes
+                                    .iter()
+                                    .map(|&w| q.types[w].size_bytes())
+                                    .sum::<usize>(),
+                            ),
+                            _ => None,
+                        })
+                        .sum();
+                    let held = quabla_cuda::graph_buffers::check(&q, &a)
+                        .map_or_else(|e| format!("WRONG: {e}"), |()| "checked".into());
+                    println!(
+                        "{path}: a CUDA graph's buffers: {} bytes shared, {apart} bytes one per \
+                         value ({held})",
+                        a.bytes()
+                    );
+                }
                 println!(
                     "{path}: {nodes} nodes -> {} launches ({ew} fused elementwise, {mm} matrix \
                      products, {other} other kernels, {lib} library/host steps); {loops} while \

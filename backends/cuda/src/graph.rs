@@ -21,9 +21,10 @@ use quabla_abi::abi::AbiError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The most bytes a program's graph may hold in buffers of its own (above it, programs run
-/// launch by launch, their intermediates freed as they go).
-const MAX_GRAPH_BYTES: usize = 256 << 20;
+/// The most bytes a program's graph may hold in buffers of its own, shared where lifetimes
+/// allow (above it, programs run launch by launch, their intermediates freed as they go):
+/// the PINN step at 16,384 points needs 190 MB in f32 and twice that in f64.
+const MAX_GRAPH_BYTES: usize = 512 << 20;
 
 /// Where a program (`G = Captured`) or a loop (`G = LoopGraph`) stands with its graph.
 pub enum Replay<G> {
@@ -91,6 +92,14 @@ fn why_not(plan: &Plan) -> Option<String> {
                 }
             }
         }
+    }
+    // Kernels alone share buffers (`graph_buffers.rs`): the peak is what counts.
+    if let Some(a) = crate::graph_buffers::assign(plan) {
+        bytes = plan.types[..plan.num_inputs]
+            .iter()
+            .map(|t| t.size_bytes())
+            .sum::<usize>()
+            + a.bytes();
     }
     (bytes > MAX_GRAPH_BYTES).then(|| format!("{bytes} bytes of buffers"))
 }
@@ -174,6 +183,48 @@ pub(crate) fn place(
     Ok(Placed { slots, branches })
 }
 
+/// `place` for a plan of kernels alone, its results in the shared buffers of `a` (pushed
+/// onto `buffers`).
+fn place_shared(
+    c: &Compiled,
+    plan: &Plan,
+    a: &crate::graph_buffers::Assignment,
+    buffers: &mut Vec<Option<CudaSlice<u8>>>,
+) -> Result<Placed, AbiError> {
+    let base = buffers.len();
+    for &size in &a.sizes {
+        buffers.push(Some(c.gpu().alloc_output(size)?));
+    }
+    let mut slots: Vec<Option<Slot>> = vec![None; plan.types.len()];
+    for (k, slot) in slots.iter_mut().enumerate().take(plan.num_inputs) {
+        *slot = Some(Slot::Input(k));
+    }
+    for s in &plan.steps {
+        match s {
+            Step::Constant { value, .. } => {
+                slots[*value] = Some(Slot::Constant(c.uploaded(plan, *value)?))
+            }
+            Step::Alias { from, to } => slots[*to] = slots[*from].clone(),
+            Step::Kernel(k) => {
+                for &w in &k.writes {
+                    let b = a.of_value[w]
+                        .ok_or_else(|| AbiError::internal("a kernel result without a buffer"))?;
+                    slots[w] = Some(Slot::Buffer(base + b));
+                }
+            }
+            Step::Speculate { .. }
+            | Step::Linalg { .. }
+            | Step::HostCallback { .. }
+            | Step::Cond { .. }
+            | Step::While { .. } => return Err(AbiError::internal("a step a graph cannot hold")),
+        }
+    }
+    Ok(Placed {
+        slots,
+        branches: HashMap::new(),
+    })
+}
+
 /// A buffer of its own for each value `writes` of `plan`.
 fn allocate(
     c: &Compiled,
@@ -229,12 +280,15 @@ pub fn capture(c: &Compiled, plan: &Plan) -> Result<Captured, AbiError> {
         .map(|t| c.gpu().alloc_output(t.size_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut buffers = Vec::new();
-    let placed = place(
-        c,
-        plan,
-        (0..plan.num_inputs).map(Slot::Input).collect(),
-        &mut buffers,
-    )?;
+    let placed = match crate::graph_buffers::assign(plan) {
+        Some(a) => place_shared(c, plan, &a, &mut buffers)?,
+        None => place(
+            c,
+            plan,
+            (0..plan.num_inputs).map(Slot::Input).collect(),
+            &mut buffers,
+        )?,
+    };
     let graph = c.gpu().with_capture_lane(|lane| {
         captured(lane.stream, || {
             record(c, lane, plan, &placed, &inputs, &mut buffers)

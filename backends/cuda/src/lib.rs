@@ -31,6 +31,7 @@ pub mod elementwise;
 pub mod emulate;
 pub mod fusion;
 pub mod graph;
+pub mod graph_buffers;
 pub mod in_place;
 pub mod kernels;
 pub mod linalg;

@@ -212,6 +212,36 @@ fn the_freeze_and_pick_kernels_compile_for_sm80_and_sm90() {
     }
 }
 
+/// Every conformance program whose top-level plan a CUDA graph can hold shares buffers
+/// (`graph_buffers.rs`) without a value overwritten before its last read, and takes fewer
+/// bytes than a buffer per value would.
+#[test]
+fn every_conformance_programs_graph_buffers_hold_their_values() {
+    let (mut checked, mut shared) = (0, 0);
+    for (case, p) in conformance_programs() {
+        let Ok(q) = plan::plan(&p, "k") else { continue };
+        let Some(a) = quabla_cuda::graph_buffers::assign(&q) else {
+            continue;
+        };
+        quabla_cuda::graph_buffers::check(&q, &a).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let values: usize = q
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                plan::Step::Kernel(k) => Some(k.writes.len()),
+                _ => None,
+            })
+            .sum();
+        checked += 1;
+        shared += usize::from(a.sizes.len() < values);
+    }
+    println!("{checked} programs checked, {shared} of them sharing buffers");
+    assert!(
+        checked > 400 && shared > 5,
+        "{checked} checked, {shared} sharing"
+    );
+}
+
 /// A compile error is an error value naming the kernel, with NVRTC's log.
 #[test]
 fn a_bad_kernel_is_an_error_with_the_log() {
