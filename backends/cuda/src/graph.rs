@@ -5,7 +5,8 @@
 //! once.
 //!
 //! The graph is captured on buffers of its own, allocated once: a fixed copy of each input
-//! and each kernel's results. A run copies the inputs in, launches the graph and copies the
+//! and the kernels' results (values whose lifetimes do not overlap sharing a buffer:
+//! `graph_buffers.rs`). A run copies the inputs in, launches the graph and copies the
 //! outputs out into fresh buffers (the caller keeps them while the next run overwrites the
 //! graph's), all on the plugin's one stream, so runs are ordered and a run's copies never
 //! race the graph. Captures happen on a stream of their own (the GPU's capture lane), so
