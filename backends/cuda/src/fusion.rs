@@ -4,7 +4,8 @@
 //! only those used after it. A `broadcast_in_dim` read only by elementwise nodes is not
 //! materialized: its readers index its root, so it costs no launch and does not split the
 //! run it sits in. Runs follow the order of `schedule.rs`, which puts elementwise nodes of
-//! one shape together where the dependencies allow.
+//! one shape together where the dependencies allow. A run whose one result only a `reduce`
+//! reads becomes that reduction's prologue (`Prologue`): no kernel, no memory for it.
 
 use crate::elementwise::{c_type, expression, PRELUDE};
 use quabla_abi::qir::{Op, Program};
@@ -49,6 +50,38 @@ pub struct Broadcast {
     pub map: Vec<Option<usize>>,
 }
 
+/// An elementwise run computed inside the kernel of the one `reduce` that reads its result
+/// (`kernels::reduce`): a `__device__` function of the flat index, so the reduction computes
+/// each element where it reads it and the run costs no launch and no memory.
+#[derive(Clone, Debug)]
+pub struct Prologue {
+    /// The function's name and its source (placed before the kernel that calls it).
+    pub name: String,
+    pub function: String,
+    /// The values it reads, in parameter order after the index, with their dtypes.
+    pub reads: Vec<(usize, DType)>,
+    /// How many elementwise nodes it computes.
+    pub fused: usize,
+}
+
+impl Prologue {
+    /// The call computing the element at flat index `index` (C), from the kernel's `in<v>`
+    /// parameters.
+    pub fn call(&self, index: &str) -> String {
+        let args: Vec<String> = std::iter::once(format!("({index})"))
+            .chain(self.reads.iter().map(|(v, _)| format!("in{v}")))
+            .collect();
+        format!("{}({})", self.name, args.join(", "))
+    }
+}
+
+/// A fused run: its kernel, or its prologue where its one result is read by one `reduce`
+/// only (that node's kernel computes it).
+pub enum Run {
+    Kernel(Kernel),
+    Prologue { value: usize, prologue: Prologue },
+}
+
 /// What planning a program's fused runs needs to know of it.
 pub struct Fusion<'a> {
     pub p: &'a Program,
@@ -62,6 +95,8 @@ pub struct Fusion<'a> {
     pub broadcasts: HashMap<usize, Broadcast>,
     /// The nodes in planning order (`schedule::order`); `last_use` counts positions in it.
     pub order: Vec<usize>,
+    /// Per value, the one node reading it (None: read by none or by several).
+    pub sole_reader: Vec<Option<usize>>,
 }
 
 impl<'a> Fusion<'a> {
@@ -130,6 +165,13 @@ impl<'a> Fusion<'a> {
                 }
             }
         }
+        let sole_reader = readers
+            .iter()
+            .map(|r| match r.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+            .collect();
         Fusion {
             p,
             first,
@@ -138,6 +180,7 @@ impl<'a> Fusion<'a> {
             outputs,
             broadcasts,
             order,
+            sole_reader,
         }
     }
 
@@ -152,7 +195,7 @@ impl<'a> Fusion<'a> {
     /// (following elementwise nodes of the same shape, passing over broadcasts read by
     /// index), and the run's end: it reads the values defined before the run (broadcasts
     /// through their roots) and writes those used after it or returned.
-    pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Kernel, usize), String> {
+    pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Run, usize), String> {
         let p = self.p;
         let node = |at: usize| &p.nodes[self.order[at]];
         let shape = &node(start).results[0].shape;
@@ -191,6 +234,12 @@ impl<'a> Fusion<'a> {
             .filter(|&v| self.outputs.contains(&v) || self.last_use[v] >= end)
             .collect();
         let statements = self.region_body(&computed, &defined, shape)?;
+        if let [v] = writes[..] {
+            if self.feeds_one_reduce(v) {
+                let prologue = self.prologue(name, v, &reads, &direct, &statements, computed.len());
+                return Ok((Run::Prologue { value: v, prologue }, end));
+            }
+        }
         let body = function(name, &reads, &direct, &writes, &self.types, &statements);
         let kernel = Kernel {
             source: format!("{PRELUDE}\n{body}"),
@@ -208,7 +257,52 @@ impl<'a> Fusion<'a> {
             gemm: None,
             fused: computed.len(),
         };
-        Ok((kernel, end))
+        Ok((Run::Kernel(kernel), end))
+    }
+
+    /// Whether `v` is no output and read by one node only, a `reduce` of it.
+    fn feeds_one_reduce(&self, v: usize) -> bool {
+        !self.outputs.contains(&v)
+            && self.sole_reader[v].is_some_and(|r| {
+                let node = &self.p.nodes[r];
+                matches!(node.op, Op::Reduce { .. }) && node.operands[0].index() == v
+            })
+    }
+
+    /// The run computing `v` from `reads` (`direct` ones element by element) as a device
+    /// function of the flat index `i`.
+    fn prologue(
+        &self,
+        name: &str,
+        v: usize,
+        reads: &[usize],
+        direct: &[usize],
+        statements: &str,
+        fused: usize,
+    ) -> Prologue {
+        let fname = format!("{name}_f");
+        let params: Vec<String> = std::iter::once("unsigned long long i".to_string())
+            .chain(
+                reads
+                    .iter()
+                    .map(|&r| format!("const {}* __restrict__ in{r}", c_type(self.types[r].dtype))),
+            )
+            .collect();
+        let loads: String = direct
+            .iter()
+            .map(|&r| format!("    {} v{r} = in{r}[i];\n", c_type(self.types[r].dtype)))
+            .collect();
+        let function = format!(
+            "__device__ __forceinline__ {} {fname}({}) {{\n{loads}{statements}    return v{v};\n}}\n",
+            c_type(self.types[v].dtype),
+            params.join(", ")
+        );
+        Prologue {
+            name: fname,
+            function,
+            reads: reads.iter().map(|&r| (r, self.types[r].dtype)).collect(),
+            fused,
+        }
     }
 
     /// The statements computing nodes `computed` into registers `v<id>`, each broadcast
@@ -418,6 +512,37 @@ mod tests {
         assert!(run.body.contains("float v1 = in1[i];") && !run.body.contains("in0[i]"));
         assert_eq!(ks[1].fused, 0);
         assert_eq!(ks[1].writes, vec![9]);
+    }
+
+    /// A run whose one result only a reduction reads is computed inside that reduction's
+    /// kernel (no kernel of its own); a run whose result is also returned keeps its kernel.
+    #[test]
+    fn a_run_read_only_by_a_reduction_is_its_prologue() {
+        let p = Program::parse(
+            "program(%0: f32[100], %1: f32[], %2: f32[7]) {
+  %3 = broadcast_in_dim[dims=[]](%1) : f32[100]
+  %4 = mul(%0, %3) : f32[100]
+  %5 = exp(%4) : f32[100]
+  %6 = reduce[kind=sum, axes=[0]](%5) : f32[]
+  %7 = sin(%2) : f32[7]
+  %8 = reduce[kind=max, axes=[0]](%7) : f32[]
+  return %6, %7, %8
+}",
+        )
+        .unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        // The sum with its prologue (mul and exp), the sin run (returned), the max.
+        assert_eq!(ks.len(), 3, "{ks:#?}");
+        let sum = ks.iter().find(|k| k.writes == vec![6]).unwrap();
+        assert_eq!((sum.fused, sum.reads.clone()), (2, vec![0, 1]));
+        assert!(
+            sum.body.contains("__device__ __forceinline__ float t_1_f("),
+            "{}",
+            sum.body
+        );
+        assert!(sum.body.contains("(double)t_1_f(((r0)"), "{}", sum.body);
+        let max = ks.iter().find(|k| k.writes == vec![8]).unwrap();
+        assert_eq!((max.fused, max.reads.clone()), (0, vec![7]));
     }
 
     /// Regions are walked without recursion, each program named by its path.

@@ -140,6 +140,9 @@ fn steps(
     let fusion = Fusion::new(p);
     let (types, first) = (&fusion.types, &fusion.first);
     let (mut steps, mut missing) = (Vec::new(), Vec::new());
+    // Runs computed inside the reduction that reads them, by the value they compute.
+    let mut prologues: std::collections::HashMap<usize, crate::fusion::Prologue> =
+        std::collections::HashMap::new();
     let mut at = 0;
     while at < p.nodes.len() {
         let k = fusion.order[at];
@@ -152,9 +155,16 @@ fn steps(
             continue;
         }
         if node.op.is_elementwise() {
-            let (kernel, end) = fusion.fuse_run(at, &name)?;
-            steps.push(Step::Kernel(kernel));
-            at = end;
+            match fusion.fuse_run(at, &name)? {
+                (crate::fusion::Run::Kernel(kernel), end) => {
+                    steps.push(Step::Kernel(kernel));
+                    at = end;
+                }
+                (crate::fusion::Run::Prologue { value, prologue }, end) => {
+                    prologues.insert(value, prologue);
+                    at = end;
+                }
+            }
             continue;
         }
         let operands: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
@@ -224,6 +234,15 @@ fn steps(
                     body: Box::new(plan_in(body, &format!("{name}w"), true)?),
                     results,
                 })
+            }
+            Op::Reduce { .. } if prologues.contains_key(&operands[0]) => {
+                let prologue = &prologues[&operands[0]];
+                match crate::kernels::reduce_with_prologue(
+                    &name, node, &operands, types, id, prologue,
+                ) {
+                    Some(kernel) => steps.push(Step::Kernel(kernel)),
+                    None => missing.push("reduce"),
+                }
             }
             op => match node_kernel(&name, node, &operands, types, id)? {
                 Some(kernel) => steps.push(Step::Kernel(kernel)),

@@ -59,8 +59,32 @@ pub(super) const BLOCK_FOLD_MIN: usize = 64;
 /// from the first (so signed zeros and NaNs are folded, not an identity's); from
 /// `BLOCK_FOLD_MIN` elements on, a block folds each output, its threads' shares starting
 /// from their own first elements likewise.
-pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
+///
+/// With a `prologue` (the elementwise run that computes the operand, read by nothing else),
+/// each element is computed where it is read instead of loaded: one kernel, not two.
+pub(crate) fn reduce(
+    n: &Node,
+    kind: ReduceKind,
+    axes: &[usize],
+    prologue: Option<&crate::fusion::Prologue>,
+) -> Kernel {
     let (x, src, result, out) = (n.read(0), &n.ty(0).shape, n.result, n.out);
+    let element = |index: &str| match prologue {
+        Some(p) => p.call(index),
+        None => format!("in{}[{index}]", x.0),
+    };
+    let reads: Vec<(usize, quabla_abi::DType)> = match prologue {
+        Some(p) => p.reads.clone(),
+        None => vec![x],
+    };
+    let with_prologue = |mut k: Kernel| {
+        if let Some(p) = prologue {
+            k.body = format!("{}{}", p.function, k.body);
+            k.source = format!("{}\n{}", crate::elementwise::PRELUDE, k.body);
+            k.fused = p.fused;
+        }
+        k
+    };
     let kept: Vec<usize> = (0..src.len()).filter(|a| !axes.contains(a)).collect();
     let reduced: Vec<usize> = axes.to_vec();
     let rshape: Vec<usize> = reduced.iter().map(|&a| src[a]).collect();
@@ -85,19 +109,24 @@ pub(super) fn reduce(n: &Node, kind: ReduceKind, axes: &[usize]) -> Kernel {
         let rcoords = coordinates(&rshape, "j", "r");
         let fold = block_fold(acc_ty, &step, result, c_type(out.dtype));
         let body = format!(
-            "{coords}    {acc_ty} acc = 0; unsigned char has = 0;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{rcoords}    {acc_ty} x = ({acc_ty})in{v}[{index}];\n    if (!has) {{ acc = x; has = 1; continue; }}\n    {step}\n    }}\n{fold}",
-            v = x.0
+            "{coords}    {acc_ty} acc = 0; unsigned char has = 0;\n    for (unsigned long long j = threadIdx.x; j < {count}ull; j += blockDim.x) {{\n{rcoords}    {acc_ty} x = ({acc_ty}){};\n    if (!has) {{ acc = x; has = 1; continue; }}\n    {step}\n    }}\n{fold}",
+            element(&index)
         );
-        return n.spread_kernel(&[x], out.num_elements(), &body, Spread::Block { acc_ty });
+        return with_prologue(n.spread_kernel(
+            &reads,
+            out.num_elements(),
+            &body,
+            Spread::Block { acc_ty },
+        ));
     } else {
         let rcoords = coordinates(&rshape, "j", "r");
         format!(
-            "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{rcoords}    {acc_ty} x = ({acc_ty})in{v}[{index}];\n    if (j == 0) {{ acc = x; continue; }}\n    {step}\n    }}\n    out{result}[i] = ({})acc;\n",
+            "{coords}    {acc_ty} acc = 0;\n    for (unsigned long long j = 0; j < {count}ull; ++j) {{\n{rcoords}    {acc_ty} x = ({acc_ty}){};\n    if (j == 0) {{ acc = x; continue; }}\n    {step}\n    }}\n    out{result}[i] = ({})acc;\n",
+            element(&index),
             c_type(out.dtype),
-            v = x.0
         )
     };
-    n.kernel(&[x], out.num_elements(), &body)
+    with_prologue(n.kernel(&reads, out.num_elements(), &body))
 }
 
 /// One thread per line along `axis`, folding in order (backwards when `reverse`), each
