@@ -235,16 +235,15 @@ fn steps(
                     results,
                 })
             }
-            Op::Reduce { .. } if prologues.contains_key(&operands[0]) => {
-                let prologue = &prologues[&operands[0]];
-                match crate::kernels::reduce_with_prologue(
-                    &name, node, &operands, types, id, prologue,
-                ) {
-                    Some(kernel) => steps.push(Step::Kernel(kernel)),
-                    None => missing.push("reduce"),
-                }
-            }
-            op => match node_kernel(&name, node, &operands, types, id)? {
+            op => match node_kernel(
+                &name,
+                node,
+                &operands,
+                types,
+                id,
+                // Only a `reduce` reading a run's one result finds one (`Fusion::fuse_run`).
+                operands.first().and_then(|v| prologues.get(v)),
+            )? {
                 Some(kernel) => steps.push(Step::Kernel(kernel)),
                 None => missing.push(op.name()),
             },

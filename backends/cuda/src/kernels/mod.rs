@@ -222,37 +222,17 @@ impl Node<'_> {
     }
 }
 
-/// The kernel of `node`, a `reduce`, computing its operand with `prologue` (the fused
-/// elementwise run that is the operand's only producer and whose result nothing else reads).
-pub fn reduce_with_prologue(
-    name: &str,
-    node: &quabla_abi::qir::Node,
-    operands: &[usize],
-    types: &[TensorType],
-    result: usize,
-    prologue: &crate::fusion::Prologue,
-) -> Option<Kernel> {
-    let Op::Reduce { kind, axes } = &node.op else {
-        return None;
-    };
-    let n = Node {
-        name,
-        operands,
-        types,
-        result,
-        out: &node.results[0],
-    };
-    Some(reduce::reduce(&n, *kind, axes, Some(prologue)))
-}
-
 /// The kernel of a node that is neither elementwise nor a region, a constant or a reshape
-/// (which the plan handles); `Ok(None)` for ops this compiler does not cover yet.
+/// (which the plan handles); `Ok(None)` for ops this compiler does not cover yet. A `reduce`
+/// with a `prologue` (the fused run that alone computes its operand) computes the operand
+/// where it reads it.
 pub fn node_kernel(
     name: &str,
     node: &quabla_abi::qir::Node,
     operands: &[usize],
     types: &[TensorType],
     result: usize,
+    prologue: Option<&crate::fusion::Prologue>,
 ) -> Result<Option<Kernel>, String> {
     // A host call makes no kernel (and may have no result to name one after).
     if let Op::HostCallback { .. } = node.op {
@@ -275,7 +255,7 @@ pub fn node_kernel(
         Op::Concatenate { dim } => Some(movement::concatenate(&n, *dim)),
         Op::DynamicSlice { sizes } => Some(movement::dynamic_slice(&n, sizes)),
         Op::DynamicUpdateSlice => Some(movement::dynamic_update_slice(&n)),
-        Op::Reduce { kind, axes } => Some(reduce::reduce(&n, *kind, axes, None)),
+        Op::Reduce { kind, axes } => Some(reduce::reduce(&n, *kind, axes, prologue)),
         Op::Cumulative {
             kind,
             axis,
