@@ -580,24 +580,24 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
     let rows: [(&str, RowsOf); 8] = [
-        ("pinn 1024", |d, r| {
+        ("pinn_step_jvp_grad_n1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
-        ("pinn 16384", |d, r| {
+        ("pinn_step_jvp_grad_n16384", |d, r| {
             Ok(vec![pinn_step(16384, Laplacian::JvpOfGrad, d, r)?])
         }),
-        ("matmul", |d, r| Ok(vec![matmul(4096, d, r)?])),
-        ("cholesky solve", |d, r| {
+        ("matmul_4096", |d, r| Ok(vec![matmul(4096, d, r)?])),
+        ("cholesky_solve_2048", |d, r| {
             Ok(vec![cholesky_solve(2048, d, r)?])
         }),
-        ("chain", |d, r| {
+        ("elementwise_chain50_1e7", |d, r| {
             Ok(vec![elementwise_chain(10_000_000, d, r)?])
         }),
-        ("scan rnn", |d, r| {
+        ("scan_10k_rnn64", |d, r| {
             let (c, s) = time(rnn, &rnn_args(d)?, r)?;
             Ok(vec![run("scan_10k_rnn64".into(), d, c, s)])
         }),
-        ("neural ode", |d, r| {
+        ("neural_ode_mlp64", |d, r| {
             let params = mlp_params(d)?;
             let forward = |a: &[Array]| -> Result<Vec<Array>> {
                 Ok(vec![neural_ode_at_speed(a, Gradient::ForwardOnly, 1.0)?])
@@ -605,7 +605,7 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             let (c, s) = time(forward, &params, r)?;
             Ok(vec![run("neural_ode_mlp64".into(), d, c, s)])
         }),
-        ("neural ode grad", |d, r| {
+        ("neural_ode_mlp64_grad_direct_vs_diffrax", |d, r| {
             let params = mlp_params(d)?;
             let all: Vec<usize> = (0..params.len()).collect();
             let direct = |a: &[Array]| -> Result<Vec<Array>> {
@@ -620,17 +620,17 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             )])
         }),
     ];
-    // QUABLA_BENCH_ROWS (a substring of the rows' names) picks rows, to spend a short GPU
-    // loan on the ones that changed.
+    // QUABLA_BENCH_ROWS (a substring of the rows' names, the names they print, as
+    // jax_suite.py matches them) picks rows, to spend a short GPU loan on the ones that changed.
     let only = std::env::var("QUABLA_BENCH_ROWS").unwrap_or_default();
-    for (what, row) in rows {
-        if !what.contains(only.as_str()) {
+    for (name, row) in rows {
+        if !name.contains(only.as_str()) {
             continue;
         }
         // One failing row is reported and the rest still run.
         match row(dtype, reps) {
             Ok(runs) => print_rows(runs, threads),
-            Err(e) => eprintln!("bench row `{what}` failed: {e}"),
+            Err(e) => eprintln!("bench row `{name}` failed: {e}"),
         }
     }
     Ok(())
