@@ -3,7 +3,7 @@
 //! with `QUABLA_DUMP_IR` (fusion work reads it before and after a change, without a GPU).
 //!
 //! `cargo run -p quabla-cuda --example plan_stats -- [--list] <program.qir>...` (`--list`:
-//! each kernel of the top-level plan too, with the nodes it computes).
+//! each kernel of the plan too, regions indented, with the nodes it computes).
 
 use quabla_abi::qir::Program;
 use quabla_cuda::plan::{plan, Plan, Step};
@@ -120,22 +120,61 @@ fn main() -> ExitCode {
     status
 }
 
-/// Each kernel of `plan`'s top level: its name (`k_<first node>`), the op of that node, how
-/// many nodes it computes, and its element count.
+/// Each kernel of `plan`, regions included (indented under their `while`, `cond` or
+/// speculated `cond`): its name (`k_<first node>`), the op of that node where it is a
+/// top-level node, how many nodes it computes, and its element count.
 fn print_kernels(p: &Program, plan: &Plan) {
-    for s in &plan.steps {
-        if let Step::Kernel(k) = s {
-            let node = k
-                .name
-                .rsplit('_')
-                .next()
-                .and_then(|n| n.parse::<usize>().ok())
-                .and_then(|n| p.nodes.get(n));
-            let op = node.map_or("?".into(), |n| n.op.name().to_string());
-            println!(
-                "  {:<8} {op:<20} {:>3} nodes, {} elements",
-                k.name, k.fused, k.elements
-            );
+    // Depth-first with an explicit stack (steps pushed in reverse), so the listing reads in
+    // plan order and a deep program cannot overflow the call stack.
+    enum Item<'a> {
+        Step(&'a Step, usize),
+        Label(&'static str, usize),
+    }
+    let mut stack: Vec<Item> = plan.steps.iter().rev().map(|s| Item::Step(s, 0)).collect();
+    while let Some(item) = stack.pop() {
+        let (s, depth) = match item {
+            Item::Label(l, depth) => {
+                println!("{:w$}{l}:", "", w = 2 + 2 * depth);
+                continue;
+            }
+            Item::Step(s, depth) => (s, depth),
+        };
+        let regions: Vec<(&'static str, &Plan)> = match s {
+            Step::Kernel(k) => {
+                let op = if depth == 0 {
+                    k.name
+                        .rsplit('_')
+                        .next()
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .and_then(|n| p.nodes.get(n))
+                        .map_or("?".into(), |n| n.op.name().to_string())
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{:w$}{:<8} {op:<20} {:>3} nodes, {} elements",
+                    "",
+                    k.name,
+                    k.fused,
+                    k.elements,
+                    w = 2 + 2 * depth
+                );
+                vec![]
+            }
+            Step::While { cond, body, .. } => vec![("while cond", cond), ("while body", body)],
+            Step::Cond { branches, .. } => branches.iter().map(|b| ("cond branch", b)).collect(),
+            Step::Speculate { branches, .. } => {
+                branches.iter().map(|b| ("speculated branch", b)).collect()
+            }
+            Step::Linalg { .. } | Step::HostCallback { .. } => {
+                println!("{:w$}(library or host step)", "", w = 2 + 2 * depth);
+                vec![]
+            }
+            Step::Constant { .. } | Step::Alias { .. } => vec![],
+        };
+        for (label, region) in regions.into_iter().rev() {
+            stack.extend(region.steps.iter().rev().map(|s| Item::Step(s, depth + 1)));
+            stack.push(Item::Label(label, depth));
         }
     }
 }

@@ -198,12 +198,27 @@ impl<'a> Fusion<'a> {
     pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Run, usize), String> {
         let p = self.p;
         let node = |at: usize| &p.nodes[self.order[at]];
-        let shape = &node(start).results[0].shape;
+        // The run's shape: its first node's, or the first larger one where the run began
+        // with one-element values (those join a run of any shape, below).
+        let mut shape: &[usize] = &node(start).results[0].shape;
         let mut end = start + 1;
-        while end < p.nodes.len()
-            && (self.by_index(end)
-                || (node(end).op.is_elementwise() && &node(end).results[0].shape == shape))
-        {
+        while end < p.nodes.len() {
+            if !self.by_index(end) {
+                let n = node(end);
+                let s: &[usize] = &n.results[0].shape;
+                let nonempty = |s: &[usize]| s.iter().product::<usize>() > 0;
+                // Never into an empty run: its kernel is not launched, so a one-element
+                // value computed there would never be stored.
+                let joins = s == shape
+                    || (one_element(s) && nonempty(shape))
+                    || (one_element(shape) && nonempty(s));
+                if !n.op.is_elementwise() || !joins {
+                    break;
+                }
+                if one_element(shape) {
+                    shape = s;
+                }
+            }
             end += 1;
         }
         let computed: Vec<usize> = (start..end)
@@ -241,6 +256,7 @@ impl<'a> Fusion<'a> {
             }
         }
         let body = function(name, &reads, &direct, &writes, &self.types, &statements);
+        let elements = TensorType::new(DType::F32, shape.to_vec()).num_elements();
         let kernel = Kernel {
             source: format!("{PRELUDE}\n{body}"),
             body,
@@ -252,7 +268,7 @@ impl<'a> Fusion<'a> {
             name: name.to_string(),
             reads,
             writes,
-            elements: TensorType::new(DType::F32, shape.clone()).num_elements(),
+            elements,
             block_per_element: false,
             gemm: None,
             fused: computed.len(),
@@ -288,10 +304,7 @@ impl<'a> Fusion<'a> {
                     .map(|&r| format!("const {}* __restrict__ in{r}", c_type(self.types[r].dtype))),
             )
             .collect();
-        let loads: String = direct
-            .iter()
-            .map(|&r| format!("    {} v{r} = in{r}[i];\n", c_type(self.types[r].dtype)))
-            .collect();
+        let loads: String = direct.iter().map(|&r| load(r, &self.types)).collect();
         let function = format!(
             "__device__ __forceinline__ {} {fname}({}) {{\n{loads}{statements}    return v{v};\n}}\n",
             c_type(self.types[v].dtype),
@@ -324,7 +337,9 @@ impl<'a> Fusion<'a> {
                         loaded.push(v);
                         let ty = c_type(self.types[v].dtype);
                         let from = if defined.contains(&b.root) {
-                            // Same shape as the run: the identity broadcast of a register.
+                            // A root computed in the run has its shape (the broadcast is
+                            // the identity) or one element (every element's thread holds it):
+                            // either way, its register.
                             format!("v{}", b.root)
                         } else {
                             let index = root_index(b, &self.types[b.root].shape, shape);
@@ -383,6 +398,25 @@ fn root_index(b: &Broadcast, root_shape: &[usize], shape: &[usize]) -> String {
     }
 }
 
+/// Whether a value of `shape` has one element: such elementwise nodes join a run of any
+/// shape (they read only one-element values, loaded at index 0), which saves the launches
+/// a solver loop's scalar arithmetic (times, step sizes, error ratios) would otherwise make
+/// between its state's runs.
+fn one_element(shape: &[usize]) -> bool {
+    shape.iter().product::<usize>() == 1
+}
+
+/// The statement loading `v` read element by element: at the element's index `i`, or at 0
+/// for a one-element value (in a run of its own size both are 0).
+fn load(v: usize, types: &[TensorType]) -> String {
+    let index = if one_element(&types[v].shape) {
+        "0"
+    } else {
+        "i"
+    };
+    format!("    {} v{v} = in{v}[{index}];\n", c_type(types[v].dtype))
+}
+
 /// The kernel function: `reads` as pointer parameters (those in `direct` loaded element by
 /// element at the top), then `writes`, then the element count.
 fn function(
@@ -403,13 +437,18 @@ fn function(
             .map(|&v| format!("{}* __restrict__ out{v}", c_type(types[v].dtype))),
     );
     params.push("unsigned long long n".into());
-    let loads: String = direct
-        .iter()
-        .map(|&v| format!("    {} v{v} = in{v}[i];\n", c_type(types[v].dtype)))
-        .collect();
+    let loads: String = direct.iter().map(|&v| load(v, types)).collect();
     let stores: String = writes
         .iter()
-        .map(|&v| format!("    out{v}[i] = v{v};\n"))
+        .map(|&v| {
+            if one_element(&types[v].shape) {
+                // A one-element value of a larger run: every element's thread computes it
+                // (a few scalar operations, hoisted out of the loop), one stores it.
+                format!("    if (i == 0) out{v}[0] = v{v};\n")
+            } else {
+                format!("    out{v}[i] = v{v};\n")
+            }
+        })
         .collect();
     format!(
         "extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {{\n{loads}{body}{stores}  }}\n}}\n",
@@ -543,6 +582,85 @@ mod tests {
         assert!(sum.body.contains("(double)t_1_f(((r0)"), "{}", sum.body);
         let max = ks.iter().find(|k| k.writes == vec![8]).unwrap();
         assert_eq!((max.fused, max.reads.clone()), (0, vec![7]));
+    }
+
+    /// A solver step's shape: scalar arithmetic on a step size (with constants between)
+    /// feeding a state update. The one-element nodes join the state's run, constants
+    /// included, as one kernel that stores the returned scalars from one thread.
+    const SOLVER_STEP: &str = "program(%0: f32[8], %1: f32[8], %2: f32[]) {
+  %3 = constant[value=[0.5]]() : f32[]
+  %4 = mul(%2, %3) : f32[]
+  %5 = broadcast_in_dim[dims=[]](%4) : f32[8]
+  %6 = mul(%1, %5) : f32[8]
+  %7 = add(%0, %6) : f32[8]
+  %8 = constant[value=[2.0]]() : f32[]
+  %9 = mul(%4, %8) : f32[]
+  %10 = neg(%9) : f32[]
+  return %7, %9, %10
+}";
+
+    #[test]
+    fn one_element_nodes_join_a_larger_run() {
+        let p = Program::parse(SOLVER_STEP).unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        assert_eq!(ks.len(), 1, "{ks:#?}");
+        let run = &ks[0];
+        assert_eq!((run.fused, run.elements), (5, 8));
+        assert_eq!(
+            (run.reads.clone(), run.writes.clone()),
+            // The schedule places the scalar chain first, the constants before all.
+            (vec![2, 3, 8, 1, 0], vec![9, 10, 7])
+        );
+        assert!(run.body.contains("float v2 = in2[0];"), "{}", run.body);
+        assert!(run.body.contains("float v1 = in1[i];"), "{}", run.body);
+        assert!(
+            run.body.contains("if (i == 0) out9[0] = v9;"),
+            "{}",
+            run.body
+        );
+        assert!(run.body.contains("float v5 = v4;"), "{}", run.body);
+    }
+
+    /// An empty run takes no one-element node: its kernel never runs, so they would never
+    /// be stored.
+    #[test]
+    fn one_element_nodes_never_join_an_empty_run() {
+        let p = Program::parse(
+            "program(%0: f32[0], %1: f32[]) {
+  %2 = exp(%0) : f32[0]
+  %3 = neg(%1) : f32[]
+  return %2, %3
+}",
+        )
+        .unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        let runs: Vec<(usize, usize)> = ks.iter().map(|k| (k.fused, k.elements)).collect();
+        assert_eq!(runs, vec![(1, 0), (1, 1)]);
+    }
+
+    /// The same program run by the host emulation: the scalars stored once are right, and
+    /// the state update read them in every element.
+    #[test]
+    fn a_joined_run_computes_what_the_nodes_say() {
+        let p = Program::parse(SOLVER_STEP).unwrap();
+        let exe = crate::emulate::Emulated::new(&p).unwrap();
+        let f32s = |v: &[f32]| {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::sync::Arc::new(crate::emulate::Storage::from_bytes(&bytes))
+        };
+        let y: Vec<f32> = (0..8).map(|k| k as f32).collect();
+        let k: Vec<f32> = (0..8).map(|k| 1.0 - k as f32 / 4.0).collect();
+        let out = exe.run(vec![f32s(&y), f32s(&k), f32s(&[0.25])]).unwrap();
+        let read = |s: &crate::emulate::Storage| -> Vec<f32> {
+            s.bytes()
+                .chunks(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        };
+        let want: Vec<f32> = y.iter().zip(&k).map(|(y, k)| y + k * 0.125).collect();
+        assert_eq!(read(&out[0]), want);
+        assert_eq!(read(&out[1]), vec![0.25]);
+        assert_eq!(read(&out[2]), vec![-0.25]);
     }
 
     /// Regions are walked without recursion, each program named by its path.

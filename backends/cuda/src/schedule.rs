@@ -5,11 +5,13 @@
 //! per-layer terms), and each switch of shape would otherwise end a kernel.
 //!
 //! Greedy list scheduling: among the nodes whose operands are computed, first a broadcast
-//! read by index (it makes no code), then the earliest elementwise node of the shape of the
+//! read by index (it makes no code) or a constant (its step makes no launch, and a solver's
+//! coefficients sit between the arithmetic that reads them: placed there, each would end
+//! a kernel), then the earliest elementwise node of the shape of the
 //! run being built, else the earliest node. Nodes with effects (ordered host callbacks, or
 //! regions holding them) keep their order among themselves.
 
-use quabla_abi::qir::Program;
+use quabla_abi::qir::{Op, Program};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The planning order of `p`'s nodes (a permutation of their indices); `free[k]` says node
@@ -61,7 +63,7 @@ pub fn order(p: &Program, free: &[bool]) -> Vec<usize> {
                       ready: &mut BTreeSet<usize>,
                       ready_free: &mut BTreeSet<usize>,
                       by_shape: &mut BTreeMap<Vec<usize>, BTreeSet<usize>>| {
-        if free[k] {
+        if free[k] || matches!(p.nodes[k].op, Op::Constant(_)) {
             ready_free.insert(k);
         } else {
             ready.insert(k);
