@@ -1,11 +1,14 @@
-//! Elementwise fusion (`plan.rs` calls it): each run of consecutive elementwise nodes over
-//! one shape becomes one CUDA kernel (a grid-stride loop over the elements, the
+//! Elementwise fusion (`plan.rs` calls it): each run of consecutive elementwise nodes with
+//! one element count becomes one CUDA kernel (a grid-stride loop over the flat index, the
 //! intermediates in registers), which reads the values defined before the run and writes
-//! only those used after it. A `broadcast_in_dim` read only by elementwise nodes is not
-//! materialized: its readers index its root, so it costs no launch and does not split the
-//! run it sits in. Runs follow the order of `schedule.rs`, which puts elementwise nodes of
-//! one shape together where the dependencies allow. A run whose one result only a `reduce`
-//! reads becomes that reduction's prologue (`Prologue`): no kernel, no memory for it.
+//! only those used after it. Reshapes in a run are register copies; one-element nodes
+//! join a run of any size (every thread computes them, one stores them). A
+//! `broadcast_in_dim` read only by elementwise nodes is not materialized: its readers index
+//! its root, so it costs no launch and does not split the run it sits in. A small
+//! `dot_general` heads the run of its readers (`kernels::dot_in_run`). Runs follow the
+//! order of `schedule.rs`, which puts elementwise nodes of one element count together where
+//! the dependencies allow. A run whose one result only a `reduce` reads becomes that
+//! reduction's prologue (`Prologue`): no kernel, no memory for it.
 
 use crate::elementwise::{c_type, expression, PRELUDE};
 use quabla_abi::qir::{Op, Program};
@@ -97,6 +100,8 @@ pub struct Fusion<'a> {
     pub order: Vec<usize>,
     /// Per value, the one node reading it (None: read by none or by several).
     pub sole_reader: Vec<Option<usize>>,
+    /// Per node, whether it is a product that heads a fused run (`heads_run`).
+    pub heads: Vec<bool>,
 }
 
 impl<'a> Fusion<'a> {
@@ -153,7 +158,23 @@ impl<'a> Fusion<'a> {
         let free: Vec<bool> = (0..p.nodes.len())
             .map(|k| broadcasts.contains_key(&first[k].index()))
             .collect();
-        let order = crate::schedule::order(p, &free);
+        let heads: Vec<bool> = p
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(k, node)| {
+                let Op::DotGeneral(d) = &node.op else {
+                    return false;
+                };
+                let operand = |j: usize| {
+                    let v = node.operands[j].index();
+                    (v, &types[v])
+                };
+                let (id, out) = (first[k].index(), &node.results[0]);
+                crate::kernels::dot_in_run(d, operand(0), operand(1), id, out).is_some()
+            })
+            .collect();
+        let order = crate::schedule::order(p, &free, &heads);
         // A root is read where its broadcasts' readers run.
         let mut last_use = vec![0usize; types.len()];
         for (at, &k) in order.iter().enumerate() {
@@ -181,6 +202,7 @@ impl<'a> Fusion<'a> {
             broadcasts,
             order,
             sole_reader,
+            heads,
         }
     }
 
@@ -192,31 +214,32 @@ impl<'a> Fusion<'a> {
     }
 
     /// The kernel of the elementwise run starting at position `start` of the order
-    /// (following elementwise nodes of the same shape, passing over broadcasts read by
-    /// index), and the run's end: it reads the values defined before the run (broadcasts
+    /// (following elementwise nodes and reshapes of the same element count, or of one
+    /// element, passing over broadcasts read by index), and the run's end: it reads the values defined before the run (broadcasts
     /// through their roots) and writes those used after it or returned.
     pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Run, usize), String> {
         let p = self.p;
         let node = |at: usize| &p.nodes[self.order[at]];
-        // The run's shape: its first node's, or the first larger one where the run began
-        // with one-element values (those join a run of any shape, below).
-        let mut shape: &[usize] = &node(start).results[0].shape;
+        // The run's element count: its first node's, or the first larger one where the run
+        // began with one-element values (those join a run of any size). Nodes of other
+        // shapes with as many elements join too: each value is read and written at its flat
+        // index `i`, which means the same element of every value of one shape and follows a
+        // reshape (row-major either side); broadcasts decode `i` in their own shape.
+        let size = |at: usize| node(at).results[0].shape.iter().product::<usize>();
+        let mut elements = size(start);
         let mut end = start + 1;
         while end < p.nodes.len() {
             if !self.by_index(end) {
-                let n = node(end);
-                let s: &[usize] = &n.results[0].shape;
-                let nonempty = |s: &[usize]| s.iter().product::<usize>() > 0;
+                let (n, s) = (node(end), size(end));
                 // Never into an empty run: its kernel is not launched, so a one-element
                 // value computed there would never be stored.
-                let joins = s == shape
-                    || (one_element(s) && nonempty(shape))
-                    || (one_element(shape) && nonempty(s));
-                if !n.op.is_elementwise() || !joins {
+                let joins = s == elements || (s == 1 && elements > 0) || (elements == 1 && s > 0);
+                let elementwise = n.op.is_elementwise() || matches!(n.op, Op::Reshape);
+                if !elementwise || !joins {
                     break;
                 }
-                if one_element(shape) {
-                    shape = s;
+                if elements == 1 {
+                    elements = s;
                 }
             }
             end += 1;
@@ -226,11 +249,18 @@ impl<'a> Fusion<'a> {
             .map(|at| self.order[at])
             .collect();
         let defined: Vec<usize> = computed.iter().map(|&j| self.first[j].index()).collect();
-        // Parameters: values read element by element, then roots read by index.
+        // Parameters: values read element by element, then roots read by index (a head
+        // product's operands too).
         let (mut direct, mut roots) = (Vec::new(), Vec::new());
         for &j in &computed {
             for o in &p.nodes[j].operands {
                 let v = o.index();
+                if matches!(p.nodes[j].op, Op::DotGeneral(_)) {
+                    if !roots.contains(&v) {
+                        roots.push(v);
+                    }
+                    continue;
+                }
                 match self.broadcasts.get(&v) {
                     Some(b) if !defined.contains(&b.root) && !roots.contains(&b.root) => {
                         roots.push(b.root)
@@ -248,7 +278,7 @@ impl<'a> Fusion<'a> {
             .copied()
             .filter(|&v| self.outputs.contains(&v) || self.last_use[v] >= end)
             .collect();
-        let statements = self.region_body(&computed, &defined, shape)?;
+        let statements = self.region_body(&computed, &defined)?;
         if let [v] = writes[..] {
             if self.feeds_one_reduce(v) {
                 let prologue = self.prologue(name, v, &reads, &direct, &statements, computed.len());
@@ -256,7 +286,6 @@ impl<'a> Fusion<'a> {
             }
         }
         let body = function(name, &reads, &direct, &writes, &self.types, &statements);
-        let elements = TensorType::new(DType::F32, shape.to_vec()).num_elements();
         let kernel = Kernel {
             source: format!("{PRELUDE}\n{body}"),
             body,
@@ -274,6 +303,12 @@ impl<'a> Fusion<'a> {
             fused: computed.len(),
         };
         Ok((Run::Kernel(kernel), end))
+    }
+
+    /// Whether the node at position `at` is a `dot_general` small enough to head a fused
+    /// run (`kernels::dot_in_run`): its kernel then computes its elementwise readers too.
+    pub fn heads_run(&self, at: usize) -> bool {
+        self.heads[self.order[at]]
     }
 
     /// Whether `v` is no output and read by one node only, a `reduce` of it.
@@ -320,12 +355,7 @@ impl<'a> Fusion<'a> {
 
     /// The statements computing nodes `computed` into registers `v<id>`, each broadcast
     /// operand loaded by index before its first reader.
-    fn region_body(
-        &self,
-        computed: &[usize],
-        defined: &[usize],
-        shape: &[usize],
-    ) -> Result<String, String> {
+    fn region_body(&self, computed: &[usize], defined: &[usize]) -> Result<String, String> {
         let mut body = String::new();
         let mut loaded: Vec<usize> = Vec::new();
         for &j in computed {
@@ -342,12 +372,34 @@ impl<'a> Fusion<'a> {
                             // either way, its register.
                             format!("v{}", b.root)
                         } else {
-                            let index = root_index(b, &self.types[b.root].shape, shape);
+                            let (root, own) = (&self.types[b.root].shape, &self.types[v].shape);
+                            let index = root_index(b, root, own);
                             format!("in{}[{index}]", b.root)
                         };
                         body.push_str(&format!("    {ty} v{v} = {from};\n"));
                     }
                 }
+            }
+            let id = self.first[j].index();
+            match &node.op {
+                Op::Reshape => {
+                    let from = node.operands[0].index();
+                    let ty = c_type(node.results[0].dtype);
+                    body.push_str(&format!("    {ty} v{id} = v{from};\n"));
+                    continue;
+                }
+                Op::DotGeneral(d) => {
+                    let operand = |k: usize| {
+                        let v = node.operands[k].index();
+                        (v, &self.types[v])
+                    };
+                    let head =
+                        crate::kernels::dot_in_run(d, operand(0), operand(1), id, &node.results[0])
+                            .ok_or("a product too large to head a fused run")?;
+                    body.push_str(&head);
+                    continue;
+                }
+                _ => {}
             }
             let args: Vec<String> = node
                 .operands
@@ -661,6 +713,74 @@ mod tests {
         assert_eq!(read(&out[0]), want);
         assert_eq!(read(&out[1]), vec![0.25]);
         assert_eq!(read(&out[2]), vec![-0.25]);
+    }
+
+    /// An MLP layer on one state: the small product heads the run of its readers (through
+    /// a reshape, with the bias broadcast), so the layer is one kernel; values from the
+    /// host emulation against the sums written out here.
+    #[test]
+    fn a_small_product_heads_the_run_of_its_readers() {
+        let p = Program::parse(
+            "program(%0: f32[1,3], %1: f32[3,4], %2: f32[4]) {
+  %3 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%0, %1) : f32[1,4]
+  %4 = reshape(%3) : f32[4]
+  %5 = add(%4, %2) : f32[4]
+  %6 = tanh(%5) : f32[4]
+  return %6
+}",
+        )
+        .unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        assert_eq!(ks.len(), 1, "{ks:#?}");
+        assert_eq!((ks[0].fused, ks[0].elements), (4, 4));
+        assert!(
+            ks[0].gemm.is_none(),
+            "a head product is the run's, not cuBLAS's"
+        );
+        assert_eq!(
+            (ks[0].reads.clone(), ks[0].writes.clone()),
+            (vec![2, 0, 1], vec![6])
+        );
+        let exe = crate::emulate::Emulated::new(&p).unwrap();
+        let f32s = |v: &[f32]| {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::sync::Arc::new(crate::emulate::Storage::from_bytes(&bytes))
+        };
+        let (x, w, b) = (
+            [0.5f32, -1.0, 2.0],
+            [
+                0.1f32, 0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.9, -1.0, 1.1, -1.2,
+            ],
+            [0.0f32, 0.1, -0.2, 0.3],
+        );
+        let out = exe.run(vec![f32s(&x), f32s(&w), f32s(&b)]).unwrap();
+        let got: Vec<f32> = out[0]
+            .bytes()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        for (j, g) in got.iter().enumerate() {
+            // The plugin sums an f32 product in f64, in order, then rounds.
+            let dot: f64 = (0..3).map(|k| x[k] as f64 * w[k * 4 + j] as f64).sum();
+            let want = ((dot as f32) + b[j]).tanh();
+            assert!((g - want).abs() <= 2.0 * f32::EPSILON, "{j}: {g} vs {want}");
+        }
+    }
+
+    /// A product past `kernels::IN_RUN_MAX_TERMS` keeps its own kernel (and cuBLAS).
+    #[test]
+    fn a_large_product_keeps_its_kernel() {
+        let p = Program::parse(
+            "program(%0: f32[300], %1: f32[300]) {
+  %2 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[], rhs_contract=[]](%0, %1) : f32[300,300]
+  %3 = exp(%2) : f32[300,300]
+  return %3
+}",
+        )
+        .unwrap();
+        let ks = crate::plan::kernels(&p, "t").unwrap();
+        assert_eq!(ks.len(), 2, "{ks:#?}");
+        assert_eq!((ks[0].fused, ks[1].fused), (0, 1));
     }
 
     /// Regions are walked without recursion, each program named by its path.

@@ -154,7 +154,7 @@ fn steps(
             at += 1;
             continue;
         }
-        if node.op.is_elementwise() {
+        if node.op.is_elementwise() || fusion.heads_run(at) {
             match fusion.fuse_run(at, &name)? {
                 (crate::fusion::Run::Kernel(kernel), end) => {
                     steps.push(Step::Kernel(kernel));

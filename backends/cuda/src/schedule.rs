@@ -1,21 +1,24 @@
 //! The order a program's nodes are planned in: a topological order that keeps elementwise
-//! nodes of one shape together where the dependencies allow, so that `fusion.rs`'s runs (of
-//! consecutive elementwise nodes over one shape) are as long as they can be: a program as
-//! traced interleaves independent chains (a forward pass beside its tangent, a gradient's
-//! per-layer terms), and each switch of shape would otherwise end a kernel.
+//! nodes of one element count together where the dependencies allow, so that `fusion.rs`'s
+//! runs (of consecutive elementwise nodes and reshapes over one element count) are as long
+//! as they can be: a program as traced interleaves independent chains (a forward pass
+//! beside its tangent, a gradient's per-layer terms), and each switch of size would
+//! otherwise end a kernel.
 //!
 //! Greedy list scheduling: among the nodes whose operands are computed, first a broadcast
 //! read by index (it makes no code) or a constant (its step makes no launch, and a solver's
 //! coefficients sit between the arithmetic that reads them: placed there, each would end
-//! a kernel), then the earliest elementwise node of the shape of the
-//! run being built, else the earliest node. Nodes with effects (ordered host callbacks, or
+//! a kernel), then the earliest elementwise node of the element count of the run being
+//! built, then a one-element one (it joins any run), else the earliest node. A product
+//! that heads a run (`heads`) starts one. Nodes with effects (ordered host callbacks, or
 //! regions holding them) keep their order among themselves.
 
 use quabla_abi::qir::{Op, Program};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The planning order of `p`'s nodes (a permutation of their indices); `free[k]` says node
-/// `k` makes no code (a broadcast read by index).
+/// `k` makes no code (a broadcast read by index), `heads[k]` that it heads a fused run (a
+/// small product, `fusion::Fusion::heads_run`).
 ///
 /// ```
 /// use quabla_abi::qir::Program;
@@ -26,9 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 ///   return %3, %4
 /// }").unwrap();
 /// // The two f32[4] nodes are planned together.
-/// assert_eq!(quabla_cuda::schedule::order(&p, &[false; 3]), vec![0, 2, 1]);
+/// assert_eq!(quabla_cuda::schedule::order(&p, &[false; 3], &[false; 3]), vec![0, 2, 1]);
 /// ```
-pub fn order(p: &Program, free: &[bool]) -> Vec<usize> {
+pub fn order(p: &Program, free: &[bool], heads: &[bool]) -> Vec<usize> {
     let n = p.nodes.len();
     let first = p.first_result_ids();
     // The node defining each value (None: an input).
@@ -55,23 +58,28 @@ pub fn order(p: &Program, free: &[bool]) -> Vec<usize> {
             readers[d].push(k);
         }
     }
-    let shape = |k: usize| p.nodes[k].results.first().map(|t| t.shape.clone());
-    let elementwise = |k: usize| p.nodes[k].op.is_elementwise() && !free[k];
+    // Runs are of one element count (`Fusion::fuse_run`), so nodes are grouped by it.
+    let size = |k: usize| {
+        p.nodes[k]
+            .results
+            .first()
+            .map_or(0, |t| t.shape.iter().product::<usize>())
+    };
+    let elementwise = |k: usize| {
+        (p.nodes[k].op.is_elementwise() || matches!(p.nodes[k].op, Op::Reshape)) && !free[k]
+    };
     let (mut ready, mut ready_free) = (BTreeSet::new(), BTreeSet::new());
-    let mut ready_by_shape: BTreeMap<Vec<usize>, BTreeSet<usize>> = BTreeMap::new();
+    let mut ready_by_shape: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     let make_ready = |k: usize,
                       ready: &mut BTreeSet<usize>,
                       ready_free: &mut BTreeSet<usize>,
-                      by_shape: &mut BTreeMap<Vec<usize>, BTreeSet<usize>>| {
+                      by_shape: &mut BTreeMap<usize, BTreeSet<usize>>| {
         if free[k] || matches!(p.nodes[k].op, Op::Constant(_)) {
             ready_free.insert(k);
         } else {
             ready.insert(k);
             if elementwise(k) {
-                by_shape
-                    .entry(shape(k).unwrap_or_default())
-                    .or_default()
-                    .insert(k);
+                by_shape.entry(size(k)).or_default().insert(k);
             }
         }
     };
@@ -79,15 +87,21 @@ pub fn order(p: &Program, free: &[bool]) -> Vec<usize> {
         make_ready(k, &mut ready, &mut ready_free, &mut ready_by_shape);
     }
     let mut out = Vec::with_capacity(n);
-    let mut run: Option<Vec<usize>> = None;
+    let mut run: Option<usize> = None;
     while out.len() < n {
         let next = if let Some(&k) = ready_free.iter().next() {
             k
         } else if let Some(&k) = run
-            .as_ref()
-            .and_then(|s| ready_by_shape.get(s))
+            .and_then(|n| ready_by_shape.get(&n))
             .and_then(|set| set.iter().next())
         {
+            k
+        } else if let Some(&k) = run
+            .filter(|&n| n > 0)
+            .and_then(|_| ready_by_shape.get(&1))
+            .and_then(|set| set.iter().next())
+        {
+            // A one-element node joins a run of any size.
             k
         } else if let Some(&k) = ready.iter().next() {
             k
@@ -100,14 +114,18 @@ pub fn order(p: &Program, free: &[bool]) -> Vec<usize> {
         };
         if !ready_free.remove(&next) {
             ready.remove(&next);
+            let n = size(next);
             if elementwise(next) {
-                let s = shape(next).unwrap_or_default();
-                if let Some(set) = ready_by_shape.get_mut(&s) {
+                if let Some(set) = ready_by_shape.get_mut(&n) {
                     set.remove(&next);
                 }
-                run = Some(s);
+                run = match run {
+                    Some(r) if n == 1 && r > 0 => Some(r),
+                    _ => Some(n),
+                };
             } else {
-                run = None;
+                // A product heading a run starts one; anything else ends it.
+                run = heads[next].then_some(n);
             }
         }
         out.push(next);
@@ -161,7 +179,7 @@ mod tests {
   return %4, %5
 }",
         );
-        let o = order(&p, &[false; 5]);
+        let o = order(&p, &[false; 5], &[false; 5]);
         assert!(is_topological(&p, &o));
         // The independent sin joins exp's run; mul waits for the reduction.
         assert_eq!(o, vec![0, 4, 1, 2, 3]);
@@ -179,7 +197,7 @@ mod tests {
   return %1, %5
 }",
         );
-        let o = order(&p, &[false, false, false, true, false]);
+        let o = order(&p, &[false, false, false, true, false], &[false; 5]);
         assert!(is_topological(&p, &o));
         let at = |k: usize| o.iter().position(|&x| x == k).unwrap();
         assert!(at(0) < at(2), "{o:?}");

@@ -13,6 +13,7 @@ mod sort;
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
+pub use dot::{in_run as dot_in_run, IN_RUN_MAX_TERMS};
 pub use gemm::Gemm;
 use quabla_abi::qir::Op;
 use quabla_abi::{DType, TensorType};
