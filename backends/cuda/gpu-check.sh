@@ -10,8 +10,10 @@
 #   device run: bash backends/cuda/gpu-check.sh        (carry: [".gpu"])
 # Knobs: DTYPES ("f32 f64"), PINN_STEPS (2000; 0 skips the PINN steps), KERNEL_DOTS=0 skips
 # the second conformance run without cuBLAS, BENCH_ROWS (a substring of the rows' names in
-# both suites: "cholesky" runs that row alone), NO_GRAPH_ROWS (rows run again, f32, with
-# QUABLA_CUDA_GRAPHS=0), QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
+# both suites, `|` between alternatives: "cholesky" runs that row alone), NO_GRAPH_ROWS
+# (rows run again, f32, with QUABLA_CUDA_GRAPHS=0), ONE_BLOCK_ROWS (rows run again, f32,
+# with each QUABLA_CUDA_ONE_BLOCK bound of ONE_BLOCK_SETTINGS, "0 4096" unless set),
+# QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
 PACK=${PACK:-.gpu}
@@ -88,6 +90,15 @@ if [ -n "${NO_GRAPH_ROWS:-}" ]; then
     QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
     "$PACK/bench_suite" --only gpu --dtype f32 | sed 's/"quabla"/"quabla_no_graphs"/' \
     >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+fi
+if [ -n "${ONE_BLOCK_ROWS:-}" ]; then
+  for nb in ${ONE_BLOCK_SETTINGS:-0 4096}; do
+    log "rows matching '$ONE_BLOCK_ROWS' again with QUABLA_CUDA_ONE_BLOCK=$nb, f32:"
+    QUABLA_CUDA_ONE_BLOCK=$nb QUABLA_BENCH_ROWS=$ONE_BLOCK_ROWS QUABLA_PLATFORMS=cuda \
+      QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
+      "$PACK/bench_suite" --only gpu --dtype f32 | sed "s/\"quabla\"/\"quabla_one_block$nb\"/" \
+      >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+  done
 fi
 cat "$OUT/bench.jsonl" | tee -a "$OUT/summary.txt"
 tail -5 "$OUT/bench_err.txt" | tee -a "$OUT/summary.txt"

@@ -8,7 +8,7 @@
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
-use crate::plan::{plan, Executor, Plan};
+use crate::plan::{plan_with, Executor, Plan};
 use quabla_abi::abi::AbiError;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
@@ -118,7 +118,12 @@ type Value = std::sync::Arc<Storage>;
 impl Emulated {
     /// Compiles `p` for the host (the ops `plan.rs` covers).
     pub fn new(p: &Program) -> Result<Emulated, AbiError> {
-        let plan = plan(p, "k").map_err(|op| {
+        Emulated::new_with(p, crate::one_block::max_elements())
+    }
+
+    /// `new`, with small kernels merged as `plan::plan_with`'s `one_block` says.
+    pub fn new_with(p: &Program, one_block: usize) -> Result<Emulated, AbiError> {
+        let plan = plan_with(p, "k", one_block).map_err(|op| {
             AbiError::unimplemented(format!("CUDA emulation has no kernel for `{op}` yet"))
         })?;
         let kernels = plan.kernels();

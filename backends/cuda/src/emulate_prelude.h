@@ -9,6 +9,7 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __restrict__ __restrict
 /* One thread per block: shared arrays are the thread's own, and a barrier has no one to wait
    for (a block-per-element fold then folds in sequence, as one thread per element does). */

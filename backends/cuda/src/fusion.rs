@@ -35,6 +35,10 @@ pub struct Kernel {
     /// (`kernels::block_fold`), instead of one thread per element: the launch gives it a
     /// power-of-two block of at most `kernels::FOLD_BLOCK` threads and a block per element.
     pub block_per_element: bool,
+    /// Launched as one block (of a power of two of threads, at most `kernels::FOLD_BLOCK`):
+    /// a sequence of small kernels made one (`one_block.rs`); `elements` is then the sum of
+    /// its parts'.
+    pub single_block: bool,
     /// Where the kernel is a `dot_general` that is a (batched) matrix product of row-major
     /// operands, its shape: the GPU runtime may run it on cuBLAS instead (the kernel stays the
     /// fallback, and what the host emulation runs).
@@ -299,6 +303,7 @@ impl<'a> Fusion<'a> {
             writes,
             elements,
             block_per_element: false,
+            single_block: false,
             gemm: None,
             fused: computed.len(),
         };

@@ -38,6 +38,7 @@ pub mod linalg;
 pub mod loop_graph;
 pub mod loops;
 pub mod nvrtc;
+pub mod one_block;
 pub mod plan;
 pub mod runtime;
 pub mod schedule;

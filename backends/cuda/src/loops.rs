@@ -139,6 +139,7 @@ mod tests {
             writes: vec![1],
             elements: 1,
             block_per_element: false,
+            single_block: false,
             gemm: None,
             fused: 1,
         }

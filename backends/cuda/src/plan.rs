@@ -103,22 +103,30 @@ impl Plan {
 
 /// The plan of `p`, or the name of the first op no kernel covers yet.
 pub fn plan(p: &Program, prefix: &str) -> Result<Plan, String> {
-    plan_in(p, prefix, false)
+    plan_with(p, prefix, crate::one_block::max_elements())
+}
+
+/// `plan`, merging consecutive kernels of at most `one_block` elements into one-block
+/// kernels (`one_block.rs`; 0 merges none) where `plan` takes the bound from the
+/// environment.
+pub fn plan_with(p: &Program, prefix: &str, one_block: usize) -> Result<Plan, String> {
+    plan_in(p, prefix, false, one_block)
 }
 
 /// `plan`, for a program inside a loop's region where `in_loop`.
-fn plan_in(p: &Program, prefix: &str, in_loop: bool) -> Result<Plan, String> {
-    let (plan, missing) = steps(p, prefix, true, in_loop)?;
-    match missing.first() {
-        Some(op) => Err(op.to_string()),
-        None => Ok(plan),
+fn plan_in(p: &Program, prefix: &str, in_loop: bool, one_block: usize) -> Result<Plan, String> {
+    let (mut plan, missing) = steps(p, prefix, true, in_loop, one_block)?;
+    if let Some(op) = missing.first() {
+        return Err(op.to_string());
     }
+    plan.steps = crate::one_block::merge(std::mem::take(&mut plan.steps), one_block);
+    Ok(plan)
 }
 
 /// Every kernel of `p` itself this compiler covers (for the compile test, which walks the
 /// regions on its own), skipping the rest.
 pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
-    Ok(steps(p, prefix, false, false)?
+    Ok(steps(p, prefix, false, false, 0)?
         .0
         .steps
         .into_iter()
@@ -130,12 +138,14 @@ pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
 }
 
 /// The steps this compiler can make, and the names of the ops it cannot (yet); regions are
-/// planned when `regions`, a `cond` speculated when `in_loop` (a loop's region) allows.
+/// planned when `regions` (their small kernels merged as `one_block` says), a `cond`
+/// speculated when `in_loop` (a loop's region) allows.
 fn steps(
     p: &Program,
     prefix: &str,
     regions: bool,
     in_loop: bool,
+    one_block: usize,
 ) -> Result<(Plan, Vec<&'static str>), String> {
     let fusion = Fusion::new(p);
     let (types, first) = (&fusion.types, &fusion.first);
@@ -192,7 +202,7 @@ fn steps(
                 let branches = branches
                     .iter()
                     .enumerate()
-                    .map(|(j, b)| plan_in(b, &format!("{name}b{j}"), in_loop))
+                    .map(|(j, b)| plan_in(b, &format!("{name}b{j}"), in_loop, one_block))
                     .collect::<Result<Vec<_>, _>>()?;
                 let speculate = in_loop
                     && branches.iter().all(crate::speculate::device_only)
@@ -223,7 +233,7 @@ fn steps(
                 });
             }
             Op::While { cond, body } if regions => {
-                let cond = Box::new(plan_in(cond, &format!("{name}c"), true)?);
+                let cond = Box::new(plan_in(cond, &format!("{name}c"), true, one_block)?);
                 let carry_types: Vec<TensorType> =
                     operands.iter().map(|&v| types[v].clone()).collect();
                 let pred = cond.types[cond.outputs[0]].dtype;
@@ -231,7 +241,7 @@ fn steps(
                     carry: operands,
                     freeze: crate::in_place::freeze_kernel(&format!("{name}z"), pred, &carry_types),
                     cond,
-                    body: Box::new(plan_in(body, &format!("{name}w"), true)?),
+                    body: Box::new(plan_in(body, &format!("{name}w"), true, one_block)?),
                     results,
                 })
             }

@@ -406,7 +406,11 @@ impl Compiled {
         }
         let n = k.elements as u64;
         // The grid-stride loop covers what a capped grid does not.
-        let (blocks, threads) = if k.block_per_element {
+        let (blocks, threads) = if k.single_block {
+            // A power of two, as its folds' trees halve (`one_block.rs`).
+            let fit = (*threads).min(crate::kernels::FOLD_BLOCK as u32);
+            (1, 1 << (31 - fit.leading_zeros()))
+        } else if k.block_per_element {
             // A power of two the fold's tree halves, fitting its shared arrays.
             let fit = (*threads).min(crate::kernels::FOLD_BLOCK as u32);
             (n.min(1 << 20) as u32, 1 << (31 - fit.leading_zeros()))

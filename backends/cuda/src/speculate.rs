@@ -94,6 +94,7 @@ pub fn pick_kernel(
             .max()
             .unwrap_or(0),
         block_per_element: false,
+        single_block: false,
         gemm: None,
         fused: 0,
     }

@@ -6,7 +6,7 @@
 //! `QUABLA_REQUIRE_NVRTC` is set (as `cargo xtask test` does once it has NVRTC).
 
 use quabla_abi::qir::Program;
-use quabla_cuda::{fusion, nvrtc, plan};
+use quabla_cuda::{fusion, nvrtc, one_block, plan};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -79,16 +79,29 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
     let mut with_kernels = 0;
     for (case, p) in &programs {
         let mut any = false;
-        for (name, q) in fusion::programs(p) {
-            for k in plan::kernels(q, &name).unwrap_or_else(|e| panic!("{case}: {e}")) {
-                any = true;
-                // The entry point's name is part of the source: key on the body alone.
-                let key = k.source.replace(&k.name, "kernel");
-                unique
-                    .entry(key)
-                    .or_insert((format!("{case}/{}", k.name), 0))
-                    .1 += 1;
-            }
+        // Each program's kernels, and the one-block kernels its whole plan merges them
+        // into (`one_block.rs`; a plan exists where every op has a kernel).
+        let merged = plan::plan_with(p, "k", one_block::MAX_ELEMENTS).map_or_else(
+            |_| Vec::new(),
+            |q| {
+                q.kernels()
+                    .into_iter()
+                    .filter(|k| k.single_block)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            },
+        );
+        let each = fusion::programs(p).into_iter().flat_map(|(name, q)| {
+            plan::kernels(q, &name).unwrap_or_else(|e| panic!("{case}: {e}"))
+        });
+        for k in each.chain(merged) {
+            any = true;
+            // The entry point's name is part of the source: key on the body alone.
+            let key = k.source.replace(&k.name, "kernel");
+            unique
+                .entry(key)
+                .or_insert((format!("{case}/{}", k.name), 0))
+                .1 += 1;
         }
         with_kernels += any as usize;
     }
@@ -219,11 +232,22 @@ fn the_freeze_and_pick_kernels_compile_for_sm80_and_sm90() {
 fn every_conformance_programs_graph_buffers_hold_their_values() {
     let (mut checked, mut shared) = (0, 0);
     for (case, p) in conformance_programs() {
-        let Ok(q) = plan::plan(&p, "k") else { continue };
+        // As planned (small kernels merged into one-block kernels), then kernel by kernel,
+        // whose many more steps give buffers to share.
+        let (Ok(merged), Ok(q)) = (
+            plan::plan_with(&p, "k", one_block::MAX_ELEMENTS),
+            plan::plan_with(&p, "k", 0),
+        ) else {
+            continue;
+        };
+        for q in [&merged, &q] {
+            if let Some(a) = quabla_cuda::graph_buffers::assign(q) {
+                quabla_cuda::graph_buffers::check(q, &a).unwrap_or_else(|e| panic!("{case}: {e}"));
+            }
+        }
         let Some(a) = quabla_cuda::graph_buffers::assign(&q) else {
             continue;
         };
-        quabla_cuda::graph_buffers::check(&q, &a).unwrap_or_else(|e| panic!("{case}: {e}"));
         let values: usize = q
             .steps
             .iter()

@@ -620,11 +620,11 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             )])
         }),
     ];
-    // QUABLA_BENCH_ROWS (a substring of the rows' names, the names they print, as
-    // jax_suite.py matches them) picks rows, to spend a short GPU loan on the ones that changed.
+    // QUABLA_BENCH_ROWS (substrings of the rows' names, the names they print, `|` between
+    // alternatives, as jax_suite.py matches them) picks rows, to spend a short GPU loan on the ones that changed.
     let only = std::env::var("QUABLA_BENCH_ROWS").unwrap_or_default();
     for (name, row) in rows {
-        if !name.contains(only.as_str()) {
+        if !only.split('|').any(|o| name.contains(o)) {
             continue;
         }
         // One failing row is reported and the rest still run.

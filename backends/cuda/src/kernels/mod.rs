@@ -148,6 +148,7 @@ pub(super) fn spread_kernel(
         elements,
         name: name.to_string(),
         block_per_element: spread != Spread::Thread,
+        single_block: false,
         gemm: None,
         fused: 0,
     }
