@@ -119,7 +119,7 @@ fn plan_in(p: &Program, prefix: &str, in_loop: bool, one_block: usize) -> Result
     if let Some(op) = missing.first() {
         return Err(op.to_string());
     }
-    plan.steps = crate::one_block::merge(std::mem::take(&mut plan.steps), one_block);
+    plan.steps = crate::one_block::merge(std::mem::take(&mut plan.steps), one_block, &plan.types);
     Ok(plan)
 }
 
