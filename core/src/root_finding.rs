@@ -76,7 +76,7 @@ pub fn newton(
 /// # use quabla::{root_finding::custom_root, Array};
 /// // x = cos(a x) by fixed-point iteration.
 /// let f = |x: &[Array], a: &[Array]| Ok(vec![(&x[0] - &(&x[0] * &a[0])?.cos()?)?]);
-/// let solve = Arc::new(|g: &dyn Fn(&[Array]) -> quabla::Result<Vec<Array>>, x0: &[Array]| {
+/// let solve = Arc::new(|g: quabla::root_finding::FixedResidual, x0: &[Array]| {
 ///     let mut x = x0.to_vec();
 ///     for _ in 0..100 {
 ///         let r = g(&x)?;
@@ -148,9 +148,14 @@ fn root_call(
     root.call(0)(&operands)
 }
 
+/// The residual with the parameters fixed, `x -> f(x, params)`, as a [`RootSolver`] gets it:
+/// owned (on the solving thread), so that a binding may hand it to another language's
+/// solver (the parameters are values of the trace the solve is in; using it after the solve
+/// returns is an error about a traced array, never a dangling call).
+pub type FixedResidual = std::rc::Rc<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
 /// Finds a root of `g` (the residual with the parameters fixed) from `x0`.
-pub type RootSolver =
-    Arc<dyn Fn(&dyn Fn(&[Array]) -> Result<Vec<Array>>, &[Array]) -> Result<Vec<Array>>>;
+pub type RootSolver = Arc<dyn Fn(FixedResidual, &[Array]) -> Result<Vec<Array>>>;
 
 /// How the primal root is found: Newton-Krylov (returning `info` too) or a user solver.
 #[derive(Clone)]
@@ -193,7 +198,10 @@ impl RootFn {
             match &primal.primal {
                 Primal::Newton(opts) => primal.iterate(x0, params, opts),
                 Primal::Custom(solve) => {
-                    let x = solve(&|x: &[Array]| primal.residual(x, params), x0)?;
+                    let (f, params) = (primal.clone(), params.to_vec());
+                    let g: FixedResidual =
+                        std::rc::Rc::new(move |x: &[Array]| f.residual(x, &params));
+                    let x = solve(g, x0)?;
                     check_root(&x, x0)?;
                     Ok(x)
                 }

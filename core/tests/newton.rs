@@ -183,10 +183,10 @@ fn bad_input_is_refused_with_a_message() {
 
 #[test]
 fn custom_root_differentiates_a_fixed_point_iteration_implicitly() {
-    use quabla::root_finding::{custom_root, RootSolver};
+    use quabla::root_finding::{custom_root, FixedResidual, RootSolver};
     use std::sync::Arc;
     // x = cos(a x), found by 200 fixed-point iterations the derivative never sees.
-    let solve: RootSolver = Arc::new(|g: &dyn Fn(&[Array]) -> Result<Vec<Array>>, x0: &[Array]| {
+    let solve: RootSolver = Arc::new(|g: FixedResidual, x0: &[Array]| {
         let body =
             |_: &Array, c: &[Array]| -> Result<Vec<Array>> { Ok(vec![(&c[0] - &g(c)?[0])?]) };
         fori_loop(0, 200, &body, x0)
@@ -212,8 +212,7 @@ fn custom_root_differentiates_a_fixed_point_iteration_implicitly() {
         panic!("{e}");
     }
     // A solver returning the wrong shape is refused.
-    let bad: RootSolver =
-        Arc::new(|_: &dyn Fn(&[Array]) -> Result<Vec<Array>>, _: &[Array]| Ok(vec![]));
+    let bad: RootSolver = Arc::new(|_: FixedResidual, _: &[Array]| Ok(vec![]));
     let f = |x: &[Array], _: &[Array]| Ok(vec![x[0].clone()]);
     let e = custom_root(&f, &[f64s(&[1.0], &[])], &[], bad).unwrap_err();
     assert!(e.to_string().contains("shaped like x0"), "{e}");

@@ -1,15 +1,17 @@
-//! The solvers over flat lists of arrays: `cg`/`gmres`, `newton` and `odeint`. The Python
+//! The solvers over flat lists of arrays: `cg`/`gmres`, `newton`, `custom_linear_solve`,
+//! `custom_root` and `odeint`. The Python
 //! side (`quabla/_src/numerics.py`) flattens pytrees and turns matrices into operators.
 
 use crate::array::RawArray;
-use crate::errors::IntoPyResult;
-use crate::transforms::{call_flat, inners, raws};
+use crate::errors::{from_py, IntoPyResult};
+use crate::transforms::{arrays_of, call_flat, inners, raw_list, raws};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use quabla::linalg::{self, SolveOptions};
 use quabla::ode::{self, Gradient, Method, OdeOptions};
-use quabla::root_finding::NewtonOptions;
+use quabla::root_finding::{FixedResidual, NewtonOptions, RootSolver};
 use quabla::Array;
+use quabla::Axes;
 
 /// `(x, info)` of `A x = b` by `method` ("cg" or "gmres"); `a` and `m` are flat operators.
 #[pyfunction]
@@ -60,6 +62,72 @@ fn newton(
     let opts = NewtonOptions { tol, maxiter };
     let (x, info) = quabla::newton(&residual, &inners(&x0), &inners(&args), &opts).py()?;
     Ok((raws(x), info.into()))
+}
+
+/// `x` of `A x = b` found by the caller's `solve(b) -> x` (which applies its own operator),
+/// differentiated implicitly (`lax.custom_linear_solve`): `matvec` applies `A`;
+/// `transpose_solve(b)` solves with `Aᵀ`, or None where `A` is symmetric. Each callable
+/// takes and returns one flat list.
+#[pyfunction]
+#[pyo3(signature = (matvec, b, solve, transpose_solve))]
+fn custom_linear_solve(
+    matvec: Py<PyAny>,
+    b: Vec<RawArray>,
+    solve: Py<PyAny>,
+    transpose_solve: Option<Py<PyAny>>,
+) -> PyResult<Vec<RawArray>> {
+    let op = |v: &[Array]| call_flat(&matvec, v);
+    // The solvers carry their own operator (the caller's matvec, or its transpose), so the
+    // one the core hands them is not used; `info` is 0, as JAX's solvers return none.
+    let solver = |f: &Py<PyAny>, v: &[Array]| -> quabla::Result<(Vec<Array>, Array)> {
+        let x = call_flat(f, v)?;
+        let like = v.first().ok_or_else(|| {
+            quabla::Error::Value("custom_linear_solve needs a right-hand side".into())
+        })?;
+        let info = like
+            .zeros_like()?
+            .astype(quabla::DType::I32)?
+            .sum(Axes::All, false)?;
+        Ok((x, info))
+    };
+    let forward = |_: linalg::LinearFn, v: &[Array]| solver(&solve, v);
+    let backward = transpose_solve
+        .as_ref()
+        .map(|t| move |_: linalg::LinearFn, v: &[Array]| solver(t, v));
+    let backward_ref: Option<linalg::SolverFn> = backward.as_ref().map(|t| t as linalg::SolverFn);
+    let (x, _info) = linalg::linear_solve(&op, &inners(&b), &forward, backward_ref).py()?;
+    Ok(raws(x))
+}
+
+/// The residual a `custom_root` solver is given (`f` with what it captures fixed), callable
+/// from Python on a flat list of arrays.
+#[pyclass(unsendable, module = "quabla._quabla")]
+struct Residual(FixedResidual);
+
+#[pymethods]
+impl Residual {
+    fn __call__(&self, x: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
+        Ok(raws((self.0)(&inners(&x)).py()?))
+    }
+}
+
+/// A root of `f` (one flat list to one of the same types) found by the caller's
+/// `solve(g, x0) -> x`, where `g` is the core's `Residual` (`f` over the values it captures,
+/// made inputs of the solve's trace), differentiated implicitly with respect to what `f`
+/// captures (`lax.custom_root`).
+#[pyfunction]
+fn custom_root(f: Py<PyAny>, x0: Vec<RawArray>, solve: Py<PyAny>) -> PyResult<Vec<RawArray>> {
+    let residual = |x: &[Array], _: &[Array]| call_flat(&f, x);
+    let solver: RootSolver = std::sync::Arc::new(move |g: FixedResidual, x0: &[Array]| {
+        Python::attach(|py| {
+            let out = solve.call1(py, (Residual(g), raw_list(py, x0)?))?;
+            arrays_of(out.bind(py), "custom_root's solve result")
+        })
+        .map_err(from_py)
+    });
+    Ok(raws(
+        quabla::root_finding::custom_root(&residual, &inners(&x0), &[], solver).py()?,
+    ))
 }
 
 /// `(ys, steps, accepted, rejected, reached)`; `func` takes the flat list `(y..., t,
@@ -129,6 +197,9 @@ fn odeint(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linear_solve, m)?)?;
     m.add_function(wrap_pyfunction!(newton, m)?)?;
+    m.add_function(wrap_pyfunction!(custom_linear_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(custom_root, m)?)?;
+    m.add_class::<Residual>()?;
     m.add_function(wrap_pyfunction!(odeint, m)?)?;
     Ok(())
 }
