@@ -1,5 +1,5 @@
 """JAX's top-level helpers: block_until_ready, device_get, the counts, disable_jit,
-linear_transpose, named_call / named_scope, print_environment_info."""
+ensure_compile_time_eval, linear_transpose, named_call / named_scope, print_environment_info."""
 
 import numpy as np
 import pytest
@@ -39,6 +39,25 @@ def test_disable_jit_runs_python_with_concrete_values():
     assert seen == [1.5, 2.0]
     with pytest.raises(quabla.ConcretizationTypeError):
         f(qnp.asarray(1.0))  # compiled again outside the block
+
+
+def test_ensure_compile_time_eval_gives_concrete_constants_and_keeps_traced_values():
+    concrete = []
+
+    @quabla.jit
+    def f(x):
+        with quabla.ensure_compile_time_eval():
+            scale = float(qnp.cos(qnp.asarray(0.25)))  # concrete inside jit
+            y = x * scale  # x is traced: this stays a computation of the program
+            try:
+                float(y)
+                concrete.append(True)
+            except quabla.ConcretizationTypeError:
+                concrete.append(False)
+        return y
+    assert float(f(qnp.asarray(2.0))) == pytest.approx(2.0 * np.cos(0.25), rel=1e-6)
+    assert concrete == [False]
+    assert float(quabla.grad(f)(qnp.asarray(1.0))) == pytest.approx(np.cos(0.25), rel=1e-6)
 
 
 def test_linear_transpose_is_the_adjoint():

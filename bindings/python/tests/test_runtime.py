@@ -171,3 +171,59 @@ def test_jit_with_a_device_makes_numpy_arguments_there():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+
+
+def test_default_device_scopes_and_config_on_one_platform():
+    with quabla.default_device(quabla.devices("cpu")[0]):
+        assert qnp.ones(2).device.platform == "cpu"
+        assert quabla.default_backend() == "cpu"
+    with quabla.default_device(None):  # JAX's "no override"
+        assert qnp.ones(2).device.platform == quabla.default_backend()
+    with pytest.raises(TypeError, match="Device or a platform name"):
+        with quabla.default_device(3):
+            pass
+    with pytest.raises(quabla._quabla.BackendError):
+        with quabla.default_device("no_such_platform"):
+            pass
+    quabla.config.update("jax_default_device", "cpu")
+    try:
+        assert quabla.config.jax_default_device == "cpu"
+        assert qnp.zeros(1).device.platform == "cpu"
+    finally:
+        quabla.config.update("jax_default_device", None)
+
+
+def test_default_device_moves_new_arrays_and_jit_arguments():
+    """`with quabla.default_device(d)` (innermost first, this thread, over the config
+    option) on two platforms: the MLX plugin beside the CPU one, in a process of its own
+    (`cargo xtask test` names it in QUABLA_TEST_MLX_PLUGIN)."""
+    lib = os.environ.get("QUABLA_TEST_MLX_PLUGIN")
+    if not lib or not os.path.isfile(lib):
+        pytest.skip("no second platform: QUABLA_TEST_MLX_PLUGIN names no MLX plugin")
+    code = (
+        "import threading, numpy as np, quabla, quabla.numpy as qnp\n"
+        "first = qnp.ones(2).device.platform\n"
+        "other = 'cpu' if first == 'mlx' else 'mlx'\n"
+        "with quabla.default_device(other):\n"
+        "    assert qnp.ones(2).device.platform == other\n"
+        "    y = quabla.jit(lambda x: x * 2.0)(np.arange(3.0, dtype=np.float32))\n"
+        "    assert y.device.platform == other and np.asarray(y).tolist() == [0, 2, 4]\n"
+        "    seen = []\n"
+        "    t = threading.Thread(target=lambda: seen.append(qnp.ones(1).device.platform))\n"
+        "    t.start(); t.join()\n"
+        "    assert seen == [first], seen  # a scope is its thread's\n"
+        "    with quabla.default_device(quabla.Device(first)):\n"
+        "        assert qnp.ones(2).device.platform == first\n"
+        "    assert qnp.zeros(2).device.platform == other\n"
+        "assert qnp.ones(2).device.platform == first\n"
+        "quabla.config.update('jax_default_device', other)\n"
+        "assert qnp.ones(2).device.platform == other\n"
+        "with quabla.default_device(first):\n"
+        "    assert qnp.ones(2).device.platform == first\n"
+        "quabla.config.update('jax_default_device', None)\n"
+        "assert qnp.ones(2).device.platform == first\n"
+        "print('ok')\n")
+    env = dict(os.environ, QUABLA_PLUGIN_PATH=lib)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr

@@ -267,8 +267,15 @@ pub fn device(platform: &str) -> Result<Arc<Device>> {
     Registry::global().device(platform)
 }
 
-/// The default device (see [`Registry::default_device`]).
+/// The default device: this thread's innermost [`default_device_scope`], else the one
+/// [`set_default_device`] set, else discovery's choice ([`Registry::default_device`]).
+///
+/// [`default_device_scope`]: super::default_device_scope
+/// [`set_default_device`]: super::set_default_device
 pub fn default_device() -> Result<Arc<Device>> {
+    if let Some(d) = super::default_scope::current() {
+        return Ok(d);
+    }
     static DEFAULT: OnceLock<Arc<Device>> = OnceLock::new();
     if let Some(d) = DEFAULT.get() {
         return Ok(d.clone());

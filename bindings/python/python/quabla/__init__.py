@@ -14,7 +14,9 @@ from . import _quabla
 from ._quabla import (
     BackendError, CollectiveError, ConcretizationTypeError, QuablaError, QuablaInternalError,
 )
-from ._src.runtime import Device, _register_plugins, default_backend, device_put, devices
+from ._src.runtime import (
+    Device, _register_plugins, default_backend, default_device, device_put, devices,
+)
 
 _register_plugins()
 
@@ -32,7 +34,8 @@ from ._src.dtypes import float0  # noqa: E402
 from ._src.custom_derivatives import custom_gradient  # noqa: E402
 from ._src.checkpoint_policies import checkpoint_policies  # noqa: E402
 from ._src.host_utils import (  # noqa: E402
-    block_until_ready, clear_caches, device_count, device_get, disable_jit, linear_transpose,
+    block_until_ready, clear_caches, device_count, device_get, disable_jit,
+    ensure_compile_time_eval, linear_transpose,
     local_device_count, local_devices, named_call, named_scope, print_environment_info,
     process_count, process_index,
 )
@@ -46,7 +49,8 @@ from . import (  # noqa: E402
 __version__ = _quabla.__version__
 
 __all__ = [
-    "Array", "Device", "devices", "default_backend", "device_put", "grad", "value_and_grad",
+    "Array", "Device", "devices", "default_backend", "default_device", "device_put", "grad",
+    "value_and_grad",
     "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "vmap", "jit",
     "custom_jvp", "custom_vjp", "checkpoint", "remat", "stop_gradient", "make_jaxpr",
     "eval_shape", "ShapeDtypeStruct", "lax", "pure_callback", "debug",
@@ -55,7 +59,8 @@ __all__ = [
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
-    "device_get", "disable_jit", "linear_transpose", "local_device_count", "local_devices",
+    "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",
+    "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
     "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches",
 ]

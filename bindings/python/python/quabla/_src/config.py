@@ -1,5 +1,8 @@
 """``quabla.config``: the JAX configuration flags that change Quabla's behaviour.
 
+``jax_default_device`` (a Device, a platform name or None): where arrays made without a
+device go, as ``quabla.default_device`` does inside a block.
+
 ``jax_enable_x64`` (also the ``QUABLA_ENABLE_X64`` or ``JAX_ENABLE_X64`` environment
 variable, read once at import): with it on, the default float dtype is float64, as JAX's
 with x64 on: Python floats, float lists, ``zeros``/``ones``/``eye``/``arange``/``linspace``
@@ -37,13 +40,19 @@ class Config:
     """The flags, read as attributes or with :meth:`read`, set with :meth:`update`."""
 
     def __init__(self) -> None:
-        self._values = {"jax_enable_x64": _env_x64()}
+        self._values = {"jax_enable_x64": _env_x64(), "jax_default_device": None}
 
     def update(self, name: str, value) -> None:
-        """Sets ``name`` (``"jax_enable_x64"``) to ``value``, as ``jax.config.update``."""
+        """Sets ``name`` (``"jax_enable_x64"``, or ``"jax_default_device"``: a Device, a
+        platform name or None) to ``value``, as ``jax.config.update``."""
         if name not in self._values:
             raise AttributeError(f"unknown config option {name!r}: Quabla has "
                                  f"{', '.join(sorted(self._values))}")
+        if name == "jax_default_device":
+            from .runtime import set_default_device
+            set_default_device(value)
+            self._values[name] = value
+            return
         self._values[name] = bool(value)
 
     def read(self, name: str):

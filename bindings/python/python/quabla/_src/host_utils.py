@@ -102,6 +102,26 @@ def disable_jit(disable: bool = True):
         jit_disabled[0] = previous
 
 
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Within the block, computations on values that are not traced are evaluated when they
+    are made, even inside ``jit``, as ``jax.ensure_compile_time_eval``. Quabla always does
+    this (a constant computed inside a jitted function is a concrete array, outside the
+    block too), so the block changes nothing; computations on traced values stay traced,
+    as in JAX.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> @quabla.jit
+    ... def f(x):
+    ...     with quabla.ensure_compile_time_eval():
+    ...         scale = float(qnp.sin(0.5))  # concrete: float() works
+    ...     return x * scale
+    >>> round(float(f(2.0)), 6)
+    0.958851
+    """
+    yield
+
+
 def linear_transpose(fun: Callable, *primals) -> Callable:
     """The transpose of the linear function ``fun`` at inputs shaped like ``primals``
     (arrays or ``ShapeDtypeStruct``s), as ``jax.linear_transpose``: it maps an output

@@ -6,9 +6,10 @@ Search order: ``QUABLA_PLUGIN_PATH``, then the plugins shipped inside this packa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
-from typing import List, Optional
+from typing import Iterator, List, Optional, Union
 
 import numpy as np
 
@@ -71,6 +72,43 @@ def default_backend() -> str:
     """The platform of the default device (``QUABLA_PLATFORMS`` chooses; else the first
     found)."""
     return _quabla.default_platform()
+
+
+@contextlib.contextmanager
+def default_device(device: Union[Device, str, None]) -> Iterator[None]:
+    """Inside the block, arrays made without a device (and Python numbers or numpy arrays
+    passed to a jitted function) go to ``device`` (a Device or platform name; None changes
+    nothing), as ``jax.default_device``: on this thread, the innermost block winning over
+    ``config.update("jax_default_device", ...)``.
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> with quabla.default_device(quabla.devices("cpu")[0]):
+    ...     qnp.ones(2).device.platform
+    'cpu'
+    """
+    if device is None:
+        yield
+        return
+    scope = _quabla.DefaultDeviceScope(_platform_of(device, "default_device"))
+    try:
+        yield
+    finally:
+        scope.close()
+
+
+def _platform_of(device, what: str) -> str:
+    platform = getattr(device, "platform", device)
+    if not isinstance(platform, str):
+        raise TypeError(f"{what}: expected a Device or a platform name, got "
+                        f"{type(device).__name__}")
+    return platform
+
+
+def set_default_device(device: Union[Device, str, None]) -> None:
+    """The process-wide default device (None: the discovered default again); what
+    ``config.update("jax_default_device", device)`` sets."""
+    _quabla.set_default_platform(None if device is None
+                                 else _platform_of(device, "jax_default_device"))
 
 
 def device_put(x, device=None):
