@@ -145,6 +145,41 @@ where
         .output_types())
 }
 
+/// `f` traced at arguments typed as `example_args`, with the traced values it captures from
+/// enclosing traces (a `grad`'s or `jit`'s) made inputs after its own, as
+/// `jax.closure_convert`: the program (run it with [`call_program`] on `(args...,
+/// consts...)`) and those values (`consts`). Concrete arrays it captures stay constants of
+/// the program, as JAX hoists only tracers. Custom rules that must see every value they
+/// differentiate with respect to take the consts as explicit arguments.
+///
+/// ```no_run
+/// # use quabla::{call_program, closure_convert, grad, Array};
+/// let scaled = |a: &[Array]| {
+///     let theta = &a[0];
+///     let f = |x: &[Array]| Ok(vec![(&x[0] * theta)?]);
+///     let (p, consts) = closure_convert(f, &[Array::scalar(2.0f32)?])?;
+///     assert_eq!(consts.len(), 1); // theta, traced by grad
+///     call_program(&p, &[vec![Array::scalar(2.0f32)?], consts].concat())
+/// };
+/// let g = grad(scaled, &[0])(&[Array::scalar(3.0f32)?])?;
+/// assert_eq!(g[0].item::<f32>()?, 2.0);
+/// # Ok::<(), quabla::Error>(())
+/// ```
+pub fn closure_convert<F>(f: F, example_args: &[Array]) -> Result<(qir::Program, Vec<Array>)>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>>,
+{
+    let device = match example_args.first() {
+        Some(a) => a.device().clone(),
+        None => default_device()?,
+    };
+    let types: Vec<TensorType> = example_args
+        .iter()
+        .map(|a| a.tensor_type().clone())
+        .collect();
+    trace::trace_function_capturing(&device, &types, &f)
+}
+
 /// Runs a QIR program on arrays, as `jax.core.eval_jaxpr`: compiled on the device for
 /// concrete arrays, inlined into the trace for traced ones (so every transform applies).
 ///

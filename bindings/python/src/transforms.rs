@@ -233,6 +233,25 @@ fn checkpoint(f: Py<PyAny>, args: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
     Ok(raws(quabla::checkpoint(flat(f))(&inners(&args)).py()?))
 }
 
+/// A function converted by `closure_convert`: its program over `(args..., consts...)`.
+#[pyclass(frozen, module = "quabla._quabla")]
+struct ConvertedFn(quabla::qir::Program);
+
+#[pymethods]
+impl ConvertedFn {
+    fn __call__(&self, args: Vec<RawArray>) -> PyResult<Vec<RawArray>> {
+        Ok(raws(quabla::call_program(&self.0, &inners(&args)).py()?))
+    }
+}
+
+/// `f` traced at arguments like `args`, and the traced values it captures from enclosing
+/// traces, which its program takes after its own arguments (`jax.closure_convert`).
+#[pyfunction]
+fn closure_convert(f: Py<PyAny>, args: Vec<RawArray>) -> PyResult<(ConvertedFn, Vec<RawArray>)> {
+    let (p, consts) = quabla::closure_convert(flat(f), &inners(&args)).py()?;
+    Ok((ConvertedFn(p), raws(consts)))
+}
+
 /// A compiled function: traced and compiled once per input signature.
 #[pyclass(frozen, module = "quabla._quabla", name = "Jit")]
 struct PyJit(Jit<FlatFn>);
@@ -287,6 +306,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(custom_jvp, m)?)?;
     m.add_function(wrap_pyfunction!(eval_shape, m)?)?;
     m.add_function(wrap_pyfunction!(custom_vjp, m)?)?;
+    m.add_function(wrap_pyfunction!(closure_convert, m)?)?;
+    m.add_class::<ConvertedFn>()?;
     m.add_function(wrap_pyfunction!(checkpoint, m)?)?;
     Ok(())
 }

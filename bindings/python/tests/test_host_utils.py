@@ -101,3 +101,44 @@ def test_clear_caches_makes_jitted_functions_trace_again():
     f.clear_cache()
     f(qnp.asarray(3.0))
     assert len(traces) == 3
+
+
+def _through_custom_vjp(theta):
+    """JAX's closure_convert pattern: a custom_vjp over a function closing over `theta`,
+    given the hoisted consts as ordinary arguments so its backward rule reaches them."""
+    g = lambda x: qnp.sin(x * theta)  # noqa: E731
+    converted, consts = quabla.closure_convert(g, 0.5)
+
+    @quabla.custom_vjp
+    def run(x, *cs):
+        return converted(x, *cs)
+
+    def fwd(x, *cs):
+        return run(x, *cs), (x, cs)
+
+    def bwd(res, ct):
+        x, cs = res
+        _, pullback = quabla.vjp(converted, x, *cs)
+        return pullback(ct)
+
+    run.defvjp(fwd, bwd)
+    return run(qnp.asarray(0.5, dtype=theta.dtype), *consts)
+
+
+def test_closure_convert_hoists_traced_captures_for_custom_vjp():
+    theta = qnp.asarray(1.2, dtype=qnp.float64)
+    want = 0.5 * np.cos(0.6)  # d/dtheta sin(0.5 theta)
+    assert float(quabla.grad(_through_custom_vjp)(theta)) == pytest.approx(want, rel=1e-14)
+    assert float(quabla.jit(quabla.grad(_through_custom_vjp))(theta)) == pytest.approx(
+        want, rel=1e-14)
+    # Outside transformations nothing is traced: no consts; pytrees in and out.
+    w = qnp.array([2.0, -1.0])
+    f = lambda d: (qnp.sum(d["x"] * w), d["x"] * 2.0)  # noqa: E731
+    converted, consts = quabla.closure_convert(f, {"x": qnp.ones(2)})
+    assert consts == []
+    s, twice = converted({"x": qnp.array([3.0, 4.0])})
+    assert float(s) == 2.0 and twice.tolist() == [6.0, 8.0]
+    with pytest.raises(TypeError, match="1 argument"):
+        converted({"x": qnp.ones(2)}, qnp.ones(1))
+    with pytest.raises(TypeError, match="shaped like the example"):
+        converted(qnp.ones(2))

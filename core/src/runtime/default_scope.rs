@@ -97,7 +97,10 @@ mod tests {
         let inner_id = inner.id;
         drop(outer);
         assert_eq!(depth(), base + 1);
-        assert_eq!(SCOPES.with(|s| s.borrow().last().map(|e| e.0)), Some(inner_id));
+        assert_eq!(
+            SCOPES.with(|s| s.borrow().last().map(|e| e.0)),
+            Some(inner_id)
+        );
         let elsewhere = std::thread::spawn(|| SCOPES.with(|s| s.borrow().len()))
             .join()
             .expect("the probe thread ends");

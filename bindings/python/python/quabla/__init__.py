@@ -32,6 +32,7 @@ from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
 from ._src.config import config  # noqa: E402
 from ._src.dtypes import float0  # noqa: E402
 from ._src.custom_derivatives import custom_gradient  # noqa: E402
+from ._src.closure_convert import closure_convert  # noqa: E402
 from ._src.checkpoint_policies import checkpoint_policies  # noqa: E402
 from ._src.host_utils import (  # noqa: E402
     block_until_ready, clear_caches, device_count, device_get, disable_jit,
@@ -62,5 +63,5 @@ __all__ = [
     "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",
     "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
-    "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches",
+    "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches", "closure_convert",
 ]
