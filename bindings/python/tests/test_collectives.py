@@ -133,3 +133,24 @@ def test_pswapaxes_swaps_the_named_axis_as_jax():
     assert_close(_over(lambda v: lax.pswapaxes(v, "i", 1), c), np.swapaxes(c, 0, 2), rtol=0)
     a = np.arange(4 * 4 * 2.0).reshape(4, 4, 2)
     assert_close(_over(lambda v: lax.pswapaxes(v, "i", 0), a), np.swapaxes(a, 0, 1), rtol=0)
+
+
+def test_pbroadcast_is_jax_s_definition():
+    """JAX defines pbroadcast as psum(where(axis_index == source, x, 0)) (its own fails under
+    vmap in 0.10.2, so the definition is the reference): values, a pytree, -0.0 (arriving
+    as 0.0, as the sum makes it) and inf from the source, NaN elsewhere not leaking, and the
+    gradient reaching the source only."""
+    x = np.array([1.5, -0.0, np.inf, np.nan])
+    out = np.asarray(_over(lambda v: lax.pbroadcast(v, "i", 1), x))
+    assert (out == 0).all() and not np.signbit(out).any()
+    assert_close(_over(lambda v: lax.pbroadcast(v, "i", 2), x), [np.inf] * 4, rtol=0)
+    tree = quabla.vmap(lambda a, b: lax.pbroadcast({"a": a, "b": b}, "i", 0), axis_name="i")(
+        jnp.asarray(M), jnp.asarray(X))
+    assert_close(tree["a"], np.tile(M[0], (3, 1)), rtol=0)
+    assert_close(tree["b"], [1.0] * 3, rtol=0)
+    g = quabla.grad(lambda v: jnp.sum(quabla.vmap(
+        lambda e: lax.pbroadcast(e * e, "i", 1), axis_name="i")(v)))(jnp.asarray(X))
+    assert_close(g, [0.0, 3 * 2 * 3.0, 0.0], rtol=0)
+    for bad in (3, -1, 1.0, True):
+        with pytest.raises(ValueError, match="source must be an index"):
+            _over(lambda v: lax.pbroadcast(v, "i", bad))

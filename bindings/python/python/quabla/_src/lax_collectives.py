@@ -21,7 +21,7 @@ from .numpy.creation import asarray
 from .tree_util import tree_map
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
-           "ppermute", "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
+           "pbroadcast", "ppermute", "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
 
 AxisName = Union[str, Sequence[str]]
 
@@ -186,6 +186,24 @@ def ppermute(x, axis_name: str, perm):
         return where(mine >= 0, picked, 0).astype(picked.dtype)
 
     return tree_map(one, x)
+
+
+def pbroadcast(x, axis_name: str, source: int):
+    """Every element gets element ``source``'s ``x`` (a pytree), as ``jax.lax.pbroadcast``
+    defines it: ``psum(where(axis_index == source, x, 0))`` (so a ``-0.0`` arrives as
+    ``0.0``, and other elements' inf or NaN never reach it).
+
+    >>> import quabla, quabla.numpy as qnp
+    >>> quabla.vmap(lambda v: pbroadcast(v, "i", 2), axis_name="i")(
+    ...     qnp.array([0.0, 1.0, 2.0])).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    n = axis_size(axis_name)
+    if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or \
+            not 0 <= int(source) < n:
+        raise ValueError(f"pbroadcast: source must be an index of the axis of size {n}, "
+                         f"got {source!r}")
+    return tree_map(lambda leaf: all_gather(leaf, axis_name)[int(source)], x)
 
 
 def pshuffle(x, axis_name: str, perm: Sequence[int]):
