@@ -154,3 +154,31 @@ def test_pbroadcast_is_jax_s_definition():
     for bad in (3, -1, 1.0, True):
         with pytest.raises(ValueError, match="source must be an index"):
             _over(lambda v: lax.pbroadcast(v, "i", bad))
+
+
+def test_pmap_is_a_named_map_compiled_once():
+    """pmap against JAX 0.10.2's results on one device (recorded by hand): psum over the
+    mapped axis, a static argument, in_axes with None; then an axis longer than the device
+    count (JAX refuses it; Quabla maps it on one device) against the per-row definition,
+    and one trace per signature."""
+    f = quabla.pmap(lambda x: x * 2 + lax.psum(x, "i"), axis_name="i")
+    assert_close(f(jnp.ones((1, 3))), [[3.0, 3.0, 3.0]], rtol=0)
+    g = quabla.pmap(lambda x, n: x * n, static_broadcasted_argnums=(1,))
+    assert_close(g(jnp.ones((1, 2)), 3), [[3.0, 3.0]], rtol=0)
+    h = quabla.pmap(lambda x, y: x + y, in_axes=(0, None))
+    assert_close(h(jnp.ones((1, 2)), jnp.arange(2.0)), [[1.0, 2.0]], rtol=0)
+    traces = []
+
+    def body(x, scale):
+        traces.append(scale)
+        return x * scale - lax.pmean(x, "d")
+    p = quabla.pmap(body, axis_name="d", static_broadcasted_argnums=1)
+    xs = np.arange(6.0).reshape(3, 2)
+    want = xs * 2.0 - xs.mean(axis=0)
+    assert_close(p(jnp.asarray(xs), 2.0), want, rtol=0)
+    assert_close(p(jnp.asarray(xs + 1), 2.0), (xs + 1) * 2.0 - (xs + 1).mean(axis=0), rtol=0)
+    assert traces == [2.0]  # once per signature: the second call reused the compilation
+    p(jnp.asarray(xs), 3.0)
+    assert traces == [2.0, 3.0]
+    with pytest.raises(ValueError, match="one platform"):
+        quabla.pmap(lambda x: x, devices=[quabla.Device("cpu"), quabla.Device("mlx")])
