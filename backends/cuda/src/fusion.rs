@@ -166,17 +166,7 @@ impl<'a> Fusion<'a> {
             .nodes
             .iter()
             .enumerate()
-            .map(|(k, node)| {
-                let Op::DotGeneral(d) = &node.op else {
-                    return false;
-                };
-                let operand = |j: usize| {
-                    let v = node.operands[j].index();
-                    (v, &types[v])
-                };
-                let (id, out) = (first[k].index(), &node.results[0]);
-                crate::kernels::dot_in_run(d, operand(0), operand(1), id, out).is_some()
-            })
+            .map(|(k, node)| dot_head(node, first[k].index(), &types).is_some())
             .collect();
         let order = crate::schedule::order(p, &free, &heads);
         // A root is read where its broadcasts' readers run.
@@ -219,8 +209,9 @@ impl<'a> Fusion<'a> {
 
     /// The kernel of the elementwise run starting at position `start` of the order
     /// (following elementwise nodes and reshapes of the same element count, or of one
-    /// element, passing over broadcasts read by index), and the run's end: it reads the values defined before the run (broadcasts
-    /// through their roots) and writes those used after it or returned.
+    /// element, passing over broadcasts read by index), and the run's end: it reads the
+    /// values defined before the run (broadcasts through their roots) and writes those used
+    /// after it or returned.
     pub fn fuse_run(&self, start: usize, name: &str) -> Result<(Run, usize), String> {
         let p = self.p;
         let node = |at: usize| &p.nodes[self.order[at]];
@@ -393,14 +384,9 @@ impl<'a> Fusion<'a> {
                     body.push_str(&format!("    {ty} v{id} = v{from};\n"));
                     continue;
                 }
-                Op::DotGeneral(d) => {
-                    let operand = |k: usize| {
-                        let v = node.operands[k].index();
-                        (v, &self.types[v])
-                    };
-                    let head =
-                        crate::kernels::dot_in_run(d, operand(0), operand(1), id, &node.results[0])
-                            .ok_or("a product too large to head a fused run")?;
+                Op::DotGeneral(_) => {
+                    let head = dot_head(node, id, &self.types)
+                        .ok_or("a product too large to head a fused run")?;
                     body.push_str(&head);
                     continue;
                 }
@@ -453,6 +439,19 @@ fn root_index(b: &Broadcast, root_shape: &[usize], shape: &[usize]) -> String {
     } else {
         terms.join(" + ")
     }
+}
+
+/// The statements of `node` (result `id`) heading a fused run, where it is a `dot_general`
+/// small enough (`kernels::dot_in_run`); `types`: the program's value types.
+fn dot_head(node: &quabla_abi::qir::Node, id: usize, types: &[TensorType]) -> Option<String> {
+    let Op::DotGeneral(d) = &node.op else {
+        return None;
+    };
+    let operand = |k: usize| {
+        let v = node.operands[k].index();
+        (v, &types[v])
+    };
+    crate::kernels::dot_in_run(d, operand(0), operand(1), id, &node.results[0])
 }
 
 /// Whether a value of `shape` has one element: such elementwise nodes join a run of any

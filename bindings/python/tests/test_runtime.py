@@ -150,14 +150,23 @@ def test_entry_point_plugins_are_found(tmp_path):
     assert "'fromwheel'" in r.stdout and r.stdout.index("'cpu'") < r.stdout.index("'fromwheel'")
 
 
+def _run_beside_mlx(code: str) -> None:
+    """Runs `code` in a process of its own with the MLX plugin beside the CPU one (`cargo
+    xtask test` names it in QUABLA_TEST_MLX_PLUGIN); it must print `ok`."""
+    lib = os.environ.get("QUABLA_TEST_MLX_PLUGIN")
+    if not lib or not os.path.isfile(lib):
+        pytest.skip("no second platform: QUABLA_TEST_MLX_PLUGIN names no MLX plugin")
+    env = dict(os.environ, QUABLA_PLUGIN_PATH=lib)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+
+
 def test_jit_with_a_device_makes_numpy_arguments_there():
     """As `jax.jit(f, device=d)` places uncommitted arguments on `d`: numpy arrays and
     Python numbers passed to a jit bound to another platform are made there (they used to
     land on the default device and meet the jit's arrays on another). Run in a process of
     its own with the MLX plugin (`cargo xtask test` names it in QUABLA_TEST_MLX_PLUGIN)."""
-    lib = os.environ.get("QUABLA_TEST_MLX_PLUGIN")
-    if not lib or not os.path.isfile(lib):
-        pytest.skip("no second platform: QUABLA_TEST_MLX_PLUGIN names no MLX plugin")
     code = (
         "import numpy as np, quabla\n"
         "f = quabla.jit(lambda x, s: x * s, device='mlx')\n"
@@ -167,10 +176,7 @@ def test_jit_with_a_device_makes_numpy_arguments_there():
         "z = quabla.jit(lambda x: x + 1)(np.ones(2, np.float32))\n"
         "assert z.device.platform == quabla.default_backend(), z.device\n"
         "print('ok')\n")
-    env = dict(os.environ, QUABLA_PLUGIN_PATH=lib)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+    _run_beside_mlx(code)
 
 
 def test_default_device_scopes_and_config_on_one_platform():
@@ -197,9 +203,6 @@ def test_default_device_moves_new_arrays_and_jit_arguments():
     """`with quabla.default_device(d)` (innermost first, this thread, over the config
     option) on two platforms: the MLX plugin beside the CPU one, in a process of its own
     (`cargo xtask test` names it in QUABLA_TEST_MLX_PLUGIN)."""
-    lib = os.environ.get("QUABLA_TEST_MLX_PLUGIN")
-    if not lib or not os.path.isfile(lib):
-        pytest.skip("no second platform: QUABLA_TEST_MLX_PLUGIN names no MLX plugin")
     code = (
         "import threading, numpy as np, quabla, quabla.numpy as qnp\n"
         "first = qnp.ones(2).device.platform\n"
@@ -223,7 +226,4 @@ def test_default_device_moves_new_arrays_and_jit_arguments():
         "quabla.config.update('jax_default_device', None)\n"
         "assert qnp.ones(2).device.platform == first\n"
         "print('ok')\n")
-    env = dict(os.environ, QUABLA_PLUGIN_PATH=lib)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+    _run_beside_mlx(code)
