@@ -1,6 +1,6 @@
 //! The solvers over flat lists of arrays: `cg`/`gmres`, `newton`, `custom_linear_solve`,
-//! `custom_root` and `odeint`. The Python
-//! side (`quabla/_src/numerics.py`) flattens pytrees and turns matrices into operators.
+//! `custom_root` and `odeint`. The Python side (`quabla/_src/numerics.py`,
+//! `lax_implicit.py`) flattens pytrees and turns matrices into operators.
 
 use crate::array::RawArray;
 use crate::errors::{from_py, IntoPyResult};
@@ -11,7 +11,6 @@ use quabla::linalg::{self, SolveOptions};
 use quabla::ode::{self, Gradient, Method, OdeOptions};
 use quabla::root_finding::{FixedResidual, NewtonOptions, RootSolver};
 use quabla::Array;
-use quabla::Axes;
 
 /// `(x, info)` of `A x = b` by `method` ("cg" or "gmres"); `a` and `m` are flat operators.
 #[pyfunction]
@@ -84,11 +83,7 @@ fn custom_linear_solve(
         let like = v.first().ok_or_else(|| {
             quabla::Error::Value("custom_linear_solve needs a right-hand side".into())
         })?;
-        let info = like
-            .zeros_like()?
-            .astype(quabla::DType::I32)?
-            .sum(Axes::All, false)?;
-        Ok((x, info))
+        Ok((x, like.filled_beside(&[], 0, quabla::DType::I32)?))
     };
     let forward = |_: linalg::LinearFn, v: &[Array]| solver(&solve, v);
     let backward = transpose_solve
