@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from .. import _quabla
 from .api import vjp
 from .flat import flatten_to_raw, to_raw, unflatten_raw
+from .numpy.creation import zeros_like
 from .tree_util import tree_flatten, tree_map
 
 __all__ = ["custom_linear_solve", "custom_root"]
@@ -40,7 +41,7 @@ def _check_float(raws, name: str, what: str) -> None:
 
 def _transposed(matvec: Callable, like) -> Callable:
     """``x -> Aᵀ x`` for the linear ``matvec`` at vectors shaped like ``like``."""
-    _, pullback = vjp(matvec, tree_map(lambda v: v * 0, like))
+    _, pullback = vjp(matvec, tree_map(zeros_like, like))
     return lambda x: pullback(x)[0]
 
 
