@@ -640,6 +640,20 @@ mod tests {
         assert_eq!((max.fused, max.reads.clone()), (0, vec![7]));
     }
 
+    /// f32 values as an emulated buffer.
+    fn f32s(v: &[f32]) -> std::sync::Arc<crate::emulate::Storage> {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::sync::Arc::new(crate::emulate::Storage::from_bytes(&bytes))
+    }
+
+    /// An emulated buffer's f32 values.
+    fn read_f32s(s: &crate::emulate::Storage) -> Vec<f32> {
+        s.bytes()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
     /// A solver step's shape: scalar arithmetic on a step size (with constants between)
     /// feeding a state update. The one-element nodes join the state's run, constants
     /// included, as one kernel that stores the returned scalars from one thread.
@@ -700,23 +714,13 @@ mod tests {
     fn a_joined_run_computes_what_the_nodes_say() {
         let p = Program::parse(SOLVER_STEP).unwrap();
         let exe = crate::emulate::Emulated::new(&p).unwrap();
-        let f32s = |v: &[f32]| {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            std::sync::Arc::new(crate::emulate::Storage::from_bytes(&bytes))
-        };
         let y: Vec<f32> = (0..8).map(|k| k as f32).collect();
         let k: Vec<f32> = (0..8).map(|k| 1.0 - k as f32 / 4.0).collect();
         let out = exe.run(vec![f32s(&y), f32s(&k), f32s(&[0.25])]).unwrap();
-        let read = |s: &crate::emulate::Storage| -> Vec<f32> {
-            s.bytes()
-                .chunks(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        };
         let want: Vec<f32> = y.iter().zip(&k).map(|(y, k)| y + k * 0.125).collect();
-        assert_eq!(read(&out[0]), want);
-        assert_eq!(read(&out[1]), vec![0.25]);
-        assert_eq!(read(&out[2]), vec![-0.25]);
+        assert_eq!(read_f32s(&out[0]), want);
+        assert_eq!(read_f32s(&out[1]), vec![0.25]);
+        assert_eq!(read_f32s(&out[2]), vec![-0.25]);
     }
 
     /// An MLP layer on one state: the small product heads the run of its readers (through
@@ -746,10 +750,6 @@ mod tests {
             (vec![2, 0, 1], vec![6])
         );
         let exe = crate::emulate::Emulated::new(&p).unwrap();
-        let f32s = |v: &[f32]| {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            std::sync::Arc::new(crate::emulate::Storage::from_bytes(&bytes))
-        };
         let (x, w, b) = (
             [0.5f32, -1.0, 2.0],
             [
@@ -758,11 +758,7 @@ mod tests {
             [0.0f32, 0.1, -0.2, 0.3],
         );
         let out = exe.run(vec![f32s(&x), f32s(&w), f32s(&b)]).unwrap();
-        let got: Vec<f32> = out[0]
-            .bytes()
-            .chunks(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let got = read_f32s(&out[0]);
         for (j, g) in got.iter().enumerate() {
             // The plugin sums an f32 product in f64, in order, then rounds.
             let dot: f64 = (0..3).map(|k| x[k] as f64 * w[k * 4 + j] as f64).sum();
