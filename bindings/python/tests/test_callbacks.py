@@ -185,3 +185,36 @@ def test_debug_log_goes_through_logging(caplog):
         quabla.jit(lambda c: quabla.lax.fori_loop(0, 3, body, c))(1.0)
     assert [r.getMessage() for r in caplog.records if r.name == "quabla.debug"] == [
         "step 0 carry 1.0", "step 1 carry 2.0", "step 2 carry 4.0"]
+
+
+def test_debug_breakpoint_opens_a_prompt_over_the_frames_with_values(monkeypatch, capsys):
+    """jax.debug.breakpoint's CLI: in a jitted function, when it runs, the traced locals are
+    numpy values; up/down walk the Python frames that traced it; continue runs on."""
+    import io
+
+    def inner(x):
+        y = x * 2.0
+        quabla.debug.breakpoint()
+        return y + 1.0
+
+    def outer(v):
+        shift = 7  # a plain Python value, read from the prompt in this frame
+        return inner(v + (shift - 7))
+
+    commands = "p y\npp x.tolist()\nup\np shift\nwhere\ndown\nnope\nc\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(commands))
+    out = quabla.jit(outer)(qnp.array([1.0, 2.0]))
+    assert np.asarray(out).tolist() == [3.0, 5.0]
+    text = capsys.readouterr().out
+    assert "Entering qdb:" in text
+    assert "array([2., 4.]" in text, text  # y, computed by the program
+    assert "[1.0, 2.0]" in text
+    assert "(qdb) 7\n" in text  # `shift` in the caller's frame
+    assert "in outer" in text and "> " in text
+    assert "unknown command 'nope'" in text
+    # Not reached while tracing; once per run.
+    monkeypatch.setattr("sys.stdin", io.StringIO("c\n"))
+    quabla.jit(outer)(qnp.array([0.0, 0.0]))
+    assert capsys.readouterr().out.count("Entering qdb:") == 1
+    with pytest.raises(ValueError, match="backend"):
+        quabla.debug.breakpoint(backend="web")

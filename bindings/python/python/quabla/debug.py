@@ -3,5 +3,6 @@
 from ._src.callbacks import debug_callback as callback
 from ._src.callbacks import debug_log as log
 from ._src.callbacks import debug_print as print  # noqa: A004 - JAX's name
+from ._src.debugger import breakpoint  # noqa: A004 - JAX's name
 
-__all__ = ["callback", "log", "print"]
+__all__ = ["breakpoint", "callback", "log", "print"]
