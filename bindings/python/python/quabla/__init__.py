@@ -44,9 +44,10 @@ from ._src.host_utils import (  # noqa: E402
 from . import (  # noqa: E402
     ad_checkpoint, custom_derivatives, debug, distributed, dtypes, errors, example_libraries,
     experimental,
-    flatten_util, image, lax, linalg, nn, numpy, optim, random, scipy, test_util, tree,
-    tree_util, typing,
+    flatten_util, image, lax, linalg, nn, numpy, optim, random, scipy, sharding, test_util,
+    tree, tree_util, typing,
 )
+from ._src.sharding import make_mesh  # noqa: E402
 
 __version__ = _quabla.__version__
 
@@ -65,5 +66,5 @@ __all__ = [
     "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
     "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches", "closure_convert",
-    "pmap",
+    "pmap", "sharding", "make_mesh",
 ]

@@ -18,6 +18,7 @@ from ._src.lax_gather import (
 from ._src.lax_windows import padtype_to_pads, reduce, reduce_window
 from ._src.random_gamma_grad import igamma_grad_a, random_gamma_grad
 from ._src.lax_implicit import custom_linear_solve, custom_root
+from ._src.sharding import with_sharding_constraint
 from ._src.lax_assorted import *  # noqa: F401,F403
 from ._src.lax_assorted import __all__ as _assorted
 from ._src.lax_collectives import *  # noqa: F401,F403  (over named vmap axes)
@@ -37,5 +38,6 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient",
            "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter", "scatter_add",
            "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
            "padtype_to_pads", "reduce", "reduce_window", "igamma_grad_a",
-           "random_gamma_grad", "custom_linear_solve", "custom_root"]
+           "random_gamma_grad", "custom_linear_solve", "custom_root",
+           "with_sharding_constraint"]
 __all__ += list(_ops) + list(_more) + list(_shape_rules) + list(_assorted) + list(_collectives)

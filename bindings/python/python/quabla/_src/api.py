@@ -505,6 +505,28 @@ def _nums_and_names(fun, nums, names, what: str):
 _JIT_IGNORED = ("inline", "keep_unused", "abstracted_axes", "compiler_options")
 
 
+def _sharding_device(shardings, what: str, device):
+    """The device a jit's ``in_shardings``/``out_shardings`` name (each a Sharding, a
+    PartitionSpec or None; a tree of them), checked against ``device`` when it is given."""
+    from .sharding import PartitionSpec, Sharding
+    from .tree_util import tree_flatten
+    leaves, _ = tree_flatten(shardings, is_leaf=lambda s: s is None or isinstance(
+        s, (Sharding, PartitionSpec)))
+    named = set()
+    for s in leaves:
+        if isinstance(s, Sharding):
+            named.add(s.device)
+        elif not (s is None or isinstance(s, PartitionSpec)):
+            raise TypeError(f"jit: {what} must be Shardings, PartitionSpecs or None, got "
+                            f"{type(s).__name__}")
+    wanted = getattr(device, "platform", device)
+    platforms = {d.platform for d in named} | ({wanted} if wanted is not None else set())
+    if len(platforms) > 1:
+        raise ValueError(f"jit: {what} name devices of {sorted(platforms)}; a program runs "
+                         "on one device")
+    return next(iter(platforms), None)
+
+
 def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = (),
         static_argnames: Union[str, Sequence[str]] = (),
         donate_argnums: Union[int, Sequence[int]] = (),
@@ -519,19 +541,26 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
     ``donate_argnames`` hand those arguments' buffers to the computation. JAX's
     ``inline``, ``keep_unused``, ``abstracted_axes`` and ``compiler_options`` are accepted
     and change nothing here (Quabla inlines nested jits and keeps every argument);
-    ``in_shardings`` / ``out_shardings`` are refused, as is any other keyword.
+    ``in_shardings`` / ``out_shardings`` (``quabla.sharding``: one device) pick the device
+    they name; any other keyword is refused.
 
     >>> import quabla, quabla.numpy as qnp
     >>> f = quabla.jit(lambda x: qnp.tanh(x) * 2)
     >>> f(qnp.zeros(3)).tolist()
     [0.0, 0.0, 0.0]
     """
+    for key in ("in_shardings", "out_shardings"):
+        shardings = options.pop(key, None)
+        if shardings is not None:
+            device = _sharding_device(shardings, key, device if device is not None
+                                      else backend)
+            backend = None
     unknown = sorted(k for k in options if k not in _JIT_IGNORED)
     if unknown:
         raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r}; it takes "
                         "static_argnums, static_argnames, donate_argnums, donate_argnames, "
                         "device, backend, inline, keep_unused, abstracted_axes and "
-                        "compiler_options (shardings are not supported)")
+                        "compiler_options, in_shardings and out_shardings")
     if device is not None and backend is not None:
         raise ValueError("jit: pass device or backend, not both (backend is device's alias)")
     device = backend if device is None else device

@@ -62,6 +62,12 @@ class Array:
         return Device(self._raw.platform)
 
     @property
+    def sharding(self):
+        """Where the array lives, as ``jax.Array.sharding``: its one device."""
+        from .sharding import SingleDeviceSharding
+        return SingleDeviceSharding(self.device)
+
+    @property
     def is_traced(self) -> bool:
         return self._raw.is_traced
 

@@ -112,8 +112,10 @@ def set_default_device(device: Union[Device, str, None]) -> None:
 
 
 def device_put(x, device=None):
-    """``x`` (a tree) with every array on ``device`` (a Device or platform name)."""
-    platform = getattr(device, "platform", device)
+    """``x`` (a tree) with every array on ``device`` (a Device, a platform name or a
+    ``quabla.sharding`` Sharding, which names one device)."""
+    from .sharding import placement
+    platform = getattr(placement(device), "platform", placement(device))
 
     def put(a):
         from .numpy.creation import asarray
