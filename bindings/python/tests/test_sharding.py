@@ -59,3 +59,8 @@ def test_meshes_of_several_devices_and_bad_specs_are_refused():
         quabla.jit(lambda v: v, in_shardings=3)
     with pytest.raises(ValueError, match="one device"):
         quabla.jit(lambda v: v, in_shardings=SingleDeviceSharding(cpu), device="mlx")
+    with pytest.raises(ValueError, match="not both"):
+        quabla.jit(lambda v: v, in_shardings=P(), device="cpu", backend="cpu")
+    # The decorator form keeps the device the shardings name.
+    deco = quabla.jit(in_shardings=SingleDeviceSharding(cpu))(lambda v: v * 3)
+    assert deco(qnp.ones(2)).device == cpu

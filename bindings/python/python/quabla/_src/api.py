@@ -549,21 +549,19 @@ def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[i
     >>> f(qnp.zeros(3)).tolist()
     [0.0, 0.0, 0.0]
     """
+    if device is not None and backend is not None:
+        raise ValueError("jit: pass device or backend, not both (backend is device's alias)")
+    device = backend if device is None else device
     for key in ("in_shardings", "out_shardings"):
         shardings = options.pop(key, None)
         if shardings is not None:
-            device = _sharding_device(shardings, key, device if device is not None
-                                      else backend)
-            backend = None
+            device = _sharding_device(shardings, key, device)
     unknown = sorted(k for k in options if k not in _JIT_IGNORED)
     if unknown:
         raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r}; it takes "
                         "static_argnums, static_argnames, donate_argnums, donate_argnames, "
                         "device, backend, inline, keep_unused, abstracted_axes and "
                         "compiler_options, in_shardings and out_shardings")
-    if device is not None and backend is not None:
-        raise ValueError("jit: pass device or backend, not both (backend is device's alias)")
-    device = backend if device is None else device
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums, donate_argnames=donate_argnames,
