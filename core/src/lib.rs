@@ -200,8 +200,8 @@ pub fn call_program(p: &qir::Program, args: &[Array]) -> Result<Vec<Array>> {
 pub mod lax {
     pub use crate::ops::control_flow::{
         bounded_while_loop, bounded_while_loop_with, cond, fori_loop, last_scan_tape_bytes, scan,
-        switch, take_scan_tape_bytes, while_loop, Bound, BoundedWhileOptions, LoopBody, RegionFn,
-        ScanStep,
+        switch, take_scan_tape_bytes, while_loop, Bound, BoundedWhileOptions, CheckpointSchedule,
+        LoopBody, RegionFn, ScanStep,
     };
     pub use crate::ops::conv::{conv_general_dilated, ConvDimensionNumbers, ConvOptions, Padding};
     pub use crate::ops::named_axis::{axis_index, pmax, pmin, psum};

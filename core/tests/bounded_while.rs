@@ -10,6 +10,7 @@ use common::cpu;
 use quabla::ad::{grad, jvp};
 use quabla::lax::{
     bounded_while_loop, bounded_while_loop_with, cond, scan, while_loop, BoundedWhileOptions,
+    CheckpointSchedule,
 };
 use quabla::test_util::check_grads;
 use quabla::{custom_vjp, vmap, Array, Result};
@@ -282,25 +283,19 @@ fn tapes(n: usize) -> (usize, usize) {
     (tape_of(bounded), tape_of(scanned))
 }
 
-/// Carries reverse mode keeps for a bound `n` and a budget of `k` (default: unset): at
-/// each level of the schedule, the carry every `stride` trips over the level above's span
-/// (one more row when the stride does not divide it), every carry at the last level.
+/// Carries reverse mode keeps for a bound `n` and a budget of `k` (default: unset): every
+/// trip's; under two levels the carry every `stride` trips (one more row when the stride
+/// does not divide `n - 1`) and a segment's; under the binomial schedule the budget.
 fn kept_carries(n: usize, k: Option<usize>) -> usize {
     let opts = BoundedWhileOptions {
         max_steps: n,
         checkpoints: k,
     };
-    let mut span = n;
-    let mut total = 0;
-    for s in opts.level_strides() {
-        total += if s == 1 {
-            span
-        } else {
-            (span - 1).div_ceil(s) + 1
-        };
-        span = s;
+    match opts.schedule() {
+        CheckpointSchedule::EveryTrip => n,
+        CheckpointSchedule::TwoLevel { stride } => (n - 1).div_ceil(stride) + 1 + stride,
+        CheckpointSchedule::Binomial { snapshots } => snapshots,
     }
-    total
 }
 
 #[test]
@@ -351,8 +346,8 @@ fn the_checkpoint_budget_bounds_the_memory() {
             kept_carries(n, Some(k)) * carry,
             "checkpoints {k}: {bytes:?}"
         );
-        // Within the budget, down to the least-memory schedule (29 carries at 4096).
-        assert!(*b <= k.max(29) * carry, "checkpoints {k}: {bytes:?}");
+        // Within the budget, whatever it is.
+        assert!(*b <= k * carry, "checkpoints {k}: {bytes:?}");
     }
     // As many checkpoints as trips keeps every carry, as a scan's full tape (a carry a trip).
     assert_eq!(bytes[6], n * carry);
@@ -383,8 +378,8 @@ fn every_checkpoint_count_gives_the_same_values_and_gradients() {
     // 16: segments of 9 trips, the earlier ones recomputed.
     let base = run(16);
     let n = trips(0.3, 1.1, 40.0, 50);
-    // Several segments at every level of the three-level schedules (strides 16, 4, 1 for
-    // budgets up to 7), one segment of 21 at 25, every carry at 50 and more.
+    // The binomial schedule below two levels (budgets up to 7: one carry recomputes every
+    // trip from the start), one segment of 21 at 25, every carry at 50 and more.
     assert!(n > 21, "{n} trips");
     for k in [1, 2, 3, 7, 25, 50, 1000] {
         let (v, g0, g1) = run(k);
@@ -397,7 +392,7 @@ fn every_checkpoint_count_gives_the_same_values_and_gradients() {
             max_steps: 50,
             checkpoints: Some(k),
         };
-        println!("checkpoints {k}: strides {:?}", opts.level_strides());
+        println!("checkpoints {k}: {:?}", opts.schedule());
     }
     let bad = BoundedWhileOptions {
         max_steps: 50,
@@ -410,6 +405,50 @@ fn every_checkpoint_count_gives_the_same_values_and_gradients() {
         err.to_string().contains("checkpoints must be at least 1"),
         "{err}"
     );
+}
+
+/// `grow` keeping at most `k` carries for reverse mode.
+fn grow_keeping(a: &[Array], k: usize) -> Result<Vec<Array>> {
+    let rate = a[1].clone();
+    let body = move |c: &[Array]| Ok(vec![(&(&c[0] * &rate)? + &c[0].sin()?)?]);
+    let keep = |c: &[Array]| Ok(vec![c[0].lt(40.0)?]);
+    let opts = BoundedWhileOptions {
+        max_steps: 64,
+        checkpoints: Some(k),
+    };
+    bounded_while_loop_with(&keep, &body, &a[..1], &opts)
+}
+
+#[test]
+fn the_binomial_schedule_composes_to_second_order_and_under_vmap() {
+    for k in [1, 2, 3] {
+        let opts = BoundedWhileOptions {
+            max_steps: 64,
+            checkpoints: Some(k),
+        };
+        assert_eq!(
+            opts.schedule(),
+            CheckpointSchedule::Binomial { snapshots: k }
+        );
+        let f = move |a: &[Array]| grow_keeping(a, k);
+        for x in [0.3, 2.0] {
+            check_grads(&f, &[f64s(&[x], &[]), f64s(&[1.1], &[])], 2, None)
+                .unwrap_or_else(|e| panic!("x {x}, {k} carries: {e}"));
+        }
+        // Per element under vmap: each element's own trips, the unbatched gradient's bits.
+        let xs = [0.3, 5.0, 0.9, 2.0];
+        let g = vmap(
+            |a: &[Array]| grad(f, &[0, 1])(a),
+            &[Some(0), None],
+            &[Some(0), Some(0)],
+        )(&[f64s(&xs, &[4]), f64s(&[1.1], &[])])
+        .unwrap();
+        for (i, x) in xs.iter().enumerate() {
+            let one = grad(f, &[0, 1])(&[f64s(&[*x], &[]), f64s(&[1.1], &[])]).unwrap();
+            assert_eq!(vals(&g[0])[i], vals(&one[0])[0], "x {x}, {k} carries");
+            assert_eq!(vals(&g[1])[i], vals(&one[1])[0], "x {x}, {k} carries");
+        }
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 
 use common::cpu;
 use quabla::ad::{grad, jvp};
-use quabla::lax::{bounded_while_loop_with, cond, scan, BoundedWhileOptions};
+use quabla::lax::{bounded_while_loop_with, cond, scan, BoundedWhileOptions, CheckpointSchedule};
 use quabla::ode::{odeint, OdeOptions};
 use quabla::{jit, Array, Axes, Result};
 use quabla_abi::qir::UnaryOp;
@@ -21,10 +21,15 @@ fn sines(f: impl FnOnce()) -> u64 {
     unary_runs(UnaryOp::Sin) - before
 }
 
-/// `c <- c + 0.25 (1 + 0.01 sin c)` while `c < 1.2`: 5 trips from 0. The body's `sin` is
-/// the only one in the program.
-fn creep(a: &[Array], max_steps: usize, checkpoints: Option<usize>) -> Result<Vec<Array>> {
-    let keep = |c: &[Array]| Ok(vec![c[0].lt(1.2)?]);
+/// `c <- c + 0.25 (1 + 0.01 sin c)` while `c < limit`: 5 trips from 0 to 1.2. The body's
+/// `sin` is the only one in the program.
+fn creep_to(
+    a: &[Array],
+    max_steps: usize,
+    checkpoints: Option<usize>,
+    limit: f64,
+) -> Result<Vec<Array>> {
+    let keep = move |c: &[Array]| Ok(vec![c[0].lt(limit)?]);
     let body = |c: &[Array]| {
         let wobble = (&(&c[0].sin()? * 0.01)? + 1.0)?;
         Ok(vec![(&c[0] + &(&wobble * 0.25)?)?])
@@ -37,9 +42,13 @@ fn creep(a: &[Array], max_steps: usize, checkpoints: Option<usize>) -> Result<Ve
     Ok(vec![(&out[0] * &out[0])?])
 }
 
-fn trips() -> u64 {
+fn creep(a: &[Array], max_steps: usize, checkpoints: Option<usize>) -> Result<Vec<Array>> {
+    creep_to(a, max_steps, checkpoints, 1.2)
+}
+
+fn trips_to(limit: f64) -> u64 {
     let (mut c, mut k) = (0.0f64, 0);
-    while c < 1.2 {
+    while c < limit {
         c += 0.25 * (1.0 + 0.01 * c.sin());
         k += 1;
     }
@@ -47,14 +56,18 @@ fn trips() -> u64 {
 }
 
 fn both_passes(max_steps: usize, checkpoints: Option<usize>) -> (u64, u64) {
+    both_passes_to(max_steps, checkpoints, 1.2)
+}
+
+fn both_passes_to(max_steps: usize, checkpoints: Option<usize>, limit: f64) -> (u64, u64) {
     let x = Array::from_slice_on(&cpu(), &[0.0f64], &[]).unwrap();
-    let forward = jit(move |a: &[Array]| creep(a, max_steps, checkpoints));
+    let forward = jit(move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit));
     forward.compile_for(std::slice::from_ref(&x)).unwrap();
     let fwd = sines(|| {
         forward.call(std::slice::from_ref(&x)).unwrap();
     });
     let backward = jit(grad(
-        move |a: &[Array]| creep(a, max_steps, checkpoints),
+        move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit),
         &[0],
     ));
     backward.compile_for(std::slice::from_ref(&x)).unwrap();
@@ -137,7 +150,7 @@ fn ode_work(max_steps: usize) -> (u64, u64, i32) {
 fn loops_do_the_work_of_the_trips_they_take() {
     // The only test in this binary, so no other test sees the variable change.
     std::env::set_var("QUABLA_CPU_JIT", "0");
-    let n = trips();
+    let n = trips_to(1.2);
     assert_eq!(n, 5);
     let bounds = [64usize, 4096, 65536];
     let runs: Vec<(u64, u64)> = bounds.iter().map(|&b| both_passes(b, None)).collect();
@@ -162,29 +175,48 @@ fn loops_do_the_work_of_the_trips_they_take() {
             "forward mode, bound {b}"
         );
     }
-    // Budgets below two levels add levels: each runs the 5 trips forward again from the
-    // level above's checkpoint keeping its own (4 evaluations: the last trip's successor
-    // is not needed), down to a level of single trips. At 40 carries the strides are
-    // 512, 64, 8, 1 (three runs); at 1, 1024, 256, 64, 16, 4, 1, whose level of 4 splits
-    // the 5 trips into 4 (3 evaluations to keep each carry) and 1 (none).
-    for (k, strides, bwd_sines) in [
-        (4096usize, vec![1usize], 2 * n),
-        (40, vec![512, 64, 8, 1], 2 * n + 3 * (n - 1)),
-        (1, vec![1024, 256, 64, 16, 4, 1], 2 * n + 4 * (n - 1) + 3),
+    // A budget of every trip: the forward pass and the pass keeping every carry.
+    assert_eq!(both_passes(4096, Some(4096)), (n, 2 * n));
+    // Budgets below two levels follow the binomial schedule: the forward pass, a pass
+    // counting the trips, and Griewank's least recomputation for `k` carries,
+    // `t m - C(k + t, t - 1)` with `t` the least such that `C(k + t, t) >= m`.
+    let binomial = |s: u64, t: u64| (1..=t).fold(1u64, |b, i| b * (s + i) / i);
+    let least = |m: u64, k: u64| {
+        let t = (0..).find(|&t| binomial(k, t) >= m).unwrap();
+        if t == 0 {
+            0
+        } else {
+            t * m - binomial(k + 1, t - 1)
+        }
+    };
+    for (limit, k) in [
+        (1.2, 40usize),
+        (1.2, 1),
+        (1.2, 2),
+        (7.5, 1),
+        (7.5, 2),
+        (7.5, 3),
+        (7.5, 5),
     ] {
+        let m = trips_to(limit);
         let opts = BoundedWhileOptions {
             max_steps: 4096,
             checkpoints: Some(k),
         };
-        assert_eq!(opts.level_strides(), strides);
-        let (fwd, bwd) = both_passes(4096, Some(k));
-        println!(
-            "checkpoints {k}: sin runs (forward, gradient) {:?}",
-            (fwd, bwd)
+        assert_eq!(
+            opts.schedule(),
+            CheckpointSchedule::Binomial { snapshots: k }
         );
-        assert_eq!(fwd, n, "checkpoints {k}");
-        assert_eq!(bwd, bwd_sines, "checkpoints {k}");
+        let (fwd, bwd) = both_passes_to(4096, Some(k), limit);
+        println!("{m} trips, checkpoints {k}: sin runs (forward, gradient) {fwd}, {bwd}");
+        assert_eq!(fwd, m, "checkpoints {k}");
+        assert_eq!(
+            bwd,
+            2 * m + least(m, k as u64),
+            "{m} trips, checkpoints {k}"
+        );
     }
+    assert_eq!(trips_to(7.5), 30);
     let odes: Vec<(u64, u64, i32)> = [4096, 65536].iter().map(|&b| ode_work(b)).collect();
     println!("dopri5 solve, sin runs (solve, gradient, steps) at max_steps 4096, 65536: {odes:?}");
     let (fwd, bwd, steps) = odes[0];

@@ -92,10 +92,9 @@ def test_while_loop_with_max_steps_is_reverse_differentiable():
 
 
 def test_while_loop_checkpoints_keep_values_and_gradients():
-    """``checkpoints`` is the bounded loop's reverse-mode memory budget (1 and 2: the
-    least-memory schedule, several levels; 20: two levels, segments of 14; 64: every carry
-    kept): the values and the gradient bit for bit; bad values and a missing bound are
-    errors."""
+    """``checkpoints`` is the bounded loop's reverse-mode memory budget (1, 2 and 5: the
+    binomial schedule; 20: two levels, segments of 14; 64: every carry kept): the values
+    and the gradient bit for bit; bad values and a missing bound are errors."""
     def f(x, a, k):
         out = lax.while_loop(lambda c: c < 40.0, lambda c: c * a + qnp.sin(c), x,
                              max_steps=64, checkpoints=k)
@@ -107,7 +106,7 @@ def test_while_loop_checkpoints_keep_values_and_gradients():
     x, a = np.float64(0.3), np.float64(1.5)
     base = f(x, a, None)
     base_g = grads(None)
-    for k in (1, 2, 20, 64):
+    for k in (1, 2, 5, 20, 64):
         assert float(f(x, a, k)) == float(base)
         g = grads(k)
         for u, v in zip(g, base_g):

@@ -450,9 +450,9 @@ fn ode_rows(dtype: DType, reps: usize) -> Result<Vec<Run>> {
             s,
         ));
     }
-    // The direct gradient's memory/recomputation knob: 4, 8 or 64 solver states kept (and a
-    // segment of 1,027, 514 or 65; the default is 65), and 4,107 = max_steps + len(t) (every
-    // iteration's state kept, no segment).
+    // The direct gradient's memory/recomputation knob: 4, 8 or 64 solver states kept (the
+    // binomial schedule; the default keeps about 130, two levels of 65), and 4,107 =
+    // max_steps + len(t) (every iteration's state kept).
     for k in NEURAL_ODE_CHECKPOINTS {
         let direct =
             move |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![neural_ode_checkpointed(a, k)?]) };

@@ -9,12 +9,13 @@
 //!   `trips < max_steps`, so the primal costs the trips taken;
 //! - JVP: the primal loop, and a tangent loop carrying tangents beside the carry, with the
 //!   same bound (linear in the tangents);
-//! - transpose (of a tangent loop): the known part runs forward again, keeping the known
-//!   carry every `s` trips (the schedule's top level) and, with two levels, the last
-//!   segment's carries; the backward pass then walks the trips taken, last first, a
-//!   segment at a time (each segment before the last recomputed from its checkpoint, level
-//!   by level), transposing one trip at a time. Its loops are `bounded_while`s themselves,
-//!   so higher derivatives compose;
+//! - transpose (of a tangent loop): the known part runs forward again, counting the trips
+//!   `n` and, under the two-level schedule, keeping the known carry every `s` trips and the
+//!   last segment's carries; the backward pass then walks the trips taken, last first, a
+//!   segment at a time (each segment before the last recomputed from its checkpoint),
+//!   transposing one trip at a time. Budgets too small for two levels follow Griewank's
+//!   binomial schedule over the `n` trips (`bounded_while_transpose/revolve.rs`). Its loops
+//!   are `bounded_while`s themselves, so higher derivatives compose;
 //! - batching: as `while`, a batched predicate runs until every element is done and freezes
 //!   finished elements (each element's trips stay under the bound).
 //!
@@ -22,9 +23,10 @@
 //! `sqrt(max_steps)` trips): forward `n` body evaluations; reverse the forward pass, `n`
 //! more to rebuild the checkpoints, `n` to recompute each trip's residuals, and under `n`
 //! to recompute the segments before the last one (none when the loop ends within `s`
-//! trips), plus `n` backward steps; each further level of a smaller budget adds under `n`.
-//! Nothing is done for trips not taken. Memory: the budget `checkpoints` (about
-//! `2 sqrt(max_steps)` carries by default).
+//! trips), plus `n` backward steps; the binomial schedule of `k` carries recomputes
+//! `t n - C(k + t, t - 1)` trips instead (`t` the least with `C(k + t, t) >= n`). Nothing is
+//! done for trips not taken. Memory: the budget `checkpoints` (about `2 sqrt(max_steps)`
+//! carries by default).
 
 use super::RegionFn;
 use crate::ad::jvp_support::{float_tangents, jvp_region};
@@ -65,15 +67,17 @@ pub fn bounded_while_loop(
 /// A bounded loop's bound and its reverse-mode schedule.
 ///
 /// `checkpoints` is how many carries reverse mode may keep (memory `O(checkpoints)`); the
-/// schedule ([`BoundedWhileOptions::level_strides`]) follows from it:
+/// schedule ([`BoundedWhileOptions::schedule`]) follows from it:
 /// - `checkpoints >= max_steps`: every trip's carry, nothing recomputed;
 /// - two levels when they fit (from about `2 sqrt(max_steps)` carries up): the carry every
 ///   `s` trips and the carries of one segment of `s` trips, `s` as long as the budget
 ///   allows. Going backward each segment but the last is recomputed from its checkpoint, so
 ///   a loop that ends within its first `s` trips recomputes nothing;
-/// - below that, more levels of `b` children (`b^levels >= max_steps`), each level a
-///   forward pass more over the trips taken, down to about `e ln(max_steps)` carries
-///   (smaller budgets get that least-memory schedule).
+/// - below that, Griewank's binomial schedule ("revolve") over exactly `checkpoints`
+///   carries, placed once the trip count `n` is known: it recomputes the fewest trips any
+///   schedule with that many carries can, `t n - C(k + t, t - 1)` for `k` carries, `t` the
+///   least with `C(k + t, t) >= n` (each trip recomputed at most `t` times; one carry
+///   recomputes `n (n - 1) / 2`).
 ///
 /// Unset: two levels with `s` about `sqrt(max_steps)` (about `2 sqrt(max_steps)` carries).
 /// Values, forward-mode results and gradients (bit for bit) do not depend on it.
@@ -81,9 +85,9 @@ pub fn bounded_while_loop(
 /// ```no_run
 /// # use quabla::{lax, Array};
 /// let x = Array::from_slice(&[5.0f64], &[]).unwrap();
-/// // Up to 4,096 trips; reverse mode keeps at most 40 carries (four levels of 8).
+/// // Up to 4,096 trips; reverse mode keeps at most 40 carries (the binomial schedule).
 /// let opts = lax::BoundedWhileOptions { checkpoints: Some(40), ..lax::BoundedWhileOptions::new(4096) };
-/// assert_eq!(opts.level_strides(), vec![512, 64, 8, 1]);
+/// assert_eq!(opts.schedule(), lax::CheckpointSchedule::Binomial { snapshots: 40 });
 /// let out = lax::bounded_while_loop_with(
 ///     &|c: &[Array]| Ok(vec![c[0].ge(1.0)?]),
 ///     &|c: &[Array]| Ok(vec![(&c[0] * 0.5)?]),
@@ -97,7 +101,7 @@ pub struct BoundedWhileOptions {
     /// The most trips the loop takes (below 2^30).
     pub max_steps: usize,
     /// How many carries reverse mode may keep, at least 1 (unset: about
-    /// `2 sqrt(max_steps)`, two levels); see [`BoundedWhileOptions::level_strides`].
+    /// `2 sqrt(max_steps)`, two levels); see [`BoundedWhileOptions::schedule`].
     pub checkpoints: Option<usize>,
 }
 
@@ -119,16 +123,14 @@ impl BoundedWhileOptions {
         })
     }
 
-    /// Trips between the carries each level of reverse mode's schedule keeps, from the top
-    /// (every trip of the last level: `1`). `[1]` keeps every trip; `[s, 1]` a carry every
-    /// `s` trips and one segment's carries.
+    /// The schedule reverse mode follows for this bound and budget.
     ///
     /// ```no_run
-    /// # use quabla::lax::BoundedWhileOptions;
-    /// assert_eq!(BoundedWhileOptions::new(4096).level_strides(), vec![65, 1]);
+    /// # use quabla::lax::{BoundedWhileOptions, CheckpointSchedule};
+    /// assert_eq!(BoundedWhileOptions::new(4096).schedule(), CheckpointSchedule::TwoLevel { stride: 65 });
     /// ```
-    pub fn level_strides(&self) -> Vec<usize> {
-        level_strides(self.max_steps, self.resolved_checkpoints())
+    pub fn schedule(&self) -> CheckpointSchedule {
+        schedule(self.max_steps, self.resolved_checkpoints())
     }
 
     fn check(&self, caller: &str) -> Result<()> {
@@ -265,12 +267,23 @@ fn memory(m: usize, strides: &[usize]) -> usize {
     total
 }
 
-/// Reverse mode's schedule for a bound of `m` trips and a budget of `k` carries: the strides
-/// of its levels, from the top, the last 1 (see [`BoundedWhileOptions`]).
-pub(super) fn level_strides(m: usize, k: usize) -> Vec<usize> {
+/// How reverse mode through a bounded loop keeps carries ([`BoundedWhileOptions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointSchedule {
+    /// Every trip's carry: nothing is recomputed.
+    EveryTrip,
+    /// The carry every `stride` trips, and the carries of one segment of `stride` trips.
+    TwoLevel { stride: usize },
+    /// Griewank's binomial schedule over `snapshots` carries (the first the loop's start).
+    Binomial { snapshots: usize },
+}
+
+/// Reverse mode's schedule for a bound of `m` trips and a budget of `k` carries (see
+/// [`BoundedWhileOptions`]).
+pub(super) fn schedule(m: usize, k: usize) -> CheckpointSchedule {
     let m = m.max(1);
     if k >= m || m <= 2 {
-        return vec![1];
+        return CheckpointSchedule::EveryTrip;
     }
     // Two levels, with the longest segment the budget allows (the fewest recomputed).
     let root = ((k as f64 - 2.0).powi(2) - 4.0 * (m as f64 - 1.0))
@@ -278,31 +291,15 @@ pub(super) fn level_strides(m: usize, k: usize) -> Vec<usize> {
         .sqrt();
     let guess = ((k as f64 - 2.0 + root) / 2.0) as usize;
     let fits = |s: usize| (2..m).contains(&s) && memory(m, &[s, 1]) <= k;
-    if let Some(s) = (guess.saturating_sub(2)..=guess + 2)
+    match (guess.saturating_sub(2)..=guess + 2)
         .rev()
         .find(|&s| fits(s))
     {
-        return vec![s, 1];
+        Some(stride) => CheckpointSchedule::TwoLevel { stride },
+        None => CheckpointSchedule::Binomial {
+            snapshots: k.max(1),
+        },
     }
-    // More levels of `b` children; the least memory if none fits.
-    let with_levels = |levels: u32| -> Vec<usize> {
-        let b = ceil_root(m, levels);
-        (1..levels).rev().map(|l| b.pow(l)).chain([1]).collect()
-    };
-    let mut best = with_levels(2);
-    for levels in 3..=usize::BITS {
-        let strides = with_levels(levels);
-        if memory(m, &strides) <= k {
-            return strides;
-        }
-        if memory(m, &strides) < memory(m, &best) {
-            best = strides;
-        }
-        if ceil_root(m, levels) == 2 {
-            break;
-        }
-    }
-    best
 }
 
 fn parts(op: &Op) -> (&Program, &Program, usize, usize) {
@@ -392,28 +389,29 @@ pub(super) fn bounded_jvp(
 
 #[cfg(test)]
 mod tests {
-    use super::{level_strides, memory, BoundedWhileOptions};
+    use super::{memory, schedule, BoundedWhileOptions, CheckpointSchedule};
 
     #[test]
-    fn the_schedule_keeps_within_the_budget_with_as_few_levels_as_it_allows() {
+    fn the_schedule_keeps_within_the_budget_with_two_levels_where_they_fit() {
+        use CheckpointSchedule::{Binomial, EveryTrip, TwoLevel};
         for (m, k, want) in [
-            (4096, 4096, vec![1]),
-            (4096, 10_000, vec![1]),
-            (1, 1, vec![1]),
-            (2, 1, vec![1]),
+            (4096, 4096, EveryTrip),
+            (4096, 10_000, EveryTrip),
+            (1, 1, EveryTrip),
+            (2, 1, EveryTrip),
             // Two levels: the longest segment that fits.
-            (4096, 129, vec![65, 1]),
-            (4096, 200, vec![175, 1]),
-            // Below 2 sqrt(m) (130 at 4107): more levels.
-            (4107, 129, vec![289, 17, 1]),
-            (4096, 60, vec![256, 16, 1]),
-            (4096, 40, vec![512, 64, 8, 1]),
-            // Less than the least memory (29 carries): the least-memory schedule.
-            (4096, 1, vec![1024, 256, 64, 16, 4, 1]),
+            (4096, 129, TwoLevel { stride: 65 }),
+            (4096, 200, TwoLevel { stride: 175 }),
+            // Below 2 sqrt(m) (130 at 4107): the binomial schedule over the budget.
+            (4107, 129, Binomial { snapshots: 129 }),
+            (4096, 40, Binomial { snapshots: 40 }),
+            (4096, 1, Binomial { snapshots: 1 }),
         ] {
-            let got = level_strides(m, k);
+            let got = schedule(m, k);
             assert_eq!(got, want, "m {m}, k {k}");
-            assert!(memory(m, &got) <= k.max(29), "m {m}, k {k}");
+            if let TwoLevel { stride } = got {
+                assert!(memory(m, &[stride, 1]) <= k, "m {m}, k {k}");
+            }
         }
     }
 
@@ -421,9 +419,16 @@ mod tests {
     fn the_default_is_two_levels_of_sqrt_max_steps() {
         for (m, s) in [(4096usize, 65usize), (4107, 66), (100, 11), (65536, 257)] {
             let opts = BoundedWhileOptions::new(m);
-            assert_eq!(opts.level_strides(), vec![s, 1], "m {m}");
+            assert_eq!(
+                opts.schedule(),
+                CheckpointSchedule::TwoLevel { stride: s },
+                "m {m}"
+            );
             assert!(opts.resolved_checkpoints() <= 2 * s, "m {m}");
         }
-        assert_eq!(BoundedWhileOptions::new(2).level_strides(), vec![1]);
+        assert_eq!(
+            BoundedWhileOptions::new(2).schedule(),
+            CheckpointSchedule::EveryTrip
+        );
     }
 }

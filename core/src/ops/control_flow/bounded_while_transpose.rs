@@ -4,21 +4,22 @@
 //! The carry splits into known carries (the primal part, and tangents that never meet a
 //! linear value) and linear ones. One trip's body splits by partial evaluation into
 //! `fwd: known -> (known', residuals)` and `bwd: (residuals, ct of linear') -> ct of
-//! linear`. The schedule's levels keep the known carry every `strides[0]`, `strides[1]`,
-//! ... trips (the last level every trip; see `BoundedWhileOptions`). The backward pass:
-//! 1. runs the known part forward again from the known operands, counting the trips `n` and
-//!    keeping the carry every `strides[0]` trips (with two levels, also every trip of the
-//!    current segment, so the last segment's carries are all there when it ends);
-//! 2. transposes the segments last first: each is run forward from its checkpoint keeping
-//!    the next level's carries (the last segment of a two-level schedule needs no run),
-//!    and its sub-segments are transposed the same way, down to single trips, which are
-//!    transposed from their carry.
+//! linear`. The schedule (see `BoundedWhileOptions`) decides which known carries are kept:
+//! - every trip's: one pass runs the known part forward again from the known operands,
+//!   counting the trips `n` and keeping each trip's carry; the trips are then transposed
+//!   from their carries, last first;
+//! - two levels: that pass keeps the carry every `s` trips and every carry of the segment
+//!   it is in, so the last segment is transposed at once; each earlier segment is run
+//!   forward from its checkpoint keeping its carries, then transposed;
+//! - binomial: that pass only counts; `revolve.rs` then places the budget's carries.
 //!
-//! Each loop is a `bounded_while` (bounded by the span of its level), so the backward pass
-//! is itself differentiable in both modes. Known carries the body passes through unchanged
+//! Each loop is a `bounded_while` (bounded by the span it walks), so the backward pass is
+//! itself differentiable in both modes. Known carries the body passes through unchanged
 //! (captured parameters) are carried beside the loops, never copied into the checkpoints.
 
-use super::bounded_while::{bounded_while_fn, level_strides, rows};
+mod revolve;
+
+use super::bounded_while::{bounded_while_fn, rows, schedule, CheckpointSchedule};
 use super::loop_linearity::{linear_carries, linear_outputs, reordered};
 use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
@@ -85,8 +86,7 @@ struct Plan<'a> {
     /// `(residuals, ct of the linear carries after a trip) -> their ct before it`.
     bwd: Program,
     max_steps: usize,
-    /// Trips between the carries each level keeps, from the top; the last is 1.
-    strides: Vec<usize>,
+    schedule: CheckpointSchedule,
     carry_types: Vec<TensorType>,
 }
 
@@ -140,7 +140,7 @@ impl<'a> Plan<'a> {
             varying,
             fixed,
             max_steps,
-            strides: level_strides(max_steps, checkpoints),
+            schedule: schedule(max_steps, checkpoints),
             carry_types: body.inputs.clone(),
         })
     }
@@ -187,57 +187,46 @@ impl<'a> Plan<'a> {
 
     fn backward(&self, like: &Array, known: Vec<Array>, cts: Vec<Array>) -> Result<Vec<Array>> {
         let fixed: Vec<Array> = self.fixed.iter().map(|&k| known[k].clone()).collect();
-        let (trips, checkpoints, last) = self.checkpoint_pass(like, &known)?;
-        let top = self.strides[0];
-        if top == 1 {
-            super::scan_tape::record_tape(&checkpoints);
+        let stride = match self.schedule {
+            CheckpointSchedule::Binomial { snapshots } => {
+                return self.binomial_backward(like, &known, &fixed, cts, snapshots)
+            }
+            CheckpointSchedule::EveryTrip => 1,
+            CheckpointSchedule::TwoLevel { stride } => stride,
+        };
+        let (trips, checkpoints, last) = self.checkpoint_pass(like, &known, stride)?;
+        super::scan_tape::record_tape(&[checkpoints.clone(), last.clone()].concat());
+        if stride == 1 {
             return self.transpose_trips(&checkpoints, &trips, self.max_steps, &fixed, cts);
         }
-        // The buffers of the levels below the top, level by level (with two levels, the
-        // last segment's carries the first pass kept).
-        let lower = if self.strides.len() == 2 {
-            last
-        } else {
-            let mut bufs = Vec::new();
-            for l in 1..self.strides.len() {
-                bufs.extend(self.buffers(like, rows(self.strides[l - 1], self.strides[l]))?);
-            }
-            bufs
-        };
-        super::scan_tape::record_tape(&[checkpoints.clone(), lower.clone()].concat());
-        let s = i32_of(top)?;
-        // Segments 0..=g_last; the last holds trips g_last * s .. n.
+        let s = i32_of(stride)?;
+        // Segments 0..=g_last; the last holds trips g_last * s .. n, whose carries the
+        // first pass kept.
         let g_last = (int_div(&(&trips + (s - 1))?, s)? - 1)?.maximum(0)?;
         let last_len = (&trips - &(&g_last * s)?)?;
-        let (cts, lower) = if self.strides.len() == 2 {
-            let cts = self.transpose_trips(&lower, &last_len, top, &fixed, cts)?;
-            (cts, lower)
-        } else {
-            let start = read_rows(&checkpoints, &g_last)?;
-            self.transpose_range(1, &start, &last_len, lower, &fixed, cts)?
-        };
-        self.earlier_segments(&g_last, &checkpoints, lower, &fixed, cts)
+        let cts = self.transpose_trips(&last, &last_len, stride, &fixed, cts)?;
+        self.earlier_segments(&g_last, &checkpoints, last, &fixed, cts, stride)
     }
 
-    /// Step 1: `(trips taken, checkpoint buffers, last segment's buffers)` (the last empty
-    /// unless the schedule has two levels).
+    /// Step 1: `(trips taken, checkpoint buffers, last segment's buffers)`: the carry
+    /// every `stride` trips and, for a stride above 1, every carry of the current segment.
     fn checkpoint_pass(
         &self,
         like: &Array,
         known: &[Array],
+        stride: usize,
     ) -> Result<(Array, Vec<Array>, Vec<Array>)> {
         let (nk, nv) = (known.len(), self.varying.len());
-        let top = self.strides[0];
-        let s = i32_of(top)?;
-        let keep_last = self.strides.len() == 2;
+        let s = i32_of(stride)?;
+        let keep_last = stride > 1;
         let mut init = vec![crate::ops::zeros_typed(
             like,
             &TensorType::scalar(DType::I32),
         )?];
         init.extend(known.iter().cloned());
-        init.extend(self.buffers(like, rows(self.max_steps, top))?);
+        init.extend(self.buffers(like, rows(self.max_steps, stride))?);
         if keep_last {
-            init.extend(self.buffers(like, top)?);
+            init.extend(self.buffers(like, stride)?);
         }
         let cond = |c: &[Array]| self.going(&c[1..1 + nk], &c[0]);
         let body = |c: &[Array]| -> Result<Vec<Array>> {
@@ -297,117 +286,54 @@ impl<'a> Plan<'a> {
         Ok(out[1..1 + nl].to_vec())
     }
 
-    /// Step 2 at the top: segments `g_last - 1` down to 0, each of `strides[0]` trips from
-    /// its checkpoint.
+    /// Step 2: segments `g_last - 1` down to 0, each of `stride` trips from its
+    /// checkpoint, run forward into `segment` (one segment's buffers) and transposed.
     fn earlier_segments(
         &self,
         g_last: &Array,
         checkpoints: &[Array],
-        lower: Vec<Array>,
+        segment: Vec<Array>,
         fixed: &[Array],
         cts: Vec<Array>,
+        stride: usize,
     ) -> Result<Vec<Array>> {
-        let (nl, nv, nb) = (cts.len(), checkpoints.len(), lower.len());
+        let (nl, nv, nb) = (cts.len(), checkpoints.len(), segment.len());
         let mut init = vec![(g_last - 1)?];
         init.extend(cts);
-        init.extend(lower);
+        init.extend(segment);
         init.extend(checkpoints.iter().cloned());
         init.extend(fixed.iter().cloned());
-        let s = i32_of(self.strides[0])?;
+        let s = i32_of(stride)?;
         let cond = |c: &[Array]| c[0].ge(0);
         let body = |c: &[Array]| -> Result<Vec<Array>> {
             let g = &c[0];
             let ct = c[1..1 + nl].to_vec();
-            let lower = c[1 + nl..1 + nl + nb].to_vec();
+            let segment = c[1 + nl..1 + nl + nb].to_vec();
             let chk = &c[1 + nl + nb..1 + nl + nb + nv];
             let fixed = &c[1 + nl + nb + nv..];
             let start = read_rows(chk, g)?;
             let len = (g.zeros_like()? + s)?;
-            let (ct, lower) = self.transpose_range(1, &start, &len, lower, fixed, ct)?;
+            let kept = self.run_keeping(&start, &len, stride, segment, fixed)?;
+            let ct = self.transpose_trips(&kept, &len, stride, fixed, ct)?;
             let mut next = vec![(g - 1)?];
             next.extend(ct);
-            next.extend(lower);
+            next.extend(kept);
             next.extend(c[1 + nl + nb..].iter().cloned());
             Ok(next)
         };
         let like = init[0].clone();
-        let out = bounded_while_fn(
-            &like,
-            cond,
-            body,
-            &init,
-            rows(self.max_steps, self.strides[0]),
-        )?;
+        let out = bounded_while_fn(&like, cond, body, &init, rows(self.max_steps, stride))?;
         Ok(out[1..1 + nl].to_vec())
     }
 
-    /// Transposes the `len` trips (at most `strides[level - 1]`) that start from the known
-    /// carry `start`, with the buffers of levels `level..` (`lower`, returned for reuse):
-    /// runs them forward keeping the level's carries, then transposes its sub-segments,
-    /// last first.
-    fn transpose_range(
-        &self,
-        level: usize,
-        start: &[Array],
-        len: &Array,
-        lower: Vec<Array>,
-        fixed: &[Array],
-        cts: Vec<Array>,
-    ) -> Result<(Vec<Array>, Vec<Array>)> {
-        let (span, stride) = (self.strides[level - 1], self.strides[level]);
-        let nv = start.len();
-        let (mine, below) = {
-            let mut mine = lower;
-            let below = mine.split_off(nv.min(mine.len()));
-            (mine, below)
-        };
-        let kept = self.run_keeping(start, len, span, stride, mine, fixed)?;
-        if stride == 1 {
-            let cts = self.transpose_trips(&kept, len, span, fixed, cts)?;
-            return Ok((cts, kept));
-        }
-        let s = i32_of(stride)?;
-        let (nl, nb) = (cts.len(), below.len());
-        let mut init = vec![(int_div(&(len + (s - 1))?, s)? - 1)?];
-        init.extend(cts);
-        init.extend(below);
-        init.extend(kept.iter().cloned());
-        init.extend(fixed.iter().cloned());
-        init.push(len.clone());
-        let cond = |c: &[Array]| c[0].ge(0);
-        let body = |c: &[Array]| -> Result<Vec<Array>> {
-            let g = &c[0];
-            let ct = c[1..1 + nl].to_vec();
-            let below = c[1 + nl..1 + nl + nb].to_vec();
-            let chk = &c[1 + nl + nb..1 + nl + nb + nv];
-            let fixed = &c[1 + nl + nb + nv..c.len() - 1];
-            let len = &c[c.len() - 1];
-            let sub_start = read_rows(chk, g)?;
-            let sub_len = (len - &(g * s)?)?.minimum(s)?;
-            let (ct, below) =
-                self.transpose_range(level + 1, &sub_start, &sub_len, below, fixed, ct)?;
-            let mut next = vec![(g - 1)?];
-            next.extend(ct);
-            next.extend(below);
-            next.extend(c[1 + nl + nb..].iter().cloned());
-            Ok(next)
-        };
-        let like = init[0].clone();
-        let out = bounded_while_fn(&like, cond, body, &init, rows(span, stride))?;
-        let mut bufs = kept;
-        bufs.extend(out[1 + nl..1 + nl + nb].iter().cloned());
-        Ok((out[1..1 + nl].to_vec(), bufs))
-    }
-
-    /// Runs the `len` trips (at most `span`) from the known carry `start`, keeping the
-    /// carry every `stride` trips in `bufs` (slot `ceil(t / stride)`; with a stride of 1,
-    /// every trip's); returns the buffers. The last trip's successor is not computed.
+    /// Runs the `len` trips (at most `span`) from the known carry `start`, keeping every
+    /// trip's carry in `bufs` (row `t` the carry before trip `t`); returns the buffers. The
+    /// last trip's successor is not computed.
     fn run_keeping(
         &self,
         start: &[Array],
         len: &Array,
         span: usize,
-        stride: usize,
         bufs: Vec<Array>,
         fixed: &[Array],
     ) -> Result<Vec<Array>> {
@@ -421,7 +347,6 @@ impl<'a> Plan<'a> {
             .zip(start)
             .map(|(b, v)| write_row(b, v, &zero))
             .collect::<Result<_>>()?;
-        let s = i32_of(stride)?;
         let mut init = vec![(&zero + 1)?];
         init.extend(start.iter().cloned());
         init.extend(bufs);
@@ -432,11 +357,10 @@ impl<'a> Plan<'a> {
             let t = &c[0];
             let known = self.known_carry(&c[1..1 + nv], &c[1 + 2 * nv..c.len() - 1]);
             let var = self.varying_of(&eval_program(&self.fwd_known, &known)?);
-            let slot = int_div(&(t + (s - 1))?, s)?;
             let mut next = vec![(t + 1)?];
             next.extend(var.iter().cloned());
             for (b, v) in c[1 + nv..1 + 2 * nv].iter().zip(&var) {
-                next.push(write_row(b, v, &slot)?);
+                next.push(write_row(b, v, t)?);
             }
             next.extend(c[1 + 2 * nv..].iter().cloned());
             Ok(next)

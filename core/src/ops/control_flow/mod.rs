@@ -33,7 +33,9 @@ mod scan;
 mod scan_tape;
 
 pub(crate) use bounded_while::bounded_while_as_while;
-pub use bounded_while::{bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions};
+pub use bounded_while::{
+    bounded_while_loop, bounded_while_loop_with, BoundedWhileOptions, CheckpointSchedule,
+};
 pub(crate) use known_part::{known_part, KnownPart};
 pub use scan::scan;
 pub(crate) use scan::scan_as_while;

@@ -62,9 +62,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: Opti
     ``2 sqrt(max_steps)`` (the default) it keeps the carry every ``s`` trips and one
     segment of ``s`` carries, ``s`` as long as the budget allows, and recomputes each
     segment before the last from its checkpoint (a loop that ends within ``s`` trips
-    recomputes nothing). Smaller budgets add levels, each a forward pass more over the
-    trips taken, down to about ``e ln(max_steps)`` carries. Values, forward-mode results
-    and gradients (bit for bit) do not depend on it.
+    recomputes nothing). Smaller budgets follow Griewank's binomial schedule ("revolve")
+    over exactly ``checkpoints`` carries, placed once the trip count ``n`` is known: the
+    fewest recomputed trips any schedule with ``k`` carries allows,
+    ``t n - C(k + t, t - 1)`` with ``t`` the least such that ``C(k + t, t) >= n`` (one carry
+    recomputes ``n (n - 1) / 2`` trips). Values, forward-mode results and gradients (bit for
+    bit) do not depend on it.
     """
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"while_loop: max_steps must be a non-negative int, got {max_steps!r}")
