@@ -62,6 +62,19 @@ fn is_active(id: u64) -> bool {
     ACTIVE.with(|a| a.borrow().iter().any(|(i, _)| *i == id))
 }
 
+/// Where an op on values of `operands` (the innermost trace among its operands) is
+/// recorded: the innermost active trace when that one captures and `operands` encloses it,
+/// as JAX stages into the innermost dynamic trace. So a `cond` branch, a loop body or a
+/// transformed function that computes on values it closes over computes them inside it,
+/// not once outside: the branch not taken does not run them, and its cotangent (zero)
+/// never meets their derivatives (`0 * inf`).
+pub(crate) fn recording_trace(operands: Arc<Trace>) -> Arc<Trace> {
+    match innermost_active() {
+        Some(inner) if inner.id > operands.id && inner.capturing && is_active(operands.id) => inner,
+        _ => operands,
+    }
+}
+
 /// One tracing session: a program under construction on a target device.
 pub struct Trace {
     id: u64,

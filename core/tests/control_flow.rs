@@ -7,7 +7,7 @@ use common::cpu;
 use quabla::ad::{grad, hessian, jvp};
 use quabla::lax::{cond, fori_loop, scan, switch, while_loop};
 use quabla::test_util::check_grads;
-use quabla::{checkpoint, custom_jvp, vmap, Array, Axes, Error, Result};
+use quabla::{checkpoint, custom_jvp, jit, vmap, Array, Axes, Error, Result};
 
 fn f64s(v: &[f64], shape: &[usize]) -> Array {
     Array::from_slice_on(&cpu(), v, shape).unwrap()
@@ -79,6 +79,56 @@ fn closures_over_traced_values_become_operands_and_get_gradients() {
         vals(&g(&[f64s(&[3.0], &[]), f64s(&[-1.0], &[])]).unwrap()[0]),
         vec![1.0]
     );
+}
+
+#[test]
+fn work_on_closed_over_values_stays_in_its_branch() {
+    // Branches that take no operands and compute on what they close over: the log runs
+    // only when its branch is taken, so at x = 0 its infinite derivative never meets the
+    // zero cotangent of the branch not taken (JAX: d/dx cond(x > 0, log x, x) at 0 is 1).
+    let f = |a: &[Array]| {
+        let x = a[0].clone();
+        let (xl, xi) = (x.clone(), x.clone());
+        let log = move |_: &[Array]| Ok(vec![xl.log()?]);
+        let same = move |_: &[Array]| Ok(vec![(&xi * 1.0)?]);
+        cond(&x.gt(0.0)?, &log, &same, &[])
+    };
+    for (x, value, slope) in [(0.0, 0.0, 1.0), (-2.0, -2.0, 1.0), (4.0, 4f64.ln(), 0.25)] {
+        let args = [f64s(&[x], &[])];
+        assert_eq!(vals(&f(&args).unwrap()[0]), vec![value], "x {x}");
+        assert_eq!(
+            vals(&grad(f, &[0])(&args).unwrap()[0]),
+            vec![slope],
+            "x {x}"
+        );
+        assert_eq!(
+            vals(&jit(grad(f, &[0])).call(&args).unwrap()[0]),
+            vec![slope],
+            "x {x}"
+        );
+    }
+    // The program holds the log inside the branch, not before the cond.
+    let p = quabla::make_program(f, &[f64s(&[1.0], &[])]).unwrap();
+    assert!(
+        p.nodes.iter().all(|n| !matches!(
+            n.op,
+            quabla_abi::qir::Op::Unary(quabla_abi::qir::UnaryOp::Log)
+        )),
+        "{}",
+        p.to_text()
+    );
+    // A loop body closing over a value computes with it on each trip, as a carry.
+    let g = |a: &[Array]| {
+        let rate = a[1].clone();
+        let body = move |c: &[Array]| Ok(vec![(&c[0] * &rate.exp()?)?]);
+        let keep = |c: &[Array]| Ok(vec![c[0].lt(10.0)?]);
+        quabla::lax::bounded_while_loop(&keep, &body, &a[..1], 50)
+    };
+    let args = [f64s(&[1.0], &[]), f64s(&[0.5], &[])];
+    // c = e^(0.5 n) passes 10 after n = 5 trips: d/drate of e^(n rate) is 5 e^2.5.
+    let d = vals(&grad(g, &[1])(&args).unwrap()[0])[0];
+    let want = 5.0 * 2.5f64.exp();
+    assert!((d - want).abs() <= 1e-12 * want, "{d} vs {want}");
 }
 
 #[test]

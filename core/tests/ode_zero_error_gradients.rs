@@ -64,13 +64,21 @@ const DIRECT: [Method; 2] = [Method::Dopri5, Method::Tsit5];
 #[test]
 fn a_constant_field_has_exact_gradients() {
     // Every stage agrees, so every error estimate is 0, and so is Hairer's second
-    // derivative estimate: y(1) = y0 + a.
+    // derivative estimate: y(1) = y0 + a. What is left is rounding: the step sizes depend
+    // on y0 through the first-step estimate, and their derivatives cancel in exact
+    // arithmetic only (measured: 3 ulps in f32 with the field's value computed once
+    // outside the stepper, 10 with it computed inside, 1 in f64).
     for dtype in [DType::F32, DType::F64] {
+        let tol = if dtype == DType::F32 {
+            16.0 * f32::EPSILON as f64
+        } else {
+            16.0 * f64::EPSILON
+        };
         for m in DIRECT {
             let (y0, a) = (array(&[0.5, -2.0], &[2], dtype), array(&[0.7], &[], dtype));
             let [gy, ga] = end_gradient(&constant, &y0, &a, &options(m, Gradient::Direct));
             assert!(
-                gy.iter().all(|g| (g - 1.0).abs() < 1e-6),
+                gy.iter().all(|g| (g - 1.0).abs() < tol),
                 "{m:?} {dtype:?}: {gy:?}"
             );
             assert!((ga[0] - 2.0).abs() < 1e-5, "{m:?} {dtype:?}: {ga:?}");

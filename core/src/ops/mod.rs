@@ -39,15 +39,16 @@ pub(crate) fn apply(op: Op, inputs: &[&Array], declared: Vec<TensorType>) -> Res
     let regions_out: Vec<Vec<TensorType>> = op.regions().iter().map(|r| r.output_types()).collect();
     let results = infer_result_types(&op, &in_types, &declared, &regions_out)
         .map_err(|m| Error::Shape(format!("{}: {m}", op.name())))?;
-    // The innermost trace (the most recent) among the inputs records the op; values of
-    // enclosing traces are captured into it.
+    // The innermost trace (the most recent) among the inputs, or the capturing trace being
+    // built inside it, records the op; values of enclosing traces are captured into it.
     let trace = inputs
         .iter()
         .filter_map(|a| match &a.repr {
             Repr::Traced { trace, .. } => Some(trace.clone()),
             _ => None,
         })
-        .max_by_key(|t| t.id());
+        .max_by_key(|t| t.id())
+        .map(crate::trace::recording_trace);
     match trace {
         Some(t) => {
             let operands = inputs
