@@ -143,8 +143,37 @@ def test_linear_solve_errors():
         lax.custom_linear_solve(lambda v: (v, v), b, lambda mv, r: r, symmetric=True)
     with pytest.raises(TypeError, match="floating point"):
         lax.custom_linear_solve(lambda v: v, qnp.array([1, 2]), lambda mv, r: r)
-    with pytest.raises(NotImplementedError, match="has_aux"):
+    with pytest.raises(TypeError, match=r"must return \(solution, aux\)"):
         lax.custom_linear_solve(lambda v: v, b, lambda mv, r: r, has_aux=True)
+
+
+def test_linear_solve_has_aux_as_jax():
+    """JAX 0.10.2 (x64): f(2) = (8, {res: [0, 0], sq: [1, 4]}), grad -1.5 (aux is not
+    differentiated: x.sum() = 6 / a alone)."""
+    def f(a):
+        def solve(mv, b):
+            x = b / a
+            return x, {"res": mv(x) - b, "sq": x * x}
+        x, aux = lax.custom_linear_solve(lambda v: a * v, qnp.array([2.0, 4.0]), solve,
+                                         symmetric=True, has_aux=True)
+        return x.sum() + aux["sq"].sum(), aux
+    value, aux = f(qnp.asarray(2.0))
+    assert float(value) == 8.0
+    assert aux["res"].tolist() == [0.0, 0.0] and aux["sq"].tolist() == [1.0, 4.0]
+    assert float(quabla.grad(lambda a: f(a)[0])(2.0)) == -1.5
+    assert float(quabla.jit(quabla.grad(lambda a: f(a)[0]))(2.0)) == -1.5
+    # transpose_solve returns its aux too (discarded), for a non-symmetric operator.
+    m = qnp.array([[2.0, 1.0], [0.0, 4.0]])
+
+    def g(s):
+        solve = lambda mv, r: (qnp.linalg.solve(m * s, r), 1)  # noqa: E731
+        tsolve = lambda vm, r: (qnp.linalg.solve((m * s).T, r), 2)  # noqa: E731
+        x, n = lax.custom_linear_solve(lambda v: (m * s) @ v, qnp.array([3.0, 4.0]), solve,
+                                       tsolve, has_aux=True)
+        return x.sum() * n
+    # x = [1, 1] / s and the solve's aux is 1, so d/ds of 2 / s at 1 is -2.
+    assert float(g(qnp.asarray(1.0))) == 2.0
+    assert abs(float(quabla.grad(g)(1.0)) + 2.0) < 1e-12
 
 
 def _newton(f, x0):
@@ -206,5 +235,22 @@ def test_custom_root_errors():
         lax.custom_root(lambda x: (x, x), 1.0, lambda f, x0: x0, lambda g, y: y)
     with pytest.raises(TypeError, match="tangent_solve must be callable"):
         lax.custom_root(lambda x: x, 1.0, lambda f, x0: x0, None)
-    with pytest.raises(NotImplementedError, match="has_aux"):
+    with pytest.raises(TypeError, match=r"must return \(solution, aux\)"):
         lax.custom_root(lambda x: x, 1.0, lambda f, x0: x0, lambda g, y: y, has_aux=True)
+
+
+def test_custom_root_has_aux_as_jax():
+    """JAX 0.10.2 (x64): g(4) = 22, grad 0.5 with that (deliberately halved) tangent_solve;
+    Quabla solves the tangent system itself, so its gradient is the exact 0.25: the aux
+    (10 r) is not differentiated in either."""
+    def g(a):
+        def solve(fn, x0):
+            x = x0
+            for _ in range(20):
+                x = x - fn(x) / (2 * x)
+            return x, x * 10
+        r, aux = lax.custom_root(lambda x: x * x - a, 1.0, solve, lambda gr, y: y / 2.0,
+                                 has_aux=True)
+        return r + aux
+    assert abs(float(g(qnp.asarray(4.0))) - 22.0) < 1e-12
+    assert abs(float(quabla.grad(g)(4.0)) - 0.25) < 1e-9

@@ -34,6 +34,7 @@ from ._src.dtypes import float0  # noqa: E402
 from ._src.custom_derivatives import custom_gradient  # noqa: E402
 from ._src.closure_convert import closure_convert  # noqa: E402
 from ._src.pmap import pmap  # noqa: E402
+from ._src.shard_map import shard_map  # noqa: E402
 from ._src.checkpoint_policies import checkpoint_policies  # noqa: E402
 from ._src.host_utils import (  # noqa: E402
     block_until_ready, clear_caches, device_count, device_get, disable_jit,
@@ -66,5 +67,5 @@ __all__ = [
     "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
     "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches", "closure_convert",
-    "pmap", "sharding", "make_mesh",
+    "pmap", "shard_map", "sharding", "make_mesh",
 ]

@@ -4,5 +4,7 @@
 from ._src.sharding import (  # noqa: F401
     Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
 )
+from ._src.shard_map import Infer  # noqa: F401
 
-__all__ = ["Mesh", "NamedSharding", "PartitionSpec", "Sharding", "SingleDeviceSharding"]
+__all__ = ["Infer", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
+           "SingleDeviceSharding"]

@@ -10,7 +10,7 @@ captures, to any order, under ``jit`` and ``vmap``.
 from typing import Any, Callable, Optional
 
 from .. import _quabla
-from .api import vjp
+from .api import stop_gradient, vjp
 from .flat import flatten_to_raw, to_raw, unflatten_raw
 from .numpy.creation import zeros_like
 from .tree_util import tree_flatten, tree_map
@@ -39,6 +39,23 @@ def _check_float(raws, name: str, what: str) -> None:
                             "it with astype")
 
 
+def _pair(out: Any, name: str, what: str) -> tuple:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{name}: with has_aux=True, {what} must return (solution, aux), got "
+                        f"{type(out).__name__}")
+    return tuple(out)
+
+
+def _aux(out: Any, name: str, what: str) -> Any:
+    """The auxiliary half of a solver's ``(solution, aux)``, not differentiated."""
+    return stop_gradient(_pair(out, name, what)[1])
+
+
+def _solution(solver: Callable, name: str, what: str) -> Callable:
+    """``solver`` returning its solution alone (it returns ``(solution, aux)``)."""
+    return lambda *args: _pair(solver(*args), name, what)[0]
+
+
 def _transposed(matvec: Callable, like) -> Callable:
     """``x -> Aᵀ x`` for the linear ``matvec`` at vectors shaped like ``like``."""
     _, pullback = vjp(matvec, tree_map(zeros_like, like))
@@ -59,7 +76,12 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     it is given (an operator-generic solver: CG, GMRES, a solve of the matrix it
     materializes from ``matvec``), and raises that TypeError when it does not (a solver
     that, say, uses a factorization it closes over, which would solve with ``A`` instead
-    of ``Aᵀ``). ``has_aux`` is not supported yet.
+    of ``Aᵀ``).
+
+    With ``has_aux``, ``solve`` (and ``transpose_solve``) return ``(solution, aux)`` and the
+    result is ``(x, aux)``, ``aux`` (solver diagnostics, say) not differentiated, as JAX's.
+    The solver then runs once more for ``aux``, outside the implicitly differentiated
+    solve (which takes the solution alone).
 
     >>> import quabla.numpy as qnp
     >>> a = qnp.array([[2.0, 1.0], [0.0, 4.0]])
@@ -71,12 +93,17 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     [1.0, 1.0]
     """
     name = "custom_linear_solve"
-    if has_aux:
-        raise NotImplementedError(f"{name}(has_aux=True) is not supported yet: return the "
-                                  "solution alone and compute auxiliary values outside")
     for fn, what in ((matvec, "matvec"), (solve, "solve")):
         if not callable(fn):
             raise TypeError(f"{name}: {what} must be callable, got {type(fn).__name__}")
+    if has_aux:
+        aux = _aux(solve(matvec, b), name, "solve")
+        x = custom_linear_solve(
+            matvec, b, _solution(solve, name, "solve"),
+            None if transpose_solve is None else _solution(transpose_solve, name,
+                                                             "transpose_solve"),
+            symmetric=symmetric)
+        return x, aux
     raws, tree = flatten_to_raw(b)
     _check_float(raws, name, "b")
     # Whether `solve` applied the operator it was given (the core traces it before the
@@ -115,8 +142,9 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
 
     Quabla solves that system by GMRES with ``J v`` from forward mode (the core's
     ``custom_root``, as its ``newton``), so ``tangent_solve`` is checked but not called:
-    derivatives agree with JAX's to the tolerance of that solve. ``has_aux`` is not
-    supported yet.
+    derivatives agree with JAX's to the tolerance of that solve. With ``has_aux``, ``solve``
+    returns ``(root, aux)`` and so does this, ``aux`` not differentiated, as JAX's (the
+    solver runs once more for it, outside the implicitly differentiated solve).
 
     >>> import quabla
     >>> def sqrt(a):
@@ -130,12 +158,13 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     0.25
     """
     name = "custom_root"
-    if has_aux:
-        raise NotImplementedError(f"{name}(has_aux=True) is not supported yet: return the "
-                                  "root alone and compute auxiliary values outside")
     for fn, what in ((f, "f"), (solve, "solve"), (tangent_solve, "tangent_solve")):
         if not callable(fn):
             raise TypeError(f"{name}: {what} must be callable, got {type(fn).__name__}")
+    if has_aux:
+        aux = _aux(solve(f, initial_guess), name, "solve")
+        return custom_root(f, initial_guess, _solution(solve, name, "solve"),
+                           tangent_solve), aux
     raws, tree = flatten_to_raw(initial_guess)
     _check_float(raws, name, "initial_guess")
 

@@ -59,7 +59,7 @@ def _one_device(devices: np.ndarray, what: str) -> Device:
 
 class Mesh:
     """Devices laid out on named axes, as ``jax.sharding.Mesh`` (one device here; usable as
-    a context manager, which changes nothing).
+    a context manager, which makes it the mesh ``shard_map`` uses when given none).
 
     >>> import quabla
     >>> Mesh(quabla.devices()[:1], ("data",)).shape
@@ -91,9 +91,11 @@ class Mesh:
         return int(self.devices.size)
 
     def __enter__(self) -> "Mesh":
+        _CONTEXT.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        _CONTEXT.pop()
         return None
 
     def __repr__(self) -> str:
@@ -105,6 +107,15 @@ class Mesh:
 
     def __hash__(self) -> int:
         return hash((self.axis_names, self.devices.shape, self.device))
+
+
+#: The meshes entered with ``with mesh:``, innermost last.
+_CONTEXT: list = []
+
+
+def current_mesh() -> Optional["Mesh"]:
+    """The innermost mesh entered with ``with mesh:``, or None."""
+    return _CONTEXT[-1] if _CONTEXT else None
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,
