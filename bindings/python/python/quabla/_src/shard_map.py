@@ -5,7 +5,7 @@ program has."""
 from typing import Any, Callable, Optional
 
 from .api import vmap
-from .sharding import Mesh, PartitionSpec, current_mesh
+from .sharding import Mesh, PartitionSpec, check_spec_names, current_mesh
 from .tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 
 
@@ -31,13 +31,7 @@ def _check_spec(spec: Any, leaf: Any, mesh: Mesh, what: str) -> None:
     if not isinstance(spec, PartitionSpec):
         raise TypeError(f"shard_map: {what} entries must be PartitionSpecs, got "
                         f"{type(spec).__name__}")
-    names = spec.names()
-    unknown = [n for n in names if n not in mesh.axis_names]
-    if unknown:
-        raise ValueError(f"shard_map: {what} {spec} names {unknown[0]!r}, not an axis of the "
-                         f"mesh {mesh.axis_names}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"shard_map: {what} {spec} uses a mesh axis twice")
+    check_spec_names(spec, mesh, f"shard_map: {what}")
     rank = len(getattr(leaf, "shape", ()))
     if len(spec) > rank:
         raise ValueError(f"shard_map: {what} {spec} has {len(spec)} entries for an array of "

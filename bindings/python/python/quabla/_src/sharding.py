@@ -136,6 +136,18 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,
     return Mesh(grid.reshape(shape), tuple(axis_names))
 
 
+def check_spec_names(spec: PartitionSpec, mesh: Mesh, what: str) -> None:
+    """A ValueError (its message starting with ``what``) unless ``spec`` names axes of
+    ``mesh``, each at most once."""
+    names = spec.names()
+    unknown = [n for n in names if n not in mesh.axis_names]
+    if unknown:
+        raise ValueError(f"{what} {spec} names {unknown[0]!r}, not an axis of the mesh "
+                         f"{mesh.axis_names}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} {spec} uses a mesh axis twice")
+
+
 class Sharding:
     """Where an array lives: one device here (``device_set`` holds it)."""
 
@@ -186,13 +198,7 @@ class NamedSharding(Sharding):
         spec = PartitionSpec() if spec is None else spec
         if not isinstance(spec, PartitionSpec):
             spec = PartitionSpec(*spec)
-        names = spec.names()
-        unknown = [n for n in names if n not in mesh.axis_names]
-        if unknown:
-            raise ValueError(f"NamedSharding: {spec} names {unknown[0]!r}, not an axis of the "
-                             f"mesh {mesh.axis_names}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"NamedSharding: {spec} uses a mesh axis twice")
+        check_spec_names(spec, mesh, "NamedSharding:")
         self.mesh, self.spec, self.device = mesh, spec, mesh.device
 
     def __repr__(self) -> str:
