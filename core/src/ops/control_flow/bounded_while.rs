@@ -74,8 +74,8 @@ pub fn bounded_while_loop(
 ///   allows. Going backward each segment but the last is recomputed from its checkpoint, so
 ///   a loop that ends within its first `s` trips recomputes nothing;
 /// - below that, Griewank's binomial schedule ("revolve") over exactly `checkpoints`
-///   carries, placed once the trip count `n` is known: it recomputes the fewest trips any
-///   schedule with that many carries can, `t n - C(k + t, t - 1)` for `k` carries, `t` the
+///   carries, placed once a pass has counted the trips `n`: it then recomputes the fewest
+///   trips any schedule with that many carries can, `t n - C(k + t, t - 1)` for `k` carries, `t` the
 ///   least with `C(k + t, t) >= n` (each trip recomputed at most `t` times; one carry
 ///   recomputes `n (n - 1) / 2`).
 ///
@@ -268,6 +268,12 @@ fn memory(m: usize, strides: &[usize]) -> usize {
 }
 
 /// How reverse mode through a bounded loop keeps carries ([`BoundedWhileOptions`]).
+///
+/// ```no_run
+/// # use quabla::lax::{BoundedWhileOptions, CheckpointSchedule};
+/// let small = BoundedWhileOptions { checkpoints: Some(8), ..BoundedWhileOptions::new(4096) };
+/// assert_eq!(small.schedule(), CheckpointSchedule::Binomial { snapshots: 8 });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckpointSchedule {
     /// Every trip's carry: nothing is recomputed.

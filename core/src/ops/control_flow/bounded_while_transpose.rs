@@ -11,7 +11,7 @@
 //! - two levels: that pass keeps the carry every `s` trips and every carry of the segment
 //!   it is in, so the last segment is transposed at once; each earlier segment is run
 //!   forward from its checkpoint keeping its carries, then transposed;
-//! - binomial: that pass only counts; `revolve.rs` then places the budget's carries.
+//! - binomial: a pass only counts the trips; `revolve.rs` then places the budget's carries.
 //!
 //! Each loop is a `bounded_while` (bounded by the span it walks), so the backward pass is
 //! itself differentiable in both modes. Known carries the body passes through unchanged

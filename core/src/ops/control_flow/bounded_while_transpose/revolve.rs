@@ -135,8 +135,9 @@ impl Plan<'_> {
             longest: table.longest,
             nv,
         };
-        // One trip transposed a trip of this loop: the forward phase brings the top carry
-        // to trip `end - 1`, pushing carries at the splits on the way.
+        // Each trip of this loop transposes one trip of the loop differentiated, after a
+        // forward phase that brings the top carry to that trip, `end - 1`, pushing carries
+        // at the splits on the way.
         let body = |c: &[Array]| -> Result<Vec<Array>> {
             let (end, depth, idx) = (&c[0], &c[1], &c[2]);
             let (bufs, rest) = c[3..].split_at(nv);
@@ -250,8 +251,7 @@ impl Schedule<'_, '_> {
         let (splits, target) = self.target(p)?;
         let forward = pos.lt(&target)?;
         let push = forward.logical_not()?.bitwise_and(&splits)?;
-        // The trip runs only when it is taken; everything enters as an operand (work on
-        // values captured from this body would be traced into it and run always).
+        // The trip runs only when it is taken.
         let run = |c: &[Array]| -> Result<Vec<Array>> {
             let known = self.plan.known_carry(&c[..nv], &c[nv..]);
             Ok(self
