@@ -145,7 +145,14 @@ impl Plan<'_> {
             let (fixed, tables) = rest.split_at(rest.len() - 3);
             // Trip -1: the first step takes the top carry (a view of the buffers as the
             // initial carry would make the loop copy the buffers, which it updates).
-            let mut phase = vec![(end.zeros_like()? - 1)?, depth.clone(), idx.clone()];
+            let (splits, target) = schedule.target(depth, idx, end, tables)?;
+            let mut phase = vec![
+                (end.zeros_like()? - 1)?,
+                depth.clone(),
+                idx.clone(),
+                splits,
+                target,
+            ];
             for &v in &self.varying {
                 phase.push(crate::ops::zeros_typed(
                     end,
@@ -164,7 +171,7 @@ impl Plan<'_> {
                 self.max_steps + k,
             )?;
             let (depth, idx) = (&out[1], &out[2]);
-            let (x, bufs) = out[3..3 + 2 * nv].split_at(nv);
+            let (x, bufs) = out[5..5 + 2 * nv].split_at(nv);
             let mut args = eval_program(&self.fwd_residuals, &self.known_carry(x, fixed))?;
             args.extend(cts.iter().cloned());
             let ct = eval_program(&self.bwd, &args)?;
@@ -203,10 +210,10 @@ impl Plan<'_> {
     }
 }
 
-/// The forward phase of one transposed trip, a loop over `(pos, depth, idx, the current
-/// carry, the buffers, end, fixed, the tables)`: from the top carry (taken at the first
-/// step, `pos` -1 before it), run one trip forward at a time to the target, and at a split
-/// push the current carry.
+/// The forward phase of one transposed trip, a loop over `(pos, depth, idx, whether the top
+/// carry's segment splits, its target, the current carry, the buffers, end, fixed, the
+/// tables)`: from the top carry (taken at the first step, `pos` -1 before it), run one
+/// trip forward at a time to the target, and at a split push the current carry.
 struct Schedule<'p, 'a> {
     plan: &'p Plan<'a>,
     k: i32,
@@ -216,9 +223,13 @@ struct Schedule<'p, 'a> {
 
 impl Schedule<'_, '_> {
     /// `(whether the top carry's segment splits, its target trip)`.
-    fn target(&self, p: &[Array]) -> Result<(Array, Array)> {
-        let (depth, idx, end) = (&p[1], &p[2], &p[3 + 2 * self.nv]);
-        let tables = &p[p.len() - 3..];
+    fn target(
+        &self,
+        depth: &Array,
+        idx: &Array,
+        end: &Array,
+        tables: &[Array],
+    ) -> Result<(Array, Array)> {
         let a = read_row(idx, &(depth - 1)?)?;
         let l = (end - &a)?;
         let free = (&depth.neg()? + self.k)?;
@@ -230,16 +241,16 @@ impl Schedule<'_, '_> {
 
     /// At trip `end - 1` with nothing to push: the trip can be transposed.
     fn ready(&self, p: &[Array]) -> Result<Array> {
-        let (splits, target) = self.target(p)?;
-        p[0].ge(&target)?.bitwise_and(&splits.logical_not()?)
+        p[0].ge(&p[4])?.bitwise_and(&p[3].logical_not()?)
     }
 
     fn step(&self, p: &[Array]) -> Result<Vec<Array>> {
         let nv = self.nv;
-        let (depth, idx) = (&p[1], &p[2]);
-        let (x, rest) = p[3..].split_at(nv);
+        let (depth, idx, splits, target) = (&p[1], &p[2], &p[3], &p[4]);
+        let (x, rest) = p[5..].split_at(nv);
         let (bufs, rest) = rest.split_at(nv);
-        let fixed = &rest[1..rest.len() - 3];
+        let (end, fixed) = (&rest[0], &rest[1..rest.len() - 3]);
+        let tables = &rest[rest.len() - 3..];
         let top = (depth - 1)?;
         let fresh = p[0].lt(0)?;
         let pos = &fresh.select(&read_row(idx, &top)?, &p[0])?;
@@ -248,9 +259,8 @@ impl Schedule<'_, '_> {
             .zip(read_rows(bufs, &top)?)
             .map(|(x, kept)| fresh.select(&kept, x))
             .collect::<Result<_>>()?;
-        let (splits, target) = self.target(p)?;
-        let forward = pos.lt(&target)?;
-        let push = forward.logical_not()?.bitwise_and(&splits)?;
+        let forward = pos.lt(target)?;
+        let push = forward.logical_not()?.bitwise_and(splits)?;
         // The trip runs only when it is taken.
         let run = |c: &[Array]| -> Result<Vec<Array>> {
             let known = self.plan.known_carry(&c[..nv], &c[nv..]);
@@ -264,10 +274,17 @@ impl Schedule<'_, '_> {
         // A push writes the current carry one above the top; otherwise the top carry is
         // written back onto itself (the write stays in place, outside the branches).
         let row = push.select(depth, &top)?;
+        let depth = (depth + &push.astype(DType::I32)?)?;
+        let idx = write_row(idx, &push.select(pos, &read_row(idx, &top)?)?, &row)?;
+        // The next step's target, from the top carry after a push (once a step, not in
+        // the loop's test as well).
+        let (splits, target) = self.target(&depth, &idx, end, tables)?;
         let mut next = vec![
             (pos + &forward.astype(DType::I32)?)?,
-            (depth + &push.astype(DType::I32)?)?,
-            write_row(idx, &push.select(pos, &read_row(idx, &top)?)?, &row)?,
+            depth,
+            idx,
+            splits,
+            target,
         ];
         next.extend(x.iter().cloned());
         for ((b, v), kept) in bufs.iter().zip(&x).zip(read_rows(bufs, &top)?) {
