@@ -107,9 +107,10 @@ def lv(y, t, p):
 
 @pytest.mark.parametrize("gradient,checkpoints", [
     ("direct", None), ("adjoint", None),
-    # The direct gradient's memory budget (the least: several levels; two levels with long
-    # segments; every state kept): the same JAX gradient.
-    ("direct", 1), ("direct", 300), ("direct", 5000)])
+    # The direct gradient's memory budget (1 and 4 states: the binomial schedule, one
+    # recomputing every step from the start; two levels with long segments; every state
+    # kept): the same JAX gradient.
+    ("direct", 1), ("direct", 4), ("direct", 300), ("direct", 5000)])
 def test_odeint_matches_jax_values_and_gradients(gradient, checkpoints):
     g = golden("jax_ode")
     y0, p, t = (qnp.asarray(dec(g[k])) for k in ("y0", "p", "t"))
