@@ -252,12 +252,14 @@ impl Schedule<'_, '_> {
         let (end, fixed) = (&rest[0], &rest[1..rest.len() - 3]);
         let tables = &rest[rest.len() - 3..];
         let top = (depth - 1)?;
+        // The top carry and its trip: taken at the first step, written back at the others.
+        let (top_trip, top_carry) = (read_row(idx, &top)?, read_rows(bufs, &top)?);
         let fresh = p[0].lt(0)?;
-        let pos = &fresh.select(&read_row(idx, &top)?, &p[0])?;
+        let pos = &fresh.select(&top_trip, &p[0])?;
         let x: Vec<Array> = x
             .iter()
-            .zip(read_rows(bufs, &top)?)
-            .map(|(x, kept)| fresh.select(&kept, x))
+            .zip(&top_carry)
+            .map(|(x, kept)| fresh.select(kept, x))
             .collect::<Result<_>>()?;
         let forward = pos.lt(target)?;
         let push = forward.logical_not()?.bitwise_and(splits)?;
@@ -275,7 +277,7 @@ impl Schedule<'_, '_> {
         // written back onto itself (the write stays in place, outside the branches).
         let row = push.select(depth, &top)?;
         let depth = (depth + &push.astype(DType::I32)?)?;
-        let idx = write_row(idx, &push.select(pos, &read_row(idx, &top)?)?, &row)?;
+        let idx = write_row(idx, &push.select(pos, &top_trip)?, &row)?;
         // The next step's target, from the top carry after a push (once a step, not in
         // the loop's test as well).
         let (splits, target) = self.target(&depth, &idx, end, tables)?;
@@ -287,8 +289,8 @@ impl Schedule<'_, '_> {
             target,
         ];
         next.extend(x.iter().cloned());
-        for ((b, v), kept) in bufs.iter().zip(&x).zip(read_rows(bufs, &top)?) {
-            next.push(write_row(b, &push.select(v, &kept)?, &row)?);
+        for ((b, v), kept) in bufs.iter().zip(&x).zip(&top_carry) {
+            next.push(write_row(b, &push.select(v, kept)?, &row)?);
         }
         next.extend(rest.iter().cloned());
         Ok(next)
