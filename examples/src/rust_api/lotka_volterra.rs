@@ -28,18 +28,14 @@ pub struct Rates {
     pub gamma: Array,
 }
 
-fn scalar(v: f64) -> Result<Array> {
-    Array::from_slice(&[v], &[])
-}
-
 impl Rates {
     /// The textbook rates (1.5, 1, 1, 3), in float64.
     pub fn classic() -> Result<Rates> {
         Ok(Rates {
-            alpha: scalar(1.5)?,
-            beta: scalar(1.0)?,
-            delta: scalar(1.0)?,
-            gamma: scalar(3.0)?,
+            alpha: Array::scalar(1.5)?,
+            beta: Array::scalar(1.0)?,
+            delta: Array::scalar(1.0)?,
+            gamma: Array::scalar(3.0)?,
         })
     }
 }
@@ -55,8 +51,8 @@ fn field(y: &Populations, _t: &Array, r: &Rates) -> Result<Populations> {
 /// The populations at 11 times on `[0, 5]`, from 10 prey and 1 predator.
 pub fn trajectory(r: &Rates) -> Result<Populations> {
     let y0 = Populations {
-        prey: scalar(10.0)?,
-        predators: scalar(1.0)?,
+        prey: Array::scalar(10.0)?,
+        predators: Array::scalar(1.0)?,
     };
     let t = Array::linspace(0.0, 5.0, 11, DType::F64)?;
     let opts = OdeOptions {

@@ -3,6 +3,8 @@
 //! state in the rates, conjugate gradients on a 100x100 symmetric positive definite system.
 //! Parameters and states are structs deriving `Tree`; no index bookkeeping. Run in CI by
 //! `examples/tests/rust_api_programs.rs` against finite differences and a dense solve.
+//! `examples/rust-api-before/` holds the same programs against the API before, and their
+//! lengths.
 
 pub mod cg_spd;
 pub mod lotka_volterra;
