@@ -15,6 +15,14 @@ use quabla_abi::qir::UnaryOp;
 use quabla_cpu::stats::unary_runs;
 
 /// How many `sin` nodes the interpreter ran during `f`.
+/// Waits for `out`: runs may finish after `call` returns, and a count read before they do
+/// would land in the next measurement.
+fn finished(out: Vec<Array>) {
+    for a in out {
+        a.block_until_ready().unwrap();
+    }
+}
+
 fn sines(f: impl FnOnce()) -> u64 {
     let before = unary_runs(UnaryOp::Sin);
     f();
@@ -64,7 +72,7 @@ fn both_passes_to(max_steps: usize, checkpoints: Option<usize>, limit: f64) -> (
     let forward = jit(move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit));
     forward.compile_for(std::slice::from_ref(&x)).unwrap();
     let fwd = sines(|| {
-        forward.call(std::slice::from_ref(&x)).unwrap();
+        finished(forward.call(std::slice::from_ref(&x)).unwrap());
     });
     let backward = jit(grad(
         move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit),
@@ -72,7 +80,7 @@ fn both_passes_to(max_steps: usize, checkpoints: Option<usize>, limit: f64) -> (
     ));
     backward.compile_for(std::slice::from_ref(&x)).unwrap();
     let bwd = sines(|| {
-        backward.call(std::slice::from_ref(&x)).unwrap();
+        finished(backward.call(std::slice::from_ref(&x)).unwrap());
     });
     (fwd, bwd)
 }
@@ -91,7 +99,7 @@ fn forward_mode(max_steps: usize, length: usize) -> (u64, u64, u64) {
         });
         d.compile_for(std::slice::from_ref(&x)).unwrap();
         sines(|| {
-            d.call(std::slice::from_ref(&x)).unwrap();
+            finished(d.call(std::slice::from_ref(&x)).unwrap());
         })
     };
     let bounded = run(&move |a: &[Array]| creep(a, max_steps, None));
@@ -141,7 +149,7 @@ fn ode_work(max_steps: usize) -> (u64, u64, i32) {
     let backward = jit(grad(loss, &[0]));
     backward.compile_for(std::slice::from_ref(&y0)).unwrap();
     let bwd = sines(|| {
-        backward.call(std::slice::from_ref(&y0)).unwrap();
+        finished(backward.call(std::slice::from_ref(&y0)).unwrap());
     });
     (fwd, bwd, steps)
 }

@@ -127,3 +127,28 @@ fn reached_is_batched_under_vmap() {
     let r = vmap(solve, &[Some(0)], &[Some(0)])(&[f64s(&[0.5, 500.0], &[2])]).unwrap();
     assert_eq!(r[0].to_vec::<bool>().unwrap(), [true, false]);
 }
+
+/// The requested times the last allowed step reached are filled from its dense output, in
+/// every mode: running out of steps loses only the times beyond it.
+#[test]
+fn times_the_last_step_reached_are_filled() {
+    let (y0, k) = (f64s(&[1.0], &[1]), f64s(&[1.0], &[]));
+    let t = f64s(&[0.0, 1e-6, 2e-6, 5.0], &[4]);
+    for gradient in [Gradient::Direct, Gradient::ForwardOnly, Gradient::Adjoint] {
+        let s = odeint(
+            &decay,
+            std::slice::from_ref(&y0),
+            &t,
+            std::slice::from_ref(&k),
+            &short(1, gradient, false),
+        )
+        .unwrap();
+        assert_eq!(s.stats.accepted.item::<i32>().unwrap(), 1, "{gradient:?}");
+        assert!(!s.stats.reached.item::<bool>().unwrap(), "{gradient:?}");
+        let ys = s.ys[0].to_vec::<f64>().unwrap();
+        for (i, at) in [(1, 1e-6f64), (2, 2e-6)] {
+            assert!((ys[i] - (-at).exp()).abs() < 1e-12, "{gradient:?}: {ys:?}");
+        }
+        assert!(ys[3].is_nan(), "{gradient:?}: {ys:?}");
+    }
+}

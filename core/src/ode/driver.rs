@@ -1,8 +1,10 @@
 //! The integration loop: adaptive (or fixed) steps interleaved with dense-output
-//! evaluations at the requested times, as one flat loop whose iteration either takes a step
-//! or fills the next output. The same iteration runs as a `while_loop` (forward mode only)
-//! or as a `bounded_while_loop` bounded by `max_steps + len(t)` (reverse mode through the
-//! solver too, with checkpointed segments); both cost the iterations the solve takes.
+//! evaluations at the requested times. Forward-only solves run a `while_loop` whose
+//! iteration takes a step and then fills, in a loop of its own, every output the step
+//! reached. Solves differentiated through the solver run a `bounded_while_loop` bounded by
+//! `max_steps + len(t)` whose iteration either takes a step or fills the next output (its
+//! reverse mode has no inner loops to transpose), with checkpointed segments. Both cost the
+//! iterations the solve takes.
 
 use super::stepper::{self, Step};
 use super::tableau::{DOPRI5, RK4, TSIT5};
@@ -41,6 +43,7 @@ const FAC_MAX: f64 = 10.0;
 const BETA: f64 = 0.04;
 
 /// The loop state (flattened into the carry in this order).
+#[derive(Clone)]
 struct Carry {
     y: Vec<Array>,
     f: Vec<Array>,
@@ -109,10 +112,18 @@ impl Carry {
 /// `max(ratio, 1e-10)`, whose cotangent into `ratio` is 0. Taking 0, the smallest subgradient,
 /// is what `optax.safe_norm` does below its floor; elsewhere this is the plain norm.
 fn rms(v: &[Array]) -> Result<Array> {
-    let n: usize = v.iter().map(Array::size).sum();
+    rms_of(v.iter().map(|x| Ok(x.clone())))
+}
+
+/// [`rms`] of leaves made one at a time: each leaf's square sum is traced right after the
+/// leaf, so the loop IR fuses making and summing it into one pass.
+fn rms_of(leaves: impl Iterator<Item = Result<Array>>) -> Result<Array> {
+    let mut n = 0;
     let mut total: Option<Array> = None;
-    for x in v {
-        let s = (x * x)?.sum(Axes::All, false)?;
+    for x in leaves {
+        let x = x?;
+        n += x.size();
+        let s = (&x * &x)?.sum(Axes::All, false)?;
         total = Some(match total {
             Some(t) => (&t + &s)?,
             None => s,
@@ -135,15 +146,10 @@ fn time_at(t: &Array, i: &Array) -> Result<Array> {
 
 /// The scaled error `rms(err / (atol + rtol·max(|y|, |y_new|)))`.
 fn error_ratio(err: &[Array], y: &[Array], y_new: &[Array], s: &Settings) -> Result<Array> {
-    let scaled: Vec<Array> = err
-        .iter()
-        .zip(y.iter().zip(y_new))
-        .map(|(e, (a, b))| {
-            let tol = (&(a.abs()?.maximum(&b.abs()?)? * s.rtol)? + s.atol)?;
-            e / &tol
-        })
-        .collect::<Result<_>>()?;
-    rms(&scaled)
+    rms_of(err.iter().zip(y.iter().zip(y_new)).map(|(e, (a, b))| {
+        let tol = (&(a.abs()?.maximum(&b.abs()?)? * s.rtol)? + s.atol)?;
+        e / &tol
+    }))
 }
 
 /// Hairer's starting step size (as `jax.experimental.ode` and scipy).
@@ -204,6 +210,62 @@ fn interpolate(c: &Carry, to: &Array) -> Result<Vec<Array>> {
             &c.y_prev[k] + &acc
         })
         .collect()
+}
+
+/// Whether the next requested time is reached (clamped to the last once all are filled).
+fn due(c: &Carry, t: &Array) -> Result<Array> {
+    time_at(t, &c.i)?.le(&c.t)
+}
+
+/// Fills the next requested time's row of the outputs from the dense output.
+fn emit_next(c: &mut Carry, t: &Array) -> Result<()> {
+    let to = time_at(t, &c.i)?;
+    let values = interpolate(c, &to)?;
+    // Not `c.i.zeros_like()`: under `vmap` that zero would be batched with `i`.
+    let zero_i = t.filled_beside(&[], 0, DType::I32)?;
+    for (buf, v) in c.ys.iter_mut().zip(values) {
+        let mut one = vec![1isize];
+        one.extend(v.shape().iter().map(|&d| d as isize));
+        let mut starts = vec![c.i.clone()];
+        starts.extend(vec![zero_i.clone(); v.ndim()]);
+        let refs: Vec<&Array> = starts.iter().collect();
+        *buf = buf.dynamic_update_slice(&v.reshape(&one)?, &refs)?;
+    }
+    c.i = (&c.i + 1)?;
+    Ok(())
+}
+
+/// Fills every requested time the last step reached, in a loop of its own that carries only
+/// the outputs and their index.
+fn emit_due(c: &mut Carry, t: &Array, n_out: usize) -> Result<()> {
+    let ny = c.ys.len();
+    let mut init = c.ys.clone();
+    init.push(c.i.clone());
+    let at = |o: &[Array]| -> Carry {
+        let mut here = c.clone();
+        here.ys = o[..ny].to_vec();
+        here.i = o[ny].clone();
+        here
+    };
+    let more = |o: &[Array]| -> Result<Vec<Array>> {
+        let here = at(o);
+        Ok(vec![here
+            .i
+            .lt(n_out as i32)?
+            .bitwise_and(&due(&here, t)?)?])
+    };
+    let fill = |o: &[Array]| -> Result<Vec<Array>> {
+        let mut here = at(o);
+        emit_next(&mut here, t)?;
+        here.ys.push(here.i);
+        Ok(here.ys)
+    };
+    let mut out = while_loop(&more, &fill, &init)?;
+    c.i = out
+        .pop()
+        .ok_or_else(|| crate::Error::internal("the output loop lost its index"))?;
+    c.ys = out;
+    Ok(())
 }
 
 /// What a solve returns: the states at every requested time, the counts `(steps,
@@ -267,26 +329,16 @@ pub(crate) fn integrate(
             .transpose()?,
     }
     .flat();
+    // Outputs the steps taken have reached are filled even after the last step `max_steps`
+    // allows: nothing computed is dropped.
     let keep_going = |c: &[Array]| -> Result<Vec<Array>> {
         let c = Carry::from(c, ny);
-        Ok(vec![c
-            .i
-            .lt(n_out as i32)?
-            .bitwise_and(&c.steps.lt(s.max_steps as i32)?)?])
+        let more = c.steps.lt(s.max_steps as i32)?.bitwise_or(&due(&c, t)?)?;
+        Ok(vec![c.i.lt(n_out as i32)?.bitwise_and(&more)?])
     };
     let emit = |c: &[Array]| -> Result<Vec<Array>> {
         let mut c = Carry::from(c, ny);
-        let to = time_at(t, &c.i)?;
-        let values = interpolate(&c, &to)?;
-        for (buf, v) in c.ys.iter_mut().zip(values) {
-            let mut one = vec![1isize];
-            one.extend(v.shape().iter().map(|&d| d as isize));
-            let mut starts = vec![c.i.clone()];
-            starts.extend(vec![zero_i.clone(); v.ndim()]);
-            let refs: Vec<&Array> = starts.iter().collect();
-            *buf = buf.dynamic_update_slice(&v.reshape(&one)?, &refs)?;
-        }
-        c.i = (&c.i + 1)?;
+        emit_next(&mut c, t)?;
         Ok(c.flat())
     };
     let step = |c: &[Array]| -> Result<Vec<Array>> {
@@ -333,21 +385,24 @@ pub(crate) fn integrate(
         };
         let pick =
             |new: &Array, old: &Array| accept.broadcast_in_dim(new.shape(), &[])?.select(new, old);
-        let picks = |new: &[Array], old: &[Array]| -> Result<Vec<Array>> {
-            new.iter().zip(old).map(|(a, b)| pick(a, b)).collect()
-        };
-        c.y_prev = picks(&c.y, &c.y_prev)?;
+        // Leaf by leaf, so each leaf's selects fuse into one pass.
         let [p1, p2, p3, p4] = poly;
-        let [o1, o2, o3, o4] = std::mem::take(&mut c.poly);
-        c.poly = [
-            picks(&p1, &o1)?,
-            picks(&p2, &o2)?,
-            picks(&p3, &o3)?,
-            picks(&p4, &o4)?,
+        let news = [&c.y, &p1, &p2, &p3, &p4, &y, &f];
+        let olds = [
+            &c.y_prev, &c.poly[0], &c.poly[1], &c.poly[2], &c.poly[3], &c.y, &c.f,
         ];
+        let mut picked: [Vec<Array>; 7] = Default::default();
+        for leaf in 0..ny {
+            for (k, (new, old)) in news.iter().zip(olds).enumerate() {
+                picked[k].push(pick(&new[leaf], &old[leaf])?);
+            }
+        }
+        let [y_prev, q1, q2, q3, q4, y_next, f_next] = picked;
+        c.y_prev = y_prev;
+        c.poly = [q1, q2, q3, q4];
         c.t_prev = pick(&c.t, &c.t_prev)?;
-        c.y = picks(&y, &c.y)?;
-        c.f = picks(&f, &c.f)?;
+        c.y = y_next;
+        c.f = f_next;
         c.t = pick(&t_new, &c.t)?;
         c.dt = dt_next;
         c.err_prev = err_next;
@@ -361,15 +416,25 @@ pub(crate) fn integrate(
         c.rejected = (&c.rejected + &(&one.neg()? + 1)?)?;
         Ok(c.flat())
     };
-    let iteration = |c: &[Array]| -> Result<Vec<Array>> {
-        let cc = Carry::from(c, ny);
-        let due = time_at(t, &cc.i)?.le(&cc.t)?;
-        cond(&due, &emit, &step, c)
-    };
     let out = match looping {
-        Looping::While => while_loop(&keep_going, &iteration, &init)?,
-        // Reverse-differentiable, and the solve still costs the iterations it takes.
+        // A step, then every output it reached. A `cond` choosing between the two would
+        // copy the whole carry (every stage and the output buffer) on each trip, which
+        // dominates for large states such as the adjoint's parameter cotangents.
+        Looping::While => {
+            let iteration = |c: &[Array]| -> Result<Vec<Array>> {
+                let mut c = Carry::from(&step(c)?, ny);
+                emit_due(&mut c, t, n_out)?;
+                Ok(c.flat())
+            };
+            while_loop(&keep_going, &iteration, &init)?
+        }
+        // Reverse-differentiable (a plain inner `while` is not), and the solve still costs
+        // the iterations it takes.
         Looping::Bounded => {
+            let iteration = |c: &[Array]| -> Result<Vec<Array>> {
+                let due = due(&Carry::from(c, ny), t)?;
+                cond(&due, &emit, &step, c)
+            };
             let opts = BoundedWhileOptions {
                 max_steps: s.max_steps + n_out,
                 checkpoints: s.checkpoints,

@@ -57,10 +57,9 @@ impl Method {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Gradient {
     /// Through the solver's own operations (a `bounded_while_loop` bounded by `max_steps +
-    /// len(t)`: the solve costs the steps taken; its gradient recomputes them once per level
-    /// of the loop's tree: 3 levels at the default bound of 4,096 + len(t), one more for
-    /// each 16x): forward and reverse mode, to any order; the derivative of the discrete
-    /// solution.
+    /// len(t)`: the solve costs the steps taken; its gradient recomputes them as
+    /// [`OdeOptions::checkpoints`] says): forward and reverse mode, to any order; the
+    /// derivative of the discrete solution.
     #[default]
     Direct,
     /// Reverse mode by the continuous adjoint method (as `jax.experimental.ode`): an
@@ -80,8 +79,9 @@ pub struct OdeOptions {
     pub rtol: f64,
     /// Absolute tolerance of the local error (default 1.4e-8).
     pub atol: f64,
-    /// Steps (accepted or rejected) allowed over the whole interval (default 4096); times
-    /// not reached come back as NaN and `stats.steps == max_steps` says so.
+    /// Steps (accepted or rejected) allowed over the whole interval (default 4096); the
+    /// requested times the steps taken reached are filled, those beyond the last come back
+    /// as NaN, and `stats.reached` (false) and `stats.steps == max_steps` say so.
     pub max_steps: usize,
     /// [`Gradient::Direct`]'s reverse-mode memory budget: the solver states its bounded loop
     /// may keep ([`crate::lax::BoundedWhileOptions::checkpoints`]; unset: about

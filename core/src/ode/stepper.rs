@@ -20,27 +20,33 @@ pub(crate) struct Step {
 
 type Leaves = Vec<Array>;
 
+/// `Σ c_i v_i` over one leaf, in the order given.
+fn lin_leaf(terms: &[(f64, &Array)]) -> Result<Array> {
+    let mut acc = (terms[0].1 * terms[0].0)?;
+    for (c, v) in &terms[1..] {
+        acc = (&acc + &(*v * *c)?)?;
+    }
+    Ok(acc)
+}
+
+/// [`lin_leaf`] on every leaf.
 fn lin(terms: &[(f64, &[Array])]) -> Result<Leaves> {
-    let n = terms[0].1.len();
-    (0..n)
+    (0..terms[0].1.len())
         .map(|i| {
-            let mut acc = (&terms[0].1[i] * terms[0].0)?;
-            for (c, v) in &terms[1..] {
-                acc = (&acc + &(&v[i] * *c)?)?;
-            }
-            Ok(acc)
+            let leaf: Vec<(f64, &Array)> = terms.iter().map(|(c, v)| (*c, &v[i])).collect();
+            lin_leaf(&leaf)
         })
         .collect()
 }
 
-/// Cubic Hermite coefficients from `Δ = y1 - y0` and the end slopes scaled by `h`.
-fn hermite(delta: &[Array], hf0: &[Array], hf1: &[Array]) -> Result<[Leaves; 4]> {
-    let zeros: Leaves = delta.iter().map(Array::zeros_like).collect::<Result<_>>()?;
+/// Cubic Hermite coefficients of one leaf from `Δ = y1 - y0` and the end slopes scaled by
+/// `h`.
+fn hermite(delta: &Array, hf0: &Array, hf1: &Array) -> Result<[Array; 4]> {
     Ok([
-        hf0.to_vec(),
-        lin(&[(3.0, delta), (-2.0, hf0), (-1.0, hf1)])?,
-        lin(&[(-2.0, delta), (1.0, hf0), (1.0, hf1)])?,
-        zeros,
+        hf0.clone(),
+        lin_leaf(&[(3.0, delta), (-2.0, hf0), (-1.0, hf1)])?,
+        lin_leaf(&[(-2.0, delta), (1.0, hf0), (1.0, hf1)])?,
+        delta.zeros_like()?,
     ])
 }
 
@@ -48,18 +54,23 @@ fn scaled(v: &[Array], h: &Array) -> Result<Leaves> {
     v.iter().map(|x| x * h).collect()
 }
 
-/// `y + Σ w_j k_j` leaf by leaf, skipping zero weights (`w` already scaled by `h`).
+/// `y + Σ w_j k_j` leaf by leaf, skipping zero weights (`w` already scaled by `h`). One
+/// leaf's whole sum is traced before the next leaf's, so the loop IR sees one run of
+/// element loops over each leaf's index space and fuses it into a single pass (a
+/// stage-major order interleaves the leaves and leaves one pass per term).
 fn combine(y: &[Array], ks: &[Vec<Array>], w: &[Array], coef: &[f64]) -> Result<Vec<Array>> {
-    let mut out = y.to_vec();
-    for (j, &cj) in coef.iter().enumerate() {
-        if cj == 0.0 {
-            continue;
-        }
-        for (o, k) in out.iter_mut().zip(&ks[j]) {
-            *o = (&*o + &(k * &w[j])?)?;
-        }
-    }
-    Ok(out)
+    y.iter()
+        .enumerate()
+        .map(|(leaf, y)| {
+            let mut acc = y.clone();
+            for (j, &cj) in coef.iter().enumerate() {
+                if cj != 0.0 {
+                    acc = (&acc + &(&ks[j][leaf] * &w[j])?)?;
+                }
+            }
+            Ok(acc)
+        })
+        .collect()
 }
 
 /// An explicit Runge-Kutta step of size `h` from `(t, y)` with `f0 = f(t, y)`.
@@ -88,52 +99,64 @@ pub(crate) fn explicit(
     if tab.fsal {
         ks.push(f_new.clone());
     }
-    let delta: Leaves = y_new
-        .iter()
-        .zip(y)
-        .map(|(a, b)| a - b)
-        .collect::<Result<_>>()?;
-    let hk: Vec<Leaves> = ks.iter().map(|k| scaled(k, h)).collect::<Result<_>>()?;
-    let hf1 = scaled(&f_new, h)?;
-    let poly = match tab.dense {
-        Dense::Hermite => hermite(&delta, &hk[0], &hf1)?,
-        Dense::Dopri5 => {
-            // Hairer's form y0 + θ(Δ + (1-θ)(A + θ(B + (1-θ)C))), expanded in θ.
-            let a = lin(&[(1.0, &hk[0]), (-1.0, &delta)])?;
-            let b = lin(&[(1.0, &delta), (-1.0, &hf1), (-1.0, &a)])?;
-            let terms: Vec<(f64, &[Array])> = DOPRI5_DENSE
-                .iter()
-                .zip(&hk)
-                .filter(|(d, _)| **d != 0.0)
-                .map(|(d, k)| (*d, &k[..]))
-                .collect();
-            let c = lin(&terms)?;
-            [
-                hk[0].clone(),
-                lin(&[(1.0, &b), (1.0, &c), (-1.0, &a)])?,
-                lin(&[(-1.0, &b), (-2.0, &c)])?,
-                c,
-            ]
-        }
-        Dense::Tsit5 => {
-            let w = tsit5_dense();
-            let coef = |q: usize| -> Result<Leaves> {
-                let terms: Vec<(f64, &[Array])> = (0..hk.len())
-                    .filter(|&i| w[i][q] != 0.0)
-                    .map(|i| (w[i][q], &hk[i][..]))
+    // Everything from here is elementwise per leaf: one leaf's dense output and error are
+    // traced before the next leaf's, so the loop IR fuses each leaf's work into one pass.
+    let dense = tsit5_dense();
+    // The error weights are made where the first leaf's error needs them: reverse mode adds
+    // `h`'s cotangents in trace order, and this order gives a one-leaf state the gradient
+    // bits of the whole-list formulation (stages, then dense output, then error).
+    let mut we: Option<Vec<Array>> = None;
+    let mut poly: [Leaves; 4] = Default::default();
+    let mut err = Vec::with_capacity(y.len());
+    for (leaf, (yn, y0)) in y_new.iter().zip(y).enumerate() {
+        let delta = (yn - y0)?;
+        let hk: Leaves = ks.iter().map(|k| &k[leaf] * h).collect::<Result<_>>()?;
+        let hf1 = (&f_new[leaf] * h)?;
+        let p = match tab.dense {
+            Dense::Hermite => hermite(&delta, &hk[0], &hf1)?,
+            Dense::Dopri5 => {
+                // Hairer's form y0 + θ(Δ + (1-θ)(A + θ(B + (1-θ)C))), expanded in θ.
+                let a = lin_leaf(&[(1.0, &hk[0]), (-1.0, &delta)])?;
+                let b = lin_leaf(&[(1.0, &delta), (-1.0, &hf1), (-1.0, &a)])?;
+                let terms: Vec<(f64, &Array)> = DOPRI5_DENSE
+                    .iter()
+                    .zip(&hk)
+                    .filter(|(d, _)| **d != 0.0)
+                    .map(|(d, k)| (*d, k))
                     .collect();
-                lin(&terms)
-            };
-            [coef(0)?, coef(1)?, coef(2)?, coef(3)?]
+                let c = lin_leaf(&terms)?;
+                [
+                    hk[0].clone(),
+                    lin_leaf(&[(1.0, &b), (1.0, &c), (-1.0, &a)])?,
+                    lin_leaf(&[(-1.0, &b), (-2.0, &c)])?,
+                    c,
+                ]
+            }
+            Dense::Tsit5 => {
+                let coef = |q: usize| -> Result<Array> {
+                    let terms: Vec<(f64, &Array)> = (0..hk.len())
+                        .filter(|&i| dense[i][q] != 0.0)
+                        .map(|i| (dense[i][q], &hk[i]))
+                        .collect();
+                    lin_leaf(&terms)
+                };
+                [coef(0)?, coef(1)?, coef(2)?, coef(3)?]
+            }
+        };
+        for (q, pq) in p.into_iter().enumerate() {
+            poly[q].push(pq);
         }
-    };
-    let err = if tab.e.is_empty() {
-        None
-    } else {
-        let zeros: Vec<Array> = y.iter().map(Array::zeros_like).collect::<Result<_>>()?;
-        let we: Vec<Array> = tab.e.iter().map(|e| h * *e).collect::<Result<_>>()?;
-        Some(combine(&zeros, &ks, &we, tab.e)?)
-    };
+        if !tab.e.is_empty() {
+            let zeros = [y0.zeros_like()?];
+            let we = match &mut we {
+                Some(w) => w,
+                None => we.insert(tab.e.iter().map(|e| h * *e).collect::<Result<_>>()?),
+            };
+            let k_leaf: Vec<Vec<Array>> = ks.iter().map(|k| vec![k[leaf].clone()]).collect();
+            err.extend(combine(&zeros, &k_leaf, we, tab.e)?);
+        }
+    }
+    let err = (!tab.e.is_empty()).then_some(err);
     Ok(Step {
         y: y_new,
         f: f_new,
