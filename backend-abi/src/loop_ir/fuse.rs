@@ -61,6 +61,7 @@ pub fn fuse(f: &mut Function, accept: &Accept) {
 }
 
 /// A loop nest: its counters and trip counts, outermost first, and its innermost body.
+#[derive(Clone)]
 struct Nest {
     counters: Vec<Reg>,
     counts: Vec<u64>,
@@ -272,7 +273,8 @@ fn may_hoist(inst: &Inst, nest: &Nest, (nr, nw): &(HashSet<Reg>, HashSet<Reg>)) 
     !clash && !memory && !nest.counters.contains(&dst)
 }
 
-/// Fuses the nests of one block (not of blocks nested in it).
+/// Fuses the nests of one block (not of blocks nested in it): each with the nest before it,
+/// or else with an earlier one past independent work ([`reorder`]).
 fn fuse_block(block: &mut Block, f: &Function, accept: &Accept) {
     let mut out: Vec<Inst> = Vec::with_capacity(block.0.len());
     // The position in `out` of the last nest, and the register instructions after it.
@@ -283,13 +285,16 @@ fn fuse_block(block: &mut Block, f: &Function, accept: &Accept) {
             continue;
         };
         if let Some(at) = last {
-            if let Some(fused) = try_fuse(&out[at..], next, f, accept) {
+            if let Some(fused) = try_fuse(&out[at..], next.clone(), f, accept) {
                 out.truncate(at);
                 out.extend(fused.hoisted);
                 last = Some(out.len());
                 out.push(fused.nest.into_inst());
                 continue;
             }
+        }
+        if reorder::fuse_into_earlier(&mut out, &next, f, accept) {
+            continue;
         }
         last = Some(out.len());
         out.push(inst);
@@ -578,5 +583,6 @@ fn collapse(mut nest: Nest) -> Nest {
 
 mod back_edge_stores;
 mod product_sums;
+mod reorder;
 #[cfg(test)]
 mod tests;

@@ -296,3 +296,56 @@ fn a_store_a_later_iteration_reads_stays() {
     let nests = stores_per_nest(&f);
     assert!(nests.last().unwrap().contains(&scratch), "{nests:?}");
 }
+
+/// A `while` over a 2-element and an 8-element carry whose body is `body`, before fusion.
+fn lowered_pair(body: &str) -> Function {
+    let p = Program::parse(&format!(
+        "program(%0: f32[2], %1: f32[8]) {{
+           %2, %3 = while(%0, %1) : f32[2], f32[8] {{
+             cond(%0: f32[2], %1: f32[8]) {{
+               %2 = constant[value=[false]]() : bool[]
+               return %2
+             }}
+             body(%0: f32[2], %1: f32[8]) {{
+               {body}
+             }}
+           }}
+           return %2, %3
+         }}"
+    ))
+    .unwrap();
+    lower_while(&p.nodes[0]).unwrap()
+}
+
+#[test]
+fn alternating_index_spaces_fuse_past_each_other() {
+    // A primal chain over 2 elements and a tangent chain over 8, traced op by op as forward
+    // mode does: each chain becomes one loop.
+    let f = lowered_pair(
+        "%2 = mul(%0, %0) : f32[2]
+         %3 = mul(%1, %1) : f32[8]
+         %4 = add(%2, %0) : f32[2]
+         %5 = add(%3, %1) : f32[8]
+         %6 = neg(%4) : f32[2]
+         %7 = neg(%5) : f32[8]
+         return %6, %7",
+    );
+    assert!(nests(&f).len() >= 6, "one loop per op before fusion");
+    let f = fused(f, &|_, _, _| true);
+    assert_eq!(nests(&f), [vec![2], vec![8]], "{:?}", f.body);
+}
+
+#[test]
+fn a_loop_stays_after_the_loop_it_reads() {
+    // The second 2-element loop reads what the 8-element loop wrote: it may not move above
+    // it, so it cannot join the first.
+    let f = lowered_pair(
+        "%2 = mul(%0, %0) : f32[2]
+         %3 = mul(%1, %1) : f32[8]
+         %4 = slice[start=[0], limit=[2], strides=[1]](%3) : f32[2]
+         %5 = add(%2, %4) : f32[2]
+         return %5, %3",
+    );
+    let f = fused(f, &|_, _, _| true);
+    assert_eq!(nests(&f), [vec![2], vec![8], vec![2]], "{:?}", f.body);
+}
