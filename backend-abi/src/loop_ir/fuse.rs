@@ -1,5 +1,6 @@
 //! Element-loop fusion, a pass over a lowered [`Function`]: consecutive element loops over
-//! the same index space become one loop, a value one part stores and the next loads at the
+//! the same index space become one loop (and so do loops with only independent work
+//! between them, `reorder.rs`), a value one part stores and the next loads at the
 //! same element passes in a register, and memory nothing reads any more is not written.
 //! A chain of elementwise ops (a stencil's sums, an axpy after a matrix product) then
 //! walks its operands once, as XLA's loop fusion does, instead of once per op. Last, the
