@@ -73,6 +73,43 @@ fn combine(y: &[Array], ks: &[Vec<Array>], w: &[Array], coef: &[f64]) -> Result<
         .collect()
 }
 
+/// One leaf's dense-output coefficients `[p1, p2, p3, p4]` from `Δ = y1 - y0`, the stages
+/// scaled by `h` and the end slope scaled by `h`.
+fn dense_output(dense: Dense, delta: &Array, hk: &[Array], hf1: &Array) -> Result<[Array; 4]> {
+    match dense {
+        Dense::Hermite => hermite(delta, &hk[0], hf1),
+        Dense::Dopri5 => {
+            // Hairer's form y0 + θ(Δ + (1-θ)(A + θ(B + (1-θ)C))), expanded in θ.
+            let a = lin_leaf(&[(1.0, &hk[0]), (-1.0, delta)])?;
+            let b = lin_leaf(&[(1.0, delta), (-1.0, hf1), (-1.0, &a)])?;
+            let terms: Vec<(f64, &Array)> = DOPRI5_DENSE
+                .iter()
+                .zip(hk)
+                .filter(|(d, _)| **d != 0.0)
+                .map(|(d, k)| (*d, k))
+                .collect();
+            let c = lin_leaf(&terms)?;
+            Ok([
+                hk[0].clone(),
+                lin_leaf(&[(1.0, &b), (1.0, &c), (-1.0, &a)])?,
+                lin_leaf(&[(-1.0, &b), (-2.0, &c)])?,
+                c,
+            ])
+        }
+        Dense::Tsit5 => {
+            let w = tsit5_dense();
+            let coef = |q: usize| -> Result<Array> {
+                let terms: Vec<(f64, &Array)> = (0..hk.len())
+                    .filter(|&i| w[i][q] != 0.0)
+                    .map(|i| (w[i][q], &hk[i]))
+                    .collect();
+                lin_leaf(&terms)
+            };
+            Ok([coef(0)?, coef(1)?, coef(2)?, coef(3)?])
+        }
+    }
+}
+
 /// An explicit Runge-Kutta step of size `h` from `(t, y)` with `f0 = f(t, y)`.
 pub(crate) fn explicit(
     tab: &Tableau,
@@ -101,7 +138,6 @@ pub(crate) fn explicit(
     }
     // Everything from here is elementwise per leaf: one leaf's dense output and error are
     // traced before the next leaf's, so the loop IR fuses each leaf's work into one pass.
-    let dense = tsit5_dense();
     // The error weights are made where the first leaf's error needs them: reverse mode adds
     // `h`'s cotangents in trace order, and this order gives a one-leaf state the gradient
     // bits of the whole-list formulation (stages, then dense output, then error).
@@ -112,37 +148,7 @@ pub(crate) fn explicit(
         let delta = (yn - y0)?;
         let hk: Leaves = ks.iter().map(|k| &k[leaf] * h).collect::<Result<_>>()?;
         let hf1 = (&f_new[leaf] * h)?;
-        let p = match tab.dense {
-            Dense::Hermite => hermite(&delta, &hk[0], &hf1)?,
-            Dense::Dopri5 => {
-                // Hairer's form y0 + θ(Δ + (1-θ)(A + θ(B + (1-θ)C))), expanded in θ.
-                let a = lin_leaf(&[(1.0, &hk[0]), (-1.0, &delta)])?;
-                let b = lin_leaf(&[(1.0, &delta), (-1.0, &hf1), (-1.0, &a)])?;
-                let terms: Vec<(f64, &Array)> = DOPRI5_DENSE
-                    .iter()
-                    .zip(&hk)
-                    .filter(|(d, _)| **d != 0.0)
-                    .map(|(d, k)| (*d, k))
-                    .collect();
-                let c = lin_leaf(&terms)?;
-                [
-                    hk[0].clone(),
-                    lin_leaf(&[(1.0, &b), (1.0, &c), (-1.0, &a)])?,
-                    lin_leaf(&[(-1.0, &b), (-2.0, &c)])?,
-                    c,
-                ]
-            }
-            Dense::Tsit5 => {
-                let coef = |q: usize| -> Result<Array> {
-                    let terms: Vec<(f64, &Array)> = (0..hk.len())
-                        .filter(|&i| dense[i][q] != 0.0)
-                        .map(|i| (dense[i][q], &hk[i]))
-                        .collect();
-                    lin_leaf(&terms)
-                };
-                [coef(0)?, coef(1)?, coef(2)?, coef(3)?]
-            }
-        };
+        let p = dense_output(tab.dense, &delta, &hk, &hf1)?;
         for (q, pq) in p.into_iter().enumerate() {
             poly[q].push(pq);
         }
