@@ -15,14 +15,6 @@ use quabla_abi::qir::UnaryOp;
 use quabla_cpu::stats::unary_runs;
 
 /// How many `sin` nodes the interpreter ran during `f`.
-/// Waits for `out`: runs may finish after `call` returns, and a count read before they do
-/// would land in the next measurement.
-fn finished(out: Vec<Array>) {
-    for a in out {
-        a.block_until_ready().unwrap();
-    }
-}
-
 fn sines(f: impl FnOnce()) -> u64 {
     let before = unary_runs(UnaryOp::Sin);
     f();
@@ -72,7 +64,7 @@ fn both_passes_to(max_steps: usize, checkpoints: Option<usize>, limit: f64) -> (
     let forward = jit(move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit));
     forward.compile_for(std::slice::from_ref(&x)).unwrap();
     let fwd = sines(|| {
-        finished(forward.call(std::slice::from_ref(&x)).unwrap());
+        forward.call(std::slice::from_ref(&x)).unwrap();
     });
     let backward = jit(grad(
         move |a: &[Array]| creep_to(a, max_steps, checkpoints, limit),
@@ -80,7 +72,7 @@ fn both_passes_to(max_steps: usize, checkpoints: Option<usize>, limit: f64) -> (
     ));
     backward.compile_for(std::slice::from_ref(&x)).unwrap();
     let bwd = sines(|| {
-        finished(backward.call(std::slice::from_ref(&x)).unwrap());
+        backward.call(std::slice::from_ref(&x)).unwrap();
     });
     (fwd, bwd)
 }
@@ -99,7 +91,7 @@ fn forward_mode(max_steps: usize, length: usize) -> (u64, u64, u64) {
         });
         d.compile_for(std::slice::from_ref(&x)).unwrap();
         sines(|| {
-            finished(d.call(std::slice::from_ref(&x)).unwrap());
+            d.call(std::slice::from_ref(&x)).unwrap();
         })
     };
     let bounded = run(&move |a: &[Array]| creep(a, max_steps, None));
@@ -149,7 +141,7 @@ fn ode_work(max_steps: usize) -> (u64, u64, i32) {
     let backward = jit(grad(loss, &[0]));
     backward.compile_for(std::slice::from_ref(&y0)).unwrap();
     let bwd = sines(|| {
-        finished(backward.call(std::slice::from_ref(&y0)).unwrap());
+        backward.call(std::slice::from_ref(&y0)).unwrap();
     });
     (fwd, bwd, steps)
 }
