@@ -355,6 +355,65 @@ fn the_checkpoint_budget_bounds_the_memory() {
     assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{bytes:?}");
 }
 
+/// `n` trips of `x <- sin(1.0001 x)` (16 floats) that also write each trip's `x` into row
+/// `i` of an `[n, 16]` output buffer, as a solver fills its outputs, keeping `checkpoints`
+/// carries; returns `Σ w·buffer + Σ x` for weights `w = a[1]`.
+fn with_output_buffer(a: &[Array], n: usize, checkpoints: usize) -> Result<Vec<Array>> {
+    let init = [
+        Array::from_slice_on(a[0].device(), &[0i32], &[])?,
+        a[0].clone(),
+        Array::from_slice_on(a[0].device(), &vec![0.0f64; n * 16], &[n, 16])?,
+    ];
+    let keep = move |c: &[Array]| Ok(vec![c[0].lt(n as i32)?]);
+    let body = |c: &[Array]| -> Result<Vec<Array>> {
+        let x = (&c[1] * 1.0001)?.sin()?;
+        let zero = c[0].zeros_like()?;
+        let buf = c[2].dynamic_update_slice(&x.expand_dims(0)?, &[&c[0], &zero])?;
+        Ok(vec![(&c[0] + 1)?, x, buf])
+    };
+    let opts = BoundedWhileOptions {
+        max_steps: n,
+        checkpoints: Some(checkpoints),
+    };
+    let out = bounded_while_loop_with(&keep, &body, &init, &opts)?;
+    let weighted = (&out[2] * &a[1])?.sum(quabla::Axes::All, false)?;
+    Ok(vec![(&weighted + &out[1].sum(quabla::Axes::All, false)?)?])
+}
+
+#[test]
+fn checkpoints_leave_out_carries_the_loop_only_writes() {
+    let n = 64;
+    let x = f64s(
+        &(0..16).map(|i| 0.1 * i as f64 - 0.7).collect::<Vec<_>>(),
+        &[16],
+    );
+    let w: Vec<f64> = (0..n * 16).map(|i| ((i as f64) * 0.37).sin()).collect();
+    let w = f64s(&w, &[n, 16]);
+    // The buffer is a loop result, but no trip's residuals read it: the checkpoints keep
+    // the counter (the row a trip's cotangent reads) and `x` alone, whatever the budget.
+    let carry = 4 + 16 * 8;
+    for k in [4, 16, n] {
+        let w = w.clone();
+        quabla::lax::take_scan_tape_bytes();
+        let f = move |a: &[Array]| with_output_buffer(&[a[0].clone(), w.clone()], n, k);
+        quabla::make_program(grad(f, &[0]), std::slice::from_ref(&x)).unwrap();
+        let bytes = quabla::lax::take_scan_tape_bytes();
+        assert_eq!(bytes, kept_carries(n, Some(k)) * carry, "checkpoints {k}");
+    }
+    // The gradient reaches `x` through the buffer's rows: against central differences,
+    // and the same bits whichever carries were kept.
+    let f = |k: usize| {
+        let w = w.clone();
+        move |a: &[Array]| with_output_buffer(&[a[0].clone(), w.clone()], n, k)
+    };
+    check_grads(&f(4), std::slice::from_ref(&x), 1, None).unwrap();
+    let g = |k: usize| vals(&grad(f(k), &[0])(std::slice::from_ref(&x)).unwrap()[0]);
+    let every = g(n);
+    for k in [1, 4, 16] {
+        assert_eq!(g(k), every, "checkpoints {k}");
+    }
+}
+
 #[test]
 fn every_checkpoint_count_gives_the_same_values_and_gradients() {
     let x = f64s(&[0.3], &[]);

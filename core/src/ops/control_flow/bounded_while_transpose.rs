@@ -15,8 +15,11 @@
 //!
 //! Each loop is a `bounded_while` (bounded by the span it walks), so the backward pass is
 //! itself differentiable in both modes. Known carries the body passes through unchanged
-//! (captured parameters) are carried beside the loops, never copied into the checkpoints.
+//! (captured parameters) are carried beside the loops, never copied into the checkpoints;
+//! so are those no trip's residuals need (`needed.rs`: an output buffer the loop only
+//! writes), which keep their value from before the loop.
 
+mod needed;
 mod revolve;
 
 use super::bounded_while::{bounded_while_fn, rows, schedule, CheckpointSchedule};
@@ -25,7 +28,7 @@ use crate::ad::rules::TransposeArgs;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::eval::eval_program;
-use quabla_abi::qir::{Op, Program};
+use quabla_abi::qir::{Op, Program, ValueId};
 use quabla_abi::{DType, TensorType};
 
 /// Cotangents of the linear operands of a `bounded_while` node.
@@ -75,8 +78,9 @@ struct Plan<'a> {
     /// Carry positions of the known and the linear carries.
     known: Vec<usize>,
     linear: Vec<usize>,
-    /// Of the known carries (by their index in `known`): those the body changes, which
-    /// the checkpoints keep, and those it passes through.
+    /// Of the known carries (by their index in `known`): those the body changes and the
+    /// backward pass needs, which the checkpoints keep, and the others (passed through
+    /// unchanged here).
     varying: Vec<usize>,
     fixed: Vec<usize>,
     /// One trip's known part without residuals, and its residuals alone: both take the
@@ -118,8 +122,6 @@ impl<'a> Plan<'a> {
         }
         let known: Vec<usize> = (0..n).filter(|&i| !lin[i]).collect();
         let linear: Vec<usize> = (0..n).filter(|&i| lin[i]).collect();
-        let (varying, fixed): (Vec<usize>, Vec<usize>) =
-            (0..known.len()).partition(|&k| body.outputs[known[k]].index() != known[k]);
         let like = a
             .operands
             .iter()
@@ -130,9 +132,20 @@ impl<'a> Plan<'a> {
         let reordered = reordered(like.device(), body, &order, &order)?;
         let nk = known.len();
         let (fwd, bwd) = crate::ad::partial_eval_transpose(like.device(), &reordered, nk, nk)?;
+        // A carry nothing needed reads keeps its value from before the loop in every pass
+        // here (its update is dropped), and no checkpoint holds it.
+        let needed = needed::needed_known(cond, &known, &fwd, &bwd, nk);
+        let updates: Vec<ValueId> = (0..nk)
+            .map(|k| match needed[k] {
+                true => fwd.outputs[k],
+                false => ValueId(k as u32),
+            })
+            .collect();
+        let (varying, fixed): (Vec<usize>, Vec<usize>) =
+            (0..nk).partition(|&k| needed[k] && body.outputs[known[k]].index() != known[k]);
         Ok(Plan {
             cond,
-            fwd_known: with_outputs(&fwd, &fwd.outputs[..nk]),
+            fwd_known: with_outputs(&fwd, &updates),
             fwd_residuals: with_outputs(&fwd, &fwd.outputs[nk..]),
             bwd,
             known,
