@@ -17,15 +17,16 @@
 //!   `argnums` pick the inputs to differentiate.
 //! - [`tree`]: the same over your own types: structs deriving [`tree::Tree`], tuples,
 //!   `Vec`s and maps of arrays through `tree::{value_and_grad, grad, jacfwd, jacrev, vmap,
-//!   jit}`, `tree::{fori_loop, while_loop, scan, cond}`, `tree::odeint` and
-//!   `tree::Trainer`.
+//!   jit}`, `tree::{fori_loop, while_loop, scan, cond}`, `tree::odeint`, `tree::{cg,
+//!   gmres}` and `tree::Trainer`.
 //! - [`lax`]: structured control flow (`cond`, `switch`, `while_loop`,
 //!   `bounded_while_loop`, `fori_loop`, `scan`), `sort`, convolutions.
 //! - [`random`]: JAX's counter-based threefry keys (`key`, `split`, `uniform`, `normal`,
 //!   ...), bit for bit JAX's numbers.
 //! - [`optim`]: optax-style optimizers (`adam(1e-3)`, `opt.init(..)`, `opt.update(..)`,
 //!   [`optim::apply_updates`]) and a [`optim::Trainer`].
-//! - [`ode`]: `odeint` (dopri5, tsit5, rk4, rosenbrock23) with direct and adjoint gradients.
+//! - [`ode`]: `odeint` (dopri5, tsit5, rk4, rosenbrock23) with direct and adjoint gradients;
+//!   options as one expression: `OdeOptions::default().rtol(1e-10).atol(1e-10)`.
 //! - [`linalg`]: dense factorizations and solves, CG and GMRES; [`root_finding`]: Newton and
 //!   implicit differentiation; [`distributed`]: data parallelism over MPI or NCCL.
 //! - [`runtime`]: the plugin host (discovery through `QUABLA_PLUGIN_PATH`, a `plugins`

@@ -47,6 +47,38 @@ impl Default for SolveOptions {
     }
 }
 
+/// Setters, so options read as one expression: `SolveOptions::default().tol(1e-10)`.
+///
+/// ```
+/// let opts = quabla::linalg::SolveOptions::default().tol(1e-10).maxiter(500);
+/// assert_eq!((opts.tol, opts.atol, opts.maxiter), (1e-10, 0.0, Some(500)));
+/// ```
+impl SolveOptions {
+    /// Sets [`SolveOptions::tol`].
+    pub fn tol(mut self, tol: f64) -> Self {
+        self.tol = tol;
+        self
+    }
+
+    /// Sets [`SolveOptions::atol`].
+    pub fn atol(mut self, atol: f64) -> Self {
+        self.atol = atol;
+        self
+    }
+
+    /// Sets [`SolveOptions::maxiter`].
+    pub fn maxiter(mut self, maxiter: usize) -> Self {
+        self.maxiter = Some(maxiter);
+        self
+    }
+
+    /// Sets [`SolveOptions::restart`].
+    pub fn restart(mut self, restart: usize) -> Self {
+        self.restart = restart;
+        self
+    }
+}
+
 /// The operator `v -> a @ v` of a square matrix, for the solvers.
 ///
 /// ```no_run

@@ -119,6 +119,70 @@ impl Default for OdeOptions {
     }
 }
 
+/// Setters, so options read as one expression:
+/// `OdeOptions::default().rtol(1e-10).atol(1e-10)`.
+///
+/// ```
+/// use quabla::ode::{Gradient, Method, OdeOptions};
+/// let opts = OdeOptions::default().method(Method::Tsit5).rtol(1e-9).gradient(Gradient::Adjoint);
+/// assert_eq!((opts.rtol, opts.atol, opts.max_steps), (1e-9, 1.4e-8, 4096));
+/// ```
+impl OdeOptions {
+    /// Sets [`OdeOptions::method`].
+    pub fn method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Sets [`OdeOptions::rtol`].
+    pub fn rtol(mut self, rtol: f64) -> Self {
+        self.rtol = rtol;
+        self
+    }
+
+    /// Sets [`OdeOptions::atol`].
+    pub fn atol(mut self, atol: f64) -> Self {
+        self.atol = atol;
+        self
+    }
+
+    /// Sets [`OdeOptions::max_steps`].
+    pub fn max_steps(mut self, max_steps: usize) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// Sets [`OdeOptions::checkpoints`].
+    pub fn checkpoints(mut self, checkpoints: usize) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
+    /// Sets [`OdeOptions::dt0`].
+    pub fn dt0(mut self, dt0: f64) -> Self {
+        self.dt0 = Some(dt0);
+        self
+    }
+
+    /// Sets [`OdeOptions::gradient`].
+    pub fn gradient(mut self, gradient: Gradient) -> Self {
+        self.gradient = gradient;
+        self
+    }
+
+    /// Sets [`OdeOptions::save_step_times`].
+    pub fn save_step_times(mut self, save: bool) -> Self {
+        self.save_step_times = save;
+        self
+    }
+
+    /// Sets [`OdeOptions::throw`].
+    pub fn throw(mut self, throw: bool) -> Self {
+        self.throw = throw;
+        self
+    }
+}
+
 /// Step counts of a solve (i32 scalars; batched under `vmap`).
 #[derive(Clone)]
 pub struct OdeStats {

@@ -10,8 +10,8 @@
 //! The transformations take and return trees: [`value_and_grad`], [`grad`], [`jacfwd`] and
 //! [`jacrev`] of `f(params, data)` (differentiating the parameters), [`vmap`] of
 //! `f(batched, shared)`, [`jit`], the control flow [`fori_loop`], [`while_loop`], [`scan`]
-//! and [`cond`], [`odeint`], and a [`Trainer`]; the optimizers and
-//! [`crate::optim::apply_updates`] take trees through [`AsTree`].
+//! and [`cond`], [`odeint`], the solvers [`cg`] and [`gmres`], and a [`Trainer`]; the
+//! optimizers and [`crate::optim::apply_updates`] take trees through [`AsTree`].
 //!
 //! ```no_run
 //! use quabla::tree::{self, Tree};
@@ -65,12 +65,14 @@ pub use quabla_derive::Tree;
 
 mod control_flow;
 mod jit;
+mod linalg;
 mod ode;
 mod trainer;
 mod transform;
 
 pub use control_flow::{cond, fori_loop, scan, while_loop};
 pub use jit::{jit, TreeJit};
+pub use linalg::{cg, cg_with, gmres, gmres_with};
 pub use ode::odeint;
 pub use trainer::Trainer;
 pub use transform::{grad, jacfwd, jacrev, value_and_grad, vmap};

@@ -9,32 +9,15 @@
 use quabla::linalg::{self, SolveOptions};
 use quabla::{random, tree, Array, DType, Result};
 
-/// `A = M Mᵀ / n + I` and `b`, drawn from a fixed key.
-pub fn system(n: usize) -> Result<(Array, Array)> {
+/// CG's solution and status (0: converged) under `jit`, and the dense solve's solution, for
+/// `A = M Mᵀ / n + I` and `b` drawn from a fixed key.
+pub fn solve(n: usize) -> Result<(Array, Array, Array)> {
     let [km, kb] = random::split2(&random::key(7)?)?;
     let m = random::normal(&km, &[n, n], DType::F64)?;
     let a = (m.ex().matmul(m.t()) / n as f64 + Array::eye(n, DType::F64)).get()?;
-    Ok((a, random::normal(&kb, &[n], DType::F64)?))
-}
-
-/// CG's solution and status (0: converged) under `jit`, and the dense solve's solution.
-pub fn solve(n: usize) -> Result<(Array, Array, Array)> {
-    let (a, b) = system(n)?;
-    let opts = SolveOptions {
-        tol: 1e-10,
-        ..Default::default()
-    };
-    let cg = tree::jit(move |(a, b): &(Array, Array)| {
-        let (x, info) = linalg::cg(
-            &linalg::dense(a),
-            std::slice::from_ref(b),
-            None,
-            None,
-            &opts,
-        )?;
-        Ok((x.into_iter().next(), info))
-    });
+    let b = random::normal(&kb, &[n], DType::F64)?;
+    let opts = SolveOptions::default().tol(1e-10);
+    let cg = tree::jit(move |(a, b): &(Array, Array)| tree::cg(|v| a.matmul(v), b, &opts));
     let (x, info) = cg.call(&(a.clone(), b.clone()))?;
-    let x = x.ok_or_else(|| quabla::Error::internal("cg returned no solution"))?;
     Ok((x, info, linalg::solve(&a, &b)?))
 }
