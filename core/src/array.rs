@@ -41,11 +41,25 @@ pub struct Array {
 
 impl Array {
     /// Uploads `data` with `shape` to the default device.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let m = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(m.shape(), &[2, 2]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
         Self::from_slice_on(&default_device()?, data, shape)
     }
 
     /// Uploads `data` with `shape` to `device`.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let cpu = quabla::device("cpu")?;
+    /// let x = Array::from_slice_on(&cpu, &[1i32, 2, 3], &[3])?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn from_slice_on<T: Element>(
         device: &Arc<Device>,
         data: &[T],
@@ -56,6 +70,13 @@ impl Array {
     }
 
     /// Uploads a host array to `device`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, HostArray};
+    /// let host = HostArray::from_slice(vec![2], &[0.5f64, 1.5]).map_err(quabla::Error::Shape)?;
+    /// let x = Array::from_host_on(&quabla::default_device()?, &host)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn from_host_on(device: &Arc<Device>, host: &HostArray) -> Result<Array> {
         Self::from_view_on(device, host.view())
     }
@@ -82,36 +103,95 @@ impl Array {
     }
 
     /// A 0-d array on the default device.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let t = Array::scalar(0.5f64)?;
+    /// assert_eq!((t.ndim(), t.item::<f64>()?), (0, 0.5));
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn scalar<T: Element>(v: T) -> Result<Array> {
         Self::from_slice(&[v], &[])
     }
 
+    /// The element type.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// assert_eq!(Array::from_slice(&[1u32], &[1])?.dtype(), DType::U32);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn dtype(&self) -> DType {
         self.ty.dtype
     }
 
+    /// The extent of each axis.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// assert_eq!(Array::from_slice(&[0.0f32; 6], &[2, 3])?.shape(), &[2, 3]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.ty.shape
     }
 
+    /// The number of axes (0 for a scalar).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// assert_eq!(Array::from_slice(&[0.0f32; 6], &[2, 3])?.ndim(), 2);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.ty.rank()
     }
 
+    /// The number of elements (the product of the shape).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// assert_eq!(Array::from_slice(&[0.0f32; 6], &[2, 3])?.size(), 6);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.ty.num_elements()
     }
 
+    /// The dtype and shape together, as a program's inputs and results name them.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[0.0f32; 6], &[2, 3])?;
+    /// assert_eq!(x.tensor_type().to_string(), "f32[2,3]");
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn tensor_type(&self) -> &TensorType {
         &self.ty
     }
 
     /// Whether this is a traced value (inside `jit`).
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// assert!(!x.is_traced());
+    /// let f = jit(|a: &[Array]| { assert!(a[0].is_traced()); Ok(vec![a[0].clone()]) });
+    /// f.call(&[x])?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn is_traced(&self) -> bool {
         matches!(self.repr, Repr::Traced { .. })
     }
 
     /// The device this array lives on (the trace's target device while tracing).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// println!("on {}", x.device().platform());
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn device(&self) -> &Arc<Device> {
         match &self.repr {
             Repr::Concrete { device, .. } => device,
@@ -122,6 +202,13 @@ impl Array {
     /// Copies the data to the host. An error while tracing, except for a value a
     /// transformation called outside `jit` can compute from its concrete inputs (as JAX's
     /// tracers outside `jit` have their primal values).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let host = Array::from_slice(&[1.0f32, 2.0], &[2])?.to_host()?;
+    /// assert_eq!(host.to_vec::<f32>().map_err(quabla::Error::DType)?, [1.0, 2.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn to_host(&self) -> Result<HostArray> {
         match &self.repr {
             Repr::Concrete { device, buffer } => {
@@ -202,6 +289,13 @@ impl Array {
     }
 
     /// Copies the data to a `Vec<T>`; `T` must be the array's dtype.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let x = Array::from_slice(&[1i32, 2], &[2])?;
+    /// assert_eq!(x.astype(DType::F64)?.to_vec::<f64>()?, [1.0, 2.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {
             return Err(crate::Error::dtype(format!(
@@ -215,6 +309,13 @@ impl Array {
     }
 
     /// The single element of a size-1 array.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+    /// assert_eq!(x.sum(Axes::All, false)?.item::<f64>()?, 3.0);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn item<T: Element>(&self) -> Result<T> {
         let v = self.to_vec::<T>()?;
         match v.as_slice() {

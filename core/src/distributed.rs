@@ -78,6 +78,13 @@ impl std::fmt::Debug for Communicator {
 
 /// The process's communicator from its launcher (`mpirun`), made at the first call and
 /// shared by later ones (as `jax.distributed.initialize`, once per process).
+///
+/// ```no_run
+/// # use quabla::{distributed, Array};
+/// let comm = distributed::initialize()?;
+/// println!("rank {} of {}", comm.rank(), comm.world_size());
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn initialize() -> Result<Arc<Communicator>> {
     static WORLD: Mutex<Option<Arc<Communicator>>> = Mutex::new(None);
     let mut w = WORLD.lock().unwrap_or_else(|p| p.into_inner());
@@ -91,6 +98,12 @@ pub fn initialize() -> Result<Arc<Communicator>> {
 
 /// A new communicator as `options` say (every rank must call it, in the same order as its
 /// other collectives).
+///
+/// ```no_run
+/// # use quabla::distributed::{self, Options};
+/// let comm = distributed::initialize_with(&Options { platform: "mpi".into(), ..Default::default() })?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn initialize_with(options: &Options) -> Result<Communicator> {
     let plugin = collectives_plugin(&options.platform)?;
     // A world of one needs nobody to share the id with: make it here.
@@ -112,6 +125,12 @@ pub fn initialize_with(options: &Options) -> Result<Communicator> {
 
 /// A new communicator id from `platform`'s plugin (NCCL's way to meet: made on rank 0 and
 /// sent to the others by the launcher's own means); empty for MPI, whose launcher does that.
+///
+/// ```no_run
+/// # use quabla::distributed;
+/// let id = distributed::unique_id("nccl")?; // rank 0 makes it, the launcher shares it
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn unique_id(platform: &str) -> Result<Vec<u8>> {
     let plugin = collectives_plugin(platform)?;
     host::Communicator::unique_id(&plugin).map_err(|e| Error::backend(platform, e))
@@ -136,6 +155,14 @@ fn collectives_plugin(platform: &str) -> Result<host::Plugin> {
 
 /// Whether this process was started by an MPI launcher (`mpirun`, `srun`), from the
 /// environment variables OpenMPI, MPICH and Slurm set.
+///
+/// ```no_run
+/// # use quabla::distributed;
+/// if distributed::launched_by_mpi() {
+///     let comm = distributed::initialize()?;
+/// }
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn launched_by_mpi() -> bool {
     static LAUNCHED: OnceLock<bool> = OnceLock::new();
     *LAUNCHED.get_or_init(|| {
@@ -152,10 +179,25 @@ pub fn launched_by_mpi() -> bool {
 
 impl Communicator {
     /// This process's rank, `0..world_size()`.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let mine = Array::scalar(comm.rank() as f32)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn rank(&self) -> usize {
         self.inner.rank() as usize
     }
 
+    /// The number of ranks.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let shards = comm.world_size();
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn world_size(&self) -> usize {
         self.inner.size() as usize
     }
@@ -182,16 +224,40 @@ impl Communicator {
 
     /// Every rank gets the reduction of every rank's `x` (added in rank order, so the result
     /// is identical on every rank and in every run).
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let g = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let mean = comm.all_reduce(&g, distributed::ReduceOp::Mean)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn all_reduce(&self, x: &Array, op: ReduceOp) -> Result<Array> {
         self.run(CollectiveKind::AllReduce, op, 0, x)
     }
 
     /// Every rank gets every rank's `x`, stacked on a new leading axis in rank order.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let x = Array::scalar(comm.rank() as f32)?;
+    /// let every = comm.all_gather(&x)?; // [0, 1, ..., world_size - 1]
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn all_gather(&self, x: &Array) -> Result<Array> {
         self.run(CollectiveKind::AllGather, ReduceOp::Sum, 0, x)
     }
 
     /// Every rank gets rank `root`'s `x`.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let seed = Array::scalar(comm.rank() as i32)?;
+    /// let seed = comm.broadcast(&seed, 0)?; // rank 0's value everywhere
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn broadcast(&self, x: &Array, root: usize) -> Result<Array> {
         let root = u32::try_from(root)
             .ok()
@@ -207,11 +273,27 @@ impl Communicator {
 
     /// The reduction of every rank's `x` split on axis 0: rank `r` keeps the `r`-th of
     /// `world_size()` equal parts.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let x = Array::from_slice(&vec![1.0f32; 4 * comm.world_size()], &[4 * comm.world_size()])?;
+    /// let part = comm.reduce_scatter(&x, distributed::ReduceOp::Sum)?; // 4 elements per rank
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn reduce_scatter(&self, x: &Array, op: ReduceOp) -> Result<Array> {
         self.run(CollectiveKind::ReduceScatter, op, 0, x)
     }
 
     /// [`Communicator::all_reduce`] of several arrays, as one group.
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let grads = vec![Array::from_slice(&[1.0f32], &[1])?, Array::from_slice(&[2.0f32; 3], &[3])?];
+    /// let averaged = comm.all_reduce_many(&grads, distributed::ReduceOp::Mean)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn all_reduce_many(&self, xs: &[Array], op: ReduceOp) -> Result<Vec<Array>> {
         let named = |e| Error::backend(self.inner.plugin().name(), e);
         self.inner.group(true).map_err(named)?;
@@ -221,6 +303,14 @@ impl Communicator {
     }
 
     /// Makes `xs` equal on every rank: rank 0's values (replicated parameters start so).
+    ///
+    /// ```no_run
+    /// # use quabla::{distributed, Array};
+    /// let comm = distributed::initialize()?;
+    /// let params = vec![Array::from_slice(&[0.1f32; 8], &[8])?];
+    /// let params = comm.broadcast_many(&params)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn broadcast_many(&self, xs: &[Array]) -> Result<Vec<Array>> {
         xs.iter().map(|x| self.broadcast(x, 0)).collect()
     }

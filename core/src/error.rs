@@ -121,26 +121,54 @@ impl std::fmt::Debug for Error {
 
 impl Error {
     /// An argument outside what the operation accepts ([`Error::Value`]).
+    ///
+    /// ```no_run
+    /// fn check_rate(r: f64) -> quabla::Result<f64> {
+    ///     if r > 0.0 { Ok(r) } else { Err(quabla::Error::value(format!("the rate must be positive, got {r}"))) }
+    /// }
+    /// ```
     pub fn value(msg: impl Into<String>) -> Error {
         Error::Value(msg.into())
     }
 
     /// Shapes that do not fit ([`Error::Shape`]).
+    ///
+    /// ```no_run
+    /// let e = quabla::Error::shape("expected [n, 2], got [3]");
+    /// assert!(matches!(e, quabla::Error::Shape(_)));
+    /// ```
     pub fn shape(msg: impl Into<String>) -> Error {
         Error::Shape(msg.into())
     }
 
     /// Dtypes that do not fit ([`Error::DType`]).
+    ///
+    /// ```no_run
+    /// let e = quabla::Error::dtype("cholesky needs floats");
+    /// assert!(matches!(e, quabla::Error::DType(_)));
+    /// ```
     pub fn dtype(msg: impl Into<String>) -> Error {
         Error::DType(msg.into())
     }
 
     /// A broken invariant of Quabla's own ([`Error::Internal`]).
+    ///
+    /// ```no_run
+    /// let e = quabla::Error::internal("a region returned no result");
+    /// assert!(matches!(e, quabla::Error::Internal(_)));
+    /// ```
     pub fn internal(msg: impl Into<String>) -> Error {
         Error::Internal(msg.into())
     }
 
     /// A plugin's error, with the plugin's name.
+    ///
+    /// ```no_run
+    /// # use quabla::{Error, ErrorCode};
+    /// # fn from_plugin(e: quabla_abi::abi::AbiError) -> Error {
+    /// Error::backend("cuda", e)
+    /// # }
+    /// ```
     pub fn backend(plugin: impl Into<String>, e: AbiError) -> Error {
         Error::Backend {
             plugin: plugin.into(),

@@ -33,17 +33,39 @@ pub struct Expr(Result<Array>);
 
 impl Expr {
     /// The array, or the first error the formula met.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let a = Array::from_slice(&[1.0f64, 4.0], &[2])?;
+    /// let y = (a.ex().sqrt() * 2.0).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn get(self) -> Result<Array> {
         self.0
     }
 
     /// Applies a fallible array function (any method of [`Array`]) unless an error came
     /// first: `e.then(|x| x.sum(Axes::All, false))`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let a = Array::from_slice(&[1.0f64, 4.0], &[2])?;
+    /// let total = (a.ex() * 2.0).then(|x| x.sum(Axes::All, false)).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn then(self, f: impl FnOnce(&Array) -> Result<Array>) -> Expr {
         Expr(self.0.and_then(|a| f(&a)))
     }
 
     /// Combines two expressions by a fallible function of both arrays; the left error wins.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let a = Array::from_slice(&[1.0f64, 4.0], &[2])?;
+    /// let b = Array::from_slice(&[3.0f64, 2.0], &[2])?;
+    /// let hyp = (a.ex() * 1.0).zip(&b, |x, y| x.atan2(y)).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn zip(
         self,
         other: impl Into<Expr>,
@@ -54,41 +76,98 @@ impl Expr {
     }
 
     /// The elementwise primitive `op`, with its method's promotion rules.
+    ///
+    /// ```no_run
+    /// # use quabla::{qir::UnaryOp, Array};
+    /// let a = Array::from_slice(&[0.5f64], &[1])?;
+    /// let y = a.ex().unary(UnaryOp::Log1p).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn unary(self, op: UnaryOp) -> Expr {
         self.then(|a| a.unary_op(op))
     }
 
     /// Matrix product with another expression or array.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let a = Array::eye(2, DType::F64)?;
+    /// let v = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+    /// let y = (a.ex().matmul(&v) + 1.0).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn matmul(self, rhs: impl Into<Expr>) -> Expr {
         self.zip(rhs, Array::matmul)
     }
 
     /// The transpose of a matrix (axes reversed).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let m = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    /// let gram = m.ex().matmul(m.t()).get()?; // m mᵀ, 2x2
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn t(self) -> Expr {
         self.then(Array::t)
     }
 
     /// The sum over `axes`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f64, 2.0, 3.0], &[3])?;
+    /// let ss = (x.ex() * &x).sum(Axes::All, false).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn sum(self, axes: Axes, keepdims: bool) -> Expr {
         self.then(|a| a.sum(axes, keepdims))
     }
 
     /// The mean over `axes`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let row_means = (x.ex() * 1.0).mean(Axes::Some(&[1]), false).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn mean(self, axes: Axes, keepdims: bool) -> Expr {
         self.then(|a| a.mean(axes, keepdims))
     }
 
     /// `self ^ other`, elementwise.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[2.0f64, 3.0], &[2])?;
+    /// let cubes = x.ex().pow(&Array::scalar(3.0f64)?).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn pow(self, other: impl Into<Expr>) -> Expr {
         self.zip(other, |a, b| a.pow(b))
     }
 
     /// Elementwise maximum (NaN propagates).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[-1.0f64, 3.0], &[2])?;
+    /// let relu = x.ex().maximum(x.zeros_like()?).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn maximum(self, other: impl Into<Expr>) -> Expr {
         self.zip(other, |a, b| a.maximum(b))
     }
 
     /// Elementwise minimum (NaN propagates).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[-1.0f64, 3.0], &[2])?;
+    /// let capped = x.ex().minimum(x.ones_like()?).get()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn minimum(self, other: impl Into<Expr>) -> Expr {
         self.zip(other, |a, b| a.minimum(b))
     }
@@ -99,6 +178,12 @@ macro_rules! expr_unary_methods {
         impl Expr {
             $(
                 #[doc = concat!("[`Array::", stringify!($name), "`], unless an error came first.")]
+                #[doc = ""]
+                #[doc = "```no_run"]
+                #[doc = "let x = quabla::Array::from_slice(&[0.25f32, 0.5], &[2])?;"]
+                #[doc = concat!("let y = (x.ex().", stringify!($name), "() * 2.0).get()?;")]
+                #[doc = "# Ok::<(), quabla::Error>(())"]
+                #[doc = "```"]
                 pub fn $name(self) -> Expr {
                     self.then(Array::$name)
                 }

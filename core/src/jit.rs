@@ -52,6 +52,12 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
 {
     /// Compiles for `device` instead of the arguments' (or the default) device.
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let f = jit(|a: &[Array]| Ok(vec![a[0].exp()?])).on(quabla::device("cpu")?);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn on(mut self, device: Arc<Device>) -> Self {
         self.device = Some(device);
         self
@@ -67,6 +73,14 @@ where
 
     /// Traces `f` for arguments shaped like `args` and returns the program (the text of
     /// `program.to_text()` is what JAX's `.lower()` shows).
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let f = jit(|a: &[Array]| Ok(vec![a[0].exp()?]));
+    /// let program = f.lower(&[Array::from_slice(&[1.0f32], &[1])?])?;
+    /// println!("{program}");
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn lower(&self, args: &[Array]) -> Result<Program> {
         let device = self.target(args)?;
         let types: Vec<TensorType> = args.iter().map(|a| a.ty.clone()).collect();
@@ -75,6 +89,14 @@ where
 
     /// Calls the function: traces and compiles on the first call with a new signature, then
     /// runs the compiled program.
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let f = jit(|a: &[Array]| Ok(vec![(&a[0] * &a[1])?]));
+    /// let x = Array::from_slice(&[2.0f32], &[1])?;
+    /// let y = f.call(&[x.clone(), x])?; // [4.0]
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn call(&self, args: &[Array]) -> Result<Vec<Array>> {
         if args.iter().any(|a| a.is_traced()) {
             // Inside another trace: inline.
@@ -87,6 +109,14 @@ where
 
     /// Traces and compiles for `args`' signature now (a no-op when already compiled), so
     /// tracing and compilation errors surface before any argument is donated.
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let f = jit(|a: &[Array]| Ok(vec![a[0].exp()?]));
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// f.compile_for(std::slice::from_ref(&x))?; // errors here, before any donation
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn compile_for(&self, args: &[Array]) -> Result<()> {
         if args.iter().any(|a| a.is_traced()) {
             return Ok(());
@@ -96,6 +126,14 @@ where
 
     /// Like [`Jit::call`], consuming the arguments and donating those marked in `donate`
     /// that nothing else holds, so the backend may reuse their memory for the outputs.
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let step = jit(|a: &[Array]| Ok(vec![(&a[0] * 0.5)?]));
+    /// let w = Array::from_slice(&[1.0f32; 1024], &[1024])?;
+    /// let w = step.call_donating(vec![w], &[true])?.remove(0); // w's buffer may be reused
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn call_donating(&self, args: Vec<Array>, donate: &[bool]) -> Result<Vec<Array>> {
         if args.iter().any(|a| a.is_traced()) {
             return (self.f)(&args);
@@ -127,6 +165,15 @@ where
 
     /// Number of signatures in the cache (at most
     /// [`cache_capacity`](crate::runtime::cache_capacity)).
+    ///
+    /// ```no_run
+    /// # use quabla::{jit, Array};
+    /// let f = jit(|a: &[Array]| Ok(vec![a[0].exp()?]));
+    /// f.call(&[Array::from_slice(&[1.0f32], &[1])?])?;
+    /// f.call(&[Array::from_slice(&[1.0f32, 2.0], &[2])?])?;
+    /// assert_eq!(f.cache_size(), 2); // one per signature
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn cache_size(&self) -> usize {
         self.cache.len()
     }

@@ -46,6 +46,13 @@ impl Scalar {
     /// The dtype this scalar takes next to an array of dtype `other`: it adopts the array's
     /// dtype unless it is of a higher kind (a float next to ints becomes f32, the default
     /// float; an int next to bools becomes i32).
+    ///
+    /// ```no_run
+    /// # use quabla::{DType, Scalar};
+    /// assert_eq!(Scalar::Float(0.5).weak_dtype(DType::F64), DType::F64);
+    /// assert_eq!(Scalar::Float(0.5).weak_dtype(DType::I32), DType::F32);
+    /// assert_eq!(Scalar::Int(2).weak_dtype(DType::U32), DType::U32);
+    /// ```
     pub fn weak_dtype(self, other: DType) -> DType {
         match (self, other) {
             (Scalar::Float(_), d) if d.is_float() => d,
@@ -57,6 +64,11 @@ impl Scalar {
     }
 
     /// The dtype of the scalar on its own (JAX's defaults without x64: f32, i32).
+    ///
+    /// ```no_run
+    /// # use quabla::{DType, Scalar};
+    /// assert_eq!(Scalar::Float(0.5).default_dtype(), DType::F32);
+    /// ```
     pub fn default_dtype(self) -> DType {
         match self {
             Scalar::Float(_) => DType::F32,

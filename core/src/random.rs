@@ -133,6 +133,12 @@ pub fn key(seed: i64) -> Result<Array> {
 }
 
 /// [`key`] on `device`.
+///
+/// ```no_run
+/// # use quabla::random;
+/// let k = random::key_on(&quabla::device("cpu")?, 42)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn key_on(device: &Arc<Device>, seed: i64) -> Result<Array> {
     let s = seed as u64;
     Array::from_slice_on(device, &[(s >> 32) as u32, s as u32], &[2])
@@ -140,6 +146,12 @@ pub fn key_on(device: &Arc<Device>, seed: i64) -> Result<Array> {
 
 /// The two threefry words for every position of `shape` (the counter is a 64-bit iota
 /// whose high words are zero).
+///
+/// ```no_run
+/// # use quabla::random;
+/// let (hi, lo) = random::bits_pair(&random::key(0)?, &[4])?; // two u32[4]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn bits_pair(key: &Array, shape: &[usize]) -> Result<(Array, Array)> {
     check_key(key)?;
     let n = shape
@@ -201,6 +213,12 @@ pub fn fold_in(key: &Array, data: u32) -> Result<Array> {
 }
 
 /// Uniform random `u32` bits of `shape`, as JAX's `bits`.
+///
+/// ```no_run
+/// # use quabla::random;
+/// let words = random::bits(&random::key(0)?, &[2, 3])?; // u32[2, 3], as jax.random.bits
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn bits(key: &Array, shape: &[usize]) -> Result<Array> {
     let (a, b) = bits_pair(key, shape)?;
     a.bitwise_xor(&b)
@@ -259,6 +277,14 @@ pub fn uniform_range(
 }
 
 /// [`uniform_range`] with array bounds of `dtype` (broadcasting to `shape`).
+///
+/// ```no_run
+/// # use quabla::{random, Array, DType};
+/// let lo = Array::from_slice(&[0.0f32, 10.0], &[2])?;
+/// let hi = Array::from_slice(&[1.0f32, 20.0], &[2])?;
+/// let u = random::uniform_between(&random::key(1)?, &[3, 2], DType::F32, &lo, &hi)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn uniform_between(
     key: &Array,
     shape: &[usize],

@@ -52,6 +52,16 @@ fn from_safetensors(d: Dtype, name: &str) -> Result<DType> {
 /// Reads a safetensors file's bytes. Every tensor is checked as it is read (its dtype, that
 /// its byte count matches its shape, bool bytes 0 or 1), so a truncated or hostile file is a
 /// [`Error::Value`] or [`Error::DType`], never a panic.
+///
+/// ```no_run
+/// # use quabla::tensor_file;
+/// let bytes = std::fs::read("weights.safetensors").map_err(|e| quabla::Error::value(e.to_string()))?;
+/// let file = tensor_file::read_safetensors(&bytes)?;
+/// for (name, t) in &file.tensors {
+///     println!("{name}: {}", t.ty);
+/// }
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn read_safetensors(bytes: &[u8]) -> Result<TensorFile> {
     let bad = |e: safetensors::SafeTensorError| {
         Error::value(format!("not a valid safetensors file: {e}"))
@@ -73,6 +83,14 @@ pub fn read_safetensors(bytes: &[u8]) -> Result<TensorFile> {
 }
 
 /// Writes named arrays and string metadata as a safetensors file's bytes.
+///
+/// ```no_run
+/// # use quabla::{tensor_file, Array};
+/// let w = Array::from_slice(&[1.0f32, 2.0], &[2])?.to_host()?;
+/// let bytes = tensor_file::write_safetensors(&[("w".to_string(), w)], &Default::default())?;
+/// let back = tensor_file::read_safetensors(&bytes)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn write_safetensors(
     tensors: &[(String, HostArray)],
     metadata: &HashMap<String, String>,

@@ -21,6 +21,13 @@ pub struct Tolerance {
 impl Tolerance {
     /// Defaults per dtype: f64 steps of 1e-6 and 1e-5 agreement; f32 steps of 1e-2 and 2e-3
     /// agreement (central differences in f32 are noisy below that).
+    ///
+    /// ```no_run
+    /// # use quabla::{test_util::{check_grads, Tolerance}, Array, DType};
+    /// let x = Array::from_slice(&[0.3f32, -1.2], &[2])?;
+    /// check_grads(&|a: &[Array]| Ok(vec![a[0].tanh()?]), &[x], 1, Some(Tolerance::for_dtype(DType::F32)))?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn for_dtype(d: DType) -> Tolerance {
         match d {
             DType::F64 => Tolerance {

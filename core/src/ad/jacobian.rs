@@ -56,6 +56,14 @@ fn jac_type(out: &quabla_abi::TensorType, x: &Array) -> quabla_abi::TensorType {
 }
 
 /// Forward-mode Jacobian with respect to `argnums`.
+///
+/// ```no_run
+/// # use quabla::{ad::jacfwd, Array};
+/// // d(sin x)/dx for x of 3 elements: a 3x3 diagonal.
+/// let j = jacfwd(|a: &[Array]| Ok(vec![a[0].sin()?]), &[0])(&[Array::from_slice(&[0.0f64, 1.0, 2.0], &[3])?])?;
+/// assert_eq!(j[0].shape(), &[3, 3]);
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn jacfwd<F>(f: F, argnums: &[usize]) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
@@ -114,6 +122,15 @@ where
 }
 
 /// Reverse-mode Jacobian with respect to `argnums`.
+///
+/// ```no_run
+/// # use quabla::{ad::jacrev, Array, Axes};
+/// // Two outputs of three inputs: a 2x3 Jacobian.
+/// let f = |a: &[Array]| Ok(vec![Array::concatenate(&[&a[0].sum(Axes::All, true)?, &a[0].max(Axes::All, true)?], 0)?]);
+/// let j = jacrev(f, &[0])(&[Array::from_slice(&[1.0f64, 3.0, 2.0], &[3])?])?;
+/// assert_eq!(j[0].shape(), &[2, 3]);
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn jacrev<F>(f: F, argnums: &[usize]) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
@@ -166,6 +183,13 @@ where
 }
 
 /// The Jacobian, by forward mode when the inputs are smaller than the outputs, else reverse.
+///
+/// ```no_run
+/// # use quabla::{ad::jacobian, Array};
+/// let f = |a: &[Array]| Ok(vec![(&a[0] * &a[0])?]);
+/// let j = jacobian(f, &[0])(&[Array::from_slice(&[1.0f64, 2.0], &[2])?])?; // diag(2, 4)
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn jacobian<F>(f: F, argnums: &[usize]) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>> + Clone,
@@ -189,6 +213,14 @@ where
 
 /// The Hessian of a scalar function (forward over reverse): for argnums `[a, b]` the result
 /// is `[d2f/da da, d2f/da db, d2f/db da, d2f/db db]`.
+///
+/// ```no_run
+/// # use quabla::{ad::hessian, Array, Axes};
+/// // f(x) = Σ x³: the Hessian is diag(6x).
+/// let f = |a: &[Array]| Ok(vec![a[0].pow(3.0)?.sum(Axes::All, false)?]);
+/// let h = hessian(f, &[0])(&[Array::from_slice(&[1.0f64, 2.0], &[2])?])?; // [[6, 0], [0, 12]]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn hessian<F>(f: F, argnums: &[usize]) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
@@ -197,6 +229,15 @@ where
 }
 
 /// Hessian-vector product: the JVP of the gradient along `v` (one tangent per primal).
+///
+/// ```no_run
+/// # use quabla::{ad::hvp, Array, Axes};
+/// let f = |a: &[Array]| Ok(vec![a[0].pow(3.0)?.sum(Axes::All, false)?]);
+/// let x = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+/// let v = Array::from_slice(&[1.0f64, 0.0], &[2])?;
+/// let hv = hvp(f, &[x], &[v])?; // [6, 0]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn hvp<F>(f: F, primals: &[Array], v: &[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,

@@ -123,6 +123,13 @@ pub struct Pullback {
 
 impl Pullback {
     /// Cotangents of every input (zeros for integer inputs), given one cotangent per output.
+    ///
+    /// ```no_run
+    /// # use quabla::{ad::vjp, Array};
+    /// let (out, pullback) = vjp(|a: &[Array]| Ok(vec![a[0].sin()?]), &[Array::from_slice(&[0.0f64, 1.0], &[2])?])?;
+    /// let ct = pullback.call(&[out[0].ones_like()?])?; // [cos 0, cos 1]
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn call(&self, cotangents: &[Array]) -> Result<Vec<Array>> {
         if cotangents.len() != self.output_types.len() {
             return Err(crate::Error::value(format!(
@@ -196,6 +203,15 @@ fn vjp_of_program(
 /// `value_and_grad` as a function: returns `[value, aux..., grads...]` (one gradient per
 /// argnum). The first output of `f` must be a float scalar; with `has_aux` the others are
 /// returned alongside, undifferentiated.
+///
+/// ```no_run
+/// # use quabla::{ad::value_and_grad, Array, Axes};
+/// let loss = |a: &[Array]| Ok(vec![(&a[0] * &a[1])?.sum(Axes::All, false)?]);
+/// let w = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+/// let x = Array::from_slice(&[3.0f64, 4.0], &[2])?;
+/// let out = value_and_grad(loss, &[0], false)(&[w, x])?; // [11, [3, 4]]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn value_and_grad<F>(
     f: F,
     argnums: &[usize],

@@ -246,6 +246,15 @@ where
 
 /// [`vmap_with_out_axes`] with an optional axis name (see [`vmap_named`]): the general form
 /// the front ends call.
+///
+/// ```no_run
+/// # use quabla::{batching::vmap_with_axis_name, lax, Array};
+/// // Centre each element on the batch mean, batch axis out in front.
+/// let f = |a: &[Array]| Ok(vec![(&a[0] - &(&lax::psum(&a[0], "b")? / 3.0)?)?]);
+/// let centred = vmap_with_axis_name(f, &[Some(0)], |_| Ok(vec![Some(0)]), Some("b"));
+/// let y = centred(&[Array::from_slice(&[1.0f64, 2.0, 6.0], &[3])?])?; // [-2, -1, 3]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn vmap_with_axis_name<F, O>(
     f: F,
     in_axes: &[Option<usize>],

@@ -47,6 +47,13 @@ pub fn cholesky(a: &Array) -> Result<Array> {
 /// [`cholesky`] that fails with an error naming the problem when `a` is not positive
 /// definite. The check reads the result, so `a` must be concrete (outside `jit`/`grad`
 /// traces); inside traces use [`cholesky`] and test for NaN.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let not_pd = Array::from_slice(&[1.0f64, 2.0, 2.0, 1.0], &[2, 2])?;
+/// assert!(linalg::cholesky_checked(&not_pd).is_err());
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn cholesky_checked(a: &Array) -> Result<Array> {
     let l = cholesky(a)?;
     if l.is_traced() {
@@ -65,6 +72,13 @@ pub fn cholesky_checked(a: &Array) -> Result<Array> {
 
 /// Eigenvalues (ascending) and eigenvectors (columns) of the symmetric part of `a`, as
 /// `jnp.linalg.eigh`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[2.0f64, 1.0, 1.0, 2.0], &[2, 2])?;
+/// let (w, v) = linalg::eigh(&a)?; // w = [1, 3]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn eigh(a: &Array) -> Result<(Array, Array)> {
     square(a, "eigh")?;
     eigh_lower(&symmetrize(a)?)
@@ -210,6 +224,15 @@ fn lu_solve_matrices(lu: &Array, permutation: &Array, b: &Array) -> Result<Array
 
 /// Solves `a x = b` given the Cholesky factor `c` of `a` (`lower` as made by [`cholesky`]),
 /// as `scipy.linalg.cho_solve`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[4.0f64, 2.0, 2.0, 3.0], &[2, 2])?;
+/// let b = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+/// let c = linalg::cholesky(&a)?; // lower
+/// let x = linalg::cho_solve(&c, true, &b)?; // a x = b
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn cho_solve(c: &Array, lower: bool, b: &Array) -> Result<Array> {
     let ops = rhs(c, b, Rhs::Scipy, "cho_solve")?;
     let c = &to_batch(c, &ops.batch, 2)?;
@@ -230,6 +253,14 @@ pub fn cho_solve(c: &Array, lower: bool, b: &Array) -> Result<Array> {
 
 /// `scipy.linalg.solve_triangular`: `op(a) x = b` with `a` lower or upper triangular,
 /// `op` the transpose when `trans`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let l = Array::from_slice(&[2.0f64, 0.0, 1.0, 1.0], &[2, 2])?;
+/// let b = Array::from_slice(&[2.0f64, 3.0], &[2])?;
+/// let x = linalg::solve_triangular(&l, &b, true, false, false)?; // [1, 2]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn solve_triangular(
     a: &Array,
     b: &Array,
@@ -262,6 +293,13 @@ fn pivot_sign(pivots: &Array, like: &Array) -> Result<Array> {
 }
 
 /// `(sign, log|det a|)`, as `numpy.linalg.slogdet`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[0.0f64, 2.0, 3.0, 0.0], &[2, 2])?;
+/// let (sign, logabs) = linalg::slogdet(&a)?; // -1, ln 6
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn slogdet(a: &Array) -> Result<(Array, Array)> {
     square(a, "slogdet")?;
     let (f, piv, _) = lu(a)?;
@@ -274,6 +312,13 @@ pub fn slogdet(a: &Array) -> Result<(Array, Array)> {
 }
 
 /// `det a`, as `numpy.linalg.det` (0 for singular matrices).
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let d = linalg::det(&a)?; // -2
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn det(a: &Array) -> Result<Array> {
     square(a, "det")?;
     let (f, piv, _) = lu(a)?;
@@ -288,6 +333,13 @@ fn identity_like(a: &Array) -> Result<Array> {
 }
 
 /// `a⁻¹`, as `numpy.linalg.inv`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[2.0f64, 0.0, 0.0, 4.0], &[2, 2])?;
+/// let ai = linalg::inv(&a)?; // diag(0.5, 0.25)
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn inv(a: &Array) -> Result<Array> {
     square(a, "inv")?;
     solve(a, &identity_like(a)?)
@@ -310,6 +362,13 @@ fn inverted_singular_values(s: &Array, rcond: f64) -> Result<Array> {
 
 /// The Moore-Penrose pseudo-inverse by SVD, as `numpy.linalg.pinv` (`rcond` default
 /// `10·max(m, n)·eps`).
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[1.0f64, 2.0, 2.0, 4.0], &[2, 2])?; // rank 1
+/// let p = linalg::pinv(&a, None)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn pinv(a: &Array, rcond: Option<f64>) -> Result<Array> {
     if a.ndim() < 2 || !a.dtype().is_float() {
         return Err(Error::DType(format!(
@@ -335,6 +394,16 @@ pub struct Lstsq {
 }
 
 /// `min ‖a x - b‖` by SVD (minimum norm when rank deficient), as `numpy.linalg.lstsq`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// // The line through (0, 1), (1, 3), (2, 5): intercept 1, slope 2.
+/// let a = Array::from_slice(&[1.0f64, 0.0, 1.0, 1.0, 1.0, 2.0], &[3, 2])?;
+/// let y = Array::from_slice(&[1.0f64, 3.0, 5.0], &[3])?;
+/// let fit = linalg::lstsq(&a, &y, None)?;
+/// println!("{} (rank {})", fit.x, fit.rank);
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn lstsq(a: &Array, b: &Array, rcond: Option<f64>) -> Result<Lstsq> {
     if a.ndim() != 2 || !a.dtype().is_float() {
         return Err(Error::DType(format!(
@@ -507,6 +576,13 @@ pub fn norm(x: &Array, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> 
 
 /// `a` raised to the integer power `n` by repeated squaring (`n < 0` inverts first), as
 /// `numpy.linalg.matrix_power`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let shift = Array::from_slice(&[1.0f64, 1.0, 0.0, 1.0], &[2, 2])?;
+/// let p = linalg::matrix_power(&shift, 5)?; // [[1, 5], [0, 1]]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn matrix_power(a: &Array, n: i64) -> Result<Array> {
     square(a, "matrix_power")?;
     let mut base = if n < 0 { inv(a)? } else { a.clone() };
@@ -532,6 +608,13 @@ pub fn matrix_power(a: &Array, n: i64) -> Result<Array> {
 
 /// The condition number, as `numpy.linalg.cond`: `σ_max/σ_min` for the default 2-norm,
 /// else `‖a‖·‖a⁻¹‖` in the given norm.
+///
+/// ```no_run
+/// # use quabla::{linalg::{self, NormOrd}, Array};
+/// let a = Array::from_slice(&[1.0f64, 0.0, 0.0, 1e-3], &[2, 2])?;
+/// let k = linalg::cond(&a, NormOrd::Default)?; // 1000
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn cond(a: &Array, ord: NormOrd) -> Result<Array> {
     if a.ndim() < 2 {
         return Err(Error::Shape("cond needs matrices".into()));

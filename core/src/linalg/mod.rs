@@ -55,24 +55,40 @@ impl Default for SolveOptions {
 /// ```
 impl SolveOptions {
     /// Sets [`SolveOptions::tol`].
+    ///
+    /// ```
+    /// let opts = quabla::linalg::SolveOptions::default().tol(1e-10);
+    /// ```
     pub fn tol(mut self, tol: f64) -> Self {
         self.tol = tol;
         self
     }
 
     /// Sets [`SolveOptions::atol`].
+    ///
+    /// ```
+    /// let opts = quabla::linalg::SolveOptions::default().atol(1e-12);
+    /// ```
     pub fn atol(mut self, atol: f64) -> Self {
         self.atol = atol;
         self
     }
 
     /// Sets [`SolveOptions::maxiter`].
+    ///
+    /// ```
+    /// let opts = quabla::linalg::SolveOptions::default().maxiter(200);
+    /// ```
     pub fn maxiter(mut self, maxiter: usize) -> Self {
         self.maxiter = Some(maxiter);
         self
     }
 
     /// Sets [`SolveOptions::restart`].
+    ///
+    /// ```
+    /// let opts = quabla::linalg::SolveOptions::default().restart(40);
+    /// ```
     pub fn restart(mut self, restart: usize) -> Self {
         self.restart = restart;
         self

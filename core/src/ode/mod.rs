@@ -129,54 +129,90 @@ impl Default for OdeOptions {
 /// ```
 impl OdeOptions {
     /// Sets [`OdeOptions::method`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().method(quabla::ode::Method::Rosenbrock23);
+    /// ```
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
         self
     }
 
     /// Sets [`OdeOptions::rtol`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().rtol(1e-10);
+    /// ```
     pub fn rtol(mut self, rtol: f64) -> Self {
         self.rtol = rtol;
         self
     }
 
     /// Sets [`OdeOptions::atol`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().atol(1e-12);
+    /// ```
     pub fn atol(mut self, atol: f64) -> Self {
         self.atol = atol;
         self
     }
 
     /// Sets [`OdeOptions::max_steps`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().max_steps(100_000);
+    /// ```
     pub fn max_steps(mut self, max_steps: usize) -> Self {
         self.max_steps = max_steps;
         self
     }
 
     /// Sets [`OdeOptions::checkpoints`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().checkpoints(16);
+    /// ```
     pub fn checkpoints(mut self, checkpoints: usize) -> Self {
         self.checkpoints = Some(checkpoints);
         self
     }
 
     /// Sets [`OdeOptions::dt0`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().method(quabla::ode::Method::Rk4).dt0(0.01);
+    /// ```
     pub fn dt0(mut self, dt0: f64) -> Self {
         self.dt0 = Some(dt0);
         self
     }
 
     /// Sets [`OdeOptions::gradient`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().gradient(quabla::ode::Gradient::Adjoint);
+    /// ```
     pub fn gradient(mut self, gradient: Gradient) -> Self {
         self.gradient = gradient;
         self
     }
 
     /// Sets [`OdeOptions::save_step_times`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().save_step_times(true);
+    /// ```
     pub fn save_step_times(mut self, save: bool) -> Self {
         self.save_step_times = save;
         self
     }
 
     /// Sets [`OdeOptions::throw`].
+    ///
+    /// ```
+    /// let opts = quabla::ode::OdeOptions::default().throw(true);
+    /// ```
     pub fn throw(mut self, throw: bool) -> Self {
         self.throw = throw;
         self

@@ -8,6 +8,21 @@ use quabla_abi::qir::{DotDims, Op};
 
 impl Array {
     /// XLA's dot_general: result dims are batch, then lhs free, then rhs free.
+    ///
+    /// ```no_run
+    /// # use quabla::{qir::DotDims, Array};
+    /// // A batch of two 2x3 by 3x1 products: result [2, 2, 1].
+    /// let a = Array::from_slice(&[1.0f32; 12], &[2, 2, 3])?;
+    /// let b = Array::from_slice(&[1.0f32; 6], &[2, 3, 1])?;
+    /// let dims = DotDims {
+    ///     lhs_batch: vec![0],
+    ///     rhs_batch: vec![0],
+    ///     lhs_contract: vec![2],
+    ///     rhs_contract: vec![1],
+    /// };
+    /// assert_eq!(a.dot_general(&b, dims)?.shape(), &[2, 2, 1]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn dot_general(&self, rhs: &Array, dims: DotDims) -> Result<Array> {
         let d = promote_types(self.dtype(), rhs.dtype());
         apply1(

@@ -28,6 +28,11 @@ pub struct ConvDimensionNumbers {
 
 impl ConvDimensionNumbers {
     /// `NCHW`, `OIHW`, `NCHW` (any number of spatial axes): JAX's default.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::ConvDimensionNumbers;
+    /// let dn = ConvDimensionNumbers::channels_first(4); // NCHW, OIHW, NCHW
+    /// ```
     pub fn channels_first(rank: usize) -> ConvDimensionNumbers {
         let spec: Vec<usize> = (0..rank).collect();
         ConvDimensionNumbers {
@@ -40,6 +45,13 @@ impl ConvDimensionNumbers {
     /// From layout strings as JAX's (`"NHWC"`, `"HWIO"`, `"NHWC"`): `N`/`C` (lhs and
     /// output) and `O`/`I` (kernel) name the batch and feature axes; every other letter is a
     /// spatial axis, matched between the three strings by letter.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::{ConvDimensionNumbers, ConvOptions};
+    /// let mut opts = ConvOptions::new(2);
+    /// opts.dimension_numbers = Some(ConvDimensionNumbers::from_layouts("NHWC", "HWIO", "NHWC")?);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn from_layouts(lhs: &str, rhs: &str, out: &str) -> Result<ConvDimensionNumbers> {
         let (l, r, o): (Vec<char>, Vec<char>, Vec<char>) = (
             lhs.chars().collect(),
@@ -113,6 +125,12 @@ pub struct ConvOptions {
 
 impl ConvOptions {
     /// Defaults for `spatial` spatial axes.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::{ConvOptions, Padding};
+    /// let mut opts = ConvOptions::new(2); // stride 1, no padding or dilation, one group
+    /// opts.padding = Padding::Same;
+    /// ```
     pub fn new(spatial: usize) -> ConvOptions {
         ConvOptions {
             window_strides: vec![1; spatial],

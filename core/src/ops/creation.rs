@@ -46,6 +46,13 @@ pub(crate) fn full_like(like: &Array, value: impl Into<Scalar>) -> Result<Array>
 
 impl Array {
     /// `0, 1, 2, ...` along `dim` of an array of `shape` (XLA's iota) on `device`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// // Column indices of a 2x3 grid: [[0, 1, 2], [0, 1, 2]].
+    /// let j = Array::iota_on(&quabla::default_device()?, DType::I32, &[2, 3], 1)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn iota_on(
         device: &Arc<Device>,
         dtype: DType,
@@ -70,6 +77,12 @@ impl Array {
     }
 
     /// An array of `shape` filled with `value` on the default device.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let halves = Array::full(&[2, 2], 0.5, DType::F32)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Array> {
         Array::from_host_on(&default_device()?, &filled(dtype, shape, value.into()))
     }
@@ -199,14 +212,37 @@ impl Array {
     }
 
     /// An array of this one's dtype and shape filled with `value` (on its device or trace).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let sevens = x.full_like(7)?; // f32[2]
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Array> {
         full_like(self, value)
     }
 
+    /// An array of this one's dtype and shape filled with 0 (on its device or trace).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1i32, 2], &[2])?;
+    /// assert_eq!(x.zeros_like()?.to_vec::<i32>()?, [0, 0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn zeros_like(&self) -> Result<Array> {
         full_like(self, 0)
     }
 
+    /// An array of this one's dtype and shape filled with 1 (on its device or trace).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[3.0f64, 4.0], &[2])?;
+    /// assert_eq!(x.ones_like()?.to_vec::<f64>()?, [1.0, 1.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn ones_like(&self) -> Result<Array> {
         full_like(self, 1)
     }

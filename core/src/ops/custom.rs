@@ -90,6 +90,21 @@ where
 /// `fwd(args)` returns the outputs and residuals; `bwd(residuals, cotangents)` gets one
 /// cotangent per float output and returns one per float argument. Forward mode through such
 /// a function is an error, as in JAX.
+///
+/// ```no_run
+/// # use quabla::{ad::grad, custom_vjp, Array};
+/// // sqrt with a cotangent that stays finite at 0: bwd returns ct / (2 sqrt(x) + 1e-12).
+/// let safe_sqrt = custom_vjp(
+///     |a: &[Array]| Ok(vec![a[0].sqrt()?]),
+///     |a: &[Array]| {
+///         let y = a[0].sqrt()?;
+///         Ok((vec![y.clone()], vec![y]))
+///     },
+///     |res: &[Array], ct: &[Array]| Ok(vec![(&ct[0] / &(&(&res[0] * 2.0)? + 1e-12)?)?]),
+/// );
+/// let g = grad(safe_sqrt, &[0])(&[Array::from_slice(&[0.0f64], &[])?])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn custom_vjp<F, Fw, Bw>(f: F, fwd: Fw, bwd: Bw) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,
@@ -139,6 +154,14 @@ where
 
 /// `f` with rematerialisation: reverse mode recomputes `f`'s intermediate values from its
 /// inputs in the backward pass instead of storing them (`jax.checkpoint`).
+///
+/// ```no_run
+/// # use quabla::{ad::grad, checkpoint, Array, Axes};
+/// // The backward pass recomputes the tanh chain instead of storing it.
+/// let block = checkpoint(|a: &[Array]| Ok(vec![a[0].tanh()?.tanh()?.sum(Axes::All, false)?]));
+/// let g = grad(block, &[0])(&[Array::from_slice(&[0.5f64, 1.0], &[2])?])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn checkpoint<F>(f: F) -> impl Fn(&[Array]) -> Result<Vec<Array>>
 where
     F: Fn(&[Array]) -> Result<Vec<Array>>,

@@ -62,6 +62,13 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
 impl Array {
     /// Converts to `dtype` (no-op when it already is). See the CPU backend docs for the rules
     /// (float to int truncates and saturates, NaN becomes 0).
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let x = Array::from_slice(&[1.7f32, -2.5, f32::NAN], &[3])?;
+    /// assert_eq!(x.astype(DType::I32)?.to_vec::<i32>()?, [1, -2, 0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn astype(&self, dtype: DType) -> Result<Array> {
         if dtype == self.dtype() {
             return Ok(self.clone());
@@ -74,6 +81,13 @@ impl Array {
     }
 
     /// Reinterprets the bits as another 32-bit dtype.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let one = Array::from_slice(&[1.0f32], &[1])?;
+    /// assert_eq!(one.bitcast(DType::U32)?.to_vec::<u32>()?, [0x3f80_0000]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn bitcast(&self, dtype: DType) -> Result<Array> {
         apply1(
             Op::Bitcast,
@@ -83,6 +97,13 @@ impl Array {
     }
 
     /// Broadcasts to `shape` following numpy's rules.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let row = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(row.broadcast_to(&[2, 3])?.shape(), &[2, 3]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Array> {
         if self.shape() == shape {
             return Ok(self.clone());
@@ -99,6 +120,14 @@ impl Array {
     }
 
     /// Operand dim `i` becomes result dim `dims[i]` (size-1 dims may stretch).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// // A column: operand dim 0 becomes result dim 0 of a 3x4 array.
+    /// let col = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(col.broadcast_in_dim(&[3, 4], &[0])?.shape(), &[3, 4]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn broadcast_in_dim(&self, shape: &[usize], dims: &[usize]) -> Result<Array> {
         apply1(
             Op::BroadcastInDim {
@@ -194,6 +223,13 @@ impl Array {
     }
 
     /// `x != x`-free NaN/inf test (`false` for integers).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, f32::INFINITY, f32::NAN], &[3])?;
+    /// assert_eq!(x.is_finite()?.to_vec::<bool>()?, [true, false, false]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn is_finite(&self) -> Result<Array> {
         if !self.dtype().is_float() {
             return crate::ops::creation::full_like(self, true);
@@ -202,21 +238,49 @@ impl Array {
     }
 
     /// Logical not for bool, bitwise not for integers.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let m = Array::from_slice(&[true, false], &[2])?;
+    /// assert_eq!(m.logical_not()?.to_vec::<bool>()?, [false, true]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn logical_not(&self) -> Result<Array> {
         self.unary(UnaryOp::Not)
     }
 
     /// `-x` (wrapping for integers).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, -2.0], &[2])?;
+    /// assert_eq!(x.neg()?.to_vec::<f32>()?, [-1.0, 2.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn neg(&self) -> Result<Array> {
         self.unary(UnaryOp::Neg)
     }
 
     /// `|x|`. Its derivative at 0 (and -0) is +1, as JAX's.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[-1.5f32, 2.0], &[2])?;
+    /// assert_eq!(x.abs()?.to_vec::<f32>()?, [1.5, 2.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn abs(&self) -> Result<Array> {
         self.unary(UnaryOp::Abs)
     }
 
     /// -1, 0 or 1; keeps the sign of zero (`sign(-0) = -0`) and NaN, as JAX does.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[-3.0f32, 0.0, 2.0], &[3])?;
+    /// assert_eq!(x.sign()?.to_vec::<f32>()?, [-1.0, 0.0, 1.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn sign(&self) -> Result<Array> {
         self.unary(UnaryOp::Sign)
     }
@@ -227,6 +291,12 @@ macro_rules! float_unary_methods {
         impl Array {
             $(
                 #[doc = $doc]
+                #[doc = ""]
+                #[doc = "```no_run"]
+                #[doc = "let x = quabla::Array::from_slice(&[0.25f32, 0.5], &[2])?;"]
+                #[doc = concat!("let y = x.", stringify!($name), "()?;")]
+                #[doc = "# Ok::<(), quabla::Error>(())"]
+                #[doc = "```"]
                 pub fn $name(&self) -> Result<Array> {
                     self.float_unary(UnaryOp::$op)
                 }
@@ -268,6 +338,14 @@ macro_rules! binary_methods {
         impl Array {
             $(
                 #[doc = $doc]
+                #[doc = ""]
+                #[doc = "```no_run"]
+                #[doc = "let a = quabla::Array::from_slice(&[6i32, 12], &[2])?;"]
+                #[doc = "let b = quabla::Array::from_slice(&[1i32, 3], &[2])?;"]
+                #[doc = concat!("let c = a.", stringify!($name), "(&b)?;")]
+                #[doc = concat!("let d = a.", stringify!($name), "(2)?; // a Rust number on the right")]
+                #[doc = "# Ok::<(), quabla::Error>(())"]
+                #[doc = "```"]
                 pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
                     self.binary(BinaryOp::$op, other)
                 }
@@ -294,6 +372,14 @@ binary_methods!(
 
 impl Array {
     /// True division: integer and bool operands are promoted to f32 first, as jnp's `/`.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, DType};
+    /// let n = Array::from_slice(&[1i32, 3], &[2])?;
+    /// let q = n.div(2)?; // f32, as jnp's `/`
+    /// assert_eq!((q.dtype(), q.to_vec::<f32>()?), (DType::F32, vec![0.5, 1.5]));
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn div<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
         let other = other.into();
         let int_only = !self.dtype().is_float()
@@ -308,6 +394,14 @@ impl Array {
     }
 
     /// Four-quadrant arctangent of `self / other`.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let y = Array::from_slice(&[1.0f64], &[1])?;
+    /// let x = Array::from_slice(&[-1.0f64], &[1])?;
+    /// let angle = y.atan2(&x)?; // 3π/4
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn atan2<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
         let x = if self.dtype().is_float() {
             self.clone()
@@ -323,6 +417,12 @@ macro_rules! compare_methods {
         impl Array {
             $(
                 #[doc = concat!("Elementwise `", stringify!($name), "` comparison, giving a bool array (IEEE: NaN compares unequal).")]
+                #[doc = ""]
+                #[doc = "```no_run"]
+                #[doc = "let x = quabla::Array::from_slice(&[0.5f32, 2.0], &[2])?;"]
+                #[doc = concat!("let mask = x.", stringify!($name), "(1.0)?;")]
+                #[doc = "# Ok::<(), quabla::Error>(())"]
+                #[doc = "```"]
                 pub fn $name<'a>(&self, other: impl Into<Operand<'a>>) -> Result<Array> {
                     self.compare(CompareDir::$dir, other)
                 }

@@ -10,6 +10,21 @@ use quabla_abi::DType;
 
 impl Array {
     /// XLA gather (the index vector is the last dim of `indices`).
+    ///
+    /// ```no_run
+    /// # use quabla::{qir::GatherDims, Array};
+    /// // Rows 2 and 0 of a 3x2 matrix.
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])?;
+    /// let rows = Array::from_slice(&[2i32, 0], &[2, 1])?;
+    /// let dims = GatherDims {
+    ///     offset_dims: vec![1],
+    ///     collapsed_slice_dims: vec![0],
+    ///     start_index_map: vec![0],
+    ///     slice_sizes: vec![1, 2],
+    /// };
+    /// assert_eq!(x.gather(&rows, dims)?.to_vec::<f32>()?, [5.0, 6.0, 1.0, 2.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn gather(&self, indices: &Array, dims: GatherDims) -> Result<Array> {
         apply1(
             Op::Gather(dims),
@@ -19,6 +34,21 @@ impl Array {
     }
 
     /// XLA scatter-add (the index vector is the last dim of `indices`).
+    ///
+    /// ```no_run
+    /// # use quabla::{qir::ScatterDims, Array};
+    /// // Adds 1 at positions 0, 2 and 2 of a 4-vector: [1, 0, 2, 0].
+    /// let x = Array::from_slice(&[0.0f32; 4], &[4])?;
+    /// let at = Array::from_slice(&[0i32, 2, 2], &[3, 1])?;
+    /// let ones = Array::from_slice(&[1.0f32; 3], &[3])?;
+    /// let dims = ScatterDims {
+    ///     update_window_dims: vec![],
+    ///     inserted_window_dims: vec![0],
+    ///     scatter_dims_to_operand_dims: vec![0],
+    /// };
+    /// assert_eq!(x.scatter_add(&at, &ones, dims)?.to_vec::<f32>()?, [1.0, 0.0, 2.0, 0.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn scatter_add(
         &self,
         indices: &Array,
@@ -66,6 +96,15 @@ impl Array {
     }
 
     /// A slice of `sizes` starting at traced or concrete scalar `starts` (clamped to fit).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0], &[5])?;
+    /// let i = Array::scalar(3i32)?;
+    /// // Starts at 3, clamped to 2 so the window of 3 fits: [2, 3, 4].
+    /// assert_eq!(x.dynamic_slice(&[&i], &[3])?.to_vec::<f32>()?, [2.0, 3.0, 4.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn dynamic_slice(&self, starts: &[&Array], sizes: &[usize]) -> Result<Array> {
         if starts.len() != self.ndim() {
             return Err(crate::Error::shape(format!(
@@ -89,6 +128,15 @@ impl Array {
     }
 
     /// Writes `update` at `starts` (clamped to fit).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[0.0f32; 4], &[4])?;
+    /// let u = Array::from_slice(&[7.0f32, 8.0], &[2])?;
+    /// let y = x.dynamic_update_slice(&u, &[&Array::scalar(1i32)?])?;
+    /// assert_eq!(y.to_vec::<f32>()?, [0.0, 7.0, 8.0, 0.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn dynamic_update_slice(&self, update: &Array, starts: &[&Array]) -> Result<Array> {
         if starts.len() != self.ndim() {
             return Err(crate::Error::shape(format!(

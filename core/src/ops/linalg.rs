@@ -97,6 +97,14 @@ pub fn cholesky_lower(a: &Array) -> Result<Array> {
 /// LU with partial pivoting: `(lu, pivots, permutation)` as `jax.lax.linalg.lu` (square
 /// matrices): `a[permutation] = L U` with `L` unit lower (below `lu`'s diagonal) and `U`
 /// upper.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let (lu, pivots, perm) = linalg::lu(&a)?;
+/// assert_eq!(perm.to_vec::<i32>()?, [1, 0]); // row 1 (the larger pivot) first
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn lu(a: &Array) -> Result<(Array, Array, Array)> {
     let mut o = call(LinalgOp::Lu, &[a])?;
     let perm = o.remove(2);
@@ -119,6 +127,14 @@ pub fn triangular_solve(a: &Array, b: &Array, how: Triangular) -> Result<Array> 
 
 /// Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, read from its
 /// lower triangle: `(w, v)` with `a v = v diag(w)`.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[2.0f64, 1.0, 1.0, 2.0], &[2, 2])?;
+/// let (w, v) = linalg::eigh_lower(&a)?;
+/// // w = [1, 3]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn eigh_lower(a: &Array) -> Result<(Array, Array)> {
     let mut o = call(LinalgOp::Eigh, &[a])?;
     let v = o.remove(1);
@@ -126,6 +142,14 @@ pub fn eigh_lower(a: &Array) -> Result<(Array, Array)> {
 }
 
 /// Householder QR `(q, r)`: reduced (`full_matrices = false`) or complete.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])?;
+/// let (q, r) = linalg::qr(&a, false)?; // q: 3x2 with orthonormal columns, r: 2x2 upper
+/// assert_eq!((q.shape(), r.shape()), (&[3usize, 2][..], &[2usize, 2][..]));
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn qr(a: &Array, full_matrices: bool) -> Result<(Array, Array)> {
     let mut o = call(LinalgOp::Qr { full_matrices }, &[a])?;
     let r = o.remove(1);
@@ -141,6 +165,14 @@ pub struct Svd {
 }
 
 /// `svd(a)`: `(u, s, vt)`, reduced or full.
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[3.0f64, 0.0, 0.0, -2.0], &[2, 2])?;
+/// let linalg::Svd { u, s, vt } = linalg::svd(&a, false)?;
+/// // s = [3, 2]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn svd(a: &Array, full_matrices: bool) -> Result<Svd> {
     let mut o = call(
         LinalgOp::Svd {
@@ -159,6 +191,13 @@ pub fn svd(a: &Array, full_matrices: bool) -> Result<Svd> {
 }
 
 /// The singular values alone (descending).
+///
+/// ```no_run
+/// # use quabla::{linalg, Array};
+/// let a = Array::from_slice(&[3.0f64, 0.0, 0.0, -2.0], &[2, 2])?;
+/// let s = linalg::singular_values(&a)?; // [3, 2]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn singular_values(a: &Array) -> Result<Array> {
     Ok(call(
         LinalgOp::Svd {

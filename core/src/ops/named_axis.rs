@@ -125,11 +125,31 @@ pub fn psum(x: &Array, axis_name: &str) -> Result<Array> {
 }
 
 /// The maximum of `x` over a named `vmap` axis (`jax.lax.pmax`; no derivative, as in JAX).
+///
+/// ```no_run
+/// # use quabla::{batching::vmap_named, lax, Array};
+/// // Each row divided by the largest row sum in the batch.
+/// let f = |a: &[Array]| {
+///     let s = a[0].sum(quabla::Axes::All, false)?;
+///     Ok(vec![(&a[0] / &lax::pmax(&s, "rows")?)?])
+/// };
+/// let scaled = vmap_named(f, &[Some(0)], &[Some(0)], "rows");
+/// let y = scaled(&[Array::from_slice(&[1.0f64, 1.0, 2.0, 2.0], &[2, 2])?])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn pmax(x: &Array, axis_name: &str) -> Result<Array> {
     collective(x, axis_name, NamedAxisKind::Max)
 }
 
 /// The minimum of `x` over a named `vmap` axis (`jax.lax.pmin`; no derivative, as in JAX).
+///
+/// ```no_run
+/// # use quabla::{batching::vmap_named, lax, Array};
+/// let f = |a: &[Array]| Ok(vec![(&a[0] - &lax::pmin(&a[0], "i")?)?]);
+/// let shifted = vmap_named(f, &[Some(0)], &[Some(0)], "i");
+/// let y = shifted(&[Array::from_slice(&[3.0f64, 1.0, 2.0], &[3])?])?; // [2, 0, 1]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn pmin(x: &Array, axis_name: &str) -> Result<Array> {
     collective(x, axis_name, NamedAxisKind::Min)
 }

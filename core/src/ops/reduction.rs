@@ -75,30 +75,74 @@ impl Array {
         self.reduce(ReduceKind::Sum, axes, keepdims)
     }
 
+    /// Product over `axes`; 1 for empty axes.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.prod(Axes::Some(&[1]), false)?.to_vec::<f32>()?, [2.0, 12.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn prod(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceKind::Prod, axes, keepdims)
     }
 
     /// Maximum over `axes`; NaN propagates; -inf (or the dtype's minimum) for empty axes.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f32, 5.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.max(Axes::Some(&[0]), false)?.to_vec::<f32>()?, [3.0, 5.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn max(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceKind::Max, axes, keepdims)
     }
 
+    /// Minimum over `axes`; NaN propagates; +inf (or the dtype's maximum) for empty axes.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f32, 5.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.min(Axes::All, false)?.item::<f32>()?, 1.0);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn min(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceKind::Min, axes, keepdims)
     }
 
     /// Whether every element is true (non-zero).
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f32, -2.0], &[2])?;
+    /// assert!(x.gt(-3.0)?.all(Axes::All, false)?.item::<bool>()?);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn all(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceKind::And, axes, keepdims)
     }
 
     /// Whether any element is true (non-zero).
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f32, f32::NAN], &[2])?;
+    /// let has_nan = x.is_finite()?.logical_not()?.any(Axes::All, false)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn any(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceKind::Or, axes, keepdims)
     }
 
     /// Arithmetic mean over `axes`; integers average in f32, as jnp does.
+    ///
+    /// ```no_run
+    /// # use quabla::{Array, Axes};
+    /// let x = Array::from_slice(&[1.0f64, 2.0, 3.0, 6.0], &[2, 2])?;
+    /// assert_eq!(x.mean(Axes::Some(&[0]), false)?.to_vec::<f64>()?, [2.0, 4.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn mean(&self, axes: Axes, keepdims: bool) -> Result<Array> {
         let ax = self.resolve_axes(axes)?;
         let n: usize = ax.iter().map(|&a| self.shape()[a]).product();
@@ -130,18 +174,50 @@ impl Array {
     }
 
     /// Inclusive cumulative sum along `axis`, sequential along the axis.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(x.cumsum(0, false)?.to_vec::<f32>()?, [1.0, 3.0, 6.0]);
+    /// assert_eq!(x.cumsum(0, true)?.to_vec::<f32>()?, [6.0, 5.0, 3.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn cumsum(&self, axis: isize, reverse: bool) -> Result<Array> {
         self.cumulative(CumulativeKind::Sum, axis, reverse)
     }
 
+    /// Inclusive cumulative product along `axis` (from the end with `reverse`).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(x.cumprod(0, false)?.to_vec::<f32>()?, [1.0, 2.0, 6.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn cumprod(&self, axis: isize, reverse: bool) -> Result<Array> {
         self.cumulative(CumulativeKind::Prod, axis, reverse)
     }
 
+    /// Running maximum along `axis` (from the end with `reverse`).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 3.0, 2.0], &[3])?;
+    /// assert_eq!(x.cummax(0, false)?.to_vec::<f32>()?, [1.0, 3.0, 3.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn cummax(&self, axis: isize, reverse: bool) -> Result<Array> {
         self.cumulative(CumulativeKind::Max, axis, reverse)
     }
 
+    /// Running minimum along `axis` (from the end with `reverse`).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[3.0f32, 1.0, 2.0], &[3])?;
+    /// assert_eq!(x.cummin(0, false)?.to_vec::<f32>()?, [3.0, 1.0, 1.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn cummin(&self, axis: isize, reverse: bool) -> Result<Array> {
         self.cumulative(CumulativeKind::Min, axis, reverse)
     }

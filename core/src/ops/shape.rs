@@ -72,6 +72,13 @@ impl Array {
     }
 
     /// Permutes the dims: result dim `i` is dim `perm[i]`.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[0.0f32; 24], &[2, 3, 4])?;
+    /// assert_eq!(x.transpose(&[2, 0, 1])?.shape(), &[4, 2, 3]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn transpose(&self, perm: &[usize]) -> Result<Array> {
         apply1(
             Op::Transpose {
@@ -83,11 +90,25 @@ impl Array {
     }
 
     /// Reverses the order of the dims (numpy's `.T`).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let m = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    /// assert_eq!(m.t()?.to_vec::<f32>()?, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn t(&self) -> Result<Array> {
         self.transpose(&(0..self.ndim()).rev().collect::<Vec<_>>())
     }
 
     /// `x[start:limit:strides]` per dim.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[6])?;
+    /// assert_eq!(x.slice(&[1], &[6], &[2])?.to_vec::<f32>()?, [1.0, 3.0, 5.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn slice(&self, start: &[usize], limit: &[usize], strides: &[usize]) -> Result<Array> {
         apply1(
             Op::Slice {
@@ -101,6 +122,15 @@ impl Array {
     }
 
     /// Pads with `value`: `low`/`high` per dim (negative crops), `interior` between elements.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// // One zero before, two after, one between: [0, 1, 0, 2, 0, 0].
+    /// let p = x.pad(0.0, &[1], &[2], &[1])?;
+    /// assert_eq!(p.to_vec::<f32>()?, [0.0, 1.0, 0.0, 2.0, 0.0, 0.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn pad(
         &self,
         value: impl Into<Scalar>,
@@ -121,6 +151,15 @@ impl Array {
     }
 
     /// Joins arrays along `axis` (negative counts from the end).
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let a = Array::from_slice(&[1.0f32, 2.0], &[1, 2])?;
+    /// let b = Array::from_slice(&[3.0f32, 4.0], &[1, 2])?;
+    /// assert_eq!(Array::concatenate(&[&a, &b], 0)?.shape(), &[2, 2]);
+    /// assert_eq!(Array::concatenate(&[&a, &b], -1)?.shape(), &[1, 4]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn concatenate(arrays: &[&Array], axis: isize) -> Result<Array> {
         let first = match arrays.first() {
             Some(a) => a,
@@ -131,6 +170,13 @@ impl Array {
     }
 
     /// Reverses the order of elements along `axes`.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(x.flip(&[0])?.to_vec::<f32>()?, [3.0, 2.0, 1.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn flip(&self, axes: &[usize]) -> Result<Array> {
         apply1(
             Op::Reverse {
@@ -142,6 +188,14 @@ impl Array {
     }
 
     /// Inserts a size-1 dim at `axis`.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(x.expand_dims(0)?.shape(), &[1, 3]);
+    /// assert_eq!(x.expand_dims(-1)?.shape(), &[3, 1]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn expand_dims(&self, axis: isize) -> Result<Array> {
         let a = axis_index(axis, self.ndim() + 1)?;
         let mut shape: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
@@ -150,6 +204,13 @@ impl Array {
     }
 
     /// Removes every size-1 dim.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[1, 3, 1])?;
+    /// assert_eq!(x.squeeze()?.shape(), &[3]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn squeeze(&self) -> Result<Array> {
         let shape: Vec<isize> = self
             .shape()

@@ -108,6 +108,12 @@ fn row(h: &Array, i: &Array) -> Result<Array> {
 
 impl Lbfgs {
     /// The state for `params`: `[S (m x n), Y (m x n), rho (m), count (i32)]`, empty history.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::Lbfgs, Array};
+    /// let state = Lbfgs::default().init(&[Array::from_slice(&[0.0f64; 4], &[4])?])?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn init(&self, params: &[Array]) -> Result<Vec<Array>> {
         if self.memory == 0 {
             return Err(crate::Error::value("lbfgs: memory must be at least 1"));

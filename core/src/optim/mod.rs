@@ -62,6 +62,20 @@ pub struct Optimizer {
 
 impl Optimizer {
     /// Builds one from its functions.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::Optimizer, Array};
+    /// // Sign descent: stateless, updates -0.01 sign(g).
+    /// let sign_sgd = Optimizer::new(
+    ///     |_params: &[Array]| Ok(vec![]),
+    ///     |grads: &[Array], state: &[Array], _params: &[Array]| {
+    ///         let u = grads.iter().map(|g| g.sign()? * -0.01).collect::<quabla::Result<_>>()?;
+    ///         Ok((u, state.to_vec()))
+    ///     },
+    ///     |_n_params| 0,
+    /// );
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn new(
         init: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
         update: impl Fn(&[Array], &[Array], &[Array]) -> Result<(Vec<Array>, Vec<Array>)>
@@ -139,6 +153,12 @@ pub fn apply_updates<P: AsTree + ?Sized>(params: &P, updates: &P) -> Result<P::R
 }
 
 /// Transformations applied one after the other; the state is the concatenation of theirs.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // Clip, then Adam: optax's `chain(clip_by_global_norm(1.0), adam(1e-3))`.
+/// let opt = optim::chain(vec![optim::clip_by_global_norm(1.0), optim::adam(1e-3)]);
+/// ```
 pub fn chain(parts: Vec<Optimizer>) -> Optimizer {
     let parts = Arc::new(parts);
     let (p2, p3) = (parts.clone(), parts.clone());

@@ -32,11 +32,22 @@ fn count_as(count: &Array, dtype: DType) -> Result<Array> {
 }
 
 /// Always `value`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::sgd(optim::constant(0.1), None, false); // the same as sgd(0.1, ..)
+/// ```
 pub fn constant(value: f64) -> Schedule {
     Arc::new(move |count, d| count_as(count, d)?.full_like(value))
 }
 
 /// `init * rate^(count / transition_steps)` (the exponent floored when `staircase`).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // Halves every 1000 steps.
+/// let opt = optim::adam(optim::exponential_decay(1e-3, 1000, 0.5, false));
+/// ```
 pub fn exponential_decay(
     init: f64,
     transition_steps: usize,
@@ -53,6 +64,11 @@ pub fn exponential_decay(
 }
 
 /// `init * ((1 - alpha) * 0.5 * (1 + cos(pi * min(count, steps) / steps)) + alpha)`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::adam(optim::cosine_decay(1e-3, 5000, 0.01));
+/// ```
 pub fn cosine_decay(init: f64, decay_steps: usize, alpha: f64) -> Schedule {
     Arc::new(move |count, d| {
         let c = count_as(count, d)?.minimum(decay_steps as f64)?;
@@ -63,6 +79,12 @@ pub fn cosine_decay(init: f64, decay_steps: usize, alpha: f64) -> Schedule {
 
 /// Linear warmup from `init` to `peak` over `warmup_steps`, then cosine decay to `end` at
 /// `decay_steps` (counted from the start, as optax).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // 0 -> 1e-3 over 100 steps, then down to 1e-5 at step 10,000.
+/// let opt = optim::adam(optim::warmup_cosine_decay(0.0, 1e-3, 100, 10_000, 1e-5));
+/// ```
 pub fn warmup_cosine_decay(
     init: f64,
     peak: f64,
@@ -84,6 +106,12 @@ pub fn warmup_cosine_decay(
 }
 
 /// `init` scaled by each `scale` whose `boundary` the count has reached.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // 1e-2, then 1e-3 from step 500, then 1e-4 from step 2000.
+/// let opt = optim::adam(optim::piecewise_constant(1e-2, vec![(500, 0.1), (2000, 0.1)]));
+/// ```
 pub fn piecewise_constant(init: f64, boundaries_and_scales: Vec<(usize, f64)>) -> Schedule {
     Arc::new(move |count, d| {
         let mut v = count_as(count, d)?.full_like(init)?;

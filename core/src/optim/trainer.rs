@@ -47,6 +47,16 @@ pub struct Trainer {
 
 impl Trainer {
     /// Sets up training; nothing is compiled until the first step.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(200, &[target], false)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn new<L>(loss_fn: L, params: Vec<Array>, optimizer: Optimizer) -> Result<Trainer>
     where
         L: Fn(&[Array]) -> Result<Vec<Array>> + 'static,
@@ -134,6 +144,16 @@ impl Trainer {
 
     /// One optimisation step on `batch` (the loss function's arguments after the parameters;
     /// this rank's shard of them when data-parallel).
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.step(std::slice::from_ref(&target))?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn step(&mut self, batch: &[Array]) -> Result<()> {
         let (np, ns) = (self.params.len(), self.state.len());
         let mut args: Vec<Array> = std::mem::take(&mut self.params);
@@ -180,6 +200,16 @@ impl Trainer {
     }
 
     /// `steps` steps on the same batch, with a progress bar (loss and steps/s) when `progress`.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(500, &[target], true)?; // prints loss and steps/s
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn run(&mut self, steps: usize, batch: &[Array], progress: bool) -> Result<()> {
         let bar = progress.then(|| {
             let b = indicatif::ProgressBar::new(steps as u64);
@@ -206,6 +236,17 @@ impl Trainer {
     }
 
     /// The loss of the last step (downloaded now; an error before the first step).
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(100, &[target], false)?;
+    /// println!("loss {:.3e} after {} steps", t.loss()?, t.steps());
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn loss(&self) -> Result<f64> {
         match &self.loss {
             Some(l) => l.astype(quabla_abi::DType::F64)?.item::<f64>(),
@@ -214,16 +255,49 @@ impl Trainer {
     }
 
     /// The parameters, on the device.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(100, &[target], false)?;
+    /// let w: &Array = &t.params()[0];
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn params(&self) -> &[Array] {
         &self.params
     }
 
     /// The parameters, downloaded.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(100, &[target], false)?;
+    /// let w = t.params_to_host()?[0].to_vec::<f32>().map_err(quabla::Error::DType)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn params_to_host(&self) -> Result<Vec<HostArray>> {
         self.params.iter().map(|p| p.to_host()).collect()
     }
 
     /// Steps run so far.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::{adam, Trainer}, Array, Axes};
+    /// let loss = |a: &[Array]| Ok(vec![(&a[0] - &a[1])?.pow(2.0)?.sum(Axes::All, false)?]);
+    /// let w = Array::from_slice(&[0.0f32; 3], &[3])?;
+    /// let target = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+    /// let mut t = Trainer::new(loss, vec![w], adam(1e-1))?;
+    /// t.run(10, &[target], false)?;
+    /// assert_eq!(t.steps(), 10);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn steps(&self) -> usize {
         self.steps
     }

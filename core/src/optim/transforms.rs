@@ -35,6 +35,12 @@ fn check_len(what: &str, a: &[Array], b: &[Array]) -> Result<()> {
 }
 
 /// Multiplies the updates by `factor`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // Gradient ascent along Adam's direction: +1e-3, not -1e-3.
+/// let ascend = optim::chain(vec![optim::scale_by_adam(0.9, 0.999, 1e-8, 0.0), optim::scale(1e-3)]);
+/// ```
 pub fn scale(factor: f64) -> Optimizer {
     Optimizer::new(
         |_| Ok(vec![]),
@@ -44,6 +50,11 @@ pub fn scale(factor: f64) -> Optimizer {
 }
 
 /// `-lr * updates`; a schedule keeps its own step count (one i32 scalar of state).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::chain(vec![optim::scale_by_rms(0.9, 1e-8), optim::scale_by_learning_rate(1e-3)]);
+/// ```
 pub fn scale_by_learning_rate(lr: impl Into<LearningRate>) -> Optimizer {
     match lr.into() {
         LearningRate::Constant(v) => scale(-v),
@@ -64,6 +75,12 @@ pub fn scale_by_learning_rate(lr: impl Into<LearningRate>) -> Optimizer {
 }
 
 /// Adam's moment estimates (optax `scale_by_adam`); state `(count, mu..., nu...)`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // optax.adam(1e-3) spelled out.
+/// let opt = optim::chain(vec![optim::scale_by_adam(0.9, 0.999, 1e-8, 0.0), optim::scale_by_learning_rate(1e-3)]);
+/// ```
 pub fn scale_by_adam(b1: f64, b2: f64, eps: f64, eps_root: f64) -> Optimizer {
     Optimizer::new(
         |params| {
@@ -104,6 +121,11 @@ pub fn scale_by_adam(b1: f64, b2: f64, eps: f64, eps_root: f64) -> Optimizer {
 
 /// RMS scaling (optax `scale_by_rms`, initial scale 0): `g / sqrt(nu + eps)` with
 /// `nu = (1 - decay) g^2 + decay nu`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::chain(vec![optim::scale_by_rms(0.99, 1e-8), optim::scale_by_learning_rate(1e-3)]);
+/// ```
 pub fn scale_by_rms(decay: f64, eps: f64) -> Optimizer {
     Optimizer::new(
         zeros,
@@ -123,6 +145,12 @@ pub fn scale_by_rms(decay: f64, eps: f64) -> Optimizer {
 }
 
 /// Momentum (optax `trace`): `t = g + decay t`; updates `t`, or `g + decay t` with Nesterov.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// // Heavy-ball momentum 0.9 at rate 0.01 (sgd(0.01, Some(0.9), false)).
+/// let opt = optim::chain(vec![optim::trace(0.9, false), optim::scale_by_learning_rate(0.01)]);
+/// ```
 pub fn trace(decay: f64, nesterov: bool) -> Optimizer {
     Optimizer::new(
         zeros,
@@ -146,6 +174,11 @@ pub fn trace(decay: f64, nesterov: bool) -> Optimizer {
 }
 
 /// Adds `weight_decay * params` to the updates (decoupled weight decay).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::chain(vec![optim::add_decayed_weights(1e-4), optim::sgd(0.1, None, false)]);
+/// ```
 pub fn add_decayed_weights(weight_decay: f64) -> Optimizer {
     Optimizer::new(
         |_| Ok(vec![]),
@@ -164,6 +197,11 @@ pub fn add_decayed_weights(weight_decay: f64) -> Optimizer {
 }
 
 /// Rescales all updates together when their global L2 norm exceeds `max_norm`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::chain(vec![optim::clip_by_global_norm(1.0), optim::adam(1e-3)]);
+/// ```
 pub fn clip_by_global_norm(max_norm: f64) -> Optimizer {
     Optimizer::new(
         |_| Ok(vec![]),
@@ -195,11 +233,24 @@ pub fn clip_by_global_norm(max_norm: f64) -> Optimizer {
 
 /// Adam (optax `adam`): `scale_by_adam(b1, b2, eps)` then the learning rate. Defaults as
 /// optax: b1 0.9, b2 0.999, eps 1e-8 — see [`adam_with`] to set them.
+///
+/// ```no_run
+/// # use quabla::{optim, Array};
+/// let params = vec![Array::from_slice(&[1.0f32, -2.0], &[2])?];
+/// let opt = optim::adam(1e-3);
+/// let state = opt.init(&params)?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn adam(lr: impl Into<LearningRate>) -> Optimizer {
     adam_with(lr, 0.9, 0.999, 1e-8)
 }
 
 /// Adam with explicit hyperparameters.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::adam_with(1e-3, 0.9, 0.99, 1e-6);
+/// ```
 pub fn adam_with(lr: impl Into<LearningRate>, b1: f64, b2: f64, eps: f64) -> Optimizer {
     chain(vec![
         scale_by_adam(b1, b2, eps, 0.0),
@@ -209,6 +260,11 @@ pub fn adam_with(lr: impl Into<LearningRate>, b1: f64, b2: f64, eps: f64) -> Opt
 
 /// AdamW (optax `adamw`): Adam's step plus `weight_decay * params`, then the learning rate
 /// (optax's default weight decay is 1e-4).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::adamw(1e-3, 1e-4);
+/// ```
 pub fn adamw(lr: impl Into<LearningRate>, weight_decay: f64) -> Optimizer {
     chain(vec![
         scale_by_adam(0.9, 0.999, 1e-8, 0.0),
@@ -218,11 +274,22 @@ pub fn adamw(lr: impl Into<LearningRate>, weight_decay: f64) -> Optimizer {
 }
 
 /// RMSProp (optax `rmsprop`, decay 0.9, eps 1e-8).
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let opt = optim::rmsprop(1e-3, 0.9, 1e-8);
+/// ```
 pub fn rmsprop(lr: impl Into<LearningRate>, decay: f64, eps: f64) -> Optimizer {
     chain(vec![scale_by_rms(decay, eps), scale_by_learning_rate(lr)])
 }
 
 /// SGD with optional momentum (Nesterov or not), as optax `sgd`.
+///
+/// ```no_run
+/// # use quabla::optim;
+/// let plain = optim::sgd(0.1, None, false);
+/// let nesterov = optim::sgd(0.1, Some(0.9), true);
+/// ```
 pub fn sgd(lr: impl Into<LearningRate>, momentum: Option<f64>, nesterov: bool) -> Optimizer {
     match momentum {
         Some(m) => chain(vec![trace(m, nesterov), scale_by_learning_rate(lr)]),

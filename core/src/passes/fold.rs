@@ -13,6 +13,15 @@ const MAX_FOLDED_ELEMENTS: usize = 16;
 
 /// Folds constant subexpressions of `p` by running them on `device`. A node that fails to
 /// evaluate is left in place (the error will surface when the program runs).
+///
+/// ```no_run
+/// # use quabla::Array;
+/// let x = Array::from_slice(&[1.0f32], &[1])?;
+/// let c = Array::from_slice(&[2.0f32], &[1])?;
+/// let p = quabla::make_program(move |a: &[Array]| Ok(vec![(&a[0] * &c.exp()?)?]), &[x])?;
+/// let folded = quabla::passes::fold_constants(&p, &quabla::default_device()?); // exp(2) computed once
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn fold_constants(p: &Program, device: &Arc<Device>) -> Program {
     let first = p.first_result_ids();
     let mut constants: HashMap<ValueId, quabla_abi::HostArray> = HashMap::new();

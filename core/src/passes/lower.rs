@@ -16,6 +16,18 @@ pub const CUSTOM_VJP_FORWARD: &str =
      supported; define its rule with custom_jvp instead, or use reverse mode";
 
 /// The program with every core-level op lowered, regions included.
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// let x = Array::from_slice(&[1.0f32], &[1])?;
+/// let f = |a: &[Array]| {
+///     let body = |c: &[Array], _: &[Array]| Ok((vec![c[0].sin()?], vec![]));
+///     Ok(lax::scan(&body, a, &[], Some(4), false, 1)?.0)
+/// };
+/// let p = quabla::make_program(f, &[x])?;
+/// let plain = quabla::passes::lower(&p, &quabla::default_device()?)?; // scan as a while loop
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn lower(p: &Program, device: &Arc<Device>) -> Result<Program> {
     if !has_core_ops(p) {
         return Ok(p.clone());

@@ -19,6 +19,14 @@ use quabla_abi::qir::Program;
 
 /// The passes every traced program goes through: canonicalisation, CSE, then DCE. With
 /// `QUABLA_DUMP_IR=<folder>` set, the program before and after is written there as text.
+///
+/// ```no_run
+/// # use quabla::Array;
+/// let x = Array::from_slice(&[1.0f32], &[1])?;
+/// let p = quabla::make_program(|a: &[Array]| Ok(vec![(&a[0].sin()? + &a[0].sin()?)?]), &[x])?;
+/// let q = quabla::passes::optimize(&p); // one sin after CSE
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn optimize(p: &Program) -> Program {
     let out = dce(&cse(&canonicalize(p)));
     dump("traced", p);
@@ -27,6 +35,14 @@ pub fn optimize(p: &Program) -> Program {
 }
 
 /// Writes `p` to `$QUABLA_DUMP_IR/<n>-<stage>.qir` when that variable is set.
+///
+/// ```no_run
+/// # use quabla::Array;
+/// let x = Array::from_slice(&[1.0f32], &[1])?;
+/// let p = quabla::make_program(|a: &[Array]| Ok(vec![a[0].exp()?]), &[x])?;
+/// quabla::passes::dump("mine", &p); // written only under QUABLA_DUMP_IR
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn dump(stage: &str, p: &Program) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);

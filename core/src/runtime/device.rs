@@ -34,11 +34,22 @@ impl Device {
     }
 
     /// The platform name (`cpu`, `wgpu`...).
+    ///
+    /// ```no_run
+    /// println!("{}", quabla::default_device()?.platform()); // "cpu"
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn platform(&self) -> &str {
         self.plugin.name()
     }
 
     /// The plugin behind this device.
+    ///
+    /// ```no_run
+    /// let device = quabla::default_device()?;
+    /// println!("{}", device.plugin().name());
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn plugin(&self) -> &Plugin {
         &self.plugin
     }
@@ -64,6 +75,14 @@ impl Device {
     }
 
     /// Copies host bytes to the device (once: the plugin reads them in place).
+    ///
+    /// ```no_run
+    /// # use quabla::{DType, HostView, TensorType};
+    /// let bytes: Vec<u8> = 1.0f32.to_le_bytes().to_vec();
+    /// let view = HostView::new(TensorType::new(DType::F32, vec![1]), &bytes).map_err(quabla::Error::Shape)?;
+    /// let buffer = quabla::default_device()?.upload(view)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn upload(&self, a: HostView<'_>) -> Result<Buffer> {
         self.plugin.upload(a).map_err(|e| self.backend_err(e))
     }
@@ -71,6 +90,14 @@ impl Device {
     /// Compiles `program`, reusing an earlier compilation of the same program (keyed by its
     /// exact encoding, so constants with different bits never share an executable). The
     /// cache holds the [`cache_capacity`](super::cache_capacity) most recently used ones.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// let program = quabla::make_program(|a: &[Array]| Ok(vec![a[0].exp()?]), &[x])?;
+    /// let exe = quabla::default_device()?.compile(&program)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn compile(self: &Arc<Self>, program: &Program) -> Result<Arc<Executable>> {
         // Lowering `scan` exposes its loop carries; reverse mode leaves some of them dead.
         // Programs without regions (every eager op) have no loop to look at.
@@ -119,6 +146,11 @@ impl Device {
 
     /// Number of programs in the executable cache (for tests and diagnostics); at most
     /// [`cache_capacity`](super::cache_capacity).
+    ///
+    /// ```no_run
+    /// let before = quabla::default_device()?.compiled_count();
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn compiled_count(&self) -> usize {
         self.cache.len()
     }

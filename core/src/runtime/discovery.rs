@@ -118,17 +118,33 @@ impl Registry {
     }
 
     /// The process-wide registry.
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// println!("{:?}", Registry::global().platforms());
+    /// ```
     pub fn global() -> &'static Registry {
         static R: OnceLock<Registry> = OnceLock::new();
         R.get_or_init(Registry::discover)
     }
 
     /// Registers a statically linked backend under `platform` (after the discovered ones).
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// # fn module() -> quabla_abi::abi::BackendModRef { unimplemented!() }
+    /// Registry::global().register_static("mybackend", module);
+    /// ```
     pub fn register_static(&self, platform: &str, module: fn() -> BackendModRef) {
         lock(&self.sources).push((platform.to_string(), Source::Static(module)));
     }
 
     /// Adds a plugin file or folder to search (as if it were on `QUABLA_PLUGIN_PATH`).
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// Registry::global().add_search_path(std::path::Path::new("/opt/quabla/plugins"));
+    /// ```
     pub fn add_search_path(&self, path: &Path) {
         let mut found = Vec::new();
         scan(path, &mut found, true);
@@ -140,6 +156,11 @@ impl Registry {
 
     /// Adds a plugin file or folder searched after every other source (a package's own
     /// bundled plugins: `QUABLA_PLUGIN_PATH` and earlier paths still take precedence).
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// Registry::global().add_fallback_search_path(std::path::Path::new("/usr/lib/quabla"));
+    /// ```
     pub fn add_fallback_search_path(&self, path: &Path) {
         let mut found = Vec::new();
         scan(path, &mut found, true);
@@ -148,6 +169,13 @@ impl Registry {
 
     /// Platform names known (found or registered), in search order, without loading any: a
     /// loaded plugin's own name, else the name its file suggests.
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// for p in Registry::global().platforms() {
+    ///     println!("{p}");
+    /// }
+    /// ```
     pub fn platforms(&self) -> Vec<String> {
         let resolved = lock(&self.resolved).clone();
         let mut v: Vec<String> = Vec::new();
@@ -163,6 +191,12 @@ impl Registry {
     /// The device of `platform`, loading its plugin on first use. Tries each source whose
     /// file name suggests that platform, in order; when none does, loads the others until
     /// one reports that name (see the module docs).
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// let gpu = Registry::global().device("wgpu")?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn device(&self, platform: &str) -> Result<Arc<Device>> {
         if let Some(d) = lock(&self.loaded).get(platform) {
             return Ok(d.clone());
@@ -227,6 +261,12 @@ impl Registry {
     /// The first platform of `QUABLA_PLATFORMS` that loads (an error if one named there fails
     /// to load), or else `cpu`, or else the first known platform that loads; broken plugins
     /// not asked for by name are skipped with a warning.
+    ///
+    /// ```no_run
+    /// # use quabla::runtime::Registry;
+    /// let d = Registry::global().default_device()?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn default_device(&self) -> Result<Arc<Device>> {
         if let Ok(list) = std::env::var("QUABLA_PLATFORMS") {
             let names: Vec<&str> = list
@@ -263,6 +303,12 @@ impl Registry {
 }
 
 /// The device of `platform` from the global registry.
+///
+/// ```no_run
+/// let cpu = quabla::runtime::device("cpu")?;
+/// let x = quabla::Array::from_slice_on(&cpu, &[1.0f32], &[1])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn device(platform: &str) -> Result<Arc<Device>> {
     Registry::global().device(platform)
 }
@@ -272,6 +318,11 @@ pub fn device(platform: &str) -> Result<Arc<Device>> {
 ///
 /// [`default_device_scope`]: super::default_device_scope
 /// [`set_default_device`]: super::set_default_device
+///
+/// ```no_run
+/// println!("running on {}", quabla::runtime::default_device()?.platform());
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn default_device() -> Result<Arc<Device>> {
     if let Some(d) = super::default_scope::current() {
         return Ok(d);
@@ -285,11 +336,21 @@ pub fn default_device() -> Result<Arc<Device>> {
 }
 
 /// Known platform names.
+///
+/// ```no_run
+/// println!("{:?}", quabla::runtime::platforms()); // e.g. ["cpu", "wgpu"]
+/// ```
 pub fn platforms() -> Vec<String> {
     Registry::global().platforms()
 }
 
 /// Registers a statically linked backend in the global registry.
+///
+/// ```no_run
+/// // With the `static-cpu` feature the CPU backend is linked in; registering it by hand:
+/// # fn cpu_module() -> quabla_abi::abi::BackendModRef { unimplemented!() }
+/// quabla::runtime::register_static("cpu", cpu_module);
+/// ```
 pub fn register_static(platform: &str, module: fn() -> BackendModRef) {
     Registry::global().register_static(platform, module)
 }

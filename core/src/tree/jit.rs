@@ -75,6 +75,13 @@ where
 {
     /// Runs the compiled function on `input` (tracing it first for a new signature); called
     /// with traced leaves (inside another transformation) it runs the function itself.
+    ///
+    /// ```no_run
+    /// # use quabla::{tree, Array};
+    /// let norm2 = tree::jit(|(x, y): &(Array, Array)| (x.ex() * x + y.ex() * y).sqrt().get());
+    /// let r = norm2.call(&(Array::scalar(3.0f32)?, Array::scalar(4.0f32)?))?; // 5
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn call(&self, input: &I) -> Result<O> {
         let leaves = input.leaves();
         if leaves.iter().any(Array::is_traced) {

@@ -41,6 +41,21 @@ pub struct Trainer<P, D> {
 
 impl<P: Tree + Clone + 'static, D: Tree + Clone + 'static> Trainer<P, D> {
     /// Sets up training from the initial `params`; nothing is compiled until the first step.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.run(200, &data, false)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn new(
         loss: impl Fn(&P, &D) -> Result<Array> + 'static,
         params: P,
@@ -110,28 +125,106 @@ impl<P: Tree + Clone + 'static, D: Tree + Clone + 'static> Trainer<P, D> {
     }
 
     /// One optimisation step on `batch`.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.step(&data)?;
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn step(&mut self, batch: &D) -> Result<()> {
         *self.batch_like.borrow_mut() = Some(batch.clone());
         self.flat.step(&batch.leaves())
     }
 
     /// `steps` steps on the same batch, with a progress bar when `progress`.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.run(300, &data, true)?; // with a progress bar
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn run(&mut self, steps: usize, batch: &D, progress: bool) -> Result<()> {
         *self.batch_like.borrow_mut() = Some(batch.clone());
         self.flat.run(steps, &batch.leaves(), progress)
     }
 
     /// The loss of the last step (downloaded now; an error before the first step).
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.run(100, &data, false)?;
+    /// println!("{:.3e}", t.loss()?);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn loss(&self) -> Result<f64> {
         self.flat.loss()
     }
 
     /// The parameters, in their tree, on the device.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.run(300, &data, false)?;
+    /// let fitted: Line = t.params()?; // w near 2, b near 1
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn params(&self) -> Result<P> {
         self.params_like.with_leaves(self.flat.params().to_vec())
     }
 
     /// Steps run so far.
+    ///
+    /// ```no_run
+    /// # use quabla::{optim::adam, tree::{self, Tree}, Array, Axes, Result};
+    /// #[derive(Clone, Tree)]
+    /// struct Line { w: Array, b: Array }
+    /// let loss = |p: &Line, (x, y): &(Array, Array)| -> Result<Array> {
+    ///     (x.ex() * &p.w + &p.b - y).pow(&Array::scalar(2.0f32)?).mean(Axes::All, false).get()
+    /// };
+    /// let p = Line { w: Array::scalar(0.0f32)?, b: Array::scalar(0.0f32)? };
+    /// let x = Array::linspace(0.0, 1.0, 16, quabla::DType::F32)?;
+    /// let data = (x.clone(), (2.0 * x.ex() + 1.0).get()?);
+    /// let mut t = tree::Trainer::new(loss, p, adam(1e-1))?;
+    /// t.run(5, &data, false)?;
+    /// assert_eq!(t.steps(), 5);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
     pub fn steps(&self) -> usize {
         self.flat.steps()
     }

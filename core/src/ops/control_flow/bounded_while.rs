@@ -107,6 +107,11 @@ pub struct BoundedWhileOptions {
 
 impl BoundedWhileOptions {
     /// At most `max_steps` trips, with the default schedule.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::BoundedWhileOptions;
+    /// let opts = BoundedWhileOptions { checkpoints: Some(8), ..BoundedWhileOptions::new(1000) };
+    /// ```
     pub fn new(max_steps: usize) -> Self {
         BoundedWhileOptions {
             max_steps,
@@ -115,6 +120,11 @@ impl BoundedWhileOptions {
     }
 
     /// The carries reverse mode may keep: the option, or the two-level schedule's least.
+    ///
+    /// ```no_run
+    /// # use quabla::lax::BoundedWhileOptions;
+    /// assert_eq!(BoundedWhileOptions::new(4096).resolved_checkpoints(), 129);
+    /// ```
     pub fn resolved_checkpoints(&self) -> usize {
         let m = self.max_steps.max(1);
         self.checkpoints.unwrap_or_else(|| {

@@ -420,6 +420,15 @@ pub fn cond(
 }
 
 /// Runs `branches[index](operands)`, with `index` clamped into range (as `jax.lax.switch`).
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// let double = |a: &[Array]| Ok(vec![(&a[0] * 2.0)?]);
+/// let negate = |a: &[Array]| Ok(vec![a[0].neg()?]);
+/// let x = Array::from_slice(&[3.0f32], &[1])?;
+/// let y = lax::switch(&Array::scalar(1i32)?, &[&double, &negate], &[x])?; // [-3]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn switch(index: &Array, branches: &[RegionFn], operands: &[Array]) -> Result<Vec<Array>> {
     if branches.is_empty() {
         return Err(Error::Value("switch needs at least one branch".into()));
@@ -498,6 +507,15 @@ impl LoopRegions {
 /// `while cond_fn(carry): carry = body_fn(carry)`. Forward-mode differentiable; reverse mode
 /// needs a bound ([`bounded_while_loop`], whose cost follows the trips taken) or static
 /// bounds (`fori_loop` with constant bounds, or `scan`).
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// // Doubles until at least 100: 3 -> 192.
+/// let keep = |c: &[Array]| Ok(vec![c[0].lt(100.0)?]);
+/// let double = |c: &[Array]| Ok(vec![(&c[0] * 2.0)?]);
+/// let out = lax::while_loop(&keep, &double, &[Array::scalar(3.0f64)?])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn while_loop(cond_fn: RegionFn, body_fn: RegionFn, init: &[Array]) -> Result<Vec<Array>> {
     let device = device_for(&init.iter().collect::<Vec<_>>())?;
     let types: Vec<TensorType> = init.iter().map(|a| a.tensor_type().clone()).collect();
@@ -546,6 +564,14 @@ impl From<&Array> for Bound {
 }
 
 /// `for i in lower..upper: carry = body(i, carry)`, with `i` an i32 scalar.
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// // Σ_{i<10} i = 45.
+/// let add_i = |i: &Array, c: &[Array]| Ok(vec![(&c[0] + &i.astype(quabla::DType::F64)?)?]);
+/// let out = lax::fori_loop(0, 10, &add_i, &[Array::scalar(0.0f64)?])?;
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn fori_loop(
     lower: impl Into<Bound>,
     upper: impl Into<Bound>,

@@ -11,6 +11,19 @@ use scan_tape::{checkpoints_tape, record_tape, Checkpointed};
 /// final carry and the stacked `y`s. With `reverse` the steps run from the end. Reverse
 /// mode differentiates it, storing every step's residuals, or sqrt(T) checkpoints when those
 /// would pass 256 MiB (`QUABLA_SCAN_TAPE=full|sqrt` fixes the choice).
+///
+/// ```no_run
+/// # use quabla::{lax, Array};
+/// // A running sum: carry the total, emit it at every step.
+/// let step = |c: &[Array], x: &[Array]| {
+///     let total = (&c[0] + &x[0])?;
+///     Ok((vec![total.clone()], vec![total]))
+/// };
+/// let xs = Array::from_slice(&[1.0f64, 2.0, 3.0], &[3])?;
+/// let (carry, ys) = lax::scan(&step, &[Array::scalar(0.0f64)?], &[xs], None, false, 1)?;
+/// // carry [6], ys [[1, 3, 6]]
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn scan(
     f: ScanStep,
     init: &[Array],

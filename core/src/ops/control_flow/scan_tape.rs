@@ -69,6 +69,17 @@ pub fn take_scan_tape_bytes() -> usize {
 /// Bytes of loop state the last reverse-mode `scan` kept for its backward pass (the carry
 /// checkpoints plus one segment's residuals when checkpointed, every step's residuals
 /// otherwise), as built by the transformation. A diagnostic for memory measurements.
+///
+/// ```no_run
+/// # use quabla::{ad::grad, lax, Array, Axes};
+/// let f = |a: &[Array]| {
+///     let body = |c: &[Array], _: &[Array]| Ok((vec![c[0].sin()?], vec![]));
+///     Ok(vec![lax::scan(&body, a, &[], Some(100), false, 1)?.0[0].sum(Axes::All, false)?])
+/// };
+/// quabla::make_program(grad(f, &[0]), &[Array::from_slice(&[0.5f64; 8], &[8])?])?;
+/// println!("{} bytes kept", lax::last_scan_tape_bytes());
+/// # Ok::<(), quabla::Error>(())
+/// ```
 pub fn last_scan_tape_bytes() -> usize {
     LAST_TAPE_BYTES.with(|c| c.get())
 }
