@@ -35,3 +35,37 @@ def test_errors():
         lax.dot(qnp.ones((2, 2, 2)), x)
     with pytest.raises(ValueError, match="two cases"):
         lax.select_n(x > 0, x)
+
+
+def test_stack_refuses_what_jax_refuses():
+    # JAX 0.10.2: IndexError for no operands, ValueError for shapes or axes, TypeError for
+    # dtypes (lax.stack does not promote).
+    x = qnp.ones((2, 3))
+    with pytest.raises(IndexError, match="at least one"):
+        lax.stack([])
+    with pytest.raises(ValueError, match="same shape"):
+        lax.stack([x, x[:1]])
+    with pytest.raises(TypeError, match="same dtypes, got float64, int32"):
+        lax.stack([x, qnp.ones((2, 3), dtype=qnp.int32)])
+    with pytest.raises(ValueError, match="out of bounds"):
+        lax.stack([x, x], axis=3)
+    with pytest.raises(ValueError, match="out of bounds"):
+        lax.unstack(x, axis=2)
+    # Under jit the same arrays stack and unstack.
+    f = quabla.jit(lambda a: lax.unstack(lax.stack([a, 2 * a], axis=1), axis=1))
+    a, b = f(qnp.arange(3.0))
+    assert a.tolist() == [0.0, 1.0, 2.0] and b.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_dtype_is_jaxs_canonical_dtype():
+    # JAX 0.10.2 with x64 on (this suite's setting): lax.dtype(True) bool, (1.0) float64,
+    # ("foo") TypeError; its int64 / uint64 for 3, np.int64(3) and "uint64" are int32 /
+    # uint32 here (Quabla has no 64-bit integers: the README's dtype differences).
+    import numpy as np
+    assert lax.dtype(3) == np.int32 and lax.dtype(True) == np.bool_
+    assert lax.dtype(np.int64(3)) == np.int32 and lax.dtype(1.0) == np.float64
+    assert lax.dtype(np.ones(2, np.float32)) == np.float32
+    assert lax.dtype(qnp.ones(2, dtype=qnp.int32)) == np.int32
+    assert lax.dtype("uint64") == np.uint32
+    with pytest.raises(TypeError):
+        lax.dtype("foo")

@@ -3,7 +3,8 @@
 scans with lax's signatures (``reduce_sum(operand, axes)``, ``cumsum(operand, axis,
 reverse)``), ``argmax``/``argmin`` with ``index_dtype``, ``pad`` with a padding config,
 ``rev``, ``full``/``full_like``, ``broadcast``, ``broadcasted_iota``, ``dot``,
-``batch_matmul``, the index-in-dim helpers, ``select_n``, ``tile``, ``split``,
+``batch_matmul``, the index-in-dim helpers, ``select_n``, ``tile``, ``split``, ``stack``,
+``unstack``, ``dtype``,
 ``reciprocal``, ``cbrt``, ``exp2``, ``zeta``/``polygamma``/``igamma``/``igammac``/``betainc``
 and ``population_count``/``clz``."""
 
@@ -299,6 +300,56 @@ def split(operand, sizes: Sequence[int], axis: int = 0) -> list:
     return out
 
 
+def stack(operands: Sequence, axis: int = 0) -> Array:
+    """Joins arrays of one shape and dtype along a new ``axis`` (``jax.lax.stack``: unlike
+    ``numpy.stack``, no promotion).
+
+    >>> stack([asarray([1.0, 2.0]), asarray([3.0, 4.0])], axis=1).shape
+    (2, 2)
+    """
+    xs = [_arr(x) for x in operands]
+    if not xs:
+        raise IndexError("lax.stack needs at least one operand")
+    first = xs[0]
+    for x in xs[1:]:
+        if x.shape != first.shape:
+            raise ValueError("All input arrays must have the same shape. Got "
+                             f"{first.shape}, {x.shape}.")
+        if x.dtype != first.dtype:
+            raise TypeError("lax.stack requires arguments to have the same dtypes, got "
+                            f"{_dt.name(first.dtype)}, {_dt.name(x.dtype)}.")
+    from .numpy.shape import stack as np_stack
+    return np_stack(xs, axis=_axis(int(axis), first.ndim + 1))
+
+
+def unstack(x, axis: int = 0) -> tuple:
+    """The slices of ``x`` along ``axis``, that axis removed (``jax.lax.unstack``).
+
+    >>> [u.shape for u in unstack(asarray([[1, 2, 3], [4, 5, 6]]), axis=1)]
+    [(2,), (2,), (2,)]
+    """
+    x = _arr(x)
+    ax = _axis(int(axis), x.ndim)
+    return tuple(index_in_dim(x, i, ax, keepdims=False) for i in range(x.shape[ax]))
+
+
+def dtype(x) -> np.dtype:
+    """The dtype a value or a dtype-like has in Quabla (``jax.lax.dtype``): an array's own,
+    a Python or numpy scalar's default, a numpy array's or type's canonical one (float64 is
+    float32 unless ``jax_enable_x64`` is on, int64 is int32).
+
+    >>> dtype(3), dtype(True), dtype("int64")
+    (dtype('int32'), dtype('bool'), dtype('int32'))
+    """
+    if isinstance(x, Array):
+        return np.dtype(x.dtype)
+    if isinstance(x, (bool, int, float, np.generic)):
+        return _dt.scalar_dtype(x)
+    if isinstance(x, np.ndarray):
+        return _dt.canonicalize(x.dtype)
+    return _dt.canonicalize(x)
+
+
 def zeta(x, q) -> Array:
     from .scipy.special import zeta as f
     return f(x, q)
@@ -360,5 +411,5 @@ __all__ = ["argmax", "argmin", "batch_matmul", "betainc", "bitwise_and", "bitwis
            "full_like", "ge", "gt", "igamma", "igammac", "index_in_dim", "le", "lt", "ne",
            "pad", "polygamma", "population_count", "reciprocal", "reduce_and", "reduce_max",
            "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rev", "select_n",
-           "shift_left", "shift_right_arithmetic", "shift_right_logical", "split", "tile",
-           "zeta"]
+           "shift_left", "shift_right_arithmetic", "shift_right_logical", "split", "stack",
+           "tile", "unstack", "dtype", "zeta"]
