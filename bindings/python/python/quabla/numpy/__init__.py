@@ -99,7 +99,7 @@ from .._src.numpy.shape import (
 )
 import numpy as _np
 
-from . import linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402
 
 ndarray = Array
 pi = float(_np.pi)
