@@ -448,6 +448,26 @@ def test_x64_is_off_by_default_and_switches_back(monkeypatch):
         quabla.config.update("jax_no_such_option", True)
 
 
+def test_a_jitted_function_traces_again_when_x64_switches(x64):
+    # JAX keys its traces on jax_enable_x64: `i + 0.1` of int32 `i` is float64 with it on,
+    # float32 with it off, under one jit. Before, the first trace served both modes.
+    f = quabla.jit(lambda i: i + 0.1)
+    i = qnp.arange(3)
+    assert f(i).dtype == np.float64
+    with quabla.enable_x64(False):
+        assert quabla.enable_x64.value is False
+        assert f(i).dtype == np.float32 and qnp.zeros(2).dtype == np.float32
+    assert quabla.enable_x64.value is True
+    assert f(i).dtype == np.float64
+    with quabla.enable_x64():  # no value: on, as JAX's boolean flags
+        assert f(i).dtype == np.float64
+    # The flag comes back even when the block raises.
+    with pytest.raises(RuntimeError):
+        with quabla.enable_x64(False):
+            raise RuntimeError("inside")
+    assert quabla.config.jax_enable_x64 is True
+
+
 @pytest.mark.x64_off
 @pytest.mark.parametrize("code", sorted(G["x64"]["off"]))
 def test_x64_off_truncates_float64_as_jax(code):

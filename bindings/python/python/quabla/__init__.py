@@ -29,7 +29,7 @@ from ._src.api import (  # noqa: E402
 from ._src.io import load, save  # noqa: E402
 from ._src.callbacks import pure_callback  # noqa: E402
 from ._src.numerics import OdeStats, newton, odeint  # noqa: E402
-from ._src.config import config  # noqa: E402
+from ._src.config import config, enable_x64  # noqa: E402
 from ._src.dtypes import float0  # noqa: E402
 from ._src.custom_derivatives import custom_gradient  # noqa: E402
 from ._src.closure_convert import closure_convert  # noqa: E402
@@ -60,7 +60,8 @@ __all__ = [
     "eval_shape", "ShapeDtypeStruct", "lax", "pure_callback", "debug",
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
     "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
-    "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "BackendError",
+    "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "enable_x64",
+    "BackendError",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _quabla
 from .array import Array
+from .config import config
 from .custom_derivatives import _zeros_raw, custom_jvp, custom_vjp
 from .host_utils import jit_disabled, live_jits
 from .flat import OutStore, flat_function, flatten_to_raw, to_raw, unflatten_raw
@@ -378,6 +379,12 @@ class _Lowered:
         return self._compile()
 
 
+def _x64() -> bool:
+    # Part of every trace's key, as in JAX: with x64 on, Python floats and float results of
+    # integers are float64, so a trace made with it off does not serve a call with it on.
+    return bool(config._values["jax_enable_x64"])
+
+
 class _Jitted:
     def __init__(self, fun, static_argnums, donate_argnums, device, static_argnames=(),
                  donate_argnames=()):
@@ -413,7 +420,7 @@ class _Jitted:
             raise ValueError("jit: non-hashable static arguments are not supported; pass a "
                              "tuple instead of a list, or make the argument traced") from None
         raws, in_tree = flatten_to_raw((dyn, kwargs), self._platform)
-        key = (in_tree, key_static, key_kw, n)
+        key = (in_tree, key_static, key_kw, n, _x64())
         entry = self._cache.get(key)
         if entry is None:
             store = OutStore()
@@ -429,7 +436,7 @@ class _Jitted:
             entry = (_quabla.Jit(flat, self._platform), store)
             self._cache[key] = entry
             if not (kwargs or kw_static or static or self._donate or self._donate_names):
-                self._fast[tree_flatten(args)[1]] = entry
+                self._fast[(tree_flatten(args)[1], key[-1])] = entry
         return entry, raws, self._donated(n, static, dyn, kwargs, len(raws))
 
     def _donated(self, n, static, dyn, kwargs, count):
@@ -456,7 +463,7 @@ class _Jitted:
         if not (kwargs or self._static or self._donate or self._donate_names):
             # The common case, kept short: a jit call's own cost is mostly this function.
             raws, in_tree = flatten_to_raw(args, self._platform)
-            entry = self._fast.get(in_tree)
+            entry = self._fast.get((in_tree, _x64()))
             if entry is not None:
                 return unflatten_raw(entry[1].tree, entry[0](raws))
         (jit, store), raws, donate = self._entry(args, kwargs)

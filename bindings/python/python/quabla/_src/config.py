@@ -21,6 +21,7 @@ dtype('float64')
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -68,6 +69,39 @@ class Config:
 
 
 config = Config()
+
+
+class _Setting:
+    """One flag as ``jax.enable_x64`` is: its ``value``, and called, a context manager that
+    sets it for a block and restores it after (process-wide: Quabla's flags are not
+    per-thread, as JAX's context values are).
+
+    >>> import quabla
+    >>> with quabla.enable_x64(True):
+    ...     quabla.numpy.zeros(2).dtype
+    dtype('float64')
+    >>> quabla.enable_x64.value
+    False
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def value(self):
+        return config.read(self._name)
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=True):
+        old = config.read(self._name)
+        config.update(self._name, new_val)
+        try:
+            yield
+        finally:
+            config.update(self._name, old)
+
+
+enable_x64 = _Setting("jax_enable_x64")
 
 
 def default_float() -> np.dtype:
