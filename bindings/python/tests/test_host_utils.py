@@ -142,3 +142,45 @@ def test_closure_convert_hoists_traced_captures_for_custom_vjp():
         converted({"x": qnp.ones(2)}, qnp.ones(1))
     with pytest.raises(TypeError, match="shaped like the example"):
         converted(qnp.ones(2))
+
+
+def test_arrays_assembled_from_their_one_shard_as_jax():
+    # JAX 0.10.2 on one CPU device, recorded: the callback is called once with a
+    # slice(None) per axis (a NamedSharding over a one-device mesh too); shapes that do not
+    # match, a second per-device array and a global shape that is not the local one are
+    # ValueErrors with these messages.
+    from quabla.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+    s = SingleDeviceSharding(quabla.devices()[0])
+    seen = []
+    a = quabla.make_array_from_callback(
+        (2, 3), s, lambda idx: (seen.append(idx), np.arange(6.0).reshape(2, 3))[1])
+    assert seen == [(slice(None), slice(None))] and a.tolist() == [[0, 1, 2], [3, 4, 5]]
+    mesh = quabla.sharding.Mesh(np.array(quabla.devices()[:1]), ("x",))
+    seen.clear()
+    b = quabla.make_array_from_callback(
+        (4,), NamedSharding(mesh, PartitionSpec("x")),
+        lambda idx: (seen.append(idx), np.arange(4.0))[1], dtype=np.float32)
+    assert seen == [(slice(None),)] and b.dtype == np.float32
+    with pytest.raises(ValueError, match=r"Expected shard shape \(2, 4\) doesn't match"):
+        quabla.make_array_from_callback((2, 4), s, lambda idx: np.ones((2, 3)))
+    c = quabla.make_array_from_single_device_arrays((2, 3), s, [quabla.numpy.ones((2, 3))])
+    assert c.shape == (2, 3)
+    with pytest.raises(ValueError, match="Expected 1 per-device arrays"):
+        quabla.make_array_from_single_device_arrays((2, 3), s, [a, a])
+    d = quabla.make_array_from_process_local_data(s, np.ones((2, 3)))
+    assert d.shape == (2, 3) and d.device == quabla.devices()[0]
+    with pytest.raises(ValueError, match="global_shape should be None or equal"):
+        quabla.make_array_from_process_local_data(s, np.ones((2, 3)), (4, 3))
+    with pytest.raises(TypeError, match="expected a quabla.sharding Sharding"):
+        quabla.make_array_from_callback((2,), "cpu", lambda idx: np.ones(2))
+
+
+def test_effects_have_happened_when_a_call_returns():
+    # jax.effects_barrier waits for pending callbacks; Quabla's run during the call, so the
+    # barrier finds them done (and returns None, as JAX's).
+    log = []
+    f = quabla.jit(lambda x: (quabla.debug.callback(lambda v: log.append(float(v)), x), x)[1])
+    f(np.float32(2.0))
+    assert log == [2.0]
+    assert quabla.effects_barrier() is None and log == [2.0]
+    assert quabla.process_indices() == [0]

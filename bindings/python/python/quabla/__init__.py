@@ -40,7 +40,11 @@ from ._src.host_utils import (  # noqa: E402
     block_until_ready, clear_caches, device_count, device_get, disable_jit,
     ensure_compile_time_eval, linear_transpose,
     local_device_count, local_devices, named_call, named_scope, print_environment_info,
-    process_count, process_index,
+    process_count, process_index, process_indices, effects_barrier,
+)
+from ._src.global_arrays import (  # noqa: E402
+    make_array_from_callback, make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
 )
 from . import (  # noqa: E402
     ad_checkpoint, custom_derivatives, debug, distributed, dtypes, errors, example_libraries,
@@ -61,7 +65,8 @@ __all__ = [
     "numpy", "random", "tree", "tree_util", "flatten_util", "test_util", "example_libraries",
     "optim", "linalg", "distributed", "CollectiveError", "custom_derivatives", "dtypes",
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "enable_x64",
-    "BackendError",
+    "BackendError", "process_indices", "effects_barrier", "make_array_from_callback",
+    "make_array_from_process_local_data", "make_array_from_single_device_arrays",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",

@@ -1,6 +1,7 @@
 """JAX's top-level helpers around arrays and devices: ``block_until_ready``, ``device_get``,
-the device and process counts, ``disable_jit``, ``clear_caches``, ``linear_transpose``, ``named_call`` /
-``named_scope`` and ``print_environment_info``."""
+the device and process counts (and ``process_indices``), ``effects_barrier``,
+``disable_jit``, ``clear_caches``, ``linear_transpose``, ``named_call`` / ``named_scope``
+and ``print_environment_info``."""
 
 from __future__ import annotations
 
@@ -81,6 +82,26 @@ def process_count() -> int:
     """How many processes ``quabla.distributed`` joined (1 when alone)."""
     from ..distributed import process_count as count
     return count()
+
+
+def process_indices() -> list:
+    """Every process's index, ``[0, ..., process_count() - 1]``, as ``jax.process_indices``.
+
+    >>> process_indices()
+    [0]
+    """
+    return list(range(process_count()))
+
+
+def effects_barrier() -> None:
+    """Waits for the side effects of the calls made so far (host callbacks such as
+    ``debug.print``), as ``jax.effects_barrier``. Quabla's plugins make a host call while
+    the program runs, on the calling thread (the CPU and MLX plugins; the others refuse
+    programs with callbacks), so every effect of a call has happened when the call returns
+    and there is nothing left to wait for.
+
+    >>> effects_barrier()
+    """
 
 
 @contextlib.contextmanager
