@@ -69,3 +69,23 @@ def test_dtype_is_jaxs_canonical_dtype():
     assert lax.dtype("uint64") == np.uint32
     with pytest.raises(TypeError):
         lax.dtype("foo")
+
+
+def test_broadcast_like_keeps_its_dtype_as_jax():
+    # JAX 0.10.2: lax.broadcast_like(ones(3), zeros((2, 3), int32)) is float32[2, 3] (the
+    # first argument's dtype); a shape that does not broadcast is a ValueError.
+    import numpy as np
+    out = lax.broadcast_like(qnp.asarray([1.0, 2.0, 3.0], dtype=qnp.float32),
+                             qnp.zeros((2, 3), dtype=qnp.int32))
+    assert out.shape == (2, 3) and out.dtype == np.float32
+    assert out.tolist() == [[1.0, 2.0, 3.0]] * 2
+    assert lax.broadcast_like(2.0, np.zeros((2, 3))).shape == (2, 3)
+    assert lax.broadcast_like(qnp.ones((1, 3)), qnp.zeros((2, 3))).shape == (2, 3)
+    with pytest.raises(ValueError):
+        lax.broadcast_like(qnp.ones(2), qnp.zeros((2, 3)))
+
+
+def test_top_level_sharding_names_are_jaxs():
+    # jax.NamedSharding and jax.P are the sharding module's classes.
+    assert quabla.NamedSharding is quabla.sharding.NamedSharding
+    assert quabla.P is quabla.sharding.PartitionSpec

@@ -42,6 +42,7 @@ from ._src.host_utils import (  # noqa: E402
     local_device_count, local_devices, named_call, named_scope, print_environment_info,
     process_count, process_index, process_indices, effects_barrier,
 )
+from .sharding import NamedSharding, PartitionSpec as P  # noqa: E402  (jax.NamedSharding, jax.P)
 from ._src.global_arrays import (  # noqa: E402
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays,
@@ -67,6 +68,7 @@ __all__ = [
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "enable_x64",
     "BackendError", "process_indices", "effects_barrier", "make_array_from_callback",
     "make_array_from_process_local_data", "make_array_from_single_device_arrays",
+    "NamedSharding", "P",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",

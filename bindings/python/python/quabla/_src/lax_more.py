@@ -4,7 +4,7 @@ scans with lax's signatures (``reduce_sum(operand, axes)``, ``cumsum(operand, ax
 reverse)``), ``argmax``/``argmin`` with ``index_dtype``, ``pad`` with a padding config,
 ``rev``, ``full``/``full_like``, ``broadcast``, ``broadcasted_iota``, ``dot``,
 ``batch_matmul``, the index-in-dim helpers, ``select_n``, ``tile``, ``split``, ``stack``,
-``unstack``, ``dtype``,
+``unstack``, ``dtype``, ``broadcast_like``,
 ``reciprocal``, ``cbrt``, ``exp2``, ``zeta``/``polygamma``/``igamma``/``igammac``/``betainc``
 and ``population_count``/``clz``."""
 
@@ -333,6 +333,17 @@ def unstack(x, axis: int = 0) -> tuple:
     return tuple(index_in_dim(x, i, ax, keepdims=False) for i in range(x.shape[ax]))
 
 
+def broadcast_like(arr, like_arr) -> Array:
+    """``arr`` broadcast (numpy's rules) to ``like_arr``'s shape, keeping its own dtype, as
+    ``jax.lax.broadcast_like``.
+
+    >>> broadcast_like(asarray([1, 2, 3]), asarray([[0.0] * 3] * 2)).shape
+    (2, 3)
+    """
+    from .numpy.shape import broadcast_to
+    return broadcast_to(_arr(arr), tuple(np.shape(like_arr)))
+
+
 def dtype(x) -> np.dtype:
     """The dtype a value or a dtype-like has in Quabla (``jax.lax.dtype``): an array's own,
     a Python or numpy scalar's default, a numpy array's or type's canonical one (float64 is
@@ -412,4 +423,4 @@ __all__ = ["argmax", "argmin", "batch_matmul", "betainc", "bitwise_and", "bitwis
            "pad", "polygamma", "population_count", "reciprocal", "reduce_and", "reduce_max",
            "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rev", "select_n",
            "shift_left", "shift_right_arithmetic", "shift_right_logical", "split", "stack",
-           "tile", "unstack", "dtype", "zeta"]
+           "tile", "unstack", "dtype", "broadcast_like", "zeta"]
