@@ -69,8 +69,9 @@ def test_jit_grad_decorator_context_mesh_and_pytrees():
 
 def test_bad_meshes_and_specs_are_refused():
     mesh = one("x")
+    # Without a mesh, the one in context is read when the function is called, as JAX's.
     with pytest.raises(ValueError, match="no mesh given"):
-        quabla.shard_map(lambda a: a, in_specs=P(), out_specs=P())
+        quabla.shard_map(lambda a: a, in_specs=P(), out_specs=P())(qnp.ones(2))
     with pytest.raises(ValueError, match="one device"):
         quabla.make_mesh((2,), ("x",))
     with pytest.raises(TypeError, match="quabla.sharding.Mesh"):
@@ -92,3 +93,28 @@ def test_bad_meshes_and_specs_are_refused():
     with pytest.raises(TypeError, match="expected a function"):
         quabla.shard_map(3, mesh=mesh, in_specs=P(), out_specs=P())
     assert isinstance(mesh, Mesh)
+
+
+def test_set_mesh_is_the_mesh_when_none_is_given():
+    # jax.set_mesh: a global setter and a context manager restoring the previous mesh; a
+    # `with mesh:` block inside it wins.
+    m = quabla.make_mesh((1,), ("x",))
+    other = quabla.make_mesh((1,), ("y",))
+    f = quabla.shard_map(lambda a: lax.psum(a, "x"), in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(ValueError, match="set_mesh"):
+        f(qnp.arange(3.0))
+    with quabla.set_mesh(m) as entered:
+        assert entered is m
+        assert f(qnp.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+        with other:
+            with pytest.raises(ValueError, match="'x'"):
+                f(qnp.arange(3.0))
+    with pytest.raises(ValueError, match="no mesh given"):
+        f(qnp.arange(3.0))
+    quabla.set_mesh(m)  # the global form
+    try:
+        assert f(qnp.arange(2.0)).tolist() == [0.0, 1.0]
+    finally:
+        quabla.set_mesh(None)
+    with pytest.raises(TypeError, match="Mesh or None"):
+        quabla.set_mesh("x")

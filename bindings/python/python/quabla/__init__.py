@@ -53,7 +53,7 @@ from . import (  # noqa: E402
     flatten_util, image, lax, linalg, nn, numpy, optim, random, scipy, sharding, test_util,
     tree, tree_util, typing,
 )
-from ._src.sharding import make_mesh  # noqa: E402
+from ._src.sharding import make_mesh, set_mesh  # noqa: E402
 
 __version__ = _quabla.__version__
 
@@ -75,5 +75,5 @@ __all__ = [
     "local_device_count", "local_devices",
     "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
     "checkpoint_policies", "ad_checkpoint", "custom_gradient", "clear_caches", "closure_convert",
-    "pmap", "shard_map", "sharding", "make_mesh",
+    "pmap", "shard_map", "sharding", "make_mesh", "set_mesh",
 ]

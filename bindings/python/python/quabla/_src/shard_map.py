@@ -38,6 +38,19 @@ def _check_spec(spec: Any, leaf: Any, mesh: Mesh, what: str) -> None:
                          f"rank {rank}")
 
 
+def _resolved(mesh) -> Mesh:
+    """``mesh``, or when None the mesh in context (``with mesh:``, else ``set_mesh``'s)."""
+    if mesh is None:
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError("shard_map: no mesh given and none in context; pass mesh=, run "
+                             "it inside `with mesh:` or set one with quabla.set_mesh")
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map: mesh must be a quabla.sharding.Mesh, got "
+                        f"{type(mesh).__name__}")
+    return mesh
+
+
 def shard_map(f: Optional[Callable] = None, /, *, out_specs: Any, in_specs: Any = Infer,
               mesh: Optional[Mesh] = None, axis_names: Any = frozenset(),
               check_vma: bool = True) -> Any:
@@ -67,23 +80,19 @@ def shard_map(f: Optional[Callable] = None, /, *, out_specs: Any, in_specs: Any 
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh)
     if not callable(f):
         raise TypeError(f"shard_map: expected a function, got {type(f).__name__}")
-    if mesh is None:
-        mesh = current_mesh()
-        if mesh is None:
-            raise ValueError("shard_map: no mesh given and none entered; pass mesh= or run "
-                             "it inside `with mesh:`")
-    if not isinstance(mesh, Mesh):
-        raise TypeError(f"shard_map: mesh must be a quabla.sharding.Mesh, got "
-                        f"{type(mesh).__name__}")
-    names = mesh.axis_names
+    if mesh is not None:
+        _resolved(mesh)
 
     def mapped(*args):
         from .numpy.creation import asarray
+        # Without a mesh, the one in context when the function is called, as JAX's.
+        m = _resolved(mesh)
+        names = m.axis_names
         leaves, tree = tree_flatten(args)
         specs = ([None] * len(leaves) if in_specs is Infer
                  else broadcast_prefix(in_specs, args, "shard_map in_specs", is_leaf=_is_spec))
         for spec, leaf in zip(specs, leaves):
-            _check_spec(spec, asarray(leaf), mesh, "in_specs")
+            _check_spec(spec, asarray(leaf), m, "in_specs")
 
         def block(*flat):
             return f(*tree_unflatten(tree, list(flat)))
@@ -98,7 +107,7 @@ def shard_map(f: Optional[Callable] = None, /, *, out_specs: Any, in_specs: Any 
         out_leaves, _ = tree_flatten(out)
         for spec, leaf in zip(broadcast_prefix(out_specs, out, "shard_map out_specs",
                                                is_leaf=_is_spec), out_leaves):
-            _check_spec(spec, leaf, mesh, "out_specs")
+            _check_spec(spec, leaf, m, "out_specs")
         return out
 
     return mapped

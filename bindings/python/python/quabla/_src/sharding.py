@@ -111,11 +111,46 @@ class Mesh:
 
 #: The meshes entered with ``with mesh:``, innermost last.
 _CONTEXT: list = []
+#: The mesh ``set_mesh`` set, under every ``with mesh:`` block.
+_SET: list = [None]
 
 
 def current_mesh() -> Optional["Mesh"]:
-    """The innermost mesh entered with ``with mesh:``, or None."""
-    return _CONTEXT[-1] if _CONTEXT else None
+    """The innermost mesh entered with ``with mesh:``, else the one ``set_mesh`` set, or
+    None."""
+    return _CONTEXT[-1] if _CONTEXT else _SET[0]
+
+
+class _MeshSetting:
+    """What ``set_mesh`` returns: a context manager putting the previous mesh back."""
+
+    def __init__(self, mesh: Optional["Mesh"], previous: Optional["Mesh"]) -> None:
+        self._mesh, self._previous = mesh, previous
+
+    def __enter__(self) -> Optional["Mesh"]:
+        return self._mesh
+
+    def __exit__(self, *exc) -> None:
+        _SET[0] = self._previous
+        return None
+
+
+def set_mesh(mesh: Optional["Mesh"]) -> _MeshSetting:
+    """Makes ``mesh`` the mesh APIs use when none is given (``shard_map(mesh=None)``), as
+    ``jax.set_mesh``: a global setter, or a context manager that restores the previous one
+    (process-wide, where JAX's is per thread).
+
+    >>> m = make_mesh((1,), ("x",))
+    >>> with set_mesh(m):
+    ...     current_mesh() is m
+    True
+    >>> current_mesh() is None
+    True
+    """
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_mesh: expected a Mesh or None, got {type(mesh).__name__}")
+    previous, _SET[0] = _SET[0], mesh
+    return _MeshSetting(mesh, previous)
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,
