@@ -184,3 +184,22 @@ def test_effects_have_happened_when_a_call_returns():
     assert log == [2.0]
     assert quabla.effects_barrier() is None and log == [2.0]
     assert quabla.process_indices() == [0]
+
+
+def test_typeof_shows_what_jax_shows():
+    # JAX 0.10.2 (x64 on here): typeof(ones((2, 3))) is ShapedArray(float64[2,3]) ("float64[2,3]"
+    # as str), typeof(1.0) ShapedArray(float64[], weak_type=True), a numpy float32 array's
+    # ShapedArray(float32[2]), a traced value's its own type; a string is a TypeError.
+    t = quabla.typeof(qnp.ones((2, 3)))
+    assert (t.shape, t.dtype, t.ndim, t.size, t.weak_type) == ((2, 3), np.float64, 2, 6, False)
+    assert str(t) == "float64[2,3]" and repr(t) == "ShapedArray(float64[2,3])"
+    assert repr(quabla.typeof(1.0)) == "ShapedArray(float64[], weak_type=True)"
+    assert repr(quabla.typeof(np.ones(2, np.float32))) == "ShapedArray(float32[2])"
+    assert quabla.typeof(qnp.ones(2)) == quabla.typeof(qnp.zeros(2))
+    seen = []
+    quabla.jit(lambda x: (seen.append(quabla.typeof(x)), x)[1])(qnp.ones(2, dtype=qnp.int32))
+    assert repr(seen[0]) == "ShapedArray(int32[2])"
+    assert repr(quabla.typeof(quabla.ShapeDtypeStruct((2,), np.float32))) == \
+        "ShapedArray(float32[2])"
+    with pytest.raises(TypeError, match="not a valid JAX type"):
+        quabla.typeof("a")

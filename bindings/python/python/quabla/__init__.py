@@ -43,6 +43,7 @@ from ._src.host_utils import (  # noqa: E402
     process_count, process_index, process_indices, effects_barrier,
 )
 from .sharding import NamedSharding, PartitionSpec as P  # noqa: E402  (jax.NamedSharding, jax.P)
+from ._src.avals import typeof  # noqa: E402
 from ._src.global_arrays import (  # noqa: E402
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays,
@@ -68,7 +69,7 @@ __all__ = [
     "nn", "scipy", "odeint", "OdeStats", "newton", "save", "load", "config", "enable_x64",
     "BackendError", "process_indices", "effects_barrier", "make_array_from_callback",
     "make_array_from_process_local_data", "make_array_from_single_device_arrays",
-    "NamedSharding", "P",
+    "NamedSharding", "P", "typeof",
     "ConcretizationTypeError", "QuablaError", "QuablaInternalError", "__version__", "errors",
     "typing", "image", "experimental", "float0", "block_until_ready", "device_count",
     "device_get", "disable_jit", "ensure_compile_time_eval", "linear_transpose",
