@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _quabla
 from .array import Array
+from .avals import Shaped
 from .config import config
 from .custom_derivatives import _zeros_raw, custom_jvp, custom_vjp
 from .host_utils import jit_disabled, live_jits
@@ -658,7 +659,7 @@ def make_jaxpr(fun: Callable, static_argnums: Union[int, Sequence[int]] = (),
     return traced
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(Shaped):
     """A shape and a dtype standing for an array, as ``jax.ShapeDtypeStruct``: what
     :func:`eval_shape` returns and accepts.
 
@@ -671,14 +672,6 @@ class ShapeDtypeStruct:
     def __init__(self, shape, dtype):
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

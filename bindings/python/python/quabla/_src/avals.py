@@ -11,7 +11,27 @@ from . import dtypes as _dt
 from .array import Array
 
 
-class ShapedArray:
+class Shaped:
+    """``ndim`` and ``size`` from a ``shape`` attribute, for the array stand-ins
+    (``ShapedArray``, ``ShapeDtypeStruct``).
+
+    >>> ShapedArray((2, 3), np.float32).size
+    6
+    """
+
+    __slots__ = ()
+    shape: tuple
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+
+class ShapedArray(Shaped):
     """An array's type, as ``jax.core.ShapedArray``: ``shape``, ``dtype``, ``weak_type``
     (True for a Python scalar, whose dtype gives way to an array's).
 
@@ -25,14 +45,6 @@ class ShapedArray:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
 
     def str_short(self) -> str:
         return f"{self.dtype.name}[{','.join(str(d) for d in self.shape)}]"
