@@ -2,11 +2,12 @@
 //! `jax_threefry_partitionable`, its default).
 //!
 //! A key is a `u32[2]` array ([`key`]). The same key gives the same numbers on every
-//! backend, in Rust and in Python (`quabla.random` calls these functions), and JAX's
-//! numbers: [`split`], [`fold_in`], [`bits`] and [`uniform`] on `[0, 1)` bit for bit;
-//! [`uniform_range`] to an ulp (XLA fuses the scaling into an FMA); [`normal`] within 3 ulp
-//! in f32 (about 95% bit-equal) and 1e-12 relative in f64 (its inverse error function is
-//! its own: Giles' polynomial in f32, refined by Newton steps in f64).
+//! backend (to each backend's rounding of transcendental functions), in Rust and in Python
+//! (`quabla.random` calls these functions), and JAX's numbers: [`split`], [`fold_in`],
+//! [`bits`], [`uniform`] on `[0, 1)` and, on the CPU backend, [`normal`] bit for bit (its
+//! inverse error function is the `erf_inv` primitive, whose CPU kernel is XLA's);
+//! [`uniform_range`] to an ulp (XLA fuses the scaling into a fused multiply-add, an
+//! operation QIR does not have).
 //!
 //! Everything is array operations, so keys may be traced: inside `jit`, `vmap` and loops.
 //!
@@ -296,8 +297,8 @@ pub fn uniform_between(
     lo.maximum(&((&f * &(hi - lo)?)? + lo)?)
 }
 
-/// Standard normal samples of `shape`: `sqrt(2) erfinv(u)` with `u` uniform in `(-1, 1)`,
-/// as JAX.
+/// Standard normal samples of `shape`: `sqrt(2) erf_inv(u)` with `u` uniform in `(-1, 1)`,
+/// as JAX (bit for bit on the CPU backend, subnormals aside, which XLA flushes to zero).
 ///
 /// ```no_run
 /// # use quabla::{random, DType};
@@ -312,12 +313,14 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array> {
         _ => (-(1.0 - f64::EPSILON / 2.0), 2f64.sqrt()),
     };
     let u = uniform_range(key, shape, dtype, lo, 1.0)?;
-    erfinv(&u)? * sqrt2
+    u.erf_inv()? * sqrt2
 }
 
-/// The inverse error function of a float array: Giles' single-precision polynomials
-/// (XLA's `ErfInv32`) in f32; in f64 that estimate refined by four Newton steps on `erf`
-/// (on `log(erfc)` in the tails, which keeps their relative accuracy). `±1` map to `±inf`.
+/// The inverse error function of a float array, as accurate as the dtype allows: the
+/// `erf_inv` primitive (Giles' polynomials, XLA's and JAX's `lax.erf_inv`), in f64 refined
+/// by four Newton steps on `erf` (on `log(erfc)` in the tails, which keeps their relative
+/// accuracy), where the polynomial alone is off by up to 4e-13 near `±1`. `±1` map to
+/// `±inf`. `scipy.special.erfinv` and `ndtri` in Python use it.
 ///
 /// ```no_run
 /// let x = quabla::Array::from_slice(&[0.5f64], &[1]).unwrap();
@@ -325,46 +328,13 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array> {
 /// ```
 pub fn erfinv(x: &Array) -> Result<Array> {
     float_dtype(x.dtype(), "erfinv")?;
-    const SMALL: [f64; 9] = [
-        2.81022636e-08,
-        3.43273939e-07,
-        -3.5233877e-06,
-        -4.39150654e-06,
-        0.00021858087,
-        -0.00125372503,
-        -0.00417768164,
-        0.246640727,
-        1.50140941,
-    ];
-    const LARGE: [f64; 9] = [
-        -0.000200214257,
-        0.000100950558,
-        0.00134934322,
-        -0.00367342844,
-        0.00573950773,
-        -0.0076224613,
-        0.00943887047,
-        1.00167406,
-        2.83297682,
-    ];
-    let d = x.dtype();
-    let w = (&x.neg()? * x)?.log1p()?.neg()?;
-    let small = w.lt(5.0)?;
-    let root = small.select(&w.full_like(5.0)?, &w)?.sqrt()?;
-    let ws = small.select(&(&w - 2.5)?, &(&root - 3.0)?)?;
-    let coef = |a: f64, b: f64| -> Result<Array> {
-        small.select(&x.filled_beside(&[], a, d)?, &x.filled_beside(&[], b, d)?)
-    };
-    let mut p = coef(SMALL[0], LARGE[0])?;
-    for (a, b) in SMALL[1..].iter().zip(&LARGE[1..]) {
-        p = (coef(*a, *b)? + &(&p * &ws)?)?;
+    let y = x.erf_inv()?;
+    if x.dtype() != DType::F64 {
+        return Ok(y);
     }
-    let mut y = (&p * x)?;
-    if d == DType::F64 {
-        y = newton_refined(x, y)?;
-    }
+    let refined = newton_refined(x, y)?;
     let inf = (x * f64::INFINITY)?;
-    x.abs()?.eq(1.0)?.select(&inf, &y)
+    x.abs()?.eq(1.0)?.select(&inf, &refined)
 }
 
 /// Four Newton steps on `erf(y) = x` near 0, and in the tails (`|x| > 0.5`) on

@@ -171,7 +171,7 @@ fn unary_dtypes(u: UnaryOp) -> DTypeClass {
         Not => DTypeClass::Bitwise,
         Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt | Sin
         | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf
-        | Erfc | Logistic | IsFinite => DTypeClass::Float,
+        | Erfc | ErfInv | Logistic | IsFinite => DTypeClass::Float,
     }
 }
 
@@ -515,6 +515,7 @@ macro_rules! float_only_unary {
             | $crate::qir::UnaryOp::Atanh
             | $crate::qir::UnaryOp::Erf
             | $crate::qir::UnaryOp::Erfc
+            | $crate::qir::UnaryOp::ErfInv
             | $crate::qir::UnaryOp::Logistic
             | $crate::qir::UnaryOp::IsFinite
     };

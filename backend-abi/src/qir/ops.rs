@@ -39,7 +39,7 @@ named_enum!(
         Log1p = "log1p", Sqrt = "sqrt", Rsqrt = "rsqrt", Cbrt = "cbrt", Sin = "sin",
         Cos = "cos", Tan = "tan", Asin = "asin", Acos = "acos", Atan = "atan",
         Sinh = "sinh", Cosh = "cosh", Tanh = "tanh", Asinh = "asinh", Acosh = "acosh",
-        Atanh = "atanh", Erf = "erf", Erfc = "erfc", Logistic = "logistic",
+        Atanh = "atanh", Erf = "erf", Erfc = "erfc", ErfInv = "erf_inv", Logistic = "logistic",
         IsFinite = "is_finite", Not = "not",
     }
 );

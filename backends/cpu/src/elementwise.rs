@@ -157,13 +157,13 @@ macro_rules! c_fn {
 
 /// The f64 function a float unary op without an exact native form is evaluated with: the
 /// f64 kernel of `vmath` where there is one, else libm. f32 operands are widened, and the
-/// result rounded once, so f32 is within 1 ulp.
+/// result rounded once, so f32 is within 1 ulp; except `erf_inv`, whose f32 kernel
+/// (`vmath::map`, `vmath::scalar`) is XLA's f32 algorithm and always comes first.
 pub fn via_f64(op: UnaryOp) -> Option<F64Fn> {
     use UnaryOp::*;
     Some(match op {
-        Exp | Exp2 | Expm1 | Tanh | Logistic | Sinh | Cosh | Log | Log1p | Sin | Cos | Tan => {
-            return crate::vmath::scalar_f64(op)
-        }
+        Exp | Exp2 | Expm1 | Tanh | Logistic | Sinh | Cosh | Log | Log1p | Sin | Cos | Tan
+        | ErfInv => return crate::vmath::scalar_f64(op),
         Rsqrt => c_fn!(|v: f64| 1.0 / v.sqrt()),
         Cbrt => c_fn!(f64::cbrt),
         Asin => c_fn!(f64::asin),
@@ -225,7 +225,7 @@ fn float_unary<T: Real>(op: UnaryOp, x: &[T]) -> Result<Vec<T>, ()> {
         Round => x.iter().map(|v| v.round_even()).collect_pooled(),
         Sqrt => x.iter().map(|v| v.sqrt()).collect_pooled(),
         Rsqrt | Exp | Exp2 | Expm1 | Log | Log1p | Cbrt | Sin | Cos | Tan | Asin | Acos | Atan
-        | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf | Erfc | Logistic => {
+        | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf | Erfc | ErfInv | Logistic => {
             unreachable!("{op:?} is evaluated through via_f64")
         }
         IsFinite | Not => return Err(()),

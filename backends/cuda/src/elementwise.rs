@@ -135,6 +135,8 @@ fn unary(op: UnaryOp, x: &str, ty: DType) -> String {
         (Atanh, _) => f("atanhf", "atanh"),
         (Erf, _) => f("erff", "erf"),
         (Erfc, _) => f("erfcf", "erfc"),
+        // CUDA's own inverse error function (within 2 ulp in f32), not XLA's polynomial.
+        (ErfInv, _) => f("erfinvf", "erfinv"),
         (Logistic, _) => f("qlogistic_f", "qlogistic_d"),
         (IsFinite, _) => format!("(unsigned char)isfinite({x})"),
         (Not, DType::Bool) => format!("(unsigned char)!{x}"),

@@ -91,7 +91,7 @@ pub fn unary(op: UnaryOp, x: &MlxArray, dtype: DType) -> R {
         Ceil => f(Unary::Ceil),
         Round => f(Unary::RoundEven),
         // MLX's own exp, sin, cos, erf and sigmoid are float32 polynomials even in float64;
-        // it has no exp2, erfc or cbrt.
+        // it has no exp2, erfc, cbrt or float64 erfinv.
         Exp => x.libm(Libm::Exp),
         Exp2 => x.libm(Libm::Exp2),
         Expm1 => f(Unary::Expm1),
@@ -114,6 +114,7 @@ pub fn unary(op: UnaryOp, x: &MlxArray, dtype: DType) -> R {
         Atanh => f(Unary::Atanh),
         Erf => x.libm(Libm::Erf),
         Erfc => x.libm(Libm::Erfc),
+        ErfInv => x.libm(Libm::ErfInv),
         Logistic => x.libm(Libm::Logistic),
         IsFinite => f(Unary::IsFinite),
         Not if dtype == DType::Bool => f(Unary::LogicalNot),

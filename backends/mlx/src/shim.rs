@@ -175,6 +175,7 @@ pub enum Libm {
     Erfc,
     Cbrt,
     Logistic,
+    ErfInv,
 }
 
 /// Binary functions of the shim (`enum qmlx_binary`).
@@ -658,7 +659,7 @@ mod tests {
         let count = |which| unsafe { qmlx_enum_count(which) };
         assert_eq!(count(0), Unary::BitwiseNot as c_int + 1);
         assert_eq!(count(1), Binary::Ge as c_int + 1);
-        assert_eq!(count(2), Libm::Logistic as c_int + 1);
+        assert_eq!(count(2), Libm::ErfInv as c_int + 1);
         assert_eq!(count(3), Fold::Any as c_int + 1);
     }
 

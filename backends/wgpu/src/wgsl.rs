@@ -119,6 +119,7 @@ pub fn unary(op: UnaryOp, d: DType, x: &str) -> String {
                 Atanh => "q_atanh",
                 Erf => "q_erf",
                 Erfc => "q_erfc",
+                ErfInv => "q_erf_inv",
                 Logistic => "q_logistic",
                 IsFinite => "q_isfinite",
                 Not => unreachable!("validation admits no `not` on floats"),
@@ -654,6 +655,36 @@ fn q_reduce_pio2(ax: f32) -> QReduced {
   if (abs(x) < 0.5) { return 1.0 - q_erf(x); }
   if (x > 0.0) { return q_erfc_pos(x); }
   return 2.0 - q_erfc_pos(-x);
+}"),
+    ("q_erf_inv", "fn q_erf_inv(x: f32) -> f32 {
+  // Giles' single-precision polynomials in w = -log1p(-x^2), as XLA's ErfInv32 (the CPU
+  // backend gives XLA's bits; here the log1p is this library's, so a few ulps apart).
+  if (q_isnan(x) || abs(x) > 1.0) { return q_bits_nan(); }
+  if (abs(x) == 1.0) { return q_copysign(q_bits_inf(), x); }
+  let w = -q_log1p(-x * x);
+  var p: f32;
+  if (w < 5.0) {
+    let t = w - 2.5;
+    p = fma(2.81022636e-08, t, 3.43273939e-07);
+    p = fma(t, p, -3.5233877e-06);
+    p = fma(t, p, -4.39150654e-06);
+    p = fma(t, p, 0.00021858087);
+    p = fma(t, p, -0.00125372503);
+    p = fma(t, p, -0.00417768164);
+    p = fma(t, p, 0.246640727);
+    p = fma(t, p, 1.50140941);
+  } else {
+    let t = sqrt(w) - 3.0;
+    p = fma(-0.000200214257, t, 0.000100950558);
+    p = fma(t, p, 0.00134934322);
+    p = fma(t, p, -0.00367342844);
+    p = fma(t, p, 0.00573950773);
+    p = fma(t, p, -0.0076224613);
+    p = fma(t, p, 0.00943887047);
+    p = fma(t, p, 1.00167406);
+    p = fma(t, p, 2.83297682);
+  }
+  return p * x;
 }"),
     ("q_rem", "fn q_rem(x: f32, y: f32) -> f32 {
   // Exact fmod: subtract y scaled by powers of two, each subtraction exact.

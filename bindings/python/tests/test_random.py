@@ -70,16 +70,17 @@ def test_bit_equal_to_jax(seed):
          "permutation_4x3_axis1")
 
 
-def test_normal_is_within_ulps_of_jax():
-    """Measured on 100,000 samples: float32 is bit-equal for ~95%, all within 3 ulp; float64
-    within 4e-13 relative (the inverse error function differs from XLA's)."""
+def test_normal_is_bit_equal_to_jax():
+    """The ``erf_inv`` primitive's CPU kernel is XLA's, so the draws are JAX's bits (the
+    kernel matched JAX on 33 million float32 and 5 million float64 inputs)."""
     k = qr.PRNGKey(3)
-    n32 = np.asarray(qr.normal(k, (4000,), np.float32))
-    j32 = dec(G["normal_f32_seed3"])
-    ulps = np.abs(n32.view(np.int32).astype(np.int64) - j32.view(np.int32).astype(np.int64))
-    assert ulps.max() <= 3 and (ulps == 0).mean() > 0.9
-    n64 = np.asarray(qr.normal(k, (4000,), np.float64))
-    np.testing.assert_allclose(n64, dec(G["normal_f64_seed3"]), rtol=1e-12, atol=0)
+    for dt, name in [(np.float32, "normal_f32_seed3"), (np.float64, "normal_f64_seed3")]:
+        got = np.asarray(qr.normal(k, (4000,), dt))
+        want = dec(G[name])
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes(), name
+    assert np.asarray(quabla.jit(lambda kk: qr.normal(kk, (4000,), np.float32))(k)).tobytes() == \
+        dec(G["normal_f32_seed3"]).tobytes()
 
 
 @pytest.mark.parametrize("name", ["exponential", "laplace", "logistic", "cauchy", "gumbel"])

@@ -330,6 +330,7 @@ float_unary_methods!(
     atanh => Atanh: "Inverse hyperbolic tangent.",
     erf => Erf: "Error function.",
     erfc => Erfc: "Complementary error function.",
+    erf_inv => ErfInv: "Inverse error function on [-1, 1] (`±1` give `±inf`, NaN outside), by XLA's polynomials: on the CPU backend the bits of JAX's `lax.erf_inv`.",
     logistic => Logistic: "The logistic sigmoid 1 / (1 + e^-x).",
 );
 
@@ -561,6 +562,8 @@ fn unary_jvp(u: UnaryOp, x: &Array, y: &Array, t: &Array) -> Result<Option<Array
         Atanh => rdiv(1.0, &(one_minus(x)? * &(x + 1.0)?)?)?,
         Erf => ((x * x)?.neg()?.exp()? * two_over_sqrt_pi)?,
         Erfc => ((x * x)?.neg()?.exp()? * -two_over_sqrt_pi)?,
+        // d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2), from the output as JAX's rule.
+        ErfInv => ((y * y)?.exp()? * (1.0 / two_over_sqrt_pi))?,
         Logistic => (y * &one_minus(y)?)?,
     };
     Ok(Some((t * &coef)?))

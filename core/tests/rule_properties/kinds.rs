@@ -277,7 +277,7 @@ fn unary(u: UnaryOp, rng: &mut Rng, dt: DType) -> Option<Case> {
         Log | Sqrt | Rsqrt => real(&s, 0.3, 3.0),
         Log1p => real(&s, -0.7, 2.0),
         Tan => real(&s, -1.2, 1.2),
-        Asin | Acos | Atanh => real(&s, -0.8, 0.8),
+        Asin | Acos | Atanh | ErfInv => real(&s, -0.8, 0.8),
         Acosh => real(&s, 1.2, 3.0),
         Not => Arg::Bool { shape: s.clone() },
     };

@@ -47,6 +47,7 @@ UNARY_MP = {
     "atanh": mpmath.atanh,
     "erf": mpmath.erf,
     "erfc": mpmath.erfc,
+    "erf_inv": mpmath.erfinv,
     "logistic": lambda x: 1 / (1 + mpmath.exp(-x)),
 }
 
@@ -59,6 +60,8 @@ UNARY_NP = {
     "acosh": np.arccosh, "atanh": np.arctanh,
     "erf": np.vectorize(lambda v: math.erf(v) if not math.isnan(v) else v),
     "erfc": np.vectorize(lambda v: math.erfc(v) if not math.isnan(v) else v),
+    # mpmath answers inside (-1, 1); the ends are infinities, outside and NaN give NaN.
+    "erf_inv": lambda x: np.where(np.abs(x) == 1, np.copysign(np.inf, x), np.nan),
     "logistic": lambda x: 1 / (1 + np.exp(-x)),
 }
 

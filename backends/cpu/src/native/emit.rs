@@ -622,7 +622,8 @@ impl Emitter<'_, '_> {
                     self.b.ins().fcmp(FloatCC::LessThan, a, inf)
                 }
                 Rsqrt | Exp | Exp2 | Expm1 | Log | Log1p | Cbrt | Sin | Cos | Tan | Asin | Acos
-                | Atan | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf | Erfc | Logistic => {
+                | Atan | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf | Erfc | ErfInv
+                | Logistic => {
                     unreachable!("{op:?} is called through via_f64")
                 }
                 Not => return Err(not_qir(op.name(), d)),
@@ -650,7 +651,7 @@ impl Emitter<'_, '_> {
             | (
                 Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt | Sin
                 | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh | Erf
-                | Erfc | Logistic | IsFinite,
+                | Erfc | ErfInv | Logistic | IsFinite,
                 _,
             ) => return Err(not_qir(op.name(), d)),
         })

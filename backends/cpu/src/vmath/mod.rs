@@ -15,7 +15,10 @@
 //! `cos` and `tan` (`trig.rs`), the inverse trigonometric and hyperbolic functions
 //! (`inverse.rs`), `erf` and `erfc` (`erf.rs`), `cbrt` (`pow.rs`), `rsqrt` here, and the
 //! two-operand `pow` and `atan2` (`binary.rs`: [`map_binary`], [`scalar_binary`]). Every
-//! transcendental f32 op has one; the rest are exact in f32 itself.
+//! transcendental f32 op has one; the rest are exact in f32 itself. The one exception to
+//! "evaluated in f64, rounded once": `erf_inv` (`erf_inv.rs`, f32 and f64) is XLA's algorithm
+//! step for step, fused multiply-adds included (correctly rounded, so the same bits on every
+//! instruction set), to give JAX's numbers.
 //!
 //! f64 has kernels of its own for the exponential family (`exp64.rs`: `exp`, `exp2`, `expm1`,
 //! `tanh`, `logistic`, `sinh`, `cosh`), the logarithms (`log64.rs`: `log`, `log1p`) and `sin`,
@@ -31,6 +34,7 @@
 
 mod binary;
 mod erf;
+mod erf_inv;
 mod exp;
 mod exp64;
 mod inverse;
@@ -44,6 +48,8 @@ mod trig64;
 mod tests;
 #[cfg(test)]
 mod tests_binary;
+#[cfg(test)]
+mod tests_erf_inv;
 #[cfg(test)]
 mod tests_f64;
 
@@ -248,6 +254,7 @@ pub fn map_to(op: UnaryOp, x: &[f32], out: &mut [MaybeUninit<f32>]) -> bool {
         Atanh => map_kernel!(x, out, f32, inverse::atanh),
         Erf => map_kernel!(x, out, f32, erf::erf),
         Erfc => map_kernel!(x, out, f32, erf::erfc),
+        ErfInv => map_kernel!(x, out, f32, erf_inv::erf_inv),
         Cbrt => map_kernel!(x, out, f32, pow::cbrt),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return false,
     };
@@ -289,6 +296,7 @@ pub fn scalar(op: UnaryOp) -> Option<F32Fn> {
         Atanh => c_kernel!(f32, inverse::atanh),
         Erf => c_kernel!(f32, erf::erf),
         Erfc => c_kernel!(f32, erf::erfc),
+        ErfInv => c_kernel!(f32, erf_inv::erf_inv),
         Cbrt => c_kernel!(f32, pow::cbrt),
         Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not => return None,
     })
@@ -339,6 +347,7 @@ pub fn map_to_f64(op: UnaryOp, x: &[f64], out: &mut [MaybeUninit<f64>]) -> bool 
         ),
         Sinh => map_kernel!(x, out, f64, exp64::sinh),
         Cosh => map_kernel!(x, out, f64, exp64::cosh),
+        ErfInv => map_kernel!(x, out, f64, erf_inv::erf_inv64),
         Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
         | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return false,
     };
@@ -362,6 +371,7 @@ pub fn scalar_f64(op: UnaryOp) -> Option<F64Fn> {
         Tan => c_kernel!(f64, trig64::tan),
         Sinh => c_kernel!(f64, exp64::sinh),
         Cosh => c_kernel!(f64, exp64::cosh),
+        ErfInv => c_kernel!(f64, erf_inv::erf_inv64),
         Rsqrt | Neg | Abs | Sign | Floor | Ceil | Round | Sqrt | IsFinite | Not | Cbrt | Asin
         | Acos | Atan | Asinh | Acosh | Atanh | Erf | Erfc => return None,
     })

@@ -44,6 +44,14 @@ fn kernel_ops() -> Vec<UnaryOp> {
         .collect()
 }
 
+/// The kernels held to 1 ulp: all but `erf_inv`, which is XLA's algorithm (JAX's bits,
+/// a few ulps off; `tests_erf_inv.rs`).
+fn rounded_ops() -> Vec<UnaryOp> {
+    let mut ops = kernel_ops();
+    ops.retain(|op| *op != UnaryOp::ErfInv);
+    ops
+}
+
 /// Steps between two f32 values along the number line (+0 and -0 one apart).
 pub(super) fn ulps(a: f32, b: f32) -> u64 {
     let key = |v: f32| {
@@ -162,7 +170,7 @@ fn sample_inputs() -> Vec<f32> {
 #[test]
 fn sampled_inputs_are_within_one_ulp() {
     let xs = sample_inputs();
-    for op in kernel_ops() {
+    for op in rounded_ops() {
         let ys = map(op, &xs).unwrap();
         let bad: Vec<String> = xs
             .iter()
@@ -246,7 +254,7 @@ fn signs_of_zero_and_exact_values() {
 #[test]
 #[ignore]
 fn all_f32_inputs_are_within_one_ulp() {
-    for op in kernel_ops() {
+    for op in rounded_ops() {
         let (worst, off, bad) = (0..1u64 << 16)
             .into_par_iter()
             .map(|hi| {

@@ -240,6 +240,14 @@ fn kernel_ops() -> Vec<UnaryOp> {
         .collect()
 }
 
+/// The kernels held to the suite's bounds: all but `erf_inv`, which is XLA's algorithm
+/// (JAX's bits; `tests_erf_inv.rs`).
+fn bounded_ops() -> Vec<UnaryOp> {
+    let mut ops = kernel_ops();
+    ops.retain(|op| *op != UnaryOp::ErfInv);
+    ops
+}
+
 /// SplitMix64: a fixed, dependency-free stream of samples.
 struct Samples(u64);
 
@@ -277,6 +285,8 @@ fn inputs(op: UnaryOp, n: usize, seed: u64) -> Vec<f64> {
         UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => {
             (-1608.0, 1608.0, &[FRAC_PI_4, -FRAC_PI_4, 3.0 * FRAC_PI_4])
         }
+        // Where the polynomial in w = -log1p(-x^2) changes: w = 6.25 and w = 16.
+        UnaryOp::ErfInv => (-1.0, 1.0, &[0.999_034_3, -0.999_999_943_7]),
         _ => unreachable!("{op:?} has no f64 kernel"),
     };
     let mut s = Samples(seed);
@@ -306,7 +316,7 @@ fn worst(op: UnaryOp, x: &[f64]) -> (f64, f64) {
 
 #[test]
 fn every_kernel_is_within_the_suite_bound() {
-    for op in kernel_ops() {
+    for op in bounded_ops() {
         let (err, at) = worst(op, &inputs(op, 60_000, 7));
         assert!(
             err < bound(op),
@@ -319,7 +329,7 @@ fn every_kernel_is_within_the_suite_bound() {
 #[test]
 #[ignore = "about a minute: run with --ignored for the note"]
 fn worst_errors_over_ten_million_samples() {
-    for op in kernel_ops() {
+    for op in bounded_ops() {
         let (err, at) = worst(op, &inputs(op, 10_000_000, 11));
         println!("{op:?}: worst {err:.3} ulp at {at:e} (bound {})", bound(op));
     }

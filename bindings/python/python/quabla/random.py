@@ -3,11 +3,11 @@
 Keys are ``uint32[2]`` arrays (``PRNGKey(seed)`` and ``key(seed)`` give the same thing).
 Streams follow JAX 0.10 with ``jax_threefry_partitionable=True`` (its default): for the same
 key, ``split``, ``fold_in``, ``bits``, ``uniform`` on [0, 1) (float32 and float64),
-``bernoulli``, ``randint`` and ``permutation`` give JAX's numbers bit for bit (tested against
-JAX). Scaled ``uniform`` draws agree to 1 ulp (XLA's CPU compiler fuses the scaling into an
-FMA); ``normal`` uses its own inverse error function: float32 samples are bit-equal for ~95%
-and within 3 ulp, float64 within 7e-14 relative (measured on 100,000 samples; Quabla's float64
-erfinv agrees with mpmath to an ulp or two, JAX's is off by up to 4e-13 near +-1).
+``normal`` (on the CPU backend: its inverse error function is XLA's, the ``erf_inv``
+primitive), ``bernoulli``, ``randint`` and ``permutation`` give JAX's numbers bit for bit
+(tested against JAX). Scaled ``uniform`` draws agree to 1 ulp (XLA's CPU compiler fuses the
+scaling into an FMA, an operation Quabla's programs do not have), and so do the samplers
+built on them.
 
 The hash, the bits, ``uniform``, ``normal`` and the inverse error function are the Rust
 core's (``quabla::random``), so Rust programs draw the same numbers. Everything is built
@@ -162,10 +162,9 @@ def uniform(key: Array, shape: Sequence[int] = (), dtype=None, minval=0.0,
 
 
 def _erfinv(x: Array) -> Array:
-    """The inverse error function (the core's ``random::erfinv``): Giles' single-precision
-    polynomials (XLA's ErfInv32) in float32; in float64 that estimate refined by Newton
-    steps."""
-    return Array(_quabla.random_erfinv(x._raw))
+    """``lax.erf_inv``: the ``erf_inv`` primitive (XLA's polynomials, JAX's bits on the CPU
+    backend), as JAX's samplers use it."""
+    return Array(x._raw.unary("erf_inv"))
 
 
 def normal(key: Array, shape: Sequence[int] = (), dtype=None) -> Array:
