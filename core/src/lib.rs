@@ -23,6 +23,8 @@
 //!   `bounded_while_loop`, `fori_loop`, `scan`), `sort`, convolutions.
 //! - [`random`]: JAX's counter-based threefry keys (`key`, `split`, `uniform`, `normal`,
 //!   ...), bit for bit JAX's numbers.
+//! - [`nn`]: the layers of a PINN's or a neural ODE's network: [`nn::Linear`] and
+//!   [`nn::Mlp`] (equinox's initialisation), parameter trees as they are.
 //! - [`optim`]: optax-style optimizers (`adam(1e-3)`, `opt.init(..)`, `opt.update(..)`,
 //!   [`optim::apply_updates`]) and a [`optim::Trainer`].
 //! - [`ode`]: `odeint` (dopri5, tsit5, rk4, rosenbrock23) with direct and adjoint gradients;
@@ -69,6 +71,7 @@ mod eval;
 mod expr;
 mod jit;
 pub mod linalg;
+pub mod nn;
 pub mod ode;
 mod ops;
 pub mod optim;
