@@ -319,7 +319,7 @@ pub fn normal(key: &Array, shape: &[usize], dtype: DType) -> Result<Array> {
 /// The inverse error function of a float array, as accurate as the dtype allows: the
 /// `erf_inv` primitive (Giles' polynomials, XLA's and JAX's `lax.erf_inv`), in f64 refined
 /// by four Newton steps on `erf` (on `log(erfc)` in the tails, which keeps their relative
-/// accuracy), where the polynomial alone is off by up to 4e-13 near `±1`. `±1` map to
+/// accuracy), where the polynomial alone is off by up to 1.1e-10 next to `±1`. `±1` map to
 /// `±inf`. `scipy.special.erfinv` and `ndtri` in Python use it.
 ///
 /// ```no_run

@@ -57,9 +57,9 @@ static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r
 static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }
 
 /* CUDA's erfinv has no C library twin: Winitzki's closed-form estimate (0.2% off; below
-   0.01, where it cancels, the series' first term), then
-   Newton steps on erf, or on erfc(|y|) = 1 - |x| above 0.5 (exact by Sterbenz), which keeps
-   the tails' relative accuracy; four steps reach the double's last bits. */
+   0.01, where it cancels, the series' first term), then Newton steps on erf, or on
+   erfc(|y|) = 1 - |x| above 0.5 (exact by Sterbenz), which keeps the tails' relative
+   accuracy; four steps reach the double's last bits. */
 static inline double erfinv(double x) {
   if (x != x || fabs(x) > 1.0) return NAN;
   if (fabs(x) == 1.0) return copysign(INFINITY, x);

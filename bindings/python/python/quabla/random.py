@@ -6,8 +6,8 @@ key, ``split``, ``fold_in``, ``bits``, ``uniform`` on [0, 1) (float32 and float6
 ``normal`` (on the CPU backend: its inverse error function is XLA's, the ``erf_inv``
 primitive), ``bernoulli``, ``randint`` and ``permutation`` give JAX's numbers bit for bit
 (tested against JAX). Scaled ``uniform`` draws agree to 1 ulp (XLA's CPU compiler fuses the
-scaling into an FMA, an operation Quabla's programs do not have), and so do the samplers
-built on them.
+scaling into an FMA, an operation Quabla's programs do not have), and the samplers built on
+scaled draws (``truncated_normal``, ``laplace``, ...) to their rounding.
 
 The hash, the bits, ``uniform``, ``normal`` and the inverse error function are the Rust
 core's (``quabla::random``), so Rust programs draw the same numbers. Everything is built
