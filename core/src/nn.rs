@@ -157,7 +157,9 @@ impl Linear {
 pub struct Mlp {
     /// The layers, input first.
     pub layers: Vec<Linear>,
-    /// The activation between layers (not a parameter: no gradient, not optimised).
+    /// The activation between layers (not a parameter: no gradient, not optimised). A
+    /// static field: a `tree::jit` or `Trainer` keeps the activation it first traced, so
+    /// give a network with another activation its own.
     #[tree(static)]
     pub activation: Activation,
 }
