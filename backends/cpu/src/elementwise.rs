@@ -444,7 +444,17 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
     // was a call, and the loop never vectorised (threefry's hash, all adds, xors, ors and
     // shifts, ran at about 1 ns an element per op).
     fn zip<T: Int>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> Vec<T> {
-        a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect_pooled()
+        let n = a.len().min(b.len());
+        let mut out = crate::pool::take(n);
+        pulp::Arch::new().dispatch(IntZip {
+            a,
+            b,
+            out: &mut out.spare_capacity_mut()[..n],
+            f,
+        });
+        // SAFETY: the loop wrote each of the first `n` elements.
+        unsafe { out.set_len(n) };
+        out
     }
     match op {
         Add => zip(a, b, T::wadd),
@@ -462,6 +472,28 @@ fn int_binary<T: Int>(op: BinaryOp, a: &[T], b: &[T]) -> Vec<T> {
         ShiftRightLogical => zip(a, b, int_shift_right_logical),
         ShiftRightArithmetic => zip(a, b, int_shift_right_arithmetic),
         Atan2 => unreachable!("validation admits atan2 on floats only"),
+    }
+}
+
+/// An integer op's element loop as a pulp operation: compiled for the best instruction set
+/// the machine has (AVX2's per-lane shifts, which SSE2 lacks, so the baseline build shifted
+/// one lane at a time) and picked at run time.
+struct IntZip<'a, T, F> {
+    a: &'a [T],
+    b: &'a [T],
+    out: &'a mut [std::mem::MaybeUninit<T>],
+    f: F,
+}
+
+impl<T: Int, F: Fn(T, T) -> T> pulp::WithSimd for IntZip<'_, T, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let n = self.a.len().min(self.b.len()).min(self.out.len());
+        let (a, b, out) = (&self.a[..n], &self.b[..n], &mut self.out[..n]);
+        for i in 0..n {
+            out[i].write((self.f)(a[i], b[i]));
+        }
     }
 }
 
