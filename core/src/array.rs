@@ -1,6 +1,7 @@
 //! `Array`: an n-dimensional array on a device, or a traced value inside `jit`.
 
 use crate::error::{Error, Result};
+use crate::expr::ExprTree;
 use crate::runtime::{default_device, Device};
 use crate::trace::Trace;
 use quabla_abi::host::Buffer;
@@ -112,6 +113,18 @@ impl Array {
     /// ```
     pub fn scalar<T: Element>(v: T) -> Result<Array> {
         Self::from_slice(&[v], &[])
+    }
+
+    /// Several 0-d arrays at once, in order, to destructure by name.
+    ///
+    /// ```no_run
+    /// # use quabla::Array;
+    /// let [alpha, beta] = Array::scalars([1.5f64, 0.25])?;
+    /// assert_eq!((alpha.ndim(), beta.item::<f64>()?), (0, 0.25));
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
+    pub fn scalars<T: Element, const N: usize>(values: [T; N]) -> Result<[Array; N]> {
+        values.map(Self::scalar).get()
     }
 
     /// The element type.

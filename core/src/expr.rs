@@ -9,6 +9,9 @@
 //! its right, and with an array, `f64` or `i32` on its left (as the array operators take
 //! numbers). The error is the one the first failing step returned, unchanged; nothing runs
 //! after it.
+//!
+//! A function with several results (an ODE field of a tuple state) returns them all with
+//! one `get` of the tuple, array or `Vec` of formulas: [`ExprTree`].
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -239,6 +242,96 @@ impl From<Error> for Expr {
         Expr(Err(e))
     }
 }
+
+/// A tree of expressions resolved at once: a tuple, `[T; N]` or `Vec` of [`Expr`]s (nested,
+/// with plain [`Array`]s or `Result<Array>`s among them) becomes the same tree of arrays by
+/// one `get`, so a function returning several formulas, such as an ODE's field, needs no
+/// `?` per result.
+///
+/// ```no_run
+/// use quabla::{Array, ExprTree, Result};
+/// // The predator-prey field, `(x', z')`, one `get` for both formulas.
+/// fn field((x, z): &(Array, Array)) -> Result<(Array, Array)> {
+///     (x * (1.5 - z.ex()), z * (x.ex() - 3.0)).get()
+/// }
+/// let (x, z) = (Array::scalar(10.0f64)?, Array::scalar(1.0f64)?);
+/// let (dx, dz) = field(&(x, z))?;
+/// assert_eq!((dx.item::<f64>()?, dz.item::<f64>()?), (5.0, 7.0));
+/// # Ok::<(), quabla::Error>(())
+/// ```
+pub trait ExprTree {
+    /// The same tree with an [`Array`] for each expression.
+    type Arrays;
+
+    /// The arrays, or the first error met in the tree's order (left to right, depth first).
+    ///
+    /// ```no_run
+    /// use quabla::{Array, ExprTree};
+    /// let x = Array::from_slice(&[1.0f64, 2.0], &[2])?;
+    /// let [double, square] = [x.ex() * 2.0, x.ex() * &x].get()?;
+    /// assert_eq!(square.to_vec::<f64>()?, vec![1.0, 4.0]);
+    /// # Ok::<(), quabla::Error>(())
+    /// ```
+    fn get(self) -> Result<Self::Arrays>;
+}
+
+impl ExprTree for Expr {
+    type Arrays = Array;
+    fn get(self) -> Result<Array> {
+        self.0
+    }
+}
+
+impl ExprTree for Array {
+    type Arrays = Array;
+    fn get(self) -> Result<Array> {
+        Ok(self)
+    }
+}
+
+impl ExprTree for Result<Array> {
+    type Arrays = Array;
+    fn get(self) -> Result<Array> {
+        self
+    }
+}
+
+impl<T: ExprTree> ExprTree for Vec<T> {
+    type Arrays = Vec<T::Arrays>;
+    fn get(self) -> Result<Self::Arrays> {
+        self.into_iter().map(T::get).collect()
+    }
+}
+
+impl<T: ExprTree, const N: usize> ExprTree for [T; N] {
+    type Arrays = [T::Arrays; N];
+    fn get(self) -> Result<Self::Arrays> {
+        let arrays = self.into_iter().map(T::get).collect::<Result<Vec<_>>>()?;
+        // `N` items in, `N` out: the conversion cannot fail, but a typed error beats a panic.
+        arrays
+            .try_into()
+            .map_err(|_| Error::internal("an array of expressions changed length"))
+    }
+}
+
+macro_rules! tuple_expr_tree {
+    ($($name:ident . $i:tt),+) => {
+        impl<$($name: ExprTree),+> ExprTree for ($($name,)+) {
+            type Arrays = ($($name::Arrays,)+);
+            fn get(self) -> Result<Self::Arrays> {
+                Ok(($(self.$i.get()?,)+))
+            }
+        }
+    };
+}
+tuple_expr_tree!(A.0);
+tuple_expr_tree!(A.0, B.1);
+tuple_expr_tree!(A.0, B.1, C.2);
+tuple_expr_tree!(A.0, B.1, C.2, D.3);
+tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4);
+tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5);
+tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
+tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
 
 /// What an [`Expr`] operator takes on its right: another expression or anything that
 /// makes one (arrays, results), or a weakly typed Rust number. One trait, so a bare literal

@@ -7,9 +7,11 @@
 //!   typed, so `f32_array * 2.0` and `2.0 * &f32_array` stay f32). Operators return
 //!   [`Result`]: `(&a + &b)?`; for a longer formula, [`Array::ex`] makes an [`Expr`], whose
 //!   operators and methods carry the first error to one `?` at the end:
-//!   `(2.0 * a.ex() + &b - b.ex().exp()).get()?`. `{}` prints the values as numpy does, `{:?}` as JAX's
-//!   `repr`. Creation: [`Array::from_slice`], [`Array::zeros`], [`Array::eye`],
-//!   [`Array::linspace`], [`Array::arange`]. Indexing as numpy's `x[...]`:
+//!   `(2.0 * a.ex() + &b - b.ex().exp()).get()?`, and a tuple of formulas resolves at once
+//!   through [`ExprTree`]: `(x * (1.5 - z.ex()), z * (x.ex() - 3.0)).get()`. `{}` prints
+//!   the values as numpy does, `{:?}` as JAX's `repr`. Creation: [`Array::from_slice`],
+//!   [`Array::scalars`], [`Array::zeros`], [`Array::eye`], [`Array::linspace`],
+//!   [`Array::arange`]. Indexing as numpy's `x[...]`:
 //!   `x.index(&s![.., -1])`, `x.at(0)` ([`Array::index`], [`s!`]).
 //! - Transformations: [`grad`], [`value_and_grad`], [`jvp`], [`vjp`], [`jacfwd`],
 //!   [`jacrev`], [`hessian`] (all in [`ad`]), [`vmap`], [`jit`], [`checkpoint`],
@@ -92,7 +94,7 @@ pub use ad::{grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp};
 pub use array::Array;
 pub use batching::vmap;
 pub use error::{Error, Result};
-pub use expr::{Expr, ExprOperand};
+pub use expr::{Expr, ExprOperand, ExprTree};
 pub use jit::{jit, Jit};
 pub use ops::custom::{checkpoint, custom_jvp, custom_vjp};
 pub use ops::host_callback::{host_callback, HostCallbackOptions, HostFn, VmapMethod};

@@ -5,7 +5,7 @@ mod common;
 
 use common::cpu;
 use quabla::ad::grad;
-use quabla::{Array, Axes, DType, Expr, Result};
+use quabla::{Array, Axes, DType, Error, Expr, ExprTree, Result};
 
 fn f32s(v: &[f32], shape: &[usize]) -> Array {
     Array::from_slice_on(&cpu(), v, shape).unwrap()
@@ -79,4 +79,62 @@ fn formulas_work_inside_transformations() {
         assert!((gi - (6.0 * xi - xi.cos())).abs() < 1e-14, "{gi}");
     }
     let _: Expr = x.ex();
+}
+
+#[test]
+fn a_tree_of_formulas_resolves_to_the_same_tree_of_arrays() {
+    let x = f32s(&[0.5, -2.0], &[2]);
+    let z = f32s(&[1.5, 0.25], &[2]);
+    // Nested tuple, array and Vec, with a plain array and a fallible call among the leaves.
+    let ((dx, dz), [sq, ex], rest) = (
+        (&x * (1.5 - z.ex()), &z * (x.ex() - 3.0)),
+        [x.ex() * &x, x.ex().exp()],
+        vec![Ok(z.clone()), &x + &z],
+    )
+        .get()
+        .unwrap();
+    let stepwise = |a: Result<Array>| a.unwrap().to_vec::<f32>().unwrap();
+    let v = |a: &Array| a.to_vec::<f32>().unwrap();
+    assert_eq!(v(&dx), stepwise(&x * &(1.5 - &z).unwrap()));
+    assert_eq!(v(&dz), stepwise(&z * &(&x - 3.0).unwrap()));
+    assert_eq!(v(&sq), stepwise(&x * &x));
+    assert_eq!(v(&ex), stepwise(x.exp()));
+    assert_eq!(rest.len(), 2);
+    assert_eq!(v(&rest[0]), v(&z));
+    assert_eq!(v(&rest[1]), stepwise(&x + &z));
+}
+
+#[test]
+fn a_tree_of_formulas_gives_its_first_error_in_order() {
+    let a = f32s(&[1.0, 2.0], &[2]);
+    let b = f32s(&[1.0, 2.0, 3.0], &[3]);
+    let shape_error = (&a + &b).unwrap_err().to_string();
+    // Depth first, left to right: the shape error inside the first element wins over the
+    // later value error, in a tuple, an array and a Vec alike.
+    let first = || (a.ex() + &b, Expr::from(Error::value("later")));
+    assert_eq!(first().get().unwrap_err().to_string(), shape_error);
+    let [p, q] = [a.ex() * 2.0, Expr::from(Error::value("second"))];
+    let e = [p, q].get().unwrap_err().to_string();
+    assert!(e.contains("second"), "{e}");
+    let e = vec![a.ex(), a.ex() - &b, Expr::from(Error::value("third"))]
+        .get()
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, shape_error);
+}
+
+#[test]
+fn scalars_makes_named_zero_d_arrays() {
+    cpu();
+    let [alpha, beta, gamma] = Array::scalars([1.5f64, -0.0, f64::INFINITY]).unwrap();
+    for s in [&alpha, &beta, &gamma] {
+        assert_eq!((s.ndim(), s.dtype()), (0, DType::F64));
+    }
+    assert_eq!(alpha.item::<f64>().unwrap(), 1.5);
+    assert!(beta.item::<f64>().unwrap().is_sign_negative(), "-0 kept");
+    assert_eq!(gamma.item::<f64>().unwrap(), f64::INFINITY);
+    let [n] = Array::scalars([7i32]).unwrap();
+    assert_eq!(n.dtype(), DType::I32);
+    let none: [Array; 0] = Array::scalars::<f32, 0>([]).unwrap();
+    assert!(none.is_empty());
 }

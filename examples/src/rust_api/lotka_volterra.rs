@@ -9,26 +9,17 @@
 //! # Ok::<(), quabla::Error>(())
 //! ```
 
-use quabla::ode::OdeOptions;
-use quabla::{s, tree, Array, DType, Result};
+use quabla::{ode::OdeOptions, s, tree, Array, DType, ExprTree, Result};
 
 /// The textbook rates `[alpha, beta, delta, gamma]` = (1.5, 1, 1, 3), in float64.
 pub fn classic_rates() -> Result<[Array; 4]> {
-    Ok([
-        Array::scalar(1.5)?,
-        Array::scalar(1.0)?,
-        Array::scalar(1.0)?,
-        Array::scalar(3.0)?,
-    ])
+    Array::scalars([1.5, 1.0, 1.0, 3.0])
 }
 
 /// `x' = alpha x - beta x z` (prey), `z' = delta x z - gamma z` (predators).
 fn field((x, z): &(Array, Array), _t: &Array, rates: &[Array; 4]) -> Result<(Array, Array)> {
     let [alpha, beta, delta, gamma] = rates;
-    Ok((
-        (x * (alpha.ex() - beta * z)).get()?,
-        (z * (delta.ex() * x - gamma)).get()?,
-    ))
+    (x * (alpha.ex() - beta * z), z * (delta.ex() * x - gamma)).get()
 }
 
 /// The populations `(prey, predators)` at 11 times on `[0, 5]`, from 10 prey and 1 predator.
