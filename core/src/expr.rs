@@ -324,14 +324,7 @@ macro_rules! tuple_expr_tree {
         }
     };
 }
-tuple_expr_tree!(A.0);
-tuple_expr_tree!(A.0, B.1);
-tuple_expr_tree!(A.0, B.1, C.2);
-tuple_expr_tree!(A.0, B.1, C.2, D.3);
-tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4);
-tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5);
-tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
-tuple_expr_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
+for_each_tuple_arity!(tuple_expr_tree);
 
 /// What an [`Expr`] operator takes on its right: another expression or anything that
 /// makes one (arrays, results), or a weakly typed Rust number. One trait, so a bare literal

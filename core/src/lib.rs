@@ -63,6 +63,21 @@
 //! # Ok::<(), quabla::Error>(())
 //! ```
 
+/// Invokes `$m!(A.0)`, `$m!(A.0, B.1)`, ... up to eight: the tuple arities every trait over
+/// tuples here implements (`Tree`, `ExprTree`), in one list.
+macro_rules! for_each_tuple_arity {
+    ($m:ident) => {
+        $m!(A.0);
+        $m!(A.0, B.1);
+        $m!(A.0, B.1, C.2);
+        $m!(A.0, B.1, C.2, D.3);
+        $m!(A.0, B.1, C.2, D.3, E.4);
+        $m!(A.0, B.1, C.2, D.3, E.4, F.5);
+        $m!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
+        $m!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
+    };
+}
+
 pub mod ad;
 mod array;
 mod array_display;

@@ -280,14 +280,7 @@ macro_rules! tuple_tree {
         }
     };
 }
-tuple_tree!(A.0);
-tuple_tree!(A.0, B.1);
-tuple_tree!(A.0, B.1, C.2);
-tuple_tree!(A.0, B.1, C.2, D.3);
-tuple_tree!(A.0, B.1, C.2, D.3, E.4);
-tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5);
-tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6);
-tuple_tree!(A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7);
+for_each_tuple_arity!(tuple_tree);
 
 /// What the optimizers and [`crate::optim::apply_updates`] accept as parameters: any
 /// [`Tree`] (the result has its structure), or a slice of arrays (the result is a `Vec`).
