@@ -310,12 +310,34 @@ pub(crate) fn sum_products_into<T: Real + Send + Sync>(
     len: usize,
     dst: &mut [T],
 ) {
-    let m = F(T::zero(), T::add);
     if len == 0 {
-        dst.fill(m.identity());
+        dst.fill(T::zero());
         return;
     }
-    let mut buf = [m.identity(); BLOCK * LANES];
+    // The products buffer is zeroed on every call, so short rows (the layers of a small
+    // network, called many times per solver step) get a buffer their size: zeroing 16 KiB
+    // for rows of 64 was 3.5% of a neural ODE's gradient. The groups, so the bits, are the
+    // same whatever the buffer's size.
+    if len <= LANES * LANES {
+        sum_products_rows::<T, { LANES * LANES }>(a, b, len, dst);
+    } else if len <= BLOCK {
+        sum_products_rows::<T, BLOCK>(a, b, len, dst);
+    } else {
+        sum_products_rows::<T, { BLOCK * LANES }>(a, b, len, dst);
+    }
+}
+
+/// [`sum_products_into`] for rows of at most `N` elements, or for any rows when `N` is a
+/// whole group (`BLOCK * LANES`).
+#[cfg(not(target_arch = "wasm32"))]
+fn sum_products_rows<T: Real + Send + Sync, const N: usize>(
+    a: &[T],
+    b: &[T],
+    len: usize,
+    dst: &mut [T],
+) {
+    let m = F(T::zero(), T::add);
+    let mut buf = [m.identity(); N];
     let mut partials = Partials::new();
     let rows = a.chunks(len).zip(b.chunks(len));
     for (d, (x, y)) in dst.iter_mut().zip(rows) {
@@ -595,7 +617,7 @@ mod tests {
     #[test]
     fn sums_of_products_fold_as_the_stored_products_do() {
         fn check<T: Real + Send + Sync + std::fmt::Debug>(from: fn(f64) -> T, bits: fn(T) -> u64) {
-            for len in [1, 7, 255, 256, 257, 2047, 2048, 2049, 5000] {
+            for len in [1, 7, 63, 64, 65, 255, 256, 257, 2047, 2048, 2049, 5000] {
                 for rows in [1, 3] {
                     let n = rows * len;
                     let big = |i: usize| if i.is_multiple_of(7) { 1e8 } else { 1.0 };
