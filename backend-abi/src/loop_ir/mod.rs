@@ -90,15 +90,17 @@ pub struct ArrayDecl {
 pub enum ArrayRole {
     /// One of the node's operands (see [`Operand`]).
     Operand,
-    /// Memory the caller provides for each call (zeroed), holding a value the function
-    /// computes (one array per such value, reused by every iteration).
+    /// Memory the caller provides for each call, holding a value the function computes
+    /// (one array per such value, reused by every iteration). The function writes every
+    /// element before reading it, so the caller need not clear it (the CPU plugin's debug
+    /// builds fill it with all-ones bits to check that).
     Scratch,
     /// A constant of the program, these elements; never written.
     Constant(HostArray),
 }
 
 impl ArrayDecl {
-    /// Not an operand: memory the caller provides for each call (zeroed).
+    /// Not an operand: memory the caller provides for each call (written before read).
     pub fn is_scratch(&self) -> bool {
         self.role == ArrayRole::Scratch
     }

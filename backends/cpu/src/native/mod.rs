@@ -37,7 +37,7 @@ pub struct NativeFunction {
     arrays: Vec<ArrayDecl>,
     /// The elements of each constant array, converted once.
     constants: Vec<Option<Arc<Storage>>>,
-    /// Where each scratch array that is no output lives in the call's one zeroed arena (its
+    /// Where each scratch array that is no output lives in the call's one arena (its
     /// first f64 word): a call makes one allocation for all of them, not one each.
     arena: Vec<Option<usize>>,
     /// The arena's length in f64 words.
@@ -101,7 +101,8 @@ impl NativeFunction {
         self.arena.get(k).copied().flatten()
     }
 
-    /// The length in f64 words of the zeroed arena a call provides.
+    /// The length in f64 words of the arena a call provides (not zeroed: the code writes
+    /// each element before reading it).
     pub fn arena_words(&self) -> usize {
         self.arena_words
     }
