@@ -133,8 +133,8 @@ enum Memory {
 /// their elements; an array the code updates in place is written where no one else holds
 /// it, else copied first. Every other array is read where it is, and comes back unchanged
 /// (no copy) where it is a result. Scratch arrays (the values the code computes) share
-/// one arena from the buffer pool (not zeroed: see below), except those that are results, which get
-/// storage of their own; constants are the code's own, converted once.
+/// one arena from the buffer pool (not zeroed: see below), except those that are results,
+/// which get storage of their own; constants are the code's own, converted once.
 pub(crate) fn call_native(
     code: &NativeFunction,
     operands: Vec<Tensor>,
@@ -160,9 +160,10 @@ pub(crate) fn call_native(
     }
     // Each scratch array holds one QIR value, which its operation defines whole before any
     // reader runs, so the arena needs no zeroing: a release build hands it over as the pool
-    // returns it (zeroing its 1.4 MB was 9% of a neural ODE's direct gradient). Debug builds,
-    // which every test suite runs, fill it with all-ones bits (NaN, -1) instead, so a read
-    // before a write would show as a wrong result there.
+    // returns it (zeroing the 1.4 MB of a neural ODE's direct gradient was 9% of its time,
+    // measured on one core). Debug builds, which every test suite runs, fill it with
+    // all-ones bits (NaN, -1) instead, so a read before a write would show as a wrong result
+    // there.
     let words = code.arena_words();
     let mut arena: Vec<f64> = crate::pool::take(words);
     if cfg!(debug_assertions) {
@@ -183,10 +184,10 @@ pub(crate) fn call_native(
     }
     // SAFETY: each pointer addresses memory of the array's type and length, live for the
     // call (the operand types are the lowered function's; the arena's capacity holds each
-    // of its arrays at a 16-byte aligned offset of its own, `NativeFunction::arena_offset`,
-    // and Rust never reads the arena's elements, only the native code, which writes each
-    // before reading it), and
-    // each written array's memory is held by this call alone (`make_mut`, the arena).
+    // of its arrays at a 16-byte aligned offset of its own, `NativeFunction::arena_offset`;
+    // Rust never reads the arena's elements, the native code writes each before reading
+    // it), and each written array's memory is held by this call alone (`make_mut`, the
+    // arena).
     let mut out = unsafe { code.call(&bits, &pointers) }.into_iter();
     crate::pool::give(arena);
     results
