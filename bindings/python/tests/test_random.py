@@ -152,9 +152,9 @@ def test_more_distributions_match_jax():
     assert set(got) == set(g)
     for name, value in got.items():
         want = dec(g[name])
-        # Compositions of the same draws; XLA's log, exp, pow and its fused multiply-adds
-        # in the normal and uniform draws differ from Quabla's in the last bits (at most
-        # 6e-15 relative here: weibull_min, wald), never more.
+        # Compositions of the same draws (normal and unscaled uniform are JAX's bits); XLA's
+        # log, exp, pow and the fused multiply-adds it makes of scaled uniform draws differ
+        # from Quabla's in the last bits (at most 6e-15 relative here: weibull_min, wald).
         assert_close(value, want, rtol=2e-14 if want.dtype == np.float64 else 4e-7)
     with pytest.raises(ValueError, match="do not broadcast"):
         qr.pareto(k, qnp.ones(3), (2,))
