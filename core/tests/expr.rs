@@ -113,8 +113,10 @@ fn a_tree_of_formulas_gives_its_first_error_in_order() {
     // later value error, in a tuple, an array and a Vec alike.
     let first = || (a.ex() + &b, Expr::from(Error::value("later")));
     assert_eq!(first().get().unwrap_err().to_string(), shape_error);
-    let [p, q] = [a.ex() * 2.0, Expr::from(Error::value("second"))];
-    let e = [p, q].get().unwrap_err().to_string();
+    let e = [a.ex() * 2.0, Expr::from(Error::value("second"))]
+        .get()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("second"), "{e}");
     let e = vec![a.ex(), a.ex() - &b, Expr::from(Error::value("third"))]
         .get()
