@@ -330,6 +330,58 @@ mod tests {
         assert_eq!(bits(&fused[2]), bits(&values[12]));
     }
 
+    /// Values without elements but with huge other axes (from `cpu_compile`'s fuzzing: the
+    /// iota alone ran for hours, folded at compile time) compile and run at once on every
+    /// tier, inside a loop too, and keep their types.
+    #[test]
+    fn empty_values_with_huge_axes_cost_nothing() {
+        let p = Program::parse(
+            "program(%0: i32[]) {
+  %1 = iota[dim=1]() : u32[3332089315326,0]
+  %2 = broadcast_in_dim[dims=[0,1]](%1) : u32[3332089315326,0,4000000]
+  %3 = transpose[perm=[1,0]](%1) : u32[0,3332089315326]
+  %4, %5 = while(%0, %3) : i32[], u32[0,3332089315326] {
+    cond(%0: i32[], %1: u32[0,3332089315326]) {
+      %2 = constant[value=[3]]() : i32[]
+      %3 = compare[dir=lt](%0, %2) : bool[]
+      return %3
+    }
+    body(%0: i32[], %1: u32[0,3332089315326]) {
+      %2 = constant[value=[1]]() : i32[]
+      %3 = add(%0, %2) : i32[]
+      %4 = iota[dim=0]() : u32[0,3332089315326]
+      %5 = add(%1, %4) : u32[0,3332089315326]
+      return %3, %5
+    }
+  }
+  return %2, %4, %5
+}
+",
+        )
+        .unwrap();
+        p.validate().unwrap();
+        let zero = Tensor::new(
+            quabla_abi::TensorType::new(DType::I32, vec![]),
+            Storage::I32(vec![0]),
+        );
+        for tier in [
+            plan::Tier::Interpreter,
+            plan::Tier::Loops,
+            plan::Tier::Compiled,
+        ] {
+            let out = exec::run(&plan::Plan::new(p.clone(), tier), vec![zero.clone()]);
+            assert_eq!(out[0].ty.shape, [3332089315326, 0, 4000000], "{tier:?}");
+            assert_eq!(out[0].data.len(), 0, "{tier:?}");
+            assert_eq!(
+                *out[1].data,
+                Storage::I32(vec![3]),
+                "{tier:?}: the loop ran"
+            );
+            assert_eq!(out[2].ty.shape, [0, 3332089315326], "{tier:?}");
+            assert_eq!(out[2].data.len(), 0, "{tier:?}");
+        }
+    }
+
     /// A bias row broadcast along a new leading axis joins the fused step and is rebuilt
     /// per tile (tiles start mid-row: 4096 is no multiple of 13), with the bits of the
     /// broadcast array; the same broadcast run as a node (returned whole) gives them too.
