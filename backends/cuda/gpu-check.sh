@@ -13,6 +13,8 @@
 # both suites, `|` between alternatives: "cholesky" runs that row alone), NO_GRAPH_ROWS
 # (rows run again, f32, with QUABLA_CUDA_GRAPHS=0), ONE_BLOCK_ROWS (rows run again, f32,
 # with each QUABLA_CUDA_ONE_BLOCK bound of ONE_BLOCK_SETTINGS, "0 4096" unless set),
+# HOST_LOOPS=0 skips the conformance run with loops decided on the host, HOST_LOOP_ROWS (rows
+# run again, f32, with QUABLA_CUDA_DEVICE_LOOPS=0; "scan|neural_ode" unless set, "" none),
 # QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
@@ -47,6 +49,13 @@ QUABLA_CUDA_GRAPHS=always timeout 120 "$PACK/quabla-conformance" --plugin "$PACK
   --cases tests/conformance/cases >"$OUT/conformance_graphs.txt" 2>&1
 log "exit $?: $(grep -E ' passed' "$OUT/conformance_graphs.txt" | tail -1); fallbacks: $(grep -c 'launch by launch' "$OUT/conformance_graphs.txt")"
 grep -E '^FAIL|panicked|launch by launch' "$OUT/conformance_graphs.txt" | sort | uniq -c | head -10 | tee -a "$OUT/summary.txt"
+if [ "${HOST_LOOPS:-1}" = 1 ]; then
+  log "again with every loop decided on the host (QUABLA_CUDA_DEVICE_LOOPS=0):"
+  QUABLA_CUDA_DEVICE_LOOPS=0 timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
+    --cases tests/conformance/cases >"$OUT/conformance_host_loops.txt" 2>&1
+  log "exit $?: $(grep -E ' passed' "$OUT/conformance_host_loops.txt" | tail -1)"
+  grep -E '^FAIL|panicked|error' "$OUT/conformance_host_loops.txt" | head -10 | tee -a "$OUT/summary.txt"
+fi
 if [ "${KERNEL_DOTS:-1}" = 1 ]; then
   log "again with the plugin's own matrix-product kernels (QUABLA_CUDA_CUBLAS=0):"
   QUABLA_CUDA_CUBLAS=0 timeout 120 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
@@ -99,6 +108,14 @@ if [ -n "${ONE_BLOCK_ROWS:-}" ]; then
       "$PACK/bench_suite" --only gpu --dtype f32 | sed "s/\"quabla\"/\"quabla_one_block$nb\"/" \
       >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
   done
+fi
+HOST_LOOP_ROWS=${HOST_LOOP_ROWS-scan|neural_ode}
+if [ -n "$HOST_LOOP_ROWS" ]; then
+  log "rows matching '$HOST_LOOP_ROWS' again with loops decided on the host (QUABLA_CUDA_DEVICE_LOOPS=0), f32:"
+  QUABLA_CUDA_DEVICE_LOOPS=0 QUABLA_BENCH_ROWS=$HOST_LOOP_ROWS QUABLA_PLATFORMS=cuda \
+    QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
+    "$PACK/bench_suite" --only gpu --dtype f32 | sed 's/"quabla"/"quabla_host_loops"/' \
+    >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
 fi
 cat "$OUT/bench.jsonl" | tee -a "$OUT/summary.txt"
 tail -5 "$OUT/bench_err.txt" | tee -a "$OUT/summary.txt"

@@ -12,13 +12,14 @@ use std::process::ExitCode;
 
 /// (fused elementwise kernels, matrix products, other kernels (a speculated cond's pick
 /// among them), library and host steps, one-block kernels standing for a sequence of
-/// small ones) of `plan`, regions included.
-fn count(plan: &Plan) -> [usize; 5] {
-    let mut c = [0; 5];
+/// small ones, kernels running a whole loop on the device) of `plan`, regions included.
+fn count(plan: &Plan) -> [usize; 6] {
+    let mut c = [0; 6];
     let mut stack = vec![plan];
     while let Some(q) = stack.pop() {
         for s in &q.steps {
             match s {
+                Step::Kernel(k) if k.device_loop => c[5] += 1,
                 Step::Kernel(k) if k.single_block => c[4] += 1,
                 Step::Kernel(k) if k.gemm.is_some() => c[1] += 1,
                 Step::Kernel(k) if k.fused > 0 => c[0] += 1,
@@ -81,7 +82,7 @@ fn main() -> ExitCode {
                 if list {
                     print_kernels(&p, &q);
                 }
-                let [ew, mm, other, lib, merged] = count(&q);
+                let [ew, mm, other, lib, merged, device] = count(&q);
                 let nodes = p.nodes.len();
                 let (loops, graphed) = loops(&q);
                 if let Some(a) = quabla_cuda::graph_buffers::assign(&q) {
@@ -107,11 +108,12 @@ fn main() -> ExitCode {
                     );
                 }
                 println!(
-                    "{path}: {nodes} nodes -> {} launches ({merged} one-block kernels of \
-                     small ones merged, {ew} fused elementwise, {mm} matrix products, {other} \
-                     other kernels, {lib} library/host steps); {loops} while loops, {graphed} \
-                     of them device-only (a CUDA graph per iteration)",
-                    merged + ew + mm + other + lib
+                    "{path}: {nodes} nodes -> {} launches ({device} whole loops on the \
+                     device, {merged} one-block kernels of small ones merged, {ew} fused \
+                     elementwise, {mm} matrix products, {other} other kernels, {lib} \
+                     library/host steps); {loops} host-driven while loops, {graphed} of them \
+                     device-only (a CUDA graph per iteration)",
+                    device + merged + ew + mm + other + lib
                 );
             }
             Err(e) => {

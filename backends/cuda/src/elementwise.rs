@@ -60,6 +60,8 @@ __device__ __forceinline__ unsigned int qshr(unsigned int a, unsigned int s) { r
 __device__ __forceinline__ int qsar(int a, unsigned int s) { return a >> (s >= 31u ? 31u : s); }
 __device__ __forceinline__ int qnan_to_zero_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
 __device__ __forceinline__ unsigned int qnan_to_zero_u32(double x) { return x != x ? 0u : __double2uint_rz(x); }
+/* An element index's term: a dynamic start clamped as QIR's dynamic slices clamp it. */
+__device__ __forceinline__ long long qclamp(long long x, long long hi) { return x < 0 ? 0 : (x > hi ? hi : x); }
 "#;
 
 /// The C expression of an elementwise node: `args` are its operands' expressions, `ty` the

@@ -55,6 +55,7 @@ static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; 
 static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
 static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }
 
 /* CUDA's erfinv has no C library twin: Winitzki's closed-form estimate (0.2% off; below
    0.01, where it cancels, the series' first term), then Newton steps on erf, or on

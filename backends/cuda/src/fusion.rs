@@ -45,6 +45,9 @@ pub struct Kernel {
     pub gemm: Option<crate::kernels::Gemm>,
     /// How many elementwise nodes the kernel computes (0: a kernel of another node).
     pub fused: usize,
+    /// The kernel runs a whole `while` loop (`device_loop.rs`): its work is not its
+    /// `elements`.
+    pub device_loop: bool,
 }
 
 /// A `broadcast_in_dim` value that is never materialized: the elementwise kernels that read
@@ -295,6 +298,7 @@ impl<'a> Fusion<'a> {
             elements,
             block_per_element: false,
             single_block: false,
+            device_loop: false,
             gemm: None,
             fused: computed.len(),
         };

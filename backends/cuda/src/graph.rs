@@ -468,29 +468,41 @@ mod tests {
         assert!(matches!(new(Policy::Off), Replay::Off(_)));
     }
 
+    /// A counter loop over `x` of `n` elements, doubled each iteration.
+    fn doubling_loop(n: usize) -> Plan {
+        planned(&format!(
+            "program(%0: i32[], %1: f32[{n}]) {{
+  %2, %3 = while(%0, %1) : i32[], f32[{n}] {{
+    cond(%0: i32[], %1: f32[{n}]) {{
+      %2 = constant[value=[3]]() : i32[]
+      %3 = compare[dir=lt](%0, %2) : bool[]
+      return %3
+    }}
+    body(%0: i32[], %1: f32[{n}]) {{
+      %2 = constant[value=[1]]() : i32[]
+      %3 = add(%0, %2) : i32[]
+      %4 = add(%1, %1) : f32[{n}]
+      return %3, %4
+    }}
+  }}
+  return %2, %3
+}}"
+        ))
+    }
+
     #[test]
     fn regions_and_host_calls_are_not_replayed() {
-        let looped = planned(
-            "program(%0: i32[]) {
-  %1 = while(%0) : i32[] {
-    cond(%0: i32[]) {
-      %1 = constant[value=[3]]() : i32[]
-      %2 = compare[dir=lt](%0, %1) : bool[]
-      return %2
-    }
-    body(%0: i32[]) {
-      %1 = constant[value=[1]]() : i32[]
-      %2 = add(%0, %1) : i32[]
-      return %2
-    }
-    }
-  return %1
-}",
-        );
+        // Too much work per iteration for a device loop: its regions stay host-driven.
+        let looped = doubling_loop(crate::device_loop::MAX_LOOP_ELEMENTS as usize + 1);
         let Replay::<()>::Off(why) = Replay::new(&[&looped], Policy::FirstRun) else {
             panic!("a loop replayed")
         };
         assert!(why.contains("region"), "{why}");
+        // A loop on the device is one kernel.
+        assert!(matches!(
+            Replay::<()>::new(&[&doubling_loop(8)], Policy::FirstRun),
+            Replay::Cold(1)
+        ));
         let called = planned(
             "program(%0: f32[2]) {\n  %1 = host_callback[callback=1, effectful=true](%0) : f32[2]\n  return %1\n}",
         );

@@ -59,6 +59,7 @@ pub fn freeze_kernel(name: &str, pred: DType, carry: &[TensorType]) -> Kernel {
         elements: carry.iter().map(|t| t.num_elements()).max().unwrap_or(0),
         block_per_element: false,
         single_block: false,
+        device_loop: false,
         gemm: None,
         fused: 0,
     }

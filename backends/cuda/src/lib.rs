@@ -15,8 +15,10 @@
 //! conformance program's kernels for sm_80 and sm_90 without a GPU
 //! (`tests/kernels_compile.rs`) and runs the suite on a host emulation
 //! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
-//! compiler; no factorizations there); `gpu-check.sh` runs it on a GPU. Not built: download
-//! events, donation, loops decided on the device. The wheel is `bindings/cuda-plugin`.
+//! compiler; no factorizations there); `gpu-check.sh` runs it on a GPU. Loops of light
+//! iterations run whole on the device, one kernel of one block emitted from the plugin
+//! kit's shared loop IR (`device_loop.rs`). Not built: download events, donation. The
+//! wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -26,6 +28,7 @@
 
 pub mod blas;
 pub mod cubin_cache;
+pub mod device_loop;
 pub mod driver;
 pub mod elementwise;
 pub mod emulate;

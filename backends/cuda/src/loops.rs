@@ -140,6 +140,7 @@ mod tests {
             elements: 1,
             block_per_element: false,
             single_block: false,
+            device_loop: false,
             gemm: None,
             fused: 1,
         }

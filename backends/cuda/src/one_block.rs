@@ -234,6 +234,7 @@ fn one_kernel(steps: &[Step]) -> Kernel {
         elements,
         block_per_element: false,
         single_block: true,
+        device_loop: false,
         gemm: None,
         fused,
     }

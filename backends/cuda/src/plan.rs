@@ -150,6 +150,8 @@ fn steps(
     let fusion = Fusion::new(p);
     let (types, first) = (&fusion.types, &fusion.first);
     let (mut steps, mut missing) = (Vec::new(), Vec::new());
+    // Values steps add beyond the program's (a device loop's scratch and constants).
+    let mut new_types: Vec<TensorType> = Vec::new();
     // Runs computed inside the reduction that reads them, by the value they compute.
     let mut prologues: std::collections::HashMap<usize, crate::fusion::Prologue> =
         std::collections::HashMap::new();
@@ -233,17 +235,37 @@ fn steps(
                 });
             }
             Op::While { cond, body } if regions => {
-                let cond = Box::new(plan_in(cond, &format!("{name}c"), true, one_block)?);
-                let carry_types: Vec<TensorType> =
-                    operands.iter().map(|&v| types[v].clone()).collect();
-                let pred = cond.types[cond.outputs[0]].dtype;
-                steps.push(Step::While {
-                    carry: operands,
-                    freeze: crate::in_place::freeze_kernel(&format!("{name}z"), pred, &carry_types),
-                    cond,
-                    body: Box::new(plan_in(body, &format!("{name}w"), true, one_block)?),
-                    results,
-                })
+                let first_new = types.len() + new_types.len();
+                match crate::device_loop::plan(
+                    &format!("{name}d"),
+                    node,
+                    &operands,
+                    &results,
+                    types,
+                    first_new,
+                ) {
+                    Ok(d) => {
+                        steps.extend(d.steps);
+                        new_types.extend(d.new_types);
+                    }
+                    Err(_) => {
+                        let cond = Box::new(plan_in(cond, &format!("{name}c"), true, one_block)?);
+                        let carry_types: Vec<TensorType> =
+                            operands.iter().map(|&v| types[v].clone()).collect();
+                        let pred = cond.types[cond.outputs[0]].dtype;
+                        steps.push(Step::While {
+                            carry: operands,
+                            freeze: crate::in_place::freeze_kernel(
+                                &format!("{name}z"),
+                                pred,
+                                &carry_types,
+                            ),
+                            cond,
+                            body: Box::new(plan_in(body, &format!("{name}w"), true, one_block)?),
+                            results,
+                        })
+                    }
+                }
             }
             op => match node_kernel(
                 &name,
@@ -262,7 +284,7 @@ fn steps(
     }
     Ok((
         Plan {
-            types: types.clone(),
+            types: [types.as_slice(), &new_types].concat(),
             num_inputs: p.inputs.len(),
             steps,
             outputs: fusion.outputs.clone(),

@@ -33,9 +33,20 @@ pub fn device_only(p: &Plan) -> bool {
     true
 }
 
-/// The elements the kernels of `p` compute (regions included).
+/// The elements the kernels of `p` compute (regions included); a kernel running a whole
+/// loop (`device_loop.rs`) counts as more than `MAX_ELEMENTS`, being no cheap branch to run
+/// in vain.
 pub fn work(p: &Plan) -> usize {
-    p.kernels().iter().map(|k| k.elements).sum()
+    p.kernels()
+        .iter()
+        .map(|k| {
+            if k.device_loop {
+                MAX_ELEMENTS + 1
+            } else {
+                k.elements
+            }
+        })
+        .fold(0, usize::saturating_add)
 }
 
 /// The kernel picking a `cond`'s results: parameters the index (of type `index`), then each
@@ -95,6 +106,7 @@ pub fn pick_kernel(
             .unwrap_or(0),
         block_per_element: false,
         single_block: false,
+        device_loop: false,
         gemm: None,
         fused: 0,
     }

@@ -77,6 +77,8 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
     // Identical kernels (the same source) compile once per SM.
     let mut unique: BTreeMap<String, (String, usize)> = BTreeMap::new();
     let mut with_kernels = 0;
+    // Distinct kernels running a whole loop on the device (`device_loop.rs`).
+    let mut device_loops = std::collections::BTreeSet::new();
     for (case, p) in &programs {
         let mut any = false;
         // Each program's kernels, and the one-block kernels its whole plan merges them
@@ -98,6 +100,9 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
             any = true;
             // The entry point's name is part of the source: key on the body alone.
             let key = k.source.replace(&k.name, "kernel");
+            if k.device_loop {
+                device_loops.insert(key.clone());
+            }
             unique
                 .entry(key)
                 .or_insert((format!("{case}/{}", k.name), 0))
@@ -153,12 +158,14 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
         }
     }
     println!(
-        "NVRTC {:?}: {} programs, {} with kernels, {} distinct kernels compiled for sm_80 and \
-         sm_90; at most {max_regs} registers per thread; spills: {}",
+        "NVRTC {:?}: {} programs, {} with kernels, {} distinct kernels ({} of them device \
+         loops) compiled for sm_80 and sm_90; at most {max_regs} registers per thread; \
+         spills: {}",
         nvrtc::version().unwrap(),
         programs.len(),
         with_kernels,
         unique.len(),
+        device_loops.len(),
         if spills.is_empty() {
             "none".to_string()
         } else {
@@ -166,6 +173,11 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
         }
     );
     assert!(unique.len() > 100, "only {} distinct kernels", unique.len());
+    assert!(
+        device_loops.len() >= 20,
+        "only {} device loops",
+        device_loops.len()
+    );
 }
 
 /// The factorizations' helper kernels compile, with every entry point the runtime loads.
@@ -291,4 +303,44 @@ fn resource_report_parsing() {
                ptxas info    : Used 24 registers, used 0 barriers, 368 bytes cmem[0]\n";
     assert_eq!(nvrtc::resources(log), Some((24, 8, 4)));
     assert_eq!(nvrtc::resources("nothing"), None);
+}
+
+/// Which top-level `while` loops of the suite run on the device (`device_loop.rs`); the
+/// others stay host-driven, each for a reason printed here. None is refused for its element
+/// loops' iterations meeting (`device_loop::spread`): the shared lowering gives loops whose
+/// iterations are independent.
+#[test]
+fn most_conformance_loops_run_on_the_device() {
+    use quabla_abi::qir::Op;
+    let (mut device, mut declined) = (0, BTreeMap::<String, Vec<String>>::new());
+    for (case, p) in conformance_programs() {
+        let (types, first) = (p.value_types(), p.first_result_ids());
+        for (k, node) in p.nodes.iter().enumerate() {
+            if !matches!(node.op, Op::While { .. }) {
+                continue;
+            }
+            let operands: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
+            let id = first[k].index();
+            let results: Vec<usize> = (id..id + node.results.len()).collect();
+            let first_new = types.len();
+            match quabla_cuda::device_loop::plan("k", node, &operands, &results, &types, first_new)
+            {
+                Ok(_) => device += 1,
+                Err(why) => declined.entry(why).or_default().push(case.clone()),
+            }
+        }
+    }
+    println!("{device} top-level loops of the suite run on the device");
+    for (why, cases) in &declined {
+        println!(
+            "{} stay host-driven: {why} ({})",
+            cases.len(),
+            cases.join(", ")
+        );
+        assert!(
+            !why.contains("element loop"),
+            "a loop refused by the spread check: {why}"
+        );
+    }
+    assert!(device >= 30, "only {device} loops on the device");
 }

@@ -106,7 +106,7 @@ fn index_expressions(
 
 /// The accumulator's C type and the step adding one product (f32 in f64; integers
 /// wrapping).
-fn accumulation(dtype: DType) -> (&'static str, &'static str) {
+pub(crate) fn accumulation(dtype: DType) -> (&'static str, &'static str) {
     match dtype {
         DType::I32 => ("unsigned int", "acc += (unsigned int)a * (unsigned int)b;"),
         DType::U32 => ("unsigned int", "acc += a * b;"),

@@ -13,10 +13,12 @@ mod sort;
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
+pub(crate) use dot::accumulation as dot_accumulation;
 pub use dot::{in_run as dot_in_run, IN_RUN_MAX_TERMS};
 pub use gemm::Gemm;
 use quabla_abi::qir::Op;
 use quabla_abi::{DType, TensorType};
+pub(crate) use reduce::fold as reduce_fold;
 
 /// Statements that split the flat index `i` into coordinates `c0..` of `shape`.
 pub(super) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
@@ -149,6 +151,7 @@ pub(super) fn spread_kernel(
         name: name.to_string(),
         block_per_element: spread != Spread::Thread,
         single_block: false,
+        device_loop: false,
         gemm: None,
         fused: 0,
     }

@@ -9,7 +9,7 @@ use quabla_abi::qir::{CumulativeKind, ReduceKind};
 use quabla_abi::DType;
 
 /// The accumulator's C type and the fold of `x` into `acc` for a reduction kind.
-fn fold(kind: ReduceKind, dtype: DType) -> (&'static str, String) {
+pub(crate) fn fold(kind: ReduceKind, dtype: DType) -> (&'static str, String) {
     let acc_ty = match (kind, dtype) {
         // f32 sums and products in f64: one rounding at the end.
         (ReduceKind::Sum | ReduceKind::Prod, DType::F32) => "double",

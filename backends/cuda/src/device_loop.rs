@@ -1,0 +1,323 @@
+//! `while` loops decided on the device: a loop the plugin kit's shared lowering covers
+//! (`quabla_abi::loop_ir::lower_while`, fused by `loop_ir::fuse`, the same function the CPU
+//! plugin's compiled tier emits as native code) becomes one CUDA kernel run by one block,
+//! predicate and all (`emit.rs`). A solver's loop on a small state then costs one launch,
+//! not a predicate read back (or a graph launch) per iteration.
+//!
+//! Only loops of light iterations are taken: each element loop, product and reduction
+//! within a few passes of one block ([`MAX_LOOP_ELEMENTS`], [`MAX_DOT_TERMS`],
+//! [`MAX_REDUCE_ELEMENTS`]), since one block's threads do all the work that a full grid
+//! would share, and no array past [`MAX_ARRAY_ELEMENTS`]; element loops whose iterations are not provably independent
+//! (`spread.rs`) and factorizations (cuSOLVER is called from the host) leave the loop to
+//! the host-driven plan (`plan.rs`, `loops.rs`). `QUABLA_CUDA_DEVICE_LOOPS=0` turns the
+//! whole path off.
+//!
+//! ```
+//! use quabla_abi::qir::Program;
+//! use quabla_cuda::plan::{plan_with, Step};
+//! // Halve x until it is below 1e-3: one kernel runs the whole loop.
+//! let p = Program::parse("program(%0: f64[]) {
+//!   %1 = while(%0) : f64[] {
+//!     cond(%0: f64[]) {
+//!       %1 = constant[value=[0.001]]() : f64[]
+//!       %2 = compare[dir=lt](%1, %0) : bool[]
+//!       return %2
+//!     }
+//!     body(%0: f64[]) {
+//!       %1 = constant[value=[0.5]]() : f64[]
+//!       %2 = mul(%0, %1) : f64[]
+//!       return %2
+//!     }
+//!   }
+//!   return %1
+//! }").unwrap();
+//! let plan = plan_with(&p, "k", 0).unwrap();
+//! assert!(matches!(&plan.steps[..], [Step::Kernel(k)] if k.device_loop));
+//! ```
+
+mod emit;
+pub mod spread;
+#[cfg(test)]
+mod tests;
+
+use crate::elementwise::{c_type, PRELUDE};
+use crate::fusion::Kernel;
+use crate::plan::Step;
+use quabla_abi::loop_ir::{fuse, lower_while, ArrayRole, Block, Function, Inst, Operand};
+use quabla_abi::qir::Node;
+use quabla_abi::{DType, TensorType};
+use std::fmt::Write;
+
+/// The most iterations one element loop of a device loop may have (each costs one thread an
+/// element): one block of up to 256 threads walks it in at most 16 passes, where a kernel of
+/// its own would spread it over the GPU.
+pub const MAX_LOOP_ELEMENTS: u64 = 4096;
+
+/// The most multiply-adds one matrix product of a device loop may make (an MLP layer on
+/// one state: 64 x 64 is 4,096), as `kernels::dot_in_run` bounds those in fused runs.
+pub const MAX_DOT_TERMS: u64 = 1 << 16;
+
+/// The most elements one reduction of a device loop may read, as `one_block.rs` bounds the
+/// parts it merges.
+pub const MAX_REDUCE_ELEMENTS: u64 = 16_384;
+
+/// The most elements any array of a device loop may have: a written carry is copied into
+/// its result by the one block when the kernel starts (a scan's tape of 10,000 steps of
+/// 64 is 640,000). Arrays only sliced (a sequence read step by step) cost nothing per
+/// iteration.
+pub const MAX_ARRAY_ELEMENTS: usize = 1 << 20;
+
+/// The most loop-IR instructions of a device loop: NVRTC's time grows with the kernel, and a
+/// loop this large (an adjoint's unrolled tape) has arrays past the bound anyway.
+pub const MAX_INSTRUCTIONS: usize = 8192;
+
+/// Whether device loops are on (`QUABLA_CUDA_DEVICE_LOOPS`, default on; `0` turns them off).
+pub fn enabled() -> bool {
+    std::env::var("QUABLA_CUDA_DEVICE_LOOPS").map_or(true, |v| v != "0")
+}
+
+/// The steps running a `while` node on the device, and the types of the values they add
+/// (scratch memory and constants, numbered from the `first_new` they were given).
+#[derive(Debug)]
+pub struct DeviceLoop {
+    pub steps: Vec<Step>,
+    pub new_types: Vec<TensorType>,
+}
+
+/// The device loop of `node` (a `while` of operand values `operands` and result values
+/// `results`, of types `types`), named `name`, or why it stays with the host-driven plan.
+pub fn plan(
+    name: &str,
+    node: &Node,
+    operands: &[usize],
+    results: &[usize],
+    types: &[TensorType],
+    first_new: usize,
+) -> Result<DeviceLoop, String> {
+    if !enabled() {
+        return Err("QUABLA_CUDA_DEVICE_LOOPS=0".into());
+    }
+    let f = lowered(node)?;
+    if f.operands.len() != operands.len() || f.outputs != f.operands {
+        return Err("a lowering whose carries do not leave where they entered".into());
+    }
+    let mut k = Interface::default();
+    let mut arrays = vec![String::new(); f.arrays.len()];
+    let (mut params, mut scalar_results) = (f.params.iter(), f.results.iter());
+    for (j, (o, &v)) in f.operands.iter().zip(operands).enumerate() {
+        let dtype = types[v].dtype;
+        match o {
+            Operand::Scalar => {
+                let r = params
+                    .next()
+                    .ok_or("fewer parameters than scalar operands")?;
+                k.read(v, dtype);
+                let _ = writeln!(k.entry, "  r{} = in{v}[0];", r.0);
+                let r = scalar_results
+                    .next()
+                    .ok_or("fewer results than scalar carries")?;
+                k.write(results[j], dtype);
+                let _ = write!(k.exit, "out{}[0] = r{}; ", results[j], r.0);
+            }
+            Operand::Array(a) if f.arrays[a.index()].written => {
+                k.read(v, dtype);
+                k.write(results[j], dtype);
+                arrays[a.index()] = format!("out{}", results[j]);
+                let _ = writeln!(
+                    k.entry,
+                    "  for (long long q = threadIdx.x; q < {}ll; q += blockDim.x) out{}[q] = in{v}[q];",
+                    f.arrays[a.index()].len,
+                    results[j]
+                );
+                k.copied = true;
+            }
+            Operand::Array(a) => {
+                k.read(v, dtype);
+                arrays[a.index()] = format!("in{v}");
+                k.after.push(Step::Alias {
+                    from: v,
+                    to: results[j],
+                });
+            }
+        }
+    }
+    for (a, decl) in f.arrays.iter().enumerate() {
+        let id = first_new + k.new_types.len();
+        match &decl.role {
+            ArrayRole::Operand => continue,
+            ArrayRole::Scratch => k.write(id, decl.dtype),
+            ArrayRole::Constant(h) => {
+                k.before.push(Step::Constant {
+                    value: id,
+                    bytes: h.bytes.clone(),
+                });
+                k.read(id, decl.dtype);
+            }
+        }
+        arrays[a] = format!("{}{id}", if decl.is_scratch() { "out" } else { "in" });
+        k.new_types
+            .push(TensorType::new(decl.dtype, vec![decl.len]));
+    }
+    let body = emit::Emitter::new(&f, &arrays).body()?;
+    Ok(k.finish(name, &f, &body))
+}
+
+/// `node` lowered and fused, within the bounds, its element loops safe to spread.
+fn lowered(node: &Node) -> Result<Function, String> {
+    let mut f = lower_while(node).map_err(|d| d.to_string())?;
+    f.check()?;
+    fuse(&mut f, &|_, _, _| true);
+    f.check()
+        .map_err(|e| format!("fusion broke an invariant (a bug): {e}"))?;
+    if let Some(a) = f.arrays.iter().find(|a| a.len > MAX_ARRAY_ELEMENTS) {
+        return Err(format!(
+            "an array of {} elements (device loops take at most {MAX_ARRAY_ELEMENTS})",
+            a.len
+        ));
+    }
+    let n = f.body.instructions().len();
+    if n > MAX_INSTRUCTIONS {
+        return Err(format!(
+            "{n} instructions (device loops take at most {MAX_INSTRUCTIONS})"
+        ));
+    }
+    bounded_work(&f)?;
+    spread::check(&f)?;
+    Ok(f)
+}
+
+/// Every element loop, product and reduction of `f` within the work one block takes on.
+fn bounded_work(f: &Function) -> Result<(), String> {
+    let mut pending: Vec<&Block> = vec![&f.body];
+    while let Some(b) = pending.pop() {
+        for inst in &b.0 {
+            let (work, max, what) = match inst {
+                Inst::Loop { .. } => (loop_work(inst), MAX_LOOP_ELEMENTS, "an element loop"),
+                Inst::Dot { shape: d, .. } => (
+                    [d.batch, d.m, d.n, d.k]
+                        .iter()
+                        .fold(1u64, |a, x| a.saturating_mul(*x)),
+                    MAX_DOT_TERMS,
+                    "a matrix product",
+                ),
+                Inst::Reduce { rows, len, .. } => (
+                    rows.saturating_mul(*len),
+                    MAX_REDUCE_ELEMENTS,
+                    "a reduction",
+                ),
+                _ => {
+                    pending.extend(inst.regions());
+                    continue;
+                }
+            };
+            if work > max {
+                return Err(format!(
+                    "{what} of {work} elements (device loops take at most {max})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The iterations of an element loop, its inner loops' included (an explicit stack: a nest
+/// is as deep as an array's rank).
+fn loop_work(l: &Inst) -> u64 {
+    let mut total = 0u64;
+    let mut pending: Vec<(&Inst, u64)> = vec![(l, 1)];
+    while let Some((inst, outer)) = pending.pop() {
+        let Inst::Loop { count, body, .. } = inst else {
+            continue;
+        };
+        let trips = outer.saturating_mul(*count);
+        let inner: Vec<(&Inst, u64)> = body
+            .0
+            .iter()
+            .filter(|i| matches!(i, Inst::Loop { .. }))
+            .map(|i| (i, trips))
+            .collect();
+        if inner.is_empty() {
+            total = total.saturating_add(trips);
+        }
+        pending.extend(inner);
+    }
+    total
+}
+
+/// The kernel's parameters and the statements around its body, as they are gathered.
+#[derive(Default)]
+struct Interface {
+    reads: Vec<(usize, DType)>,
+    writes: Vec<(usize, DType)>,
+    /// Statements before the body: scalar parameters read, written carries copied in.
+    entry: String,
+    /// Thread 0's stores of the scalar results.
+    exit: String,
+    copied: bool,
+    before: Vec<Step>,
+    after: Vec<Step>,
+    new_types: Vec<TensorType>,
+}
+
+impl Interface {
+    fn read(&mut self, v: usize, d: DType) {
+        if !self.reads.iter().any(|r| r.0 == v) {
+            self.reads.push((v, d));
+        }
+    }
+
+    fn write(&mut self, v: usize, d: DType) {
+        self.writes.push((v, d));
+    }
+
+    fn finish(self, name: &str, f: &Function, body: &str) -> DeviceLoop {
+        let mut params: Vec<String> = self
+            .reads
+            .iter()
+            .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
+            .collect();
+        params.extend(
+            self.writes
+                .iter()
+                .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
+        );
+        params.push("unsigned long long n".into());
+        let mut regs = String::new();
+        for (r, d) in f.regs.iter().enumerate() {
+            let _ = writeln!(regs, "  {} r{r} = 0;", c_type(*d));
+        }
+        let sync = if self.copied {
+            "  __syncthreads();\n"
+        } else {
+            ""
+        };
+        let function = format!(
+            "extern \"C\" __global__ void {name}({}) {{\n{regs}{}{sync}{body}  if (threadIdx.x == 0) {{ {}}}\n}}\n",
+            params.join(", "),
+            self.entry,
+            self.exit,
+        );
+        let kernel = Kernel {
+            source: format!("{PRELUDE}\n{function}"),
+            body: function,
+            param_types: self.reads.iter().chain(&self.writes).map(|r| r.1).collect(),
+            reads: self.reads.iter().map(|r| r.0).collect(),
+            writes: self.writes.iter().map(|w| w.0).collect(),
+            // One block runs it whatever the count; the emulation skips kernels of none.
+            elements: 1,
+            name: name.to_string(),
+            block_per_element: false,
+            single_block: true,
+            gemm: None,
+            fused: 0,
+            device_loop: true,
+        };
+        let mut steps = self.before;
+        steps.push(Step::Kernel(kernel));
+        steps.extend(self.after);
+        DeviceLoop {
+            steps,
+            new_types: self.new_types,
+        }
+    }
+}

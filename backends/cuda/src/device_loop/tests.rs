@@ -1,0 +1,197 @@
+//! Device loops run on the host emulation (the generated CUDA C built by the system's C++
+//! compiler, one thread), against the same computation written out in Rust.
+
+use crate::emulate::{Emulated, Storage};
+use crate::plan::{plan_with, Step};
+use quabla_abi::qir::Program;
+use std::sync::Arc;
+
+fn f64s(s: &Storage) -> Vec<f64> {
+    s.bytes()
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn storage(xs: &[f64]) -> Arc<Storage> {
+    let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Arc::new(Storage::from_bytes(&bytes))
+}
+
+/// A recurrent cell over a sequence, `h <- tanh(W h + x_t)`, storing `sum(h)` at step `t`
+/// of a tape: a matrix product, an element loop, a reduction and a one-element store per
+/// iteration, with a scalar counter deciding the loop.
+fn rnn(n: usize, steps: usize) -> Program {
+    Program::parse(&format!(
+        "program(%0: f64[{n},{n}], %1: f64[{n}], %2: f64[{steps},{n}]) {{
+  %3 = constant[value=[0]]() : i32[]
+  %4 = constant[value=[{zeros}]]() : f64[{steps}]
+  %5, %6, %7, %8, %9 = while(%3, %0, %1, %2, %4) : i32[], f64[{n},{n}], f64[{n}], f64[{steps},{n}], f64[{steps}] {{
+    cond(%0: i32[], %1: f64[{n},{n}], %2: f64[{n}], %3: f64[{steps},{n}], %4: f64[{steps}]) {{
+      %5 = constant[value=[{steps}]]() : i32[]
+      %6 = compare[dir=lt](%0, %5) : bool[]
+      return %6
+    }}
+    body(%0: i32[], %1: f64[{n},{n}], %2: f64[{n}], %3: f64[{steps},{n}], %4: f64[{steps}]) {{
+      %5 = constant[value=[0]]() : i32[]
+      %6 = dynamic_slice[sizes=[1,{n}]](%3, %0, %5) : f64[1,{n}]
+      %7 = reshape(%6) : f64[{n}]
+      %8 = reshape(%2) : f64[{n},1]
+      %9 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%1, %8) : f64[{n},1]
+      %10 = reshape(%9) : f64[{n}]
+      %11 = add(%10, %7) : f64[{n}]
+      %12 = tanh(%11) : f64[{n}]
+      %13 = reduce[kind=sum, axes=[0]](%12) : f64[]
+      %14 = constant[value=[1]]() : i32[]
+      %15 = add(%0, %14) : i32[]
+      %16 = reshape(%13) : f64[1]
+      %17 = dynamic_update_slice(%4, %16, %0) : f64[{steps}]
+      return %15, %1, %12, %3, %17
+    }}
+  }}
+  return %7, %9
+}}",
+        zeros = vec!["0.0"; steps].join(", ")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_recurrent_cell_runs_as_one_kernel_with_the_sums_written_out() {
+    let (n, steps) = (20, 7);
+    let p = rnn(n, steps);
+    let plan = plan_with(&p, "t", 0).unwrap();
+    let kernels: Vec<_> = plan.kernels().into_iter().collect();
+    assert_eq!(kernels.len(), 1, "{:#?}", plan.steps);
+    assert!(kernels[0].device_loop && kernels[0].single_block);
+    assert!(
+        !plan.steps.iter().any(|s| matches!(s, Step::While { .. })),
+        "{:#?}",
+        plan.steps
+    );
+    let w: Vec<f64> = (0..n * n)
+        .map(|k| ((k * 7919 % 61) as f64 - 30.0) / 97.0)
+        .collect();
+    let h0: Vec<f64> = (0..n).map(|k| (k as f64 - 9.5) / 10.0).collect();
+    let x: Vec<f64> = (0..steps * n)
+        .map(|k| ((k % 13) as f64) / 6.5 - 1.0)
+        .collect();
+    let out = Emulated::new_with(&p, 0)
+        .unwrap()
+        .run(vec![storage(&w), storage(&h0), storage(&x)])
+        .unwrap();
+    // The same sums in the same order: each product's terms from the first, in f64.
+    let mut h = h0.clone();
+    let mut tape = vec![0.0; steps];
+    for (t, sum) in tape.iter_mut().enumerate() {
+        h = (0..n)
+            .map(|i| {
+                let mut acc = 0.0;
+                for k in 0..n {
+                    acc += w[i * n + k] * h[k];
+                }
+                (acc + x[t * n + i]).tanh()
+            })
+            .collect();
+        *sum = h.iter().skip(1).fold(h[0], |a, b| a + b);
+    }
+    assert_eq!(f64s(&out[0]), h);
+    assert_eq!(f64s(&out[1]), tape);
+}
+
+#[test]
+fn a_loop_with_a_branch_and_an_inner_loop_runs_on_the_device() {
+    // Even steps add y to x; odd steps double x k times (an inner `while`).
+    let src = "program(%0: f64[3], %1: f64[3], %2: i32[], %3: i32[]) {
+  %4 = constant[value=[0]]() : i32[]
+  %5, %6, %7, %8, %9 = while(%4, %0, %1, %2, %3) : i32[], f64[3], f64[3], i32[], i32[] {
+    cond(%0: i32[], %1: f64[3], %2: f64[3], %3: i32[], %4: i32[]) {
+      %5 = compare[dir=lt](%0, %3) : bool[]
+      return %5
+    }
+    body(%0: i32[], %1: f64[3], %2: f64[3], %3: i32[], %4: i32[]) {
+      %5 = constant[value=[2]]() : i32[]
+      %6 = rem(%0, %5) : i32[]
+      %7 = cond(%6, %1, %2, %4) : f64[3] {
+        branch(%0: f64[3], %1: f64[3], %2: i32[]) {
+          %3 = add(%0, %1) : f64[3]
+          return %3
+        }
+        branch(%0: f64[3], %1: f64[3], %2: i32[]) {
+          %3, %4 = while(%0, %2) : f64[3], i32[] {
+            cond(%0: f64[3], %1: i32[]) {
+              %2 = constant[value=[0]]() : i32[]
+              %3 = compare[dir=gt](%1, %2) : bool[]
+              return %3
+            }
+            body(%0: f64[3], %1: i32[]) {
+              %2 = add(%0, %0) : f64[3]
+              %3 = constant[value=[1]]() : i32[]
+              %4 = sub(%1, %3) : i32[]
+              return %2, %4
+            }
+          }
+          return %3
+        }
+      }
+      %8 = constant[value=[1]]() : i32[]
+      %9 = add(%0, %8) : i32[]
+      return %9, %7, %2, %3, %4
+    }
+  }
+  return %6
+}";
+    let p = Program::parse(src).unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    let kernels = plan.kernels();
+    assert!(
+        kernels.len() == 1 && kernels[0].device_loop,
+        "{:#?}",
+        plan.steps
+    );
+    let i32s = |v: i32| Arc::new(Storage::from_bytes(&v.to_le_bytes()));
+    let (x, y) = ([1.0, -2.0, 0.5], [0.25, 4.0, -8.0]);
+    let out = Emulated::new_with(&p, 0)
+        .unwrap()
+        .run(vec![storage(&x), storage(&y), i32s(5), i32s(3)])
+        .unwrap();
+    let mut want = x.to_vec();
+    for step in 0..5 {
+        for (w, y) in want.iter_mut().zip(y) {
+            *w = if step % 2 == 0 { *w + y } else { *w * 8.0 };
+        }
+    }
+    assert_eq!(f64s(&out[0]), want);
+}
+
+#[test]
+fn a_loop_of_heavy_iterations_stays_host_driven() {
+    let n = super::MAX_LOOP_ELEMENTS + 1;
+    let p = Program::parse(&format!(
+        "program(%0: f32[{n}]) {{
+  %1 = while(%0) : f32[{n}] {{
+    cond(%0: f32[{n}]) {{
+      %1 = constant[value=[false]]() : bool[]
+      return %1
+    }}
+    body(%0: f32[{n}]) {{
+      %1 = add(%0, %0) : f32[{n}]
+      return %1
+    }}
+  }}
+  return %1
+}}"
+    ))
+    .unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    assert!(
+        matches!(&plan.steps[..], [Step::While { .. }]),
+        "{:#?}",
+        plan.steps
+    );
+    let declined = super::plan("t", &p.nodes[0], &[0], &[1], &p.value_types(), 2).unwrap_err();
+    assert!(
+        declined.contains("an element loop of 4097 elements"),
+        "{declined}"
+    );
+}
