@@ -2,8 +2,10 @@
 //! kernels compute, not only that they compile (`QUABLA_CUDA_EMULATE=1`): a program's kernels
 //! are compiled by the system's C++ compiler against `emulate_prelude.h` (one block of one
 //! thread, CUDA's math functions as the C library's, PTX's conversion rules) into a shared
-//! library, each behind a host wrapper taking its pointers as an array. Elementwise programs
-//! only, as far as `fusion.rs` goes; the conformance suite runs on it
+//! library, each behind a host wrapper taking its pointers as an array. A device loop's
+//! kernel (`device_loop.rs`) runs as one block of several host threads with a real barrier
+//! ([`DEVICE_LOOP_THREADS`]), so how it shares work out among threads and where it waits is
+//! checked too, not only what one thread computes. The conformance suite runs on it
 //! (`tests/conformance/tests/cuda_emulated.rs`).
 
 use crate::elementwise::c_type;
@@ -23,7 +25,20 @@ pub fn requested() -> bool {
     std::env::var("QUABLA_CUDA_EMULATE").is_ok_and(|v| v == "1")
 }
 
-type Entry = unsafe extern "C" fn(*const *mut c_void, u64);
+type Entry = unsafe extern "C" fn(*const *mut c_void, u64, u32);
+
+/// The host threads a device loop's block runs with (`device_loop.rs`), by default: an odd
+/// count, so shares of unequal size are checked too. `QUABLA_CUDA_EMULATE_THREADS` sets it.
+pub const DEVICE_LOOP_THREADS: u32 = 3;
+
+/// The host threads in force for a device loop's block.
+fn device_loop_threads() -> u32 {
+    std::env::var("QUABLA_CUDA_EMULATE_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&t| t > 0)
+        .unwrap_or(DEVICE_LOOP_THREADS)
+}
 
 /// A value in host memory, 8-byte aligned for the kernels' typed loads.
 pub struct Storage {
@@ -56,7 +71,9 @@ impl Storage {
     }
 }
 
-/// The host wrapper of a kernel: its pointers from an array, then the element count.
+/// The host wrapper of a kernel: its pointers from an array, then the element count, then
+/// the threads of the block (one, but for a device loop's kernel, which has no shared arrays
+/// and so may run as a block of host threads).
 fn wrapper(k: &Kernel) -> String {
     let args: Vec<String> = k
         .param_types
@@ -67,10 +84,15 @@ fn wrapper(k: &Kernel) -> String {
             format!("({constness}{}*)a[{i}]", c_type(*t))
         })
         .collect();
+    let call = format!("{}({}, n)", k.name, args.join(", "));
+    let body = if k.device_loop {
+        format!("quabla_block(threads, [&] {{ {call}; }});")
+    } else {
+        format!("(void)threads; {call};")
+    };
     format!(
-        "extern \"C\" void {0}_host(void** a, unsigned long long n) {{ {0}({1}, n); }}\n",
-        k.name,
-        args.join(", ")
+        "extern \"C\" void {}_host(void** a, unsigned long long n, unsigned int threads) {{ {body} }}\n",
+        k.name
     )
 }
 
@@ -88,7 +110,14 @@ fn compile_library(source: &str) -> Result<libloading::Library, AbiError> {
     let cxx = std::env::var_os("CXX").unwrap_or_else(|| "c++".into());
     // No contraction into FMAs and no fast math: each op rounds once, as `--fmad=false`.
     let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-ffp-contract=off"])
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-ffp-contract=off",
+        ])
         .arg(&cpp)
         .arg("-o")
         .arg(&so)
@@ -111,6 +140,8 @@ pub struct Emulated {
     plan: Plan,
     entries: HashMap<String, Entry>,
     _library: Option<libloading::Library>,
+    /// The host threads a device loop's block runs with.
+    threads: u32,
 }
 
 type Value = std::sync::Arc<Storage>;
@@ -154,7 +185,13 @@ impl Emulated {
             plan,
             entries,
             _library: library,
+            threads: device_loop_threads(),
         })
+    }
+
+    /// Runs each device loop's block with `threads` host threads from now on.
+    pub fn set_threads(&mut self, threads: u32) {
+        self.threads = threads.max(1);
     }
 
     pub fn output_types(&self) -> Vec<TensorType> {
@@ -243,7 +280,7 @@ impl Executor for Emulated {
         if k.elements > 0 {
             // SAFETY: one pointer per parameter, each to memory of its value's full size,
             // written only through the output pointers.
-            unsafe { entry(ptrs.as_ptr(), k.elements as u64) };
+            unsafe { entry(ptrs.as_ptr(), k.elements as u64, self.threads) };
         }
         Ok(k.writes
             .iter()

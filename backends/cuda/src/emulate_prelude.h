@@ -1,9 +1,13 @@
 /* What a CUDA C kernel of quabla-cuda needs from CUDA, on the host (QUABLA_CUDA_EMULATE):
  * one block of one thread, so a grid-stride loop visits every element in order; CUDA's math
  * functions are the C library's of the same names; the intrinsics follow PTX's definitions
- * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). */
+ * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). A kernel without shared arrays (a
+ * device loop) may instead run as one block of several host threads: each thread's
+ * `threadIdx` and `blockDim` are its own, and `__syncthreads` waits on the launch's barrier. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define __global__
@@ -14,11 +18,73 @@
 /* One thread per block: shared arrays are the thread's own, and a barrier has no one to wait
    for (a block-per-element fold then folds in sequence, as one thread per element does). */
 #define __shared__
-static inline void __syncthreads(void) {}
+static thread_local pthread_barrier_t* quabla_barrier = 0;
+static inline void __syncthreads(void) { if (quabla_barrier) pthread_barrier_wait(quabla_barrier); }
 
 struct quabla_dim3 { unsigned int x, y, z; };
-static const quabla_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0};
-static const quabla_dim3 blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static const quabla_dim3 blockIdx = {0, 0, 0}, gridDim = {1, 1, 1};
+static thread_local quabla_dim3 threadIdx = {0, 0, 0}, blockDim = {1, 1, 1};
+
+/* One launch of an emulated block: its threads wait at `go` until every one of them exists,
+   so the block's size (and its barrier's count) is the number the system could start. */
+struct quabla_launch {
+  pthread_mutex_t lock;
+  pthread_cond_t go;
+  int started;
+  unsigned int threads;
+  pthread_barrier_t barrier;
+  void (*run)(void*);
+  void* kernel;
+};
+struct quabla_thread {
+  unsigned int index;
+  quabla_launch* launch;
+};
+static void* quabla_thread_main(void* arg) {
+  quabla_thread* t = (quabla_thread*)arg;
+  quabla_launch* l = t->launch;
+  pthread_mutex_lock(&l->lock);
+  while (!l->started) pthread_cond_wait(&l->go, &l->lock);
+  pthread_mutex_unlock(&l->lock);
+  threadIdx.x = t->index;
+  blockDim.x = l->threads;
+  quabla_barrier = &l->barrier;
+  l->run(l->kernel);
+  return 0;
+}
+template <typename F> static void quabla_call(void* kernel) { (*(F*)kernel)(); }
+/* Runs `kernel` as one block of up to `threads` host threads (pthreads: <thread> would add a
+   tenth of a second to every program's compile); on the calling thread alone if none can
+   be started. */
+template <typename F> static void quabla_block(unsigned int threads, F kernel) {
+  quabla_launch l;
+  pthread_mutex_init(&l.lock, 0);
+  pthread_cond_init(&l.go, 0);
+  l.started = 0;
+  l.run = &quabla_call<F>;
+  l.kernel = &kernel;
+  quabla_thread* block = (quabla_thread*)calloc(threads, sizeof(quabla_thread));
+  pthread_t* ids = (pthread_t*)calloc(threads, sizeof(pthread_t));
+  unsigned int made = 0;
+  while (block && ids && made < threads) {
+    block[made] = quabla_thread{made, &l};
+    if (pthread_create(&ids[made], 0, quabla_thread_main, &block[made]) != 0) break;
+    ++made;
+  }
+  l.threads = made ? made : 1;
+  pthread_barrier_init(&l.barrier, 0, l.threads);
+  if (made == 0) kernel();
+  pthread_mutex_lock(&l.lock);
+  l.started = 1;
+  pthread_cond_broadcast(&l.go);
+  pthread_mutex_unlock(&l.lock);
+  for (unsigned int t = 0; t < made; ++t) pthread_join(ids[t], 0);
+  pthread_barrier_destroy(&l.barrier);
+  pthread_cond_destroy(&l.go);
+  pthread_mutex_destroy(&l.lock);
+  free(block);
+  free(ids);
+}
 
 using std::signbit;
 using std::isfinite;

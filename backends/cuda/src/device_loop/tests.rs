@@ -13,6 +13,10 @@ fn f64s(s: &Storage) -> Vec<f64> {
         .collect()
 }
 
+/// Block sizes the emulation runs device loops with: one thread, a few, more threads than
+/// the loops have elements.
+const THREADS: [u32; 5] = [1, 2, 3, 8, 64];
+
 fn storage(xs: &[f64]) -> Arc<Storage> {
     let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
     Arc::new(Storage::from_bytes(&bytes))
@@ -76,10 +80,7 @@ fn a_recurrent_cell_runs_as_one_kernel_with_the_sums_written_out() {
     let x: Vec<f64> = (0..steps * n)
         .map(|k| ((k % 13) as f64) / 6.5 - 1.0)
         .collect();
-    let out = Emulated::new_with(&p, 0)
-        .unwrap()
-        .run(vec![storage(&w), storage(&h0), storage(&x)])
-        .unwrap();
+    let mut exe = Emulated::new_with(&p, 0).unwrap();
     // The same sums in the same order: each product's terms from the first, in f64.
     let mut h = h0.clone();
     let mut tape = vec![0.0; steps];
@@ -95,8 +96,16 @@ fn a_recurrent_cell_runs_as_one_kernel_with_the_sums_written_out() {
             .collect();
         *sum = h.iter().skip(1).fold(h[0], |a, b| a + b);
     }
-    assert_eq!(f64s(&out[0]), h);
-    assert_eq!(f64s(&out[1]), tape);
+    // The block's threads share the work out: the same bits whatever their number, fewer
+    // or more than the elements.
+    for threads in THREADS {
+        exe.set_threads(threads);
+        let out = exe
+            .run(vec![storage(&w), storage(&h0), storage(&x)])
+            .unwrap();
+        assert_eq!(f64s(&out[0]), h, "{threads} threads");
+        assert_eq!(f64s(&out[1]), tape, "{threads} threads");
+    }
 }
 
 #[test]
@@ -151,17 +160,20 @@ fn a_loop_with_a_branch_and_an_inner_loop_runs_on_the_device() {
     );
     let i32s = |v: i32| Arc::new(Storage::from_bytes(&v.to_le_bytes()));
     let (x, y) = ([1.0, -2.0, 0.5], [0.25, 4.0, -8.0]);
-    let out = Emulated::new_with(&p, 0)
-        .unwrap()
-        .run(vec![storage(&x), storage(&y), i32s(5), i32s(3)])
-        .unwrap();
     let mut want = x.to_vec();
     for step in 0..5 {
         for (w, y) in want.iter_mut().zip(y) {
             *w = if step % 2 == 0 { *w + y } else { *w * 8.0 };
         }
     }
-    assert_eq!(f64s(&out[0]), want);
+    let mut exe = Emulated::new_with(&p, 0).unwrap();
+    for threads in THREADS {
+        exe.set_threads(threads);
+        let out = exe
+            .run(vec![storage(&x), storage(&y), i32s(5), i32s(3)])
+            .unwrap();
+        assert_eq!(f64s(&out[0]), want, "{threads} threads");
+    }
 }
 
 #[test]
