@@ -391,7 +391,7 @@ fn drop_dead_stores(f: &mut Function) {
     let mut reg_reads: HashMap<Reg, usize> = HashMap::new();
     for inst in &instructions {
         read.extend(arrays_read(inst));
-        for r in all_reads(inst) {
+        for r in inst.reads() {
             *reg_reads.entry(r).or_default() += 1;
         }
     }
@@ -479,7 +479,7 @@ fn prune_nest(inst: &mut Inst, dead: &HashSet<ArrayId>, reads: &mut HashMap<Reg,
             if live {
                 kept.push(inst);
             } else {
-                for r in all_reads(&inst) {
+                for r in inst.reads() {
                     if let Some(n) = reads.get_mut(&r) {
                         *n = n.saturating_sub(1);
                     }
@@ -492,35 +492,6 @@ fn prune_nest(inst: &mut Inst, dead: &HashSet<ArrayId>, reads: &mut HashMap<Reg,
         return any_store;
     }
     true
-}
-
-/// Every register `inst` reads (not those of blocks nested in it).
-fn all_reads(inst: &Inst) -> Vec<Reg> {
-    if let Some((reads, _)) = flat_regs(inst) {
-        return reads;
-    }
-    let starts = |i: &ElementIndex| i.terms.iter().map(|t| t.start).collect::<Vec<_>>();
-    match inst {
-        Inst::Dot { lhs, rhs, .. } => [starts(lhs), starts(rhs)].concat(),
-        Inst::Reduce { src, times, .. } => {
-            std::iter::once(src).chain(times).flat_map(starts).collect()
-        }
-        Inst::Linalg { operands, .. } => operands.iter().flat_map(|o| starts(&o.start)).collect(),
-        Inst::While { test, next, .. } => {
-            let mut r = next.clone();
-            r.push(*test);
-            r
-        }
-        Inst::Switch {
-            index, branches, ..
-        } => {
-            let mut r: Vec<Reg> = branches.iter().flat_map(|b| b.results.clone()).collect();
-            r.push(*index);
-            r
-        }
-        // A loop's body is walked on its own.
-        _ => Vec::new(),
-    }
 }
 
 /// Merges adjacent levels of every nest that every access steps through evenly (the
@@ -561,7 +532,7 @@ fn collapse(mut nest: Nest) -> Nest {
         // The body must not read the counters as values, only in indices.
         let as_value = nest.body.0.iter().any(|i| {
             !matches!(i, Inst::Load { .. } | Inst::Store { .. })
-                && all_reads(i).iter().any(|r| *r == outer || *r == inner)
+                && i.reads().iter().any(|r| *r == outer || *r == inner)
         });
         if !even || as_value {
             continue;

@@ -295,6 +295,82 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// The registers this instruction itself reads, not those of its nested blocks: its
+    /// operands and index starts; a `While` its test and next carries, a `Switch` its
+    /// index and its branches' results (an element loop's body is walked on its own).
+    ///
+    /// ```
+    /// use quabla_abi::loop_ir::{Inst, Reg};
+    /// use quabla_abi::qir::BinaryOp;
+    /// let add = Inst::Binary { dst: Reg(2), op: BinaryOp::Add, a: Reg(0), b: Reg(1) };
+    /// assert_eq!(add.reads(), vec![Reg(0), Reg(1)]);
+    /// assert_eq!(add.writes(), vec![Reg(2)]);
+    /// ```
+    pub fn reads(&self) -> Vec<Reg> {
+        let starts = |i: &ElementIndex| i.terms.iter().map(|t| t.start).collect::<Vec<_>>();
+        match self {
+            Inst::Const { .. } | Inst::Loop { .. } => Vec::new(),
+            Inst::Unary { x, .. }
+            | Inst::Convert { x, .. }
+            | Inst::Bitcast { x, .. }
+            | Inst::Copy { src: x, .. } => vec![*x],
+            Inst::Binary { a, b, .. } | Inst::Compare { a, b, .. } => vec![*a, *b],
+            Inst::Select {
+                pred,
+                on_true,
+                on_false,
+                ..
+            } => vec![*pred, *on_true, *on_false],
+            Inst::Load { index, .. } => starts(index),
+            Inst::Store { index, src } => {
+                let mut r = starts(index);
+                r.push(*src);
+                r
+            }
+            Inst::Dot { lhs, rhs, .. } => [starts(lhs), starts(rhs)].concat(),
+            Inst::Reduce { src, times, .. } => {
+                std::iter::once(src).chain(times).flat_map(starts).collect()
+            }
+            Inst::Linalg { operands, .. } => {
+                operands.iter().flat_map(|o| starts(&o.start)).collect()
+            }
+            Inst::While { test, next, .. } => {
+                let mut r = next.clone();
+                r.push(*test);
+                r
+            }
+            Inst::Switch {
+                index, branches, ..
+            } => {
+                let mut r: Vec<Reg> = branches.iter().flat_map(|b| b.results.clone()).collect();
+                r.push(*index);
+                r
+            }
+        }
+    }
+
+    /// The registers this instruction itself writes: its destination, a loop's counter, a
+    /// `While`'s carries, a `Switch`'s results.
+    pub fn writes(&self) -> Vec<Reg> {
+        match self {
+            Inst::Const { dst, .. }
+            | Inst::Unary { dst, .. }
+            | Inst::Binary { dst, .. }
+            | Inst::Compare { dst, .. }
+            | Inst::Select { dst, .. }
+            | Inst::Convert { dst, .. }
+            | Inst::Bitcast { dst, .. }
+            | Inst::Copy { dst, .. }
+            | Inst::Load { dst, .. } => vec![*dst],
+            Inst::Loop { counter, .. } => vec![*counter],
+            Inst::While { carries, .. } => carries.clone(),
+            Inst::Switch { results, .. } => results.clone(),
+            Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } | Inst::Linalg { .. } => {
+                Vec::new()
+            }
+        }
+    }
+
     /// The blocks of a `While` (condition, body) or a `Switch` (its branches); none for
     /// any other instruction (an element loop's body is not a region).
     pub fn regions(&self) -> Vec<&Block> {
@@ -378,23 +454,9 @@ impl Block {
 
     /// Whether any instruction of this block, nested blocks included, writes `r`.
     pub fn writes(&self, r: Reg) -> bool {
-        self.instructions().iter().any(|inst| match inst {
-            Inst::Const { dst, .. }
-            | Inst::Unary { dst, .. }
-            | Inst::Binary { dst, .. }
-            | Inst::Compare { dst, .. }
-            | Inst::Select { dst, .. }
-            | Inst::Convert { dst, .. }
-            | Inst::Bitcast { dst, .. }
-            | Inst::Copy { dst, .. }
-            | Inst::Load { dst, .. } => *dst == r,
-            Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } | Inst::Linalg { .. } => {
-                false
-            }
-            Inst::Loop { counter, .. } => *counter == r,
-            Inst::While { carries, .. } => carries.contains(&r),
-            Inst::Switch { results, .. } => results.contains(&r),
-        })
+        self.instructions()
+            .iter()
+            .any(|inst| inst.writes().contains(&r))
     }
 }
 

@@ -7,7 +7,7 @@
 //! Only stores go, and only where no read can see them, so the bits do not change.
 
 use super::product_sums::dense_offset;
-use super::{all_reads, arrays_read, arrays_written, flat_regs, prune_nest, Nest};
+use super::{arrays_read, arrays_written, flat_regs, prune_nest, Nest};
 use crate::loop_ir::{ArrayId, ArrayRole, Block, ElementIndex, Function, Inst};
 use std::collections::{HashMap, HashSet};
 
@@ -19,7 +19,7 @@ pub(super) fn drop_stores_dead_across_iterations(f: &mut Function) {
     let accesses = access_counts(&all);
     let mut reg_reads: HashMap<_, usize> = HashMap::new();
     for inst in &all {
-        for r in all_reads(inst) {
+        for r in inst.reads() {
             *reg_reads.entry(r).or_default() += 1;
         }
     }

@@ -19,66 +19,6 @@
 use quabla_abi::loop_ir::{Block, ElementIndex, Function, Inst, Reg};
 use std::collections::{HashMap, HashSet};
 
-/// The registers `inst` itself reads (not those of its nested blocks; a `While` reads its
-/// test and its next carries, a `Switch` its index and its branches' results).
-pub(super) fn reads(inst: &Inst) -> Vec<Reg> {
-    let starts = |i: &ElementIndex| i.terms.iter().map(|t| t.start).collect::<Vec<_>>();
-    match inst {
-        Inst::Const { .. } | Inst::Loop { .. } => Vec::new(),
-        Inst::Unary { x, .. }
-        | Inst::Convert { x, .. }
-        | Inst::Bitcast { x, .. }
-        | Inst::Copy { src: x, .. } => vec![*x],
-        Inst::Binary { a, b, .. } | Inst::Compare { a, b, .. } => vec![*a, *b],
-        Inst::Select {
-            pred,
-            on_true,
-            on_false,
-            ..
-        } => vec![*pred, *on_true, *on_false],
-        Inst::Load { index, .. } => starts(index),
-        Inst::Store { index, src } => {
-            let mut r = starts(index);
-            r.push(*src);
-            r
-        }
-        Inst::Dot { lhs, rhs, .. } => [starts(lhs), starts(rhs)].concat(),
-        Inst::Reduce { src, times, .. } => {
-            let mut r = starts(src);
-            r.extend(times.iter().flat_map(starts));
-            r
-        }
-        Inst::Linalg { operands, .. } => operands.iter().flat_map(|o| starts(&o.start)).collect(),
-        Inst::While { test, next, .. } => std::iter::once(*test).chain(next.clone()).collect(),
-        Inst::Switch {
-            index, branches, ..
-        } => std::iter::once(*index)
-            .chain(branches.iter().flat_map(|b| b.results.clone()))
-            .collect(),
-    }
-}
-
-/// The registers `inst` itself writes.
-fn writes(inst: &Inst) -> Vec<Reg> {
-    match inst {
-        Inst::Const { dst, .. }
-        | Inst::Unary { dst, .. }
-        | Inst::Binary { dst, .. }
-        | Inst::Compare { dst, .. }
-        | Inst::Select { dst, .. }
-        | Inst::Convert { dst, .. }
-        | Inst::Bitcast { dst, .. }
-        | Inst::Copy { dst, .. }
-        | Inst::Load { dst, .. } => vec![*dst],
-        Inst::Loop { counter, .. } => vec![*counter],
-        Inst::While { carries, .. } => carries.clone(),
-        Inst::Switch { results, .. } => results.clone(),
-        Inst::Store { .. } | Inst::Dot { .. } | Inst::Reduce { .. } | Inst::Linalg { .. } => {
-            Vec::new()
-        }
-    }
-}
-
 /// The counters and trip counts of the perfect nest `inst` heads (each level's body that
 /// one loop alone), outermost first, and its innermost body: the levels spread together.
 pub(super) fn nest(inst: &Inst) -> Option<(Vec<(Reg, u64)>, &Block)> {
@@ -142,13 +82,13 @@ pub fn check(f: &Function) -> Result<(), String> {
                     if !i.regions().is_empty() {
                         return Err("control flow inside an element loop".into());
                     }
-                    for r in reads(i) {
+                    for r in i.reads() {
                         readers.entry(r).or_default().insert(Some(k));
                     }
                 }
                 continue;
             }
-            for r in reads(inst) {
+            for r in inst.reads() {
                 readers.entry(r).or_default().insert(None);
             }
             pending.extend(inst.regions());
@@ -183,7 +123,7 @@ fn check_loop(
     let (spread, _) = nest(l).ok_or("not an element loop")?;
     let body = Block(vec![l.clone()]);
     let all = in_order(&body);
-    let written: HashSet<Reg> = all.iter().flat_map(|i| writes(i)).collect();
+    let written: HashSet<Reg> = all.iter().flat_map(|i| i.writes()).collect();
     if let Some(r) = written.iter().find(|r| {
         readers
             .get(r)
@@ -199,7 +139,8 @@ fn check_loop(
         ) {
             return Err("a library call inside an element loop".into());
         }
-        if let Some(r) = reads(inst)
+        if let Some(r) = inst
+            .reads()
             .into_iter()
             .find(|r| written.contains(r) && !defined.contains(r))
         {
@@ -208,7 +149,7 @@ fn check_loop(
                 r.0
             ));
         }
-        defined.extend(writes(inst));
+        defined.extend(inst.writes());
     }
     let counts: HashMap<Reg, u64> = all
         .iter()
