@@ -2,15 +2,16 @@
 //! (`quabla_abi::loop_ir::lower_while`, fused by `loop_ir::fuse`, the same function the CPU
 //! plugin's compiled tier emits as native code) becomes one CUDA kernel run by one block,
 //! predicate and all (`emit.rs`). A solver's loop on a small state then costs one launch,
-//! not a predicate read back (or a graph launch) per iteration.
+//! not a predicate read back (or a graph launch) per iteration. A program running such a
+//! loop is one kernel whole where `loop_ir::lower_program` covers it ([`plan_program`]).
 //!
 //! Only loops of light iterations are taken: each element loop, product and reduction
 //! within a few passes of one block ([`MAX_LOOP_ELEMENTS`], [`MAX_DOT_TERMS`],
 //! [`MAX_REDUCE_ELEMENTS`]), since one block's threads do all the work that a full grid
-//! would share, and no array past [`MAX_ARRAY_ELEMENTS`]; element loops whose iterations are not provably independent
-//! (`spread.rs`) and factorizations (cuSOLVER is called from the host) leave the loop to
-//! the host-driven plan (`plan.rs`, `loops.rs`). `QUABLA_CUDA_DEVICE_LOOPS=0` turns the
-//! whole path off.
+//! would share, and no array past [`MAX_ARRAY_ELEMENTS`]; element loops whose iterations
+//! are not provably independent (`spread.rs`) and factorizations (cuSOLVER is called from
+//! the host) leave the loop to the host-driven plan (`plan.rs`, `loops.rs`).
+//! `QUABLA_CUDA_DEVICE_LOOPS=0` turns the whole path off.
 //!
 //! ```
 //! use quabla_abi::qir::Program;
@@ -42,9 +43,11 @@ mod tests;
 
 use crate::elementwise::{c_type, PRELUDE};
 use crate::fusion::Kernel;
-use crate::plan::Step;
-use quabla_abi::loop_ir::{fuse, lower_while, ArrayRole, Block, Function, Inst, Operand};
-use quabla_abi::qir::Node;
+use crate::plan::{Plan, Step};
+use quabla_abi::loop_ir::{
+    fuse, lower_program, lower_while, ArrayRole, Block, Function, Inst, Operand,
+};
+use quabla_abi::qir::{Node, Op, Program};
 use quabla_abi::{DType, TensorType};
 use std::fmt::Write;
 
@@ -71,13 +74,20 @@ pub const MAX_ARRAY_ELEMENTS: usize = 1 << 20;
 /// loop this large (an adjoint's unrolled tape) has arrays past the bound anyway.
 pub const MAX_INSTRUCTIONS: usize = 8192;
 
+/// The most loop-IR instructions of a whole program made one kernel: past it, NVRTC's time
+/// grows faster than the kernel (the checkpointed neural-ODE gradient, about 14,000 lines of
+/// CUDA C as one kernel, took 25 s to compile here against 9 s as its four loops' kernels),
+/// while the launches saved around the loops are a few microseconds.
+pub const MAX_WHOLE_PROGRAM_INSTRUCTIONS: usize = 2048;
+
 /// Whether device loops are on (`QUABLA_CUDA_DEVICE_LOOPS`, default on; `0` turns them off).
 pub fn enabled() -> bool {
     std::env::var("QUABLA_CUDA_DEVICE_LOOPS").map_or(true, |v| v != "0")
 }
 
-/// The steps running a `while` node on the device, and the types of the values they add
-/// (scratch memory and constants, numbered from the `first_new` they were given).
+/// The steps running a `while` node (or a whole program) on the device, and the types of
+/// the values they add (scratch memory, constants, copies of carries updated in place),
+/// numbered from the `first_new` they were given.
 #[derive(Debug)]
 pub struct DeviceLoop {
     pub steps: Vec<Step>,
@@ -85,86 +95,79 @@ pub struct DeviceLoop {
 }
 
 /// The device loop of `node` (a `while` of operand values `operands` and result values
-/// `results`, of types `types`), named `name`, or why it stays with the host-driven plan.
+/// `results`), named `name`, or why it stays with the host-driven plan.
 pub fn plan(
     name: &str,
     node: &Node,
     operands: &[usize],
     results: &[usize],
-    types: &[TensorType],
     first_new: usize,
 ) -> Result<DeviceLoop, String> {
     if !enabled() {
         return Err("QUABLA_CUDA_DEVICE_LOOPS=0".into());
     }
-    let f = lowered(node)?;
-    if f.operands.len() != operands.len() || f.outputs != f.operands {
+    let f = within_bounds(lower_while(node).map_err(|d| d.to_string())?)?;
+    if f.outputs != f.operands {
         return Err("a lowering whose carries do not leave where they entered".into());
     }
-    let mut k = Interface::default();
-    let mut arrays = vec![String::new(); f.arrays.len()];
-    let (mut params, mut scalar_results) = (f.params.iter(), f.results.iter());
-    for (j, (o, &v)) in f.operands.iter().zip(operands).enumerate() {
-        let dtype = types[v].dtype;
-        match o {
-            Operand::Scalar => {
-                let r = params
-                    .next()
-                    .ok_or("fewer parameters than scalar operands")?;
-                k.read(v, dtype);
-                let _ = writeln!(k.entry, "  r{} = in{v}[0];", r.0);
-                let r = scalar_results
-                    .next()
-                    .ok_or("fewer results than scalar carries")?;
-                k.write(results[j], dtype);
-                let _ = write!(k.exit, "out{}[0] = r{}; ", results[j], r.0);
-            }
-            Operand::Array(a) if f.arrays[a.index()].written => {
-                k.read(v, dtype);
-                k.write(results[j], dtype);
-                arrays[a.index()] = format!("out{}", results[j]);
-                let _ = writeln!(
-                    k.entry,
-                    "  for (long long q = threadIdx.x; q < {}ll; q += blockDim.x) out{}[q] = in{v}[q];",
-                    f.arrays[a.index()].len,
-                    results[j]
-                );
-                k.copied = true;
-            }
-            Operand::Array(a) => {
-                k.read(v, dtype);
-                arrays[a.index()] = format!("in{v}");
-                k.after.push(Step::Alias {
-                    from: v,
-                    to: results[j],
-                });
-            }
-        }
-    }
-    for (a, decl) in f.arrays.iter().enumerate() {
-        let id = first_new + k.new_types.len();
-        match &decl.role {
-            ArrayRole::Operand => continue,
-            ArrayRole::Scratch => k.write(id, decl.dtype),
-            ArrayRole::Constant(h) => {
-                k.before.push(Step::Constant {
-                    value: id,
-                    bytes: h.bytes.clone(),
-                });
-                k.read(id, decl.dtype);
-            }
-        }
-        arrays[a] = format!("{}{id}", if decl.is_scratch() { "out" } else { "in" });
-        k.new_types
-            .push(TensorType::new(decl.dtype, vec![decl.len]));
-    }
-    let body = emit::Emitter::new(&f, &arrays).body()?;
-    Ok(k.finish(name, &f, &body))
+    function_steps(name, &f, operands, results, first_new)
 }
 
-/// `node` lowered and fused, within the bounds, its element loops safe to spread.
-fn lowered(node: &Node) -> Result<Function, String> {
-    let mut f = lower_while(node).map_err(|d| d.to_string())?;
+/// All of `p` as one kernel of one block, where `p` runs a `while` loop and the loop IR
+/// covers it within the bounds and [`MAX_WHOLE_PROGRAM_INSTRUCTIONS`] (the straight-line
+/// code around a solve, its initial step and read-out, then costs no launch of its own);
+/// `None` plans it node by node.
+///
+/// ```
+/// use quabla_abi::qir::Program;
+/// // A counter loop and a sum after it: one launch.
+/// let p = Program::parse("program(%0: f32[8]) {
+///   %1 = constant[value=[0]]() : i32[]
+///   %2, %3 = while(%1, %0) : i32[], f32[8] {
+///     cond(%0: i32[], %1: f32[8]) {
+///       %2 = constant[value=[3]]() : i32[]
+///       %3 = compare[dir=lt](%0, %2) : bool[]
+///       return %3
+///     }
+///     body(%0: i32[], %1: f32[8]) {
+///       %2 = constant[value=[1]]() : i32[]
+///       %3 = add(%0, %2) : i32[]
+///       %4 = add(%1, %1) : f32[8]
+///       return %3, %4
+///     }
+///   }
+///   %4 = reduce[kind=sum, axes=[0]](%3) : f32[]
+///   return %4
+/// }").unwrap();
+/// let plan = quabla_cuda::device_loop::plan_program(&p, "k").unwrap();
+/// assert_eq!(plan.kernels().len(), 1);
+/// ```
+pub fn plan_program(p: &Program, name: &str) -> Option<Plan> {
+    let loops = p.nodes.iter().any(|n| matches!(n.op, Op::While { .. }));
+    if !enabled() || !loops {
+        return None;
+    }
+    let f = within_bounds(lower_program(p).ok()?).ok()?;
+    if f.body.instructions().len() > MAX_WHOLE_PROGRAM_INSTRUCTIONS {
+        return None;
+    }
+    let mut types = p.value_types();
+    let inputs: Vec<usize> = (0..p.inputs.len()).collect();
+    // The outputs get values of their own: one may be an input, or two one value.
+    let outputs: Vec<usize> = (types.len()..types.len() + p.outputs.len()).collect();
+    types.extend(p.output_types());
+    let d = function_steps(&format!("{name}_all"), &f, &inputs, &outputs, types.len()).ok()?;
+    types.extend(d.new_types);
+    Some(Plan {
+        types,
+        num_inputs: p.inputs.len(),
+        steps: d.steps,
+        outputs,
+    })
+}
+
+/// `f` fused, if it is within the bounds and its element loops are safe to spread.
+fn within_bounds(mut f: Function) -> Result<Function, String> {
     f.check()?;
     fuse(&mut f, &|_, _, _| true);
     f.check()
@@ -184,6 +187,96 @@ fn lowered(node: &Node) -> Result<Function, String> {
     bounded_work(&f)?;
     spread::check(&f)?;
     Ok(f)
+}
+
+/// The steps running `f` as one kernel `name`: its operands the values `inputs`, its
+/// outputs becoming the values `outputs` (scalars stored by the kernel, arrays aliases of
+/// the memory holding them), new values numbered from `first_new`.
+fn function_steps(
+    name: &str,
+    f: &Function,
+    inputs: &[usize],
+    outputs: &[usize],
+    first_new: usize,
+) -> Result<DeviceLoop, String> {
+    if f.operands.len() != inputs.len() || f.outputs.len() != outputs.len() {
+        return Err("a lowering of another interface than the node's".into());
+    }
+    let mut k = Interface {
+        first_new,
+        ..Interface::default()
+    };
+    // Per array, its pointer and the value holding its final contents.
+    let mut arrays = vec![String::new(); f.arrays.len()];
+    let mut holders = vec![0usize; f.arrays.len()];
+    let mut params = f.params.iter();
+    for (o, &v) in f.operands.iter().zip(inputs) {
+        match o {
+            Operand::Scalar => {
+                let r = params
+                    .next()
+                    .ok_or("fewer parameters than scalar operands")?;
+                k.read(v, f.dtype(*r));
+                let _ = writeln!(k.entry, "  r{} = in{v}[0];", r.0);
+            }
+            Operand::Array(a) => {
+                let decl = &f.arrays[a.index()];
+                k.read(v, decl.dtype);
+                if decl.written {
+                    // Updated in place: on a copy of its own.
+                    let w = k.new_value(decl.dtype, decl.len);
+                    k.write(w, decl.dtype);
+                    let _ = writeln!(
+                        k.entry,
+                        "  for (long long q = threadIdx.x; q < {}ll; q += blockDim.x) out{w}[q] = in{v}[q];",
+                        decl.len
+                    );
+                    k.copied = true;
+                    (arrays[a.index()], holders[a.index()]) = (format!("out{w}"), w);
+                } else {
+                    (arrays[a.index()], holders[a.index()]) = (format!("in{v}"), v);
+                }
+            }
+        }
+    }
+    for (a, decl) in f.arrays.iter().enumerate() {
+        let id = match &decl.role {
+            ArrayRole::Operand => continue,
+            ArrayRole::Scratch => {
+                let id = k.new_value(decl.dtype, decl.len);
+                k.write(id, decl.dtype);
+                id
+            }
+            ArrayRole::Constant(h) => {
+                let id = k.new_value(decl.dtype, decl.len);
+                k.before.push(Step::Constant {
+                    value: id,
+                    bytes: h.bytes.clone(),
+                });
+                k.read(id, decl.dtype);
+                id
+            }
+        };
+        let io = if decl.is_scratch() { "out" } else { "in" };
+        (arrays[a], holders[a]) = (format!("{io}{id}"), id);
+    }
+    let mut results = f.results.iter();
+    for (o, &v) in f.outputs.iter().zip(outputs) {
+        match o {
+            Operand::Scalar => {
+                let r = results.next().ok_or("fewer results than scalar outputs")?;
+                k.write(v, f.dtype(*r));
+                let _ = write!(k.exit, "out{v}[0] = r{}; ", r.0);
+            }
+            // The same bytes in the output's own shape.
+            Operand::Array(a) => k.after.push(Step::Alias {
+                from: holders[a.index()],
+                to: v,
+            }),
+        }
+    }
+    let body = emit::Emitter::new(f, &arrays).body()?;
+    Ok(k.finish(name, f, &body))
 }
 
 /// Every element loop, product and reduction of `f` within the work one block takes on.
@@ -256,6 +349,8 @@ struct Interface {
     copied: bool,
     before: Vec<Step>,
     after: Vec<Step>,
+    /// The first id of the values this kernel adds, and their types.
+    first_new: usize,
     new_types: Vec<TensorType>,
 }
 
@@ -268,6 +363,12 @@ impl Interface {
 
     fn write(&mut self, v: usize, d: DType) {
         self.writes.push((v, d));
+    }
+
+    /// A new value of `len` elements.
+    fn new_value(&mut self, d: DType, len: usize) -> usize {
+        self.new_types.push(TensorType::new(d, vec![len]));
+        self.first_new + self.new_types.len() - 1
     }
 
     fn finish(self, name: &str, f: &Function, body: &str) -> DeviceLoop {

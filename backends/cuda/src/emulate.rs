@@ -157,6 +157,11 @@ impl Emulated {
         let plan = plan_with(p, "k", one_block).map_err(|op| {
             AbiError::unimplemented(format!("CUDA emulation has no kernel for `{op}` yet"))
         })?;
+        Emulated::of_plan(plan)
+    }
+
+    /// `plan`'s kernels compiled for the host.
+    pub(crate) fn of_plan(plan: Plan) -> Result<Emulated, AbiError> {
         let kernels = plan.kernels();
         let mut source = String::from(include_str!("emulate_prelude.h"));
         source.push_str(crate::elementwise::PRELUDE);

@@ -108,8 +108,22 @@ pub fn plan(p: &Program, prefix: &str) -> Result<Plan, String> {
 
 /// `plan`, merging consecutive kernels of at most `one_block` elements into one-block
 /// kernels (`one_block.rs`; 0 merges none) where `plan` takes the bound from the
-/// environment.
+/// environment. A program running a loop may be one kernel whole
+/// (`device_loop::plan_program`), its `while` loops one kernel each (`device_loop::plan`).
 pub fn plan_with(p: &Program, prefix: &str, one_block: usize) -> Result<Plan, String> {
+    if let Some(whole) = crate::device_loop::plan_program(p, prefix) {
+        return Ok(whole);
+    }
+    plan_node_by_node(p, prefix, one_block)
+}
+
+/// `plan_with`, never making the whole program one device kernel (each `while` may still
+/// be one).
+pub(crate) fn plan_node_by_node(
+    p: &Program,
+    prefix: &str,
+    one_block: usize,
+) -> Result<Plan, String> {
     plan_in(p, prefix, false, one_block)
 }
 
@@ -241,7 +255,6 @@ fn steps(
                     node,
                     &operands,
                     &results,
-                    types,
                     first_new,
                 ) {
                     Ok(d) => {

@@ -96,7 +96,9 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
         let each = fusion::programs(p).into_iter().flat_map(|(name, q)| {
             plan::kernels(q, &name).unwrap_or_else(|e| panic!("{case}: {e}"))
         });
-        for k in each.chain(merged) {
+        // Each top-level loop as a device loop of its own too, as a program the loop IR
+        // does not cover whole runs it.
+        for k in each.chain(merged).chain(loop_kernels(p)) {
             any = true;
             // The entry point's name is part of the source: key on the body alone.
             let key = k.source.replace(&k.name, "kernel");
@@ -305,32 +307,60 @@ fn resource_report_parsing() {
     assert_eq!(nvrtc::resources("nothing"), None);
 }
 
+/// The device-loop kernels of `p`'s top-level `while` loops, and for each loop the
+/// reason it stays host-driven where it does.
+fn loop_kernels(p: &Program) -> Vec<fusion::Kernel> {
+    device_loops(p)
+        .into_iter()
+        .filter_map(Result::ok)
+        .flat_map(|d| d.steps)
+        .filter_map(|s| match s {
+            plan::Step::Kernel(k) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each top-level `while` of `p` as a device loop, or why not.
+fn device_loops(p: &Program) -> Vec<Result<quabla_cuda::device_loop::DeviceLoop, String>> {
+    let (types, first) = (p.value_types(), p.first_result_ids());
+    p.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| matches!(node.op, quabla_abi::qir::Op::While { .. }))
+        .map(|(k, node)| {
+            let operands: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
+            let id = first[k].index();
+            let results: Vec<usize> = (id..id + node.results.len()).collect();
+            quabla_cuda::device_loop::plan("devloop", node, &operands, &results, types.len())
+        })
+        .collect()
+}
+
 /// Which top-level `while` loops of the suite run on the device (`device_loop.rs`); the
 /// others stay host-driven, each for a reason printed here. None is refused for its element
 /// loops' iterations meeting (`device_loop::spread`): the shared lowering gives loops whose
 /// iterations are independent.
 #[test]
 fn most_conformance_loops_run_on_the_device() {
-    use quabla_abi::qir::Op;
     let (mut device, mut declined) = (0, BTreeMap::<String, Vec<String>>::new());
+    let (mut loops, mut whole) = (0, 0);
     for (case, p) in conformance_programs() {
-        let (types, first) = (p.value_types(), p.first_result_ids());
-        for (k, node) in p.nodes.iter().enumerate() {
-            if !matches!(node.op, Op::While { .. }) {
-                continue;
-            }
-            let operands: Vec<usize> = node.operands.iter().map(|o| o.index()).collect();
-            let id = first[k].index();
-            let results: Vec<usize> = (id..id + node.results.len()).collect();
-            let first_new = types.len();
-            match quabla_cuda::device_loop::plan("k", node, &operands, &results, &types, first_new)
-            {
+        let mut any = false;
+        for d in device_loops(&p) {
+            any = true;
+            match d {
                 Ok(_) => device += 1,
                 Err(why) => declined.entry(why).or_default().push(case.clone()),
             }
         }
+        loops += usize::from(any);
+        whole += usize::from(any && quabla_cuda::device_loop::plan_program(&p, "k").is_some());
     }
-    println!("{device} top-level loops of the suite run on the device");
+    println!(
+        "{device} top-level loops of the suite run on the device; {whole} of the {loops} \
+         programs with loops run whole as one kernel"
+    );
     for (why, cases) in &declined {
         println!(
             "{} stay host-driven: {why} ({})",
@@ -343,4 +373,5 @@ fn most_conformance_loops_run_on_the_device() {
         );
     }
     assert!(device >= 30, "only {device} loops on the device");
+    assert!(whole >= 25, "only {whole} programs whole on the device");
 }

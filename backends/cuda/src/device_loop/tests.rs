@@ -2,7 +2,7 @@
 //! compiler, one thread), against the same computation written out in Rust.
 
 use crate::emulate::{Emulated, Storage};
-use crate::plan::{plan_with, Step};
+use crate::plan::{plan_node_by_node, plan_with, Step};
 use quabla_abi::qir::Program;
 use std::sync::Arc;
 
@@ -80,7 +80,15 @@ fn a_recurrent_cell_runs_as_one_kernel_with_the_sums_written_out() {
     let x: Vec<f64> = (0..steps * n)
         .map(|k| ((k % 13) as f64) / 6.5 - 1.0)
         .collect();
-    let mut exe = Emulated::new_with(&p, 0).unwrap();
+    // The whole program as one kernel, and node by node (the loop one kernel of its own).
+    let whole = Emulated::new_with(&p, 0).unwrap();
+    let node_by_node = plan_node_by_node(&p, "t", 0).unwrap();
+    assert!(
+        node_by_node.kernels().len() == 1 && node_by_node.kernels()[0].device_loop,
+        "{:#?}",
+        node_by_node.steps
+    );
+    let by_node = Emulated::of_plan(node_by_node).unwrap();
     // The same sums in the same order: each product's terms from the first, in f64.
     let mut h = h0.clone();
     let mut tape = vec![0.0; steps];
@@ -98,13 +106,15 @@ fn a_recurrent_cell_runs_as_one_kernel_with_the_sums_written_out() {
     }
     // The block's threads share the work out: the same bits whatever their number, fewer
     // or more than the elements.
-    for threads in THREADS {
-        exe.set_threads(threads);
-        let out = exe
-            .run(vec![storage(&w), storage(&h0), storage(&x)])
-            .unwrap();
-        assert_eq!(f64s(&out[0]), h, "{threads} threads");
-        assert_eq!(f64s(&out[1]), tape, "{threads} threads");
+    for mut exe in [whole, by_node] {
+        for threads in THREADS {
+            exe.set_threads(threads);
+            let out = exe
+                .run(vec![storage(&w), storage(&h0), storage(&x)])
+                .unwrap();
+            assert_eq!(f64s(&out[0]), h, "{threads} threads");
+            assert_eq!(f64s(&out[1]), tape, "{threads} threads");
+        }
     }
 }
 
@@ -201,9 +211,69 @@ fn a_loop_of_heavy_iterations_stays_host_driven() {
         "{:#?}",
         plan.steps
     );
-    let declined = super::plan("t", &p.nodes[0], &[0], &[1], &p.value_types(), 2).unwrap_err();
+    let declined = super::plan("t", &p.nodes[0], &[0], &[1], 2).unwrap_err();
     assert!(
         declined.contains("an element loop of 4097 elements"),
         "{declined}"
     );
+}
+
+#[test]
+fn a_whole_program_returns_inputs_duplicates_and_its_loops_results() {
+    // x doubled three times, its sum after the loop; outputs: the sum, the input as it
+    // came, the doubled array, the sum again.
+    let p = Program::parse(
+        "program(%0: f32[2,4]) {
+  %1 = constant[value=[0]]() : i32[]
+  %2, %3 = while(%1, %0) : i32[], f32[2,4] {
+    cond(%0: i32[], %1: f32[2,4]) {
+      %2 = constant[value=[3]]() : i32[]
+      %3 = compare[dir=lt](%0, %2) : bool[]
+      return %3
+    }
+    body(%0: i32[], %1: f32[2,4]) {
+      %2 = constant[value=[1]]() : i32[]
+      %3 = add(%0, %2) : i32[]
+      %4 = add(%1, %1) : f32[2,4]
+      return %3, %4
+    }
+  }
+  %4 = reduce[kind=sum, axes=[0,1]](%3) : f32[]
+  return %4, %0, %3, %4
+}",
+    )
+    .unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    assert_eq!(plan.kernels().len(), 1, "{:#?}", plan.steps);
+    let x: Vec<f32> = vec![1.5, -0.25, 3.0, 0.0, -7.0, 2.5, 1e-3, 4.0];
+    let doubled: Vec<f32> = x.iter().map(|v| v * 8.0).collect();
+    let sum = doubled
+        .iter()
+        .skip(1)
+        .fold(doubled[0] as f64, |a, b| a + *b as f64) as f32;
+    let f32s = |s: &Storage| -> Vec<f32> {
+        s.bytes()
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let mut exe = Emulated::new_with(&p, 0).unwrap();
+    assert_eq!(
+        exe.output_types()
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>(),
+        ["f32[]", "f32[2,4]", "f32[2,4]", "f32[]"]
+    );
+    for threads in THREADS {
+        exe.set_threads(threads);
+        let input = Arc::new(Storage::from_bytes(
+            &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+        ));
+        let out = exe.run(vec![input]).unwrap();
+        assert_eq!(f32s(&out[0]), [sum], "{threads} threads");
+        assert_eq!(f32s(&out[1]), x, "{threads} threads");
+        assert_eq!(f32s(&out[2]), doubled, "{threads} threads");
+        assert_eq!(f32s(&out[3]), [sum], "{threads} threads");
+    }
 }
