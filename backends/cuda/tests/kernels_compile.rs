@@ -1,8 +1,9 @@
 //! Without a GPU: every kernel of every conformance program (regions included; every op
-//! but the dense factorizations, which are library calls) is generated and compiled by
-//! NVRTC to cubins for sm_80 and sm_90, and so are the factorizations' helper kernels; any
-//! compile error fails, and ptxas's register and spill counts are reported. NVRTC comes from
-//! `cargo xtask cuda` (or `QUABLA_NVRTC_DIR`); without it the test says so and passes, unless
+//! but the dense factorizations, which are library calls; whole programs and loops run on
+//! the device by `device_loop.rs`) is generated and compiled by NVRTC to cubins for sm_80
+//! and sm_90, and so are the factorizations' helper kernels; any compile error fails, and
+//! ptxas's register and spill counts are reported. NVRTC comes from `cargo xtask cuda` (or
+//! `QUABLA_NVRTC_DIR`); without it the test says so and passes, unless
 //! `QUABLA_REQUIRE_NVRTC` is set (as `cargo xtask test` does once it has NVRTC).
 
 use quabla_abi::qir::Program;

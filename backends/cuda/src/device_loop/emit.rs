@@ -78,8 +78,9 @@ fn reg(r: Reg) -> String {
 }
 
 impl<'a> Emitter<'a> {
-    /// An emitter of `f` whose array `k` is the C pointer `arrays[k]`, after a barrier (the
-    /// kernel's own statements before the body end with one).
+    /// An emitter of `f` whose array `k` is the C pointer `arrays[k]`, with no access to
+    /// order before the body (the kernel's own statements before it end with a barrier
+    /// where they copy carries in; reading scalar inputs, never written, needs none).
     pub(super) fn new(f: &'a Function, arrays: &'a [String]) -> Emitter<'a> {
         Emitter {
             f,
