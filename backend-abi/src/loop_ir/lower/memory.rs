@@ -446,8 +446,9 @@ impl Lowering {
         ))])
     }
 
-    /// `dot_general` of floats whose operands can be read in place as batched matrices
-    /// (row-major or transposed, as the interpreter reads them without a copy).
+    /// `dot_general` of floats: operands read in place as batched matrices where they are
+    /// row-major or transposed, else copied into that order first (as the interpreter
+    /// reads them).
     pub(super) fn dot(
         &mut self,
         n: &Node,
@@ -456,8 +457,8 @@ impl Lowering {
         r: &View,
         out: &mut Block,
     ) -> Result<Vec<Val>, Declined> {
-        let l = &self.dense(l, &n.op, out)?;
-        let r = &self.dense(r, &n.op, out)?;
+        let mut l = self.dense(l, &n.op, out)?;
+        let mut r = self.dense(r, &n.op, out)?;
         let dtype = n.results[0].dtype;
         if !dtype.is_float() {
             return Err(decline(&n.op, "an integer matrix product"));
@@ -478,20 +479,31 @@ impl Lowering {
             size(&l.shape, &d.lhs_contract),
         );
         let n_cols = size(&r.shape, &rfree);
-        let lhs_strides = layout(
+        // An operand in another order is copied into (batch, rows, cols) first, as the
+        // interpreter copies it, so the product reads the same matrices.
+        let lhs_strides = match layout(
             [&d.lhs_batch, &lfree, &d.lhs_contract],
             [&d.lhs_batch, &d.lhs_contract, &lfree],
             m,
             k,
-        );
-        let rhs_strides = layout(
+        ) {
+            Some(s) => s,
+            None => {
+                l = self.ordered_copy(&l, [&d.lhs_batch, &lfree, &d.lhs_contract], &n.op, out)?;
+                (k, 1)
+            }
+        };
+        let rhs_strides = match layout(
             [&d.rhs_batch, &d.rhs_contract, &rfree],
             [&d.rhs_batch, &rfree, &d.rhs_contract],
             k,
             n_cols,
-        );
-        let (Some(lhs_strides), Some(rhs_strides)) = (lhs_strides, rhs_strides) else {
-            return Err(decline(&n.op, "an operand that would need a transpose"));
+        ) {
+            Some(s) => s,
+            None => {
+                r = self.ordered_copy(&r, [&d.rhs_batch, &d.rhs_contract, &rfree], &n.op, out)?;
+                (n_cols, 1)
+            }
         };
         let dst = self.scratch(&n.results[0], &n.op)?;
         out.0.push(Inst::Dot {
@@ -509,6 +521,23 @@ impl Lowering {
             },
         });
         Ok(vec![Val::Array(dst)])
+    }
+
+    /// A row-major copy of `v` with its axes in `order` (the groups in turn).
+    fn ordered_copy(
+        &mut self,
+        v: &View,
+        order: [&[usize]; 3],
+        op: &Op,
+        out: &mut Block,
+    ) -> Result<View, Declined> {
+        let perm: Vec<usize> = order.iter().flat_map(|g| g.iter().copied()).collect();
+        let permuted = View {
+            shape: perm.iter().map(|&a| v.shape[a]).collect(),
+            strides: perm.iter().map(|&a| v.strides[a]).collect(),
+            ..v.clone()
+        };
+        self.own_copy(&permuted, op, out)
     }
 }
 
