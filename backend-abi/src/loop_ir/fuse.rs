@@ -390,7 +390,7 @@ fn drop_dead_stores(f: &mut Function) {
     let mut read: HashSet<ArrayId> = HashSet::new();
     let mut reg_reads: HashMap<Reg, usize> = HashMap::new();
     for inst in &instructions {
-        read.extend(arrays_read(inst));
+        read.extend(inst.arrays_read());
         for r in inst.reads() {
             *reg_reads.entry(r).or_default() += 1;
         }
@@ -411,51 +411,6 @@ fn drop_dead_stores(f: &mut Function) {
             _ => true,
         })
     });
-}
-
-/// The arrays one instruction reads (not those of blocks nested in it).
-fn arrays_read(inst: &Inst) -> Vec<ArrayId> {
-    match inst {
-        Inst::Load { index, .. } => vec![index.array],
-        Inst::Dot { lhs, rhs, .. } => vec![lhs.array, rhs.array],
-        Inst::Reduce { src, times, .. } => {
-            std::iter::once(src).chain(times).map(|i| i.array).collect()
-        }
-        Inst::Linalg { operands, .. } => operands.iter().map(|o| o.start.array).collect(),
-        Inst::Store { .. }
-        | Inst::Const { .. }
-        | Inst::Unary { .. }
-        | Inst::Binary { .. }
-        | Inst::Compare { .. }
-        | Inst::Select { .. }
-        | Inst::Convert { .. }
-        | Inst::Bitcast { .. }
-        | Inst::Copy { .. }
-        | Inst::Loop { .. }
-        | Inst::While { .. }
-        | Inst::Switch { .. } => Vec::new(),
-    }
-}
-
-/// The arrays one instruction writes (not those of blocks nested in it).
-fn arrays_written(inst: &Inst) -> Vec<ArrayId> {
-    match inst {
-        Inst::Store { index, .. } => vec![index.array],
-        Inst::Dot { dst, .. } | Inst::Reduce { dst, .. } => vec![*dst],
-        Inst::Linalg { results, .. } => results.clone(),
-        Inst::Load { .. }
-        | Inst::Const { .. }
-        | Inst::Unary { .. }
-        | Inst::Binary { .. }
-        | Inst::Compare { .. }
-        | Inst::Select { .. }
-        | Inst::Convert { .. }
-        | Inst::Bitcast { .. }
-        | Inst::Copy { .. }
-        | Inst::Loop { .. }
-        | Inst::While { .. }
-        | Inst::Switch { .. } => Vec::new(),
-    }
 }
 
 /// Prunes a nest's dead stores and the work only they read; whether anything is left.

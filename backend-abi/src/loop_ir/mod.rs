@@ -371,6 +371,51 @@ impl Inst {
         }
     }
 
+    /// The arrays this instruction itself reads (not those of blocks nested in it).
+    pub fn arrays_read(&self) -> Vec<ArrayId> {
+        match self {
+            Inst::Load { index, .. } => vec![index.array],
+            Inst::Dot { lhs, rhs, .. } => vec![lhs.array, rhs.array],
+            Inst::Reduce { src, times, .. } => {
+                std::iter::once(src).chain(times).map(|i| i.array).collect()
+            }
+            Inst::Linalg { operands, .. } => operands.iter().map(|o| o.start.array).collect(),
+            Inst::Store { .. }
+            | Inst::Const { .. }
+            | Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Select { .. }
+            | Inst::Convert { .. }
+            | Inst::Bitcast { .. }
+            | Inst::Copy { .. }
+            | Inst::Loop { .. }
+            | Inst::While { .. }
+            | Inst::Switch { .. } => Vec::new(),
+        }
+    }
+
+    /// The arrays this instruction itself writes (not those of blocks nested in it).
+    pub fn arrays_written(&self) -> Vec<ArrayId> {
+        match self {
+            Inst::Store { index, .. } => vec![index.array],
+            Inst::Dot { dst, .. } | Inst::Reduce { dst, .. } => vec![*dst],
+            Inst::Linalg { results, .. } => results.clone(),
+            Inst::Load { .. }
+            | Inst::Const { .. }
+            | Inst::Unary { .. }
+            | Inst::Binary { .. }
+            | Inst::Compare { .. }
+            | Inst::Select { .. }
+            | Inst::Convert { .. }
+            | Inst::Bitcast { .. }
+            | Inst::Copy { .. }
+            | Inst::Loop { .. }
+            | Inst::While { .. }
+            | Inst::Switch { .. } => Vec::new(),
+        }
+    }
+
     /// The blocks of a `While` (condition, body) or a `Switch` (its branches); none for
     /// any other instruction (an element loop's body is not a region).
     pub fn regions(&self) -> Vec<&Block> {

@@ -7,7 +7,7 @@
 //! Only stores go, and only where no read can see them, so the bits do not change.
 
 use super::product_sums::dense_offset;
-use super::{arrays_read, arrays_written, flat_regs, prune_nest, Nest};
+use super::{flat_regs, prune_nest, Nest};
 use crate::loop_ir::{ArrayId, ArrayRole, Block, ElementIndex, Function, Inst};
 use std::collections::{HashMap, HashSet};
 
@@ -94,8 +94,8 @@ fn access_counts(instructions: &[&Inst]) -> HashMap<ArrayId, usize> {
 
 /// The arrays one instruction reads or writes (not those of blocks nested in it).
 fn arrays(inst: &Inst) -> Vec<ArrayId> {
-    let mut a = arrays_read(inst);
-    a.extend(arrays_written(inst));
+    let mut a = inst.arrays_read();
+    a.extend(inst.arrays_written());
     a
 }
 

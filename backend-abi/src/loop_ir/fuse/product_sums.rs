@@ -9,7 +9,7 @@
 //! loaded from an array the loop does not write, or stored by the loop (its only store to
 //! that array) at that index.
 
-use super::{arrays_read, flat_regs, Nest};
+use super::{flat_regs, Nest};
 use crate::loop_ir::{ArrayId, Block, ElementIndex, Function, Inst, Reg};
 use crate::qir::{BinaryOp, ReduceKind};
 use std::collections::HashMap;
@@ -32,7 +32,7 @@ pub(super) fn sum_products_in_place(f: &mut Function) {
 /// How many instructions read each array.
 fn array_reads(body: &Block) -> HashMap<ArrayId, usize> {
     let mut reads = HashMap::new();
-    for a in body.instructions().into_iter().flat_map(arrays_read) {
+    for a in body.instructions().into_iter().flat_map(Inst::arrays_read) {
         *reads.entry(a).or_default() += 1;
     }
     reads

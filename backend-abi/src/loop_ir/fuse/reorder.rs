@@ -4,7 +4,7 @@
 //! over the tangents' alternate; XLA fuses over the dataflow graph, where that order does
 //! not matter. Only independent work changes places, so every value keeps its bits.
 
-use super::{arrays_read, arrays_written, body_regs, flat_regs, try_fuse, Accept, Nest};
+use super::{body_regs, flat_regs, try_fuse, Accept, Nest};
 use crate::loop_ir::{ArrayId, Function, Inst, Reg};
 use std::collections::HashSet;
 
@@ -31,8 +31,8 @@ impl Footprint {
             stores: HashSet::new(),
         };
         for i in &n.body.0 {
-            fp.loads.extend(arrays_read(i));
-            fp.stores.extend(arrays_written(i));
+            fp.loads.extend(i.arrays_read());
+            fp.stores.extend(i.arrays_written());
         }
         Some(fp)
     }
@@ -49,8 +49,8 @@ impl Footprint {
         Some(Footprint {
             reads: reads.into_iter().collect(),
             writes: dst.into_iter().collect(),
-            loads: arrays_read(inst).into_iter().collect(),
-            stores: arrays_written(inst).into_iter().collect(),
+            loads: inst.arrays_read().into_iter().collect(),
+            stores: inst.arrays_written().into_iter().collect(),
         })
     }
 

@@ -158,7 +158,10 @@ impl<'a> Emitter<'a> {
                 lhs,
                 rhs,
                 shape,
-            } => self.dot(*dtype, dst.index(), lhs, rhs, shape, depth),
+            } => {
+                self.order(depth, &inst.arrays_read(), &inst.arrays_written());
+                self.dot(*dtype, *dst, lhs, rhs, shape, depth)
+            }
             Inst::Reduce {
                 kind,
                 dtype,
@@ -167,15 +170,18 @@ impl<'a> Emitter<'a> {
                 times,
                 rows,
                 len,
-            } => self.reduce(
-                *kind,
-                *dtype,
-                dst.index(),
-                src,
-                times.as_ref(),
-                (*rows, *len),
-                depth,
-            ),
+            } => {
+                self.order(depth, &inst.arrays_read(), &inst.arrays_written());
+                self.reduce(
+                    *kind,
+                    *dtype,
+                    *dst,
+                    src,
+                    times.as_ref(),
+                    (*rows, *len),
+                    depth,
+                )
+            }
             Inst::Linalg { op, .. } => return Err(format!("`{}` has no device kernel", op.name())),
             Inst::While {
                 carries,
@@ -346,13 +352,12 @@ impl<'a> Emitter<'a> {
     fn dot(
         &mut self,
         dtype: DType,
-        dst: usize,
+        dst: ArrayId,
         lhs: &ElementIndex,
         rhs: &ElementIndex,
         d: &DotShape,
         depth: usize,
     ) {
-        self.order(depth, &[lhs.array, rhs.array], &[ArrayId(dst as u32)]);
         let q = self.fresh_name();
         let (acc_ty, step) = dot_accumulation(dtype);
         let (l, r) = (self.at_base(lhs), self.at_base(rhs));
@@ -377,7 +382,7 @@ impl<'a> Emitter<'a> {
             rs0 = d.rhs_strides.0,
             rs1 = d.rhs_strides.1,
             t = c_type(dtype),
-            dst = self.arrays[dst],
+            dst = self.arrays[dst.index()],
             pad = "  ".repeat(depth),
         );
         self.line(depth, &s);
@@ -394,16 +399,12 @@ impl<'a> Emitter<'a> {
         &mut self,
         kind: ReduceKind,
         dtype: DType,
-        dst: usize,
+        dst: ArrayId,
         src: &ElementIndex,
         times: Option<&ElementIndex>,
         (rows, len): (u64, u64),
         depth: usize,
     ) {
-        let reads: Vec<ArrayId> = std::iter::once(src.array)
-            .chain(times.map(|t| t.array))
-            .collect();
-        self.order(depth, &reads, &[ArrayId(dst as u32)]);
         let q = self.fresh_name();
         let (acc_ty, step) = reduce_fold(kind, dtype);
         let t = c_type(dtype);
@@ -423,7 +424,7 @@ impl<'a> Emitter<'a> {
              {pad}  }}\n\
              {pad}  {dst}[{q}] = ({t})acc;\n\
              {pad}}}",
-            dst = self.arrays[dst],
+            dst = self.arrays[dst.index()],
             pad = "  ".repeat(depth),
         );
         self.line(depth, &s);
@@ -432,15 +433,11 @@ impl<'a> Emitter<'a> {
 
 /// The arrays an element loop's body loads from and stores to.
 fn accessed(body: &Block) -> (Vec<ArrayId>, Vec<ArrayId>) {
-    let (mut reads, mut writes) = (Vec::new(), Vec::new());
-    for inst in body.instructions() {
-        match inst {
-            Inst::Load { index, .. } => reads.push(index.array),
-            Inst::Store { index, .. } => writes.push(index.array),
-            _ => {}
-        }
-    }
-    (reads, writes)
+    let all = body.instructions();
+    (
+        all.iter().flat_map(|i| i.arrays_read()).collect(),
+        all.iter().flat_map(|i| i.arrays_written()).collect(),
+    )
 }
 
 /// A register constant from its bits.

@@ -100,14 +100,9 @@ pub fn check(f: &Function) -> Result<(), String> {
     // Products and reductions are spread over their outputs too: none may read what
     // another thread writes.
     for inst in f.body.instructions() {
-        let in_place = match inst {
-            Inst::Dot { dst, lhs, rhs, .. } => lhs.array == *dst || rhs.array == *dst,
-            Inst::Reduce {
-                dst, src, times, ..
-            } => src.array == *dst || times.as_ref().is_some_and(|t| t.array == *dst),
-            _ => false,
-        };
-        if in_place {
+        let library = matches!(inst, Inst::Dot { .. } | Inst::Reduce { .. });
+        let read = inst.arrays_read();
+        if library && inst.arrays_written().iter().any(|w| read.contains(w)) {
             return Err("a product or reduction writing over its operand".into());
         }
     }
