@@ -265,6 +265,8 @@ def gpu_rows(dtype, dtype_name, threads):
                                                                data([4096, 4096], 0.5, dtype)),
                                           reps)),
             ("cholesky_solve_2048", lambda: timed(cholesky_solve, spd(2048, dtype), reps)),
+            ("cholesky_solve_batch4096_n16", lambda: timed(cholesky_solve,
+                                                           spd(16, dtype, batch=(4096,)), reps)),
             ("elementwise_chain50_1e7", lambda: timed(chain, (data([10**7], 1.0, dtype),), reps)),
             ("scan_10k_rnn64", lambda: timed(rnn, (
                 data([64, 64], 0.1, dtype), data([64, 8], 0.1, dtype), data([64], 0.0, dtype),
@@ -280,10 +282,12 @@ def gpu_rows(dtype, dtype_name, threads):
                 emit([(name,) + row()], dtype_name, threads)
 
 
-def spd(n, dtype):
-    """`x xᵀ / n + I` and an `n x 8` right-hand side, as bench_suite's row."""
-    x = data([n, n], 1.0, dtype)
-    return (x @ x.T / n + jnp.eye(n, dtype=dtype), data([n, 8], 1.0, dtype))
+def spd(n, dtype, batch=()):
+    """`x xᵀ / n + I` and an `n x 8` right-hand side (`batch` of each), as bench_suite's
+    rows."""
+    x = data([*batch, n, n], 1.0, dtype)
+    return (x @ jnp.swapaxes(x, -1, -2) / n + jnp.eye(n, dtype=dtype),
+            data([*batch, n, 8], 1.0, dtype))
 
 
 def cholesky_solve(a, b):

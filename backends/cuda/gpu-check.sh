@@ -13,9 +13,10 @@
 # both suites, `|` between alternatives: "cholesky" runs that row alone), NO_GRAPH_ROWS
 # (rows run again, f32, with QUABLA_CUDA_GRAPHS=0), ONE_BLOCK_ROWS (rows run again, f32,
 # with each QUABLA_CUDA_ONE_BLOCK bound of ONE_BLOCK_SETTINGS, "0 4096" unless set),
-# HOST_LOOPS=0 skips the conformance run with loops decided on the host, HOST_LOOP_ROWS (rows
-# run again, f32, with QUABLA_CUDA_DEVICE_LOOPS=0; "scan|neural_ode" unless set, "" none),
-# QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
+# HOST_LOOPS=0 skips the conformance run with loops decided on the host, SOLVER_FACTORS=0 the
+# factorization cases on cuSOLVER alone, HOST_LOOP_ROWS (rows run again, f32, with
+# QUABLA_CUDA_DEVICE_LOOPS=0; "scan|neural_ode" unless set, "" none), QUABLA_BENCH_S /
+# JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
 PACK=${PACK:-.gpu}
@@ -55,6 +56,17 @@ if [ "${HOST_LOOPS:-1}" = 1 ]; then
     --cases tests/conformance/cases >"$OUT/conformance_host_loops.txt" 2>&1
   log "exit $?: $(grep -E ' passed' "$OUT/conformance_host_loops.txt" | tail -1)"
   grep -E '^FAIL|panicked|error' "$OUT/conformance_host_loops.txt" | head -10 | tee -a "$OUT/summary.txt"
+fi
+if [ "${SOLVER_FACTORS:-1}" = 1 ]; then
+  # The suite's matrices are small, so its first runs factor them with the plugin's own
+  # kernels (kernels/factor.rs); this one puts every factorization on cuSOLVER.
+  log "the factorization cases again on cuSOLVER alone (QUABLA_CUDA_FACTOR_ORDER=0):"
+  for glob in 'cholesky*' 'lu*' 'triangular_solve*' '*rosenbrock*'; do
+    QUABLA_CUDA_FACTOR_ORDER=0 timeout 60 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
+      --cases tests/conformance/cases --filter "$glob" >>"$OUT/conformance_cusolver.txt" 2>&1
+    log "$glob: exit $?: $(grep -E ' passed' "$OUT/conformance_cusolver.txt" | tail -1)"
+  done
+  grep -E '^FAIL|panicked|error' "$OUT/conformance_cusolver.txt" | head -10 | tee -a "$OUT/summary.txt"
 fi
 if [ "${KERNEL_DOTS:-1}" = 1 ]; then
   log "again with the plugin's own matrix-product kernels (QUABLA_CUDA_CUBLAS=0):"

@@ -9,8 +9,10 @@
 //! within a few passes of one block ([`MAX_LOOP_ELEMENTS`], [`MAX_DOT_TERMS`],
 //! [`MAX_REDUCE_ELEMENTS`]), since one block's threads do all the work that a full grid
 //! would share, and no array past [`MAX_ARRAY_ELEMENTS`]; element loops whose iterations
-//! are not provably independent (`spread.rs`) and factorizations (cuSOLVER is called from
-//! the host) leave the loop to the host-driven plan (`plan.rs`, `loops.rs`).
+//! are not provably independent (`spread.rs`), and factorizations that the plugin's own
+//! kernels do not take (`kernels/factor.rs`: eigh, QR, SVD, and matrices past its bound,
+//! which cuSOLVER runs from the host), leave the loop to the host-driven plan (`plan.rs`,
+//! `loops.rs`).
 //! `QUABLA_CUDA_DEVICE_LOOPS=0` turns the whole path off.
 //!
 //! ```
@@ -43,6 +45,7 @@ mod tests;
 
 use crate::elementwise::{c_type, PRELUDE};
 use crate::fusion::Kernel;
+use crate::kernels::factor;
 use crate::plan::{Plan, Step};
 use quabla_abi::loop_ir::{
     fuse, lower_program, lower_while, ArrayRole, Block, Function, Inst, Operand,
@@ -63,6 +66,10 @@ pub const MAX_DOT_TERMS: u64 = 1 << 16;
 /// The most elements one reduction of a device loop may read, as `one_block.rs` bounds the
 /// parts it merges.
 pub const MAX_REDUCE_ELEMENTS: u64 = 16_384;
+
+/// The most multiply-adds (about) one factorization of a device loop may make, its batch
+/// together: a 64 x 64 LU. One block factors the batch's matrices in turn.
+pub const MAX_FACTOR_TERMS: u64 = 1 << 18;
 
 /// The most elements any array of a device loop may have: a written carry is copied into
 /// its result by the one block when the kernel starts (a scan's tape of 10,000 steps of
@@ -275,8 +282,13 @@ fn function_steps(
             }),
         }
     }
-    let body = emit::Emitter::new(f, &arrays).body()?;
-    Ok(k.finish(name, f, &body))
+    let (body, factors) = emit::Emitter::new(f, &arrays).body()?;
+    let functions = if factors {
+        crate::kernels::factor::FUNCTIONS
+    } else {
+        ""
+    };
+    Ok(k.finish(name, f, functions, &body))
 }
 
 /// Every element loop, product and reduction of `f` within the work one block takes on.
@@ -298,6 +310,24 @@ fn bounded_work(f: &Function) -> Result<(), String> {
                     MAX_REDUCE_ELEMENTS,
                     "a reduction",
                 ),
+                Inst::Linalg { op, operands, .. } => {
+                    let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
+                    let d = factor::Dims::of(op, &types).ok_or("a factorization of no matrix")?;
+                    if d.n > factor::max_order() as u64 {
+                        return Err(format!(
+                            "a factorization of {} rows (the device's own take at most {})",
+                            d.n,
+                            factor::max_order()
+                        ));
+                    }
+                    (
+                        [d.batch, d.n, d.n, d.n.max(d.m)]
+                            .iter()
+                            .fold(1u64, |a, x| a.saturating_mul(*x)),
+                        MAX_FACTOR_TERMS,
+                        "a factorization",
+                    )
+                }
                 _ => {
                     pending.extend(inst.regions());
                     continue;
@@ -371,18 +401,8 @@ impl Interface {
         self.first_new + self.new_types.len() - 1
     }
 
-    fn finish(self, name: &str, f: &Function, body: &str) -> DeviceLoop {
-        let mut params: Vec<String> = self
-            .reads
-            .iter()
-            .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
-            .collect();
-        params.extend(
-            self.writes
-                .iter()
-                .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
-        );
-        params.push("unsigned long long n".into());
+    /// The kernel `name` running `body`, after the device `functions` it calls.
+    fn finish(self, name: &str, f: &Function, functions: &str, body: &str) -> DeviceLoop {
         let mut regs = String::new();
         for (r, d) in f.regs.iter().enumerate() {
             let _ = writeln!(regs, "  {} r{r} = 0;", c_type(*d));
@@ -393,8 +413,8 @@ impl Interface {
             ""
         };
         let function = format!(
-            "extern \"C\" __global__ void {name}({}) {{\n{regs}{}{sync}{body}  if (threadIdx.x == 0) {{ {}}}\n}}\n",
-            params.join(", "),
+            "{functions}extern \"C\" __global__ void {name}({}) {{\n{regs}{}{sync}{body}  if (threadIdx.x == 0) {{ {}}}\n}}\n",
+            crate::kernels::parameters(&self.reads, &self.writes),
             self.entry,
             self.exit,
         );

@@ -2,10 +2,12 @@
 //! kernels compute, not only that they compile (`QUABLA_CUDA_EMULATE=1`): a program's kernels
 //! are compiled by the system's C++ compiler against `emulate_prelude.h` (one block of one
 //! thread, CUDA's math functions as the C library's, PTX's conversion rules) into a shared
-//! library, each behind a host wrapper taking its pointers as an array. A device loop's
-//! kernel (`device_loop.rs`) runs as one block of several host threads with a real barrier
-//! ([`DEVICE_LOOP_THREADS`]), so how it shares work out among threads and where it waits is
-//! checked too, not only what one thread computes. The conformance suite runs on it
+//! library, each behind a host wrapper taking its pointers as an array. A kernel without
+//! shared arrays (a device loop's, `device_loop.rs`; a factorization's, `kernels/factor.rs`;
+//! every grid-stride kernel) runs as one block of several host threads with a real barrier
+//! ([`BLOCK_THREADS`]), so how it shares work out among threads and where it waits is
+//! checked too, not only what one thread computes; kernels with shared arrays (block folds)
+//! run on one thread. The conformance suite runs on it
 //! (`tests/conformance/tests/cuda_emulated.rs`).
 
 use crate::elementwise::c_type;
@@ -27,17 +29,18 @@ pub fn requested() -> bool {
 
 type Entry = unsafe extern "C" fn(*const *mut c_void, u64, u32);
 
-/// The host threads a device loop's block runs with (`device_loop.rs`), by default: an odd
-/// count, so shares of unequal size are checked too. `QUABLA_CUDA_EMULATE_THREADS` sets it.
-pub const DEVICE_LOOP_THREADS: u32 = 3;
+/// The host threads a block of a kernel without shared arrays runs with (a device loop's,
+/// a factorization's, a grid-stride kernel's), by default: an odd count, so shares of
+/// unequal size are checked too. `QUABLA_CUDA_EMULATE_THREADS` sets it.
+pub const BLOCK_THREADS: u32 = 3;
 
 /// The host threads in force for a device loop's block.
-fn device_loop_threads() -> u32 {
+fn block_threads() -> u32 {
     std::env::var("QUABLA_CUDA_EMULATE_THREADS")
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&t| t > 0)
-        .unwrap_or(DEVICE_LOOP_THREADS)
+        .unwrap_or(BLOCK_THREADS)
 }
 
 /// A value in host memory, 8-byte aligned for the kernels' typed loads.
@@ -72,8 +75,8 @@ impl Storage {
 }
 
 /// The host wrapper of a kernel: its pointers from an array, then the element count, then
-/// the threads of the block (one, but for a device loop's kernel, which has no shared arrays
-/// and so may run as a block of host threads).
+/// the threads of the block (one for a kernel with shared arrays, which the prelude makes
+/// each thread's own; a kernel without them runs as a block of host threads).
 fn wrapper(k: &Kernel) -> String {
     let args: Vec<String> = k
         .param_types
@@ -85,7 +88,7 @@ fn wrapper(k: &Kernel) -> String {
         })
         .collect();
     let call = format!("{}({}, n)", k.name, args.join(", "));
-    let body = if k.device_loop {
+    let body = if !k.body.contains("__shared__") {
         format!("quabla_block(threads, [&] {{ {call}; }});")
     } else {
         format!("(void)threads; {call};")
@@ -140,7 +143,7 @@ pub struct Emulated {
     plan: Plan,
     entries: HashMap<String, Entry>,
     _library: Option<libloading::Library>,
-    /// The host threads a device loop's block runs with.
+    /// The host threads a block without shared arrays runs with.
     threads: u32,
 }
 
@@ -190,11 +193,11 @@ impl Emulated {
             plan,
             entries,
             _library: library,
-            threads: device_loop_threads(),
+            threads: block_threads(),
         })
     }
 
-    /// Runs each device loop's block with `threads` host threads from now on.
+    /// Runs each block without shared arrays with `threads` host threads from now on.
     pub fn set_threads(&mut self, threads: u32) {
         self.threads = threads.max(1);
     }

@@ -1,8 +1,8 @@
 /* What a CUDA C kernel of quabla-cuda needs from CUDA, on the host (QUABLA_CUDA_EMULATE):
  * one block of one thread, so a grid-stride loop visits every element in order; CUDA's math
  * functions are the C library's of the same names; the intrinsics follow PTX's definitions
- * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). A kernel without shared arrays (a
- * device loop) may instead run as one block of several host threads: each thread's
+ * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). A kernel without shared arrays
+ * instead runs as one block of several host threads: each thread's
  * `threadIdx` and `blockDim` are its own, and `__syncthreads` waits on the launch's barrier. */
 #include <math.h>
 #include <pthread.h>

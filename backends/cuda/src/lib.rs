@@ -9,13 +9,14 @@
 //! with NVRTC to one cubin per program for the device's SM (`nvrtc.rs`, cached on disk by
 //! `cubin_cache.rs`), run on the first GPU's stream (`runtime.rs`), programs and loops of
 //! kernels alone replayed as CUDA graphs (`graph.rs`, `in_place.rs`, `loop_graph.rs`),
-//! matrix products on cuBLAS where it is found (`blas.rs`), the dense factorizations on
-//! cuSOLVER and cuBLAS's `trsm` (`solver.rs`, `linalg.rs`; offered only where both libraries
-//! load), host callbacks through the host (operands read back). CI compiles every
-//! conformance program's kernels for sm_80 and sm_90 without a GPU
-//! (`tests/kernels_compile.rs`) and runs the suite on a host emulation
-//! (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the system's C++
-//! compiler; no factorizations there); `gpu-check.sh` runs it on a GPU. Loops of light
+//! matrix products on cuBLAS where it is found (`blas.rs`), Cholesky, LU and triangular
+//! solves of small matrices as the plugin's own kernels, a block per matrix
+//! (`kernels/factor.rs`), the other dense factorizations on cuSOLVER and cuBLAS's `trsm`
+//! (`solver.rs`, `linalg.rs`; offered only where both libraries load), host callbacks
+//! through the host (operands read back). CI compiles every conformance program's kernels
+//! for sm_80 and sm_90 without a GPU (`tests/kernels_compile.rs`) and runs the suite on a
+//! host emulation (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the
+//! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU. Loops of light
 //! iterations run whole on the device, one kernel of one block emitted from the plugin
 //! kit's shared loop IR (`device_loop.rs`). Not built: download events, donation. The
 //! wheel is `bindings/cuda-plugin`.
@@ -59,9 +60,11 @@ use std::sync::{Arc, OnceLock};
 
 /// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
 /// does not compile here until it is implemented or declined. Every op has a kernel or a
-/// step (`plan.rs`); the dense factorizations need cuSOLVER (`solver`: whether it loads).
-/// The list applies where the plugin has somewhere to run: a GPU, or the host emulation.
-fn implements(kind: OpKind, solver: bool) -> bool {
+/// step (`plan.rs`); the dense factorizations need cuSOLVER (`solver`: whether it loads),
+/// but for Cholesky, LU and triangular solves where the plugin's own kernels take every
+/// size (`own_factors`: the host emulation, `kernels/factor.rs`). The list applies where
+/// the plugin has somewhere to run: a GPU, or the host emulation.
+fn implements(kind: OpKind, solver: bool, own_factors: bool) -> bool {
     match kind {
         OpKind::Constant
         | OpKind::Unary(_)
@@ -88,14 +91,10 @@ fn implements(kind: OpKind, solver: bool) -> bool {
         | OpKind::DynamicUpdateSlice
         | OpKind::Cond
         | OpKind::While => true,
-        OpKind::Linalg(
-            LinalgKind::Cholesky
-            | LinalgKind::Lu
-            | LinalgKind::TriangularSolve
-            | LinalgKind::Eigh
-            | LinalgKind::Qr
-            | LinalgKind::Svd,
-        ) => solver,
+        OpKind::Linalg(LinalgKind::Cholesky | LinalgKind::Lu | LinalgKind::TriangularSolve) => {
+            solver || own_factors
+        }
+        OpKind::Linalg(LinalgKind::Eigh | LinalgKind::Qr | LinalgKind::Svd) => solver,
         // Operands read back, the host's function called, its results uploaded.
         OpKind::HostCallback => true,
         OpKind::StopGradient
@@ -110,9 +109,9 @@ fn implements(kind: OpKind, solver: bool) -> bool {
     }
 }
 
-fn supported_ops(solver: bool) -> Vec<String> {
+fn supported_ops(solver: bool, own_factors: bool) -> Vec<String> {
     OpKind::backend_ops()
-        .filter(|k| implements(*k, solver))
+        .filter(|k| implements(*k, solver, own_factors))
         .map(|k| k.name().to_string())
         .collect()
 }
@@ -261,7 +260,7 @@ impl Backend for CudaBackend {
                     "CUDA C kernels emulated on the host (QUABLA_CUDA_EMULATE=1)".into(),
                     0,
                 )],
-                ops: supported_ops(false),
+                ops: supported_ops(false, true),
                 synchronous_readback: true,
                 // The host's C library, not CUDA's libdevice: within these bounds too.
                 ..self.gpu_info()
@@ -337,7 +336,7 @@ impl CudaBackend {
         let ops = if devices.is_empty() {
             vec![]
         } else {
-            supported_ops(solver::available())
+            supported_ops(solver::available(), false)
         };
         PluginInfo {
             name: "cuda".into(),

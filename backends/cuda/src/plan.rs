@@ -204,11 +204,24 @@ fn steps(
                 from: operands[0],
                 to: id,
             }),
-            Op::Linalg(op) => steps.push(Step::Linalg {
-                op: *op,
-                operands,
-                results,
-            }),
+            // Small matrices on the plugin's own kernels, the rest on cuSOLVER.
+            Op::Linalg(op) => steps.push(
+                match crate::kernels::factor::kernel(
+                    &name,
+                    op,
+                    &operands,
+                    &results,
+                    types,
+                    crate::kernels::factor::max_order(),
+                ) {
+                    Some(k) => Step::Kernel(k),
+                    None => Step::Linalg {
+                        op: *op,
+                        operands,
+                        results,
+                    },
+                },
+            ),
             Op::HostCallback { callback, .. } => steps.push(Step::HostCallback {
                 callback: *callback,
                 operands,

@@ -228,22 +228,40 @@ fn matmul(n: usize, dtype: DType, reps: usize) -> Result<Run> {
 /// `a x = b` for an `n x n` SPD `a` (`x xᵀ / n + I`) through its Cholesky factor and two
 /// triangular solves, summed: the factorization rows (`scipy.linalg.cho_solve` in JAX).
 fn cholesky_solve(n: usize, dtype: DType, reps: usize) -> Result<Run> {
-    let x = data(&[n, n], 1.0, dtype)?;
-    let a = ((&x.matmul(&x.t()?)? / n as f64)? + &Array::eye(n, dtype)?)?;
+    cholesky_solve_batch(&[], n, dtype, reps)
+}
+
+/// `cholesky_solve` of `batch` matrices at once (a stiff solver's Newton systems, one per
+/// trajectory of an ensemble), named `cholesky_solve_batch<B>_n<n>`.
+fn cholesky_solve_batch(batch: &[usize], n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let dims = |tail: &[usize]| [batch, tail].concat();
+    let x = data(&dims(&[n, n]), 1.0, dtype)?;
+    let r = batch.len();
+    let a = ((&x.matmul(&x.transpose(&dims_swap(r))?)? / n as f64)? + &Array::eye(n, dtype)?)?;
     let solve = |v: &[Array]| -> Result<Vec<Array>> {
         let c = quabla::linalg::cholesky(&v[0])?;
         Ok(vec![
             quabla::linalg::cho_solve(&c, true, &v[1])?.sum(Axes::All, false)?
         ])
     };
-    let (c, s) = time(solve, &[a, data(&[n, 8], 1.0, dtype)?], reps)?;
+    let (c, s) = time(solve, &[a, data(&dims(&[n, 8]), 1.0, dtype)?], reps)?;
     Ok(Run {
-        name: format!("cholesky_solve_{n}"),
+        name: match batch {
+            [] => format!("cholesky_solve_{n}"),
+            b => format!("cholesky_solve_batch{}_n{n}", b.iter().product::<usize>()),
+        },
         dtype,
         compile_ms: c,
         steady_ms: s,
         rate: None,
     })
+}
+
+/// The axes of a rank `r + 2` array with its last two swapped.
+fn dims_swap(r: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..r + 2).collect();
+    p.swap(r, r + 1);
+    p
 }
 
 /// A 3x3 `SAME` convolution of a 64-channel 128x128 image (NCHW, OIHW), forward, and the
@@ -579,7 +597,7 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, RowsOf); 8] = [
+    let rows: [(&str, RowsOf); 9] = [
         ("pinn_step_jvp_grad_n1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -589,6 +607,9 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
         ("matmul_4096", |d, r| Ok(vec![matmul(4096, d, r)?])),
         ("cholesky_solve_2048", |d, r| {
             Ok(vec![cholesky_solve(2048, d, r)?])
+        }),
+        ("cholesky_solve_batch4096_n16", |d, r| {
+            Ok(vec![cholesky_solve_batch(&[4096], 16, d, r)?])
         }),
         ("elementwise_chain50_1e7", |d, r| {
             Ok(vec![elementwise_chain(10_000_000, d, r)?])

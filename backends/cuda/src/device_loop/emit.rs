@@ -8,14 +8,17 @@
 //!
 //! The elementwise instructions are `elementwise::expression`'s, so they round as the
 //! plugin's fused kernels do; products sum in order as `kernels::dot` does (f32 in f64),
-//! reductions fold each row in order from its first element as `kernels::reduce` does.
+//! reductions fold each row in order from its first element as `kernels::reduce` does;
+//! factorizations call `kernels::factor`'s functions, as its kernels do.
 //! Nesting is bounded by QIR's region depth and an array's rank, so the recursion is too.
 
 use crate::elementwise::{c_type, expression};
-use crate::kernels::{dot_accumulation, reduce_fold};
-use quabla_abi::loop_ir::{ArrayId, Block, DotShape, ElementIndex, Function, Inst, Reg};
-use quabla_abi::qir::{Op, ReduceKind};
-use quabla_abi::DType;
+use crate::kernels::{dot_accumulation, factor, reduce_fold};
+use quabla_abi::loop_ir::{
+    ArrayId, Block, DenseOperand, DotShape, ElementIndex, Function, Inst, Reg,
+};
+use quabla_abi::qir::{LinalgOp, Op, ReduceKind};
+use quabla_abi::{DType, TensorType};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -71,6 +74,8 @@ pub(super) struct Emitter<'a> {
     since: Since,
     /// Distinct names for the spread loops' locals.
     fresh: usize,
+    /// Whether the body calls `kernels::factor`'s functions.
+    factors: bool,
 }
 
 fn reg(r: Reg) -> String {
@@ -88,13 +93,14 @@ impl<'a> Emitter<'a> {
             out: String::new(),
             since: Since::default(),
             fresh: 0,
+            factors: false,
         }
     }
 
-    /// The statements of `f`'s body.
-    pub(super) fn body(mut self) -> Result<String, String> {
+    /// The statements of `f`'s body, and whether they call `kernels::factor::FUNCTIONS`.
+    pub(super) fn body(mut self) -> Result<(String, bool), String> {
         self.block(&self.f.body, 1)?;
-        Ok(self.out)
+        Ok((self.out, self.factors))
     }
 
     fn line(&mut self, depth: usize, s: &str) {
@@ -182,7 +188,14 @@ impl<'a> Emitter<'a> {
                     depth,
                 )
             }
-            Inst::Linalg { op, .. } => return Err(format!("`{}` has no device kernel", op.name())),
+            Inst::Linalg {
+                op,
+                operands,
+                results,
+            } => {
+                self.order(depth, &inst.arrays_read(), &inst.arrays_written());
+                self.factor(op, operands, results, depth)?;
+            }
             Inst::While {
                 carries,
                 cond,
@@ -386,6 +399,38 @@ impl<'a> Emitter<'a> {
             pad = "  ".repeat(depth),
         );
         self.line(depth, &s);
+    }
+
+    /// A factorization (`kernels::factor`), the block factoring each matrix of the batch in
+    /// turn; the functions end with a barrier, so nothing is left to order after them.
+    fn factor(
+        &mut self,
+        op: &LinalgOp,
+        operands: &[DenseOperand],
+        results: &[ArrayId],
+        depth: usize,
+    ) -> Result<(), String> {
+        if !factor::covers(op) {
+            return Err(format!("`{}` has no device kernel", op.name()));
+        }
+        let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
+        let d = factor::Dims::of(op, &types).ok_or("a factorization of no matrix")?;
+        let ins: Vec<String> = operands.iter().map(|o| self.at_base(&o.start)).collect();
+        let outs: Vec<String> = results
+            .iter()
+            .map(|r| self.arrays[r.index()].clone())
+            .collect();
+        let q = self.fresh_name();
+        let t = c_type(types[0].dtype);
+        let call = factor::call(op, d, t, &ins, &outs, &q);
+        let s = format!(
+            "for (long long {q} = 0; {q} < {}ll; ++{q}) {{ {call} }}",
+            d.batch
+        );
+        self.line(depth, &s);
+        self.factors = true;
+        self.since = Since::default();
+        Ok(())
     }
 
     /// A pointer to an index's element (the start of a library call's operand).

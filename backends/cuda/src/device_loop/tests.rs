@@ -17,6 +17,18 @@ fn f64s(s: &Storage) -> Vec<f64> {
 /// the loops have elements.
 const THREADS: [u32; 5] = [1, 2, 3, 8, 64];
 
+/// `p`'s plan, which must be one device-loop kernel.
+fn one_device_loop(p: &Program) -> crate::plan::Plan {
+    let plan = plan_with(p, "t", 0).unwrap();
+    let kernels = plan.kernels();
+    assert!(
+        kernels.len() == 1 && kernels[0].device_loop,
+        "{:#?}",
+        plan.steps
+    );
+    plan
+}
+
 fn storage(xs: &[f64]) -> Arc<Storage> {
     let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
     Arc::new(Storage::from_bytes(&bytes))
@@ -161,13 +173,7 @@ fn a_loop_with_a_branch_and_an_inner_loop_runs_on_the_device() {
   return %6
 }";
     let p = Program::parse(src).unwrap();
-    let plan = plan_with(&p, "t", 0).unwrap();
-    let kernels = plan.kernels();
-    assert!(
-        kernels.len() == 1 && kernels[0].device_loop,
-        "{:#?}",
-        plan.steps
-    );
+    one_device_loop(&p);
     let i32s = |v: i32| Arc::new(Storage::from_bytes(&v.to_le_bytes()));
     let (x, y) = ([1.0, -2.0, 0.5], [0.25, 4.0, -8.0]);
     let mut want = x.to_vec();
@@ -275,5 +281,80 @@ fn a_whole_program_returns_inputs_duplicates_and_its_loops_results() {
         assert_eq!(f32s(&out[1]), x, "{threads} threads");
         assert_eq!(f32s(&out[2]), doubled, "{threads} threads");
         assert_eq!(f32s(&out[3]), [sum], "{threads} threads");
+    }
+}
+
+/// `x <- a⁻¹ x` four times, each through a Cholesky factorization and two triangular
+/// solves inside the loop: the loop is one device kernel (`kernels::factor`'s functions
+/// called by the block), and `a x_next = x` holds at every step against Gaussian
+/// elimination written out here.
+#[test]
+fn a_loop_factoring_a_matrix_each_step_runs_on_the_device() {
+    let n = 5;
+    let src = format!(
+        "program(%0: f64[{n},{n}], %1: f64[{n},1]) {{
+  %2 = constant[value=[0]]() : i32[]
+  %3, %4, %5 = while(%2, %0, %1) : i32[], f64[{n},{n}], f64[{n},1] {{
+    cond(%0: i32[], %1: f64[{n},{n}], %2: f64[{n},1]) {{
+      %3 = constant[value=[4]]() : i32[]
+      %4 = compare[dir=lt](%0, %3) : bool[]
+      return %4
+    }}
+    body(%0: i32[], %1: f64[{n},{n}], %2: f64[{n},1]) {{
+      %3 = cholesky(%1) : f64[{n},{n}]
+      %4 = triangular_solve[left_side=true, lower=true, transpose_a=false, unit_diagonal=false](%3, %2) : f64[{n},1]
+      %5 = triangular_solve[left_side=true, lower=true, transpose_a=true, unit_diagonal=false](%3, %4) : f64[{n},1]
+      %6 = constant[value=[1]]() : i32[]
+      %7 = add(%0, %6) : i32[]
+      return %7, %1, %5
+    }}
+  }}
+  return %5
+}}"
+    );
+    let p = Program::parse(&src).unwrap();
+    let plan = one_device_loop(&p);
+    // a = B Bᵀ + n I.
+    let b: Vec<f64> = (0..n * n)
+        .map(|k| ((k * 37 % 23) as f64 - 11.0) / 13.0)
+        .collect();
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            a[i * n + j] = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum::<f64>()
+                + if i == j { n as f64 } else { 0.0 };
+        }
+    }
+    let x0: Vec<f64> = (0..n).map(|i| i as f64 - 1.5).collect();
+    // Gaussian elimination without pivoting (a is positive definite).
+    let solve = |rhs: &[f64]| -> Vec<f64> {
+        let (mut m, mut y) = (a.clone(), rhs.to_vec());
+        for k in 0..n {
+            for i in k + 1..n {
+                let f = m[i * n + k] / m[k * n + k];
+                (k..n).for_each(|j| m[i * n + j] -= f * m[k * n + j]);
+                y[i] -= f * y[k];
+            }
+        }
+        for k in (0..n).rev() {
+            let s: f64 = (k + 1..n).map(|j| m[k * n + j] * y[j]).sum();
+            y[k] = (y[k] - s) / m[k * n + k];
+        }
+        y
+    };
+    let mut want = x0.clone();
+    for _ in 0..4 {
+        want = solve(&want);
+    }
+    let mut exe = Emulated::of_plan(plan).unwrap();
+    for threads in THREADS {
+        exe.set_threads(threads);
+        let out = f64s(&exe.run(vec![storage(&a), storage(&x0)]).unwrap()[0]);
+        for (g, w) in out.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 1e-12 * w.abs().max(1e-3),
+                "{threads} threads: {out:?} against {want:?}"
+            );
+        }
     }
 }

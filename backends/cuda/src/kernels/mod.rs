@@ -5,6 +5,7 @@
 //! deterministic scatter-add) and `sort.rs` hold the rest.
 
 mod dot;
+pub mod factor;
 mod gemm;
 mod indexing;
 mod movement;
@@ -61,6 +62,23 @@ pub(super) fn distinct(reads: &[(usize, DType)]) -> Vec<(usize, DType)> {
         }
     }
     out
+}
+
+/// A kernel's parameter list: a read-only pointer `in<id>` per read, a pointer `out<id>`
+/// per write, then the element count `n` (the runtime's and the emulation's calling
+/// convention).
+pub(crate) fn parameters(reads: &[(usize, DType)], writes: &[(usize, DType)]) -> String {
+    let mut params: Vec<String> = reads
+        .iter()
+        .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
+        .collect();
+    params.extend(
+        writes
+            .iter()
+            .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
+    );
+    params.push("unsigned long long n".into());
+    params.join(", ")
 }
 
 /// The most threads a block-per-element kernel runs with: the size of its shared arrays.
@@ -121,16 +139,6 @@ pub(super) fn spread_kernel(
     spread: Spread,
 ) -> Kernel {
     let reads = &distinct(reads);
-    let mut params: Vec<String> = reads
-        .iter()
-        .map(|(v, t)| format!("const {}* __restrict__ in{v}", c_type(*t)))
-        .collect();
-    params.extend(
-        writes
-            .iter()
-            .map(|(v, t)| format!("{}* __restrict__ out{v}", c_type(*t))),
-    );
-    params.push("unsigned long long n".into());
     let head = match spread {
         Spread::Thread => "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n       i += (unsigned long long)gridDim.x * blockDim.x) {\n".to_string(),
         Spread::Block { acc_ty } => format!(
@@ -139,7 +147,7 @@ pub(super) fn spread_kernel(
     };
     let function = format!(
         "extern \"C\" __global__ void {name}({}) {{\n{head}{body}  }}\n}}\n",
-        params.join(", ")
+        parameters(reads, writes)
     );
     Kernel {
         source: format!("{}\n{function}", crate::elementwise::PRELUDE),
