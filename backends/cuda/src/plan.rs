@@ -5,7 +5,7 @@
 //! (nesting is bounded by QIR's validation).
 
 use crate::fusion::{Fusion, Kernel};
-use crate::kernels::node_kernel;
+use crate::kernels::{node_kernel, SORT_RANK_MAX_LINE};
 use quabla_abi::qir::{LinalgOp, Op, Program};
 use quabla_abi::TensorType;
 
@@ -292,6 +292,20 @@ fn steps(
                         })
                     }
                 }
+            }
+            // Long lines merge-sorted, in passes that add values of their own.
+            Op::Sort { axis, .. }
+                if types[id]
+                    .shape
+                    .get(*axis)
+                    .is_some_and(|&len| len > SORT_RANK_MAX_LINE) =>
+            {
+                let first_new = types.len() + new_types.len();
+                let (sort, added) =
+                    crate::kernels::merge_sort(&name, node, &operands, types, id, first_new)
+                        .ok_or("a sort the merge sort does not take (a bug)")?;
+                steps.extend(sort);
+                new_types.extend(added);
             }
             op => match node_kernel(
                 &name,

@@ -50,6 +50,16 @@ fn conformance_programs() -> Vec<(String, Program)> {
     out
 }
 
+/// Programs whose kernels the suite's small shapes never make: a sort of lines past the
+/// rank sort's bound (its merge passes), with two keys and a payload.
+fn beyond_the_suite() -> Vec<(String, Program)> {
+    let sort = "program(%0: i32[3, 5000], %1: f32[3, 5000], %2: f64[3, 5000]) {
+  %3, %4, %5 = sort[axis=1, num_keys=2, descending=true](%0, %1, %2) : i32[3, 5000], f32[3, 5000], f64[3, 5000]
+  return %3, %4, %5
+}";
+    vec![("merge_sort/two_keys".into(), Program::parse(sort).unwrap())]
+}
+
 /// One kernel's ptxas report.
 struct Compiled {
     regs: u32,
@@ -69,12 +79,13 @@ fn every_kernel_of_the_suite_compiles_for_sm80_and_sm90() {
         eprintln!("skipping: {why}");
         return;
     }
-    let programs = conformance_programs();
+    let mut programs = conformance_programs();
     assert!(
         programs.len() > 500,
         "only {} conformance programs found",
         programs.len()
     );
+    programs.extend(beyond_the_suite());
     // Identical kernels (the same source) compile once per SM.
     let mut unique: BTreeMap<String, (String, usize)> = BTreeMap::new();
     let mut with_kernels = 0;

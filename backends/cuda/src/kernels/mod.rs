@@ -2,7 +2,8 @@
 //! its output elements (or, for cumulative ops and sorts, over its lines), shapes baked in
 //! as constants. Movement ops are index maps (`movement.rs`); reductions fold each output's
 //! elements in one fixed order (`reduce.rs`); `dot.rs`, `indexing.rs` (gather,
-//! deterministic scatter-add) and `sort.rs` hold the rest.
+//! deterministic scatter-add), `sort.rs` (a rank sort, or a merge sort in passes for long
+//! lines) and `factor.rs` (small Cholesky, LU and triangular solves) hold the rest.
 
 mod dot;
 pub mod factor;
@@ -20,6 +21,43 @@ pub use gemm::Gemm;
 use quabla_abi::qir::Op;
 use quabla_abi::{DType, TensorType};
 pub(crate) use reduce::fold as reduce_fold;
+pub use sort::{FIRST_RUN as SORT_FIRST_RUN, RANK_MAX_LINE as SORT_RANK_MAX_LINE};
+
+/// The steps of a `sort` node whose lines are longer than [`SORT_RANK_MAX_LINE`] (a merge
+/// sort, `sort.rs`), and the types of the values they add, numbered from `first_new`.
+pub(crate) fn merge_sort(
+    name: &str,
+    node: &quabla_abi::qir::Node,
+    operands: &[usize],
+    types: &[TensorType],
+    result: usize,
+    first_new: usize,
+) -> Option<(Vec<crate::plan::Step>, Vec<TensorType>)> {
+    let Op::Sort {
+        axis,
+        num_keys,
+        descending,
+    } = node.op
+    else {
+        return None;
+    };
+    let out = &types[result];
+    if out
+        .shape
+        .get(axis)
+        .is_none_or(|&len| len <= SORT_RANK_MAX_LINE)
+    {
+        return None;
+    }
+    let n = Node {
+        name,
+        operands,
+        types,
+        result,
+        out,
+    };
+    Some(sort::merge_sort(&n, axis, num_keys, descending, first_new))
+}
 
 /// Statements that split the flat index `i` into coordinates `c0..` of `shape`.
 pub(super) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
