@@ -165,12 +165,7 @@ pub fn plan_program(p: &Program, name: &str) -> Option<Plan> {
     types.extend(p.output_types());
     let d = function_steps(&format!("{name}_all"), &f, &inputs, &outputs, types.len()).ok()?;
     types.extend(d.new_types);
-    Some(Plan {
-        types,
-        num_inputs: p.inputs.len(),
-        steps: d.steps,
-        outputs,
-    })
+    Some(Plan::new(types, p.inputs.len(), d.steps, outputs))
 }
 
 /// `f` fused, if it is within the bounds and its element loops are safe to spread.

@@ -18,8 +18,9 @@
 //! host emulation (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the
 //! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU. Loops of light
 //! iterations run whole on the device, one kernel of one block emitted from the plugin
-//! kit's shared loop IR (`device_loop.rs`). Not built: download events, donation. The
-//! wheel is `bindings/cuda-plugin`.
+//! kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
+//! reader is queued, a donated argument's too (`plan::Plan::release_after`). Not built:
+//! download events. The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -192,10 +193,14 @@ fn inputs<B: 'static, V>(args: &[Arg], value: impl Fn(&B) -> V) -> Result<Vec<V>
 struct GpuExecutable(runtime::Compiled, Arc<runtime::Gpu>);
 
 impl Executable for GpuExecutable {
+    /// Donated arguments are dropped here, before the run: the run then holds their
+    /// memory alone and releases it once their last reader is queued
+    /// (`plan::Plan::release_after`), back to the stream-ordered pool that the run's later
+    /// outputs are allocated from.
     fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
-        let outs = self
-            .0
-            .run(inputs(&args, |b: &GpuBuffer| b.slice.clone())?)?;
+        let values = inputs(&args, |b: &GpuBuffer| b.slice.clone())?;
+        drop(args);
+        let outs = self.0.run(values)?;
         Ok(outs
             .into_iter()
             .zip(self.0.output_types())
@@ -238,10 +243,11 @@ impl DeviceBuffer for EmulatedBuffer {
 struct EmulatedExecutable(emulate::Emulated);
 
 impl Executable for EmulatedExecutable {
+    /// As on a GPU: donated arguments are freed once their last reader has run.
     fn execute(&self, args: Vec<Arg>) -> Result<Vec<Arc<dyn DeviceBuffer>>, AbiError> {
-        let outs = self
-            .0
-            .run(inputs(&args, |b: &EmulatedBuffer| b.storage.clone())?)?;
+        let values = inputs(&args, |b: &EmulatedBuffer| b.storage.clone())?;
+        drop(args);
+        let outs = self.0.run(values)?;
         Ok(outs
             .into_iter()
             .zip(self.0.output_types())

@@ -147,15 +147,15 @@ mod tests {
     }
 
     fn region(name: &str, out: DType) -> Plan {
-        Plan {
-            types: vec![
+        Plan::new(
+            vec![
                 TensorType::new(DType::I32, vec![]),
                 TensorType::new(out, vec![]),
             ],
-            num_inputs: 1,
-            steps: vec![Step::Kernel(kernel(name))],
-            outputs: vec![1],
-        }
+            1,
+            vec![Step::Kernel(kernel(name))],
+            vec![1],
+        )
     }
 
     impl Executor for Counter {

@@ -67,9 +67,95 @@ pub struct Plan {
     pub num_inputs: usize,
     pub steps: Vec<Step>,
     pub outputs: Vec<usize>,
+    /// Per step, the values released after it ([`Plan::release_after`]), found at the
+    /// first run (the steps are final by then).
+    release: std::sync::OnceLock<Vec<Vec<usize>>>,
+}
+
+impl Step {
+    /// The values this step reads from its plan (a region's inner values are its own).
+    pub fn reads(&self) -> Vec<usize> {
+        match self {
+            Step::Constant { .. } => Vec::new(),
+            Step::Kernel(k) => k.reads.clone(),
+            Step::Alias { from, .. } => vec![*from],
+            Step::Linalg { operands, .. } | Step::HostCallback { operands, .. } => operands.clone(),
+            Step::Cond {
+                index, operands, ..
+            }
+            | Step::Speculate {
+                index, operands, ..
+            } => std::iter::once(*index)
+                .chain(operands.iter().copied())
+                .collect(),
+            Step::While { carry, .. } => carry.clone(),
+        }
+    }
+
+    /// The values this step defines.
+    pub fn defines(&self) -> Vec<usize> {
+        match self {
+            Step::Constant { value, .. } => vec![*value],
+            Step::Kernel(k) => k.writes.clone(),
+            Step::Alias { to, .. } => vec![*to],
+            Step::Speculate { pick, .. } => pick.writes.clone(),
+            Step::Linalg { results, .. }
+            | Step::HostCallback { results, .. }
+            | Step::Cond { results, .. }
+            | Step::While { results, .. } => results.clone(),
+        }
+    }
 }
 
 impl Plan {
+    /// A plan of `steps` over values of `types` (the first `num_inputs` its inputs).
+    pub fn new(
+        types: Vec<TensorType>,
+        num_inputs: usize,
+        steps: Vec<Step>,
+        outputs: Vec<usize>,
+    ) -> Plan {
+        Plan {
+            types,
+            num_inputs,
+            steps,
+            outputs,
+            release: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Per step, the values that no later step reads and that are not outputs: [`run`]
+    /// drops them after it, so a value's memory goes back to the executor (on a GPU, to the
+    /// stream-ordered pool, behind the kernels already queued on it) once its last reader
+    /// is queued, rather than when the program ends. An input nothing reads is released
+    /// after the first step; a donated input the caller no longer holds is then freed too.
+    pub fn release_after(&self) -> &[Vec<usize>] {
+        self.release.get_or_init(|| {
+            let n = self.types.len();
+            // The last step reading each value, else the step defining it.
+            let mut last: Vec<Option<usize>> = vec![None; n];
+            last.iter_mut()
+                .take(self.num_inputs)
+                .for_each(|l| *l = Some(0));
+            for (at, s) in self.steps.iter().enumerate() {
+                for v in s.defines().into_iter().chain(s.reads()) {
+                    if let Some(l) = last.get_mut(v) {
+                        *l = Some(at);
+                    }
+                }
+            }
+            let mut release = vec![Vec::new(); self.steps.len()];
+            for (v, l) in last.into_iter().enumerate() {
+                if let Some(at) = l.filter(|_| !self.outputs.contains(&v)) {
+                    if let Some(r) = release.get_mut(at) {
+                        r.push(v);
+                    }
+                }
+            }
+            release
+        })
+    }
+
     /// Every kernel of the plan and its regions' plans, depth first.
     pub fn kernels(&self) -> Vec<&Kernel> {
         let mut out = Vec::new();
@@ -323,12 +409,12 @@ fn steps(
         at += 1;
     }
     Ok((
-        Plan {
-            types: [types.as_slice(), &new_types].concat(),
-            num_inputs: p.inputs.len(),
+        Plan::new(
+            [types.as_slice(), &new_types].concat(),
+            p.inputs.len(),
             steps,
-            outputs: fusion.outputs.clone(),
-        },
+            fusion.outputs.clone(),
+        ),
         missing,
     ))
 }
@@ -415,7 +501,8 @@ pub fn run<E: Executor>(
             .map(|&v| get(values, v))
             .collect::<Result<Vec<_>, _>>()
     };
-    for step in &plan.steps {
+    let release = plan.release_after();
+    for (at, step) in plan.steps.iter().enumerate() {
         match step {
             Step::Constant { value, bytes } => {
                 values[*value] = Some(e.constant(plan, *value, bytes)?)
@@ -503,6 +590,9 @@ pub fn run<E: Executor>(
                 }
             }
         }
+        for &v in &release[at] {
+            values[v] = None;
+        }
     }
     all(&values, &plan.outputs)
 }
@@ -555,3 +645,6 @@ fn host_callback<E: Executor>(
         .map(|h| e.write(h.view().bytes))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,145 @@
+//! Values released at their last use (`Plan::release_after`), checked with an executor
+//! whose values count how many of them are alive.
+
+use super::{plan_with, run, Executor, Plan};
+use crate::fusion::Kernel;
+use quabla_abi::abi::AbiError;
+use quabla_abi::qir::Program;
+use quabla_abi::TensorType;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Values alive now and at most, over the executor's values.
+#[derive(Default)]
+struct Census {
+    live: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// One value: counted alive from creation to drop.
+struct Counted(Arc<Census>);
+
+impl Counted {
+    fn new(c: &Arc<Census>) -> Arc<Counted> {
+        let now = c.live.fetch_add(1, Ordering::SeqCst) + 1;
+        c.peak.fetch_max(now, Ordering::SeqCst);
+        Arc::new(Counted(c.clone()))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Computes nothing: each kernel gives fresh values for what it writes.
+struct Counting(Arc<Census>);
+
+impl Executor for Counting {
+    type Value = Arc<Counted>;
+    fn constant(&self, _: &Plan, _: usize, _: &[u8]) -> Result<Self::Value, AbiError> {
+        Ok(Counted::new(&self.0))
+    }
+    fn launch(
+        &self,
+        k: &Kernel,
+        _: &[TensorType],
+        _: &[Self::Value],
+    ) -> Result<Vec<(usize, Self::Value)>, AbiError> {
+        Ok(k.writes
+            .iter()
+            .map(|&v| (v, Counted::new(&self.0)))
+            .collect())
+    }
+    fn read(&self, _: &Self::Value, _: &TensorType) -> Result<Vec<u8>, AbiError> {
+        Err(AbiError::internal("no reads here"))
+    }
+    fn write(&self, _: &[u8]) -> Result<Self::Value, AbiError> {
+        Ok(Counted::new(&self.0))
+    }
+    fn scalar(&self, _: &Self::Value, _: &TensorType) -> Result<i64, AbiError> {
+        Ok(0)
+    }
+}
+
+/// Eight transposes in a chain (eight kernels), and an input nothing reads.
+fn chain() -> Program {
+    let mut text = String::from(
+        "program(%0: f32[3, 4], %1: f32[2]) {\n  %2 = transpose[perm=[1, 0]](%0) : f32[4, 3]\n",
+    );
+    for k in 3..10 {
+        let (r, c) = if k % 2 == 0 { (4, 3) } else { (3, 4) };
+        text.push_str(&format!(
+            "  %{k} = transpose[perm=[1, 0]](%{}) : f32[{r}, {c}]\n",
+            k - 1
+        ));
+    }
+    text.push_str("  return %9\n}");
+    Program::parse(&text).unwrap()
+}
+
+#[test]
+fn a_chain_holds_only_its_latest_values_and_frees_donated_inputs() {
+    let plan = plan_with(&chain(), "t", 0).unwrap();
+    assert_eq!(plan.kernels().len(), 8, "{:#?}", plan.steps);
+    let census = Arc::new(Census::default());
+    let e = Counting(census.clone());
+    // Donated: the run holds the inputs alone.
+    let inputs = vec![Counted::new(&census), Counted::new(&census)];
+    let outs = run(&e, &plan, inputs).unwrap();
+    assert_eq!(outs.len(), 1);
+    // Each kernel's result exists beside its operand, then the operand goes; the unread
+    // input goes after the first step. Holding every value to the end would be ten.
+    assert_eq!(census.peak.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        census.live.load(Ordering::SeqCst),
+        1,
+        "only the output is left"
+    );
+    // Lent: the caller's inputs survive the run, the run's own references dropped.
+    let lent = vec![Counted::new(&census), Counted::new(&census)];
+    let outs2 = run(&e, &plan, lent.clone()).unwrap();
+    assert!(lent.iter().all(|v| Arc::strong_count(v) == 1));
+    drop((outs, outs2, lent));
+    assert_eq!(census.live.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn outputs_and_values_read_later_are_never_released_early() {
+    // %1 is read by the last step and is an output; %2 is read twice.
+    let p = Program::parse(
+        "program(%0: f32[3, 4]) {
+  %1 = transpose[perm=[1, 0]](%0) : f32[4, 3]
+  %2 = transpose[perm=[1, 0]](%1) : f32[3, 4]
+  %3 = reverse[dims=[0]](%2) : f32[3, 4]
+  %4 = concatenate[dim=0](%2, %3) : f32[6, 4]
+  %5 = transpose[perm=[1, 0]](%4) : f32[4, 6]
+  %6 = concatenate[dim=1](%5, %1) : f32[4, 9]
+  return %6, %1
+}",
+    )
+    .unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    let release = plan.release_after();
+    assert_eq!(release.len(), plan.steps.len());
+    for (at, released) in release.iter().enumerate() {
+        for &v in released {
+            assert!(!plan.outputs.contains(&v), "output %{v} released");
+            let later = plan.steps[at + 1..].iter().any(|s| s.reads().contains(&v));
+            assert!(!later, "%{v} released after step {at} but read later");
+        }
+    }
+    // Every value but the outputs is released somewhere.
+    let released: usize = release.iter().map(Vec::len).sum();
+    assert_eq!(released + plan.outputs.len(), plan.types.len());
+    let census = Arc::new(Census::default());
+    let outs = run(
+        &Counting(census.clone()),
+        &plan,
+        vec![Counted::new(&census)],
+    )
+    .unwrap();
+    assert_eq!(outs.len(), 2);
+    assert_eq!(census.live.load(Ordering::SeqCst), 2);
+}
