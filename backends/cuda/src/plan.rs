@@ -5,7 +5,7 @@
 //! (nesting is bounded by QIR's validation).
 
 use crate::fusion::{Fusion, Kernel};
-use crate::kernels::{node_kernel, SORT_RANK_MAX_LINE};
+use crate::kernels::node_kernel;
 use quabla_abi::qir::{LinalgOp, Op, Program};
 use quabla_abi::TensorType;
 
@@ -379,32 +379,31 @@ fn steps(
                     }
                 }
             }
-            // Long lines merge-sorted, in passes that add values of their own.
-            Op::Sort { axis, .. }
-                if types[id]
-                    .shape
-                    .get(*axis)
-                    .is_some_and(|&len| len > SORT_RANK_MAX_LINE) =>
-            {
+            op => {
+                // A long sort or a wide scatter-add: several kernels, adding values.
                 let first_new = types.len() + new_types.len();
-                let (sort, added) =
-                    crate::kernels::merge_sort(&name, node, &operands, types, id, first_new)
-                        .ok_or("a sort the merge sort does not take (a bug)")?;
-                steps.extend(sort);
-                new_types.extend(added);
+                if let Some((several, added)) =
+                    crate::kernels::node_steps(&name, node, &operands, types, id, first_new)
+                {
+                    steps.extend(several);
+                    new_types.extend(added);
+                    at += 1;
+                    continue;
+                }
+                match node_kernel(
+                    &name,
+                    node,
+                    &operands,
+                    types,
+                    id,
+                    // Only a `reduce` reading a run's one result finds one
+                    // (`Fusion::fuse_run`).
+                    operands.first().and_then(|v| prologues.get(v)),
+                )? {
+                    Some(kernel) => steps.push(Step::Kernel(kernel)),
+                    None => missing.push(op.name()),
+                }
             }
-            op => match node_kernel(
-                &name,
-                node,
-                &operands,
-                types,
-                id,
-                // Only a `reduce` reading a run's one result finds one (`Fusion::fuse_run`).
-                operands.first().and_then(|v| prologues.get(v)),
-            )? {
-                Some(kernel) => steps.push(Step::Kernel(kernel)),
-                None => missing.push(op.name()),
-            },
         }
         at += 1;
     }

@@ -51,13 +51,29 @@ fn conformance_programs() -> Vec<(String, Program)> {
 }
 
 /// Programs whose kernels the suite's small shapes never make: a sort of lines past the
-/// rank sort's bound (its merge passes), with two keys and a payload.
+/// rank sort's bound (its merge passes), with two keys and a payload, and scatter-adds of
+/// many windows (by sorted keys: an embedding's gradient, and two indexed axes in i32).
 fn beyond_the_suite() -> Vec<(String, Program)> {
     let sort = "program(%0: i32[3, 5000], %1: f32[3, 5000], %2: f64[3, 5000]) {
   %3, %4, %5 = sort[axis=1, num_keys=2, descending=true](%0, %1, %2) : i32[3, 5000], f32[3, 5000], f64[3, 5000]
   return %3, %4, %5
 }";
-    vec![("merge_sort/two_keys".into(), Program::parse(sort).unwrap())]
+    let embedding = "program(%0: f32[1000, 64], %1: i32[5000, 1], %2: f32[5000, 64]) {
+  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[1000, 64]
+  return %3
+}";
+    let two_axes = "program(%0: i32[9, 13, 4], %1: i32[700, 2], %2: i32[700, 2]) {
+  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0, 1], scatter_dims_to_operand_dims=[1, 0]](%0, %1, %2) : i32[9, 13, 4]
+  return %3
+}";
+    [
+        ("merge_sort/two_keys", sort),
+        ("scatter_by_keys/embedding", embedding),
+        ("scatter_by_keys/two_axes_i32", two_axes),
+    ]
+    .into_iter()
+    .map(|(name, text)| (name.to_string(), Program::parse(text).unwrap()))
+    .collect()
 }
 
 /// One kernel's ptxas report.

@@ -47,9 +47,20 @@ pub(super) fn gather(n: &Node, d: &GatherDims) -> Kernel {
     n.kernel(&x, out.num_elements(), &body)
 }
 
+/// The C type a scatter-add of `dtype` sums in, and the statement adding `u` to `acc` (i32
+/// wrapping, as QIR's `add`).
+pub(super) fn accumulation(dtype: DType) -> (&'static str, &'static str) {
+    match dtype {
+        DType::I32 => ("int", "acc = (int)((unsigned int)acc + (unsigned int)u);"),
+        DType::Bool => ("unsigned char", "acc = acc | u;"),
+        dt => (c_type(dt), "acc = acc + u;"),
+    }
+}
+
 /// XLA's scatter-add, deterministically: one thread per operand element adds, in update
 /// order, every window that covers it and lies wholly inside the operand (a window that
 /// does not is dropped), so no two threads write one element and no atomics are needed.
+/// Many windows of one element along each indexed axis take `scatter_keyed.rs` instead.
 pub(super) fn scatter_add(n: &Node, d: &ScatterDims) -> Kernel {
     let (result, out) = (n.result, n.out);
     let x = [n.read(0), n.read(1), n.read(2)];
@@ -91,11 +102,7 @@ pub(super) fn scatter_add(n: &Node, d: &ScatterDims) -> Kernel {
     for (j, &a) in window_axes.iter().enumerate() {
         uc[d.update_window_dims[j]] = format!("c{a} - {}", start[a]);
     }
-    let (t, add) = match out.dtype {
-        DType::I32 => ("int", "acc = (int)((unsigned int)acc + (unsigned int)u);"),
-        DType::Bool => ("unsigned char", "acc = acc | u;"),
-        dt => (c_type(dt), "acc = acc + u;"),
-    };
+    let (t, add) = accumulation(out.dtype);
     let cond = if checks.is_empty() {
         "1".to_string()
     } else {

@@ -2,7 +2,8 @@
 //! its output elements (or, for cumulative ops and sorts, over its lines), shapes baked in
 //! as constants. Movement ops are index maps (`movement.rs`); reductions fold each output's
 //! elements in one fixed order (`reduce.rs`); `dot.rs`, `indexing.rs` (gather,
-//! deterministic scatter-add), `sort.rs` (a rank sort, or a merge sort in passes for long
+//! deterministic scatter-add; many narrow windows by sorted keys, `scatter_keyed.rs`),
+//! `sort.rs` (a rank sort, or a merge sort in passes for long
 //! lines) and `factor.rs` (small Cholesky, LU and triangular solves) hold the rest.
 
 mod dot;
@@ -11,6 +12,7 @@ mod gemm;
 mod indexing;
 mod movement;
 mod reduce;
+mod scatter_keyed;
 mod sort;
 
 use crate::elementwise::c_type;
@@ -23,9 +25,12 @@ use quabla_abi::{DType, TensorType};
 pub(crate) use reduce::fold as reduce_fold;
 pub use sort::{FIRST_RUN as SORT_FIRST_RUN, RANK_MAX_LINE as SORT_RANK_MAX_LINE};
 
-/// The steps of a `sort` node whose lines are longer than [`SORT_RANK_MAX_LINE`] (a merge
-/// sort, `sort.rs`), and the types of the values they add, numbered from `first_new`.
-pub(crate) fn merge_sort(
+/// The steps of a node that takes several kernels, with values passed between them: a
+/// `sort` of lines longer than [`SORT_RANK_MAX_LINE`] (a merge sort in passes, `sort.rs`), a
+/// `scatter_add` of many windows one element wide along each indexed axis (by sorted keys,
+/// `scatter_keyed.rs`); the types of the values they add, numbered from `first_new`. `None`
+/// where the node's one kernel ([`node_kernel`]) is the one to use.
+pub(crate) fn node_steps(
     name: &str,
     node: &quabla_abi::qir::Node,
     operands: &[usize],
@@ -33,30 +38,35 @@ pub(crate) fn merge_sort(
     result: usize,
     first_new: usize,
 ) -> Option<(Vec<crate::plan::Step>, Vec<TensorType>)> {
-    let Op::Sort {
-        axis,
-        num_keys,
-        descending,
-    } = node.op
-    else {
-        return None;
-    };
-    let out = &types[result];
-    if out
-        .shape
-        .get(axis)
-        .is_none_or(|&len| len <= SORT_RANK_MAX_LINE)
-    {
-        return None;
-    }
     let n = Node {
         name,
         operands,
         types,
         result,
-        out,
+        out: types.get(result)?,
     };
-    Some(sort::merge_sort(&n, axis, num_keys, descending, first_new))
+    match &node.op {
+        Op::Sort {
+            axis,
+            num_keys,
+            descending,
+        } if n
+            .out
+            .shape
+            .get(*axis)
+            .is_some_and(|&len| len > SORT_RANK_MAX_LINE) =>
+        {
+            Some(sort::merge_sort(
+                &n,
+                *axis,
+                *num_keys,
+                *descending,
+                first_new,
+            ))
+        }
+        Op::ScatterAdd(d) => scatter_keyed::steps(&n, d, first_new),
+        _ => None,
+    }
 }
 
 /// Statements that split the flat index `i` into coordinates `c0..` of `shape`.

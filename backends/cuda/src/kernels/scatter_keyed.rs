@@ -1,0 +1,225 @@
+//! Scatter-add by sorted keys, for the common shape of many windows, each one element
+//! along every indexed operand axis (an embedding's or a `gather`'s gradient, `x.at[i].add`):
+//! a window covers exactly the elements whose indexed coordinates equal its index vector,
+//! so each window's target is a key, the keys are sorted stably (`sort.rs`'s merge sort,
+//! ties in update order), and each operand element adds the run of windows with its key,
+//! found by binary search. The sums run in update order, as `indexing::scatter_add`'s, so
+//! the bits are the same; the work is the windows' count times its logarithm squared plus
+//! what is added, where scanning every window from every element is their product.
+
+use super::{coordinates, flat, sort, Node};
+use crate::fusion::Kernel;
+use crate::plan::Step;
+use quabla_abi::qir::ScatterDims;
+use quabla_abi::{DType, TensorType};
+
+/// The key of a window that lies outside the operand (dropped): above every real key.
+const DROPPED: &str = "2147483647";
+
+/// The geometry both kernels share.
+struct Windows<'a> {
+    d: &'a ScatterDims,
+    src: &'a [usize],
+    idx: &'a [usize],
+    upd: &'a [usize],
+    /// The updates' axes that index windows, and their extents (the windows' batch).
+    scatter_axes: Vec<usize>,
+    batch: Vec<usize>,
+    /// Each operand axis's window extent.
+    size: Vec<usize>,
+}
+
+impl<'a> Windows<'a> {
+    fn of(d: &'a ScatterDims, src: &'a [usize], idx: &'a [usize], upd: &'a [usize]) -> Self {
+        let scatter_axes: Vec<usize> = (0..upd.len())
+            .filter(|a| !d.update_window_dims.contains(a))
+            .collect();
+        let batch = scatter_axes.iter().map(|&a| upd[a]).collect();
+        let window_axes = (0..src.len()).filter(|a| !d.inserted_window_dims.contains(a));
+        let mut size = vec![1usize; src.len()];
+        for (j, a) in window_axes.enumerate() {
+            size[a] = upd[d.update_window_dims[j]];
+        }
+        Windows {
+            d,
+            src,
+            idx,
+            upd,
+            scatter_axes,
+            batch,
+            size,
+        }
+    }
+
+    /// Whether the keyed form applies: every indexed axis's window is one element, and the
+    /// keys (the indexed axes' elements) fit an `i32` below [`DROPPED`].
+    fn keyed(&self) -> bool {
+        let indexed = &self.d.scatter_dims_to_operand_dims;
+        let keys = indexed
+            .iter()
+            .try_fold(1u64, |k, &a| k.checked_mul(self.src[a] as u64));
+        indexed.iter().all(|&a| self.size[a] == 1) && keys.is_some_and(|k| k < i32::MAX as u64)
+    }
+
+    /// The key of the indexed coordinates `coord(k)` (for the k-th indexed axis): their
+    /// flat index over the indexed axes.
+    fn key(&self, coord: impl Fn(usize) -> String) -> String {
+        let indexed = &self.d.scatter_dims_to_operand_dims;
+        let mut stride = 1u64;
+        let mut terms = Vec::new();
+        for (k, &a) in indexed.iter().enumerate().rev() {
+            terms.push(format!("({}) * {stride}ll", coord(k)));
+            stride *= self.src[a] as u64;
+        }
+        if terms.is_empty() {
+            "0ll".into()
+        } else {
+            terms.join(" + ")
+        }
+    }
+}
+
+/// Whether a scatter-add of `n` (operand, indices, updates) goes by sorted keys: its
+/// windows are one element along every indexed axis, and more than `sort::RANK_MAX_LINE`
+/// (fewer are not worth a sort).
+pub(super) fn applies(n: &Node, d: &ScatterDims) -> bool {
+    let w = Windows::of(d, &n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape);
+    w.keyed() && w.batch.iter().product::<usize>() > sort::RANK_MAX_LINE
+}
+
+/// The steps of a scatter-add of `n` by sorted keys, or `None` where it does not
+/// [`applies`]. New values are numbered from `first_new` (their types returned).
+pub(super) fn steps(
+    n: &Node,
+    d: &ScatterDims,
+    first_new: usize,
+) -> Option<(Vec<Step>, Vec<TensorType>)> {
+    if !applies(n, d) {
+        return None;
+    }
+    let (src, idx, upd) = (&n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape);
+    let w = Windows::of(d, src, idx, upd);
+    let windows: usize = w.batch.iter().product();
+    let keys_ty = TensorType::new(DType::I32, vec![windows]);
+    // Keys and window numbers, then both sorted by key.
+    let (key, order, sorted_key, sorted_order) =
+        (first_new, first_new + 1, first_new + 2, first_new + 3);
+    let mut new_types = vec![keys_ty.clone(); 4];
+    let mut steps = vec![Step::Kernel(key_kernel(n, &w, key, order))];
+    let mut all_types: Vec<TensorType> = n.types.to_vec();
+    all_types.resize(first_new, keys_ty.clone());
+    all_types.extend(new_types.iter().cloned());
+    let sort_name = format!("{}_k", n.name);
+    let by_key = Node {
+        name: &sort_name,
+        operands: &[key, order],
+        types: &all_types,
+        result: sorted_key,
+        out: &keys_ty,
+    };
+    let (sorting, added) = sort::merge_sort(&by_key, 0, 1, false, first_new + 4);
+    steps.extend(sorting);
+    new_types.extend(added);
+    steps.push(Step::Kernel(sum_kernel(
+        n,
+        &w,
+        sorted_key,
+        sorted_order,
+        windows,
+    )));
+    Some((steps, new_types))
+}
+
+/// One thread per window: its key (or [`DROPPED`] where it does not lie wholly inside the
+/// operand) and its number.
+fn key_kernel(n: &Node, w: &Windows, key: usize, order: usize) -> Kernel {
+    let iv = n.read(1).0;
+    let mut body = coordinates(&w.batch, "i", "b");
+    let mut inside = Vec::new();
+    for (k, &a) in w.d.scatter_dims_to_operand_dims.iter().enumerate() {
+        let mut at: Vec<String> = (0..w.batch.len()).map(|j| format!("b{j}")).collect();
+        at.push(format!("{k}"));
+        body.push_str(&format!(
+            "    long long s{k} = (long long)in{iv}[{}];\n",
+            flat(&at, w.idx)
+        ));
+        inside.push(format!("s{k} >= 0 && s{k} < {}ll", w.src[a]));
+    }
+    let inside = if inside.is_empty() {
+        "1".to_string()
+    } else {
+        inside.join(" && ")
+    };
+    body.push_str(&format!(
+        "    out{key}[i] = ({inside}) ? (int)({}) : {DROPPED};\n    out{order}[i] = (int)i;\n",
+        w.key(|k| format!("s{k}"))
+    ));
+    super::kernel(
+        &format!("{}_w", n.name),
+        &[n.read(1)],
+        &[(key, DType::I32), (order, DType::I32)],
+        w.batch.iter().product(),
+        &body,
+    )
+}
+
+/// One thread per operand element: the element plus, in update order, each window with its
+/// key (a binary search for the run of them in the sorted keys), where the element lies in
+/// the windows' extent along the other axes (from 0, as nothing indexes them).
+fn sum_kernel(
+    n: &Node,
+    w: &Windows,
+    sorted_key: usize,
+    sorted_order: usize,
+    windows: usize,
+) -> Kernel {
+    let (ov, uv) = (n.read(0).0, n.read(2).0);
+    let indexed = &w.d.scatter_dims_to_operand_dims;
+    let reach: Vec<String> = (0..w.src.len())
+        .filter(|a| !indexed.contains(a) && w.size[*a] < w.src[*a])
+        .map(|a| format!("c{a} < {}ll", w.size[a]))
+        .collect();
+    let reach = if reach.is_empty() {
+        "1".to_string()
+    } else {
+        reach.join(" && ")
+    };
+    // The update's coordinates: the window's batch, and the element's offset in the window
+    // (its own coordinate along an unindexed axis, 0 along an indexed one).
+    let mut uc = vec![String::new(); w.upd.len()];
+    for (j, &a) in w.scatter_axes.iter().enumerate() {
+        uc[a] = format!("b{j}");
+    }
+    let window_axes = (0..w.src.len()).filter(|a| !w.d.inserted_window_dims.contains(a));
+    for (j, a) in window_axes.enumerate() {
+        uc[w.d.update_window_dims[j]] = if indexed.contains(&a) {
+            "0".into()
+        } else {
+            format!("c{a}")
+        };
+    }
+    let (t, add) = super::indexing::accumulation(n.out.dtype);
+    let body = format!(
+        "{coords}    {t} acc = in{ov}[i];\n    if ({reach}) {{\n      long long key = {key};\n      long long lo = 0, hi = {windows}ll;\n      while (lo < hi) {{ long long m = lo + (hi - lo) / 2; if ((long long)in{sorted_key}[m] < key) lo = m + 1; else hi = m; }}\n      for (long long j = lo; j < {windows}ll && (long long)in{sorted_key}[j] == key; ++j) {{\n        unsigned long long w = (unsigned long long)in{sorted_order}[j];\n{batch}        {t} u = in{uv}[{at}]; {add}\n      }}\n    }}\n    out{result}[i] = acc;\n",
+        coords = coordinates(&n.out.shape, "i", "c"),
+        key = w.key(|k| format!("c{}", indexed[k])),
+        batch = coordinates(&w.batch, "w", "b"),
+        at = flat(&uc, w.upd),
+        result = n.result,
+    );
+    super::kernel(
+        n.name,
+        &[
+            n.read(0),
+            n.read(2),
+            (sorted_key, DType::I32),
+            (sorted_order, DType::I32),
+        ],
+        &[(n.result, n.out.dtype)],
+        n.out.num_elements(),
+        &body,
+    )
+}
+
+#[cfg(test)]
+mod tests;

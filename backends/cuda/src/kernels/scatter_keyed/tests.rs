@@ -1,0 +1,169 @@
+//! Scatter-adds by sorted keys on the host emulation, against XLA's rule written out in
+//! Rust (windows added in update order, one lying partly outside the operand dropped): the
+//! same sums in the same order, so the same bits, at 1 and 4 threads per block.
+
+use crate::emulate::{Emulated, Storage};
+use crate::plan::{plan_with, Step};
+use quabla_abi::qir::Program;
+use std::sync::Arc;
+
+fn storage<const N: usize>(bytes: impl Iterator<Item = [u8; N]>) -> Arc<Storage> {
+    let b: Vec<u8> = bytes.flatten().collect();
+    Arc::new(Storage::from_bytes(&b))
+}
+
+/// Runs `text` on `inputs` at 1 and 4 threads (which must agree), after checking that it
+/// plans as the keyed form: a key kernel, the sort's passes and a summing kernel.
+fn run(text: &str, inputs: &[Arc<Storage>]) -> Vec<u8> {
+    let p = Program::parse(text).unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    let kernels = plan.kernels();
+    assert!(
+        kernels.len() >= 4 && kernels.iter().any(|k| k.name.ends_with("_w")),
+        "{:#?}",
+        plan.steps
+    );
+    assert!(plan.steps.iter().all(|s| matches!(s, Step::Kernel(_))));
+    let mut exe = Emulated::of_plan(plan).unwrap();
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    for threads in [1, 4] {
+        exe.set_threads(threads);
+        got.push(exe.run(inputs.to_vec()).unwrap()[0].bytes().to_vec());
+    }
+    assert_eq!(got[0], got[1], "the block size changed the result");
+    got.pop().unwrap()
+}
+
+/// Index values with repeats and some outside `[0, n)` (those windows are dropped).
+fn index(k: usize, n: usize) -> i32 {
+    (k * 7919 % (n + 9)) as i32 - 4
+}
+
+/// An embedding's gradient: 1,000 rows of 6 added into a 50 x 6 table, in f32.
+#[test]
+fn rows_added_into_a_table_in_update_order() {
+    let (rows, width, windows) = (50usize, 6usize, 1000usize);
+    let table: Vec<f32> = (0..rows * width).map(|k| (k as f32 * 0.37).sin()).collect();
+    let idx: Vec<i32> = (0..windows).map(|k| index(k, rows)).collect();
+    let upd: Vec<f32> = (0..windows * width)
+        .map(|k| (k as f32 * 0.011).cos() * 1e3f32.powi((k % 3) as i32 - 1))
+        .collect();
+    let text = format!(
+        "program(%0: f32[{rows},{width}], %1: i32[{windows},1], %2: f32[{windows},{width}]) {{
+  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[{rows},{width}]
+  return %3
+}}"
+    );
+    let got = run(
+        &text,
+        &[
+            storage(table.iter().map(|v| v.to_le_bytes())),
+            storage(idx.iter().map(|v| v.to_le_bytes())),
+            storage(upd.iter().map(|v| v.to_le_bytes())),
+        ],
+    );
+    let mut want = table.clone();
+    for (w, &i) in idx.iter().enumerate() {
+        if (0..rows as i32).contains(&i) {
+            for c in 0..width {
+                want[i as usize * width + c] += upd[w * width + c];
+            }
+        }
+    }
+    let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(got, want);
+}
+
+/// Two indexed axes named in reverse order (`scatter_dims_to_operand_dims=[1, 0]`), a
+/// window covering the first two of four elements along the unindexed axis, in f64, and
+/// the same in i32, whose sums wrap.
+#[test]
+fn two_indexed_axes_and_a_partial_window() {
+    let (a, b, c, windows) = (9usize, 13usize, 4usize, 700usize);
+    // idx[w] = (coordinate along axis 1, coordinate along axis 0).
+    let idx: Vec<i32> = (0..windows)
+        .flat_map(|w| [index(w, b), index(w * 31 + 5, a)])
+        .collect();
+    let program = |t: &str| {
+        format!(
+            "program(%0: {t}[{a},{b},{c}], %1: i32[{windows},2], %2: {t}[{windows},2]) {{
+  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0, 1], scatter_dims_to_operand_dims=[1, 0]](%0, %1, %2) : {t}[{a},{b},{c}]
+  return %3
+}}"
+        )
+    };
+    // XLA's rule, in update order.
+    let reference = |base: &mut dyn FnMut(usize, usize)| {
+        for w in 0..windows {
+            let (j, i) = (idx[2 * w], idx[2 * w + 1]);
+            if (0..a as i32).contains(&i) && (0..b as i32).contains(&j) {
+                for k in 0..2 {
+                    base((i as usize * b + j as usize) * c + k, w * 2 + k);
+                }
+            }
+        }
+    };
+    let x: Vec<f64> = (0..a * b * c).map(|k| (k as f64).sqrt()).collect();
+    let u: Vec<f64> = (0..windows * 2).map(|k| 1.0 / (k as f64 + 0.5)).collect();
+    let got = run(
+        &program("f64"),
+        &[
+            storage(x.iter().map(|v| v.to_le_bytes())),
+            storage(idx.iter().map(|v| v.to_le_bytes())),
+            storage(u.iter().map(|v| v.to_le_bytes())),
+        ],
+    );
+    let mut want = x.clone();
+    reference(&mut |to, from| want[to] += u[from]);
+    assert_eq!(
+        got,
+        want.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<_>>()
+    );
+    let xi: Vec<i32> = (0..a * b * c).map(|k| i32::MAX - k as i32).collect();
+    let ui: Vec<i32> = (0..windows * 2).map(|k| (k as i32) * 1_000_003).collect();
+    let got = run(
+        &program("i32"),
+        &[
+            storage(xi.iter().map(|v| v.to_le_bytes())),
+            storage(idx.iter().map(|v| v.to_le_bytes())),
+            storage(ui.iter().map(|v| v.to_le_bytes())),
+        ],
+    );
+    let mut want = xi.clone();
+    reference(&mut |to, from| want[to] = want[to].wrapping_add(ui[from]));
+    assert_eq!(
+        got,
+        want.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Few windows, or windows wider than one element along an indexed axis, keep the
+/// one-kernel scan.
+#[test]
+fn few_or_wide_windows_keep_the_scan() {
+    let kernels = |text: &str| {
+        plan_with(&Program::parse(text).unwrap(), "t", 0)
+            .unwrap()
+            .kernels()
+            .len()
+    };
+    assert_eq!(
+        kernels("program(%0: f32[50,6], %1: i32[200,1], %2: f32[200,6]) {
+  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[50,6]
+  return %3
+}"),
+        1
+    );
+    // Windows of 2 x 6 placed at a row index: not one element along the indexed axis.
+    assert_eq!(
+        kernels("program(%0: f32[50,6], %1: i32[900,1], %2: f32[900,2,6]) {
+  %3 = scatter_add[update_window_dims=[1, 2], inserted_window_dims=[], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[50,6]
+  return %3
+}"),
+        1
+    );
+}
