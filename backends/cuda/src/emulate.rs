@@ -1,14 +1,13 @@
 //! The generated CUDA C run on the host, so that a machine without a GPU checks what the
 //! kernels compute, not only that they compile (`QUABLA_CUDA_EMULATE=1`): a program's kernels
-//! are compiled by the system's C++ compiler against `emulate_prelude.h` (one block of one
-//! thread, CUDA's math functions as the C library's, PTX's conversion rules) into a shared
-//! library, each behind a host wrapper taking its pointers as an array. A kernel without
-//! shared arrays (a device loop's, `device_loop.rs`; a factorization's, `kernels/factor.rs`;
-//! every grid-stride kernel) runs as one block of several host threads with a real barrier
-//! ([`BLOCK_THREADS`]), so how it shares work out among threads and where it waits is
-//! checked too, not only what one thread computes; kernels with shared arrays (block folds)
-//! run on one thread. The conformance suite runs on it
-//! (`tests/conformance/tests/cuda_emulated.rs`).
+//! are compiled by the system's C++ compiler against `emulate_prelude.h` (CUDA's math
+//! functions as the C library's, PTX's conversion rules) into a shared library, each behind
+//! a host wrapper taking its pointers as an array. Every launch runs as one block of
+//! several host threads with a real barrier ([`BLOCK_THREADS`]; a power of two where the
+//! kernel folds in shared memory, which is then a static array of its function, the
+//! launches of one program running one at a time), so how a kernel shares work out among
+//! threads and where it waits is checked too, not only what one thread computes. The
+//! conformance suite runs on it (`tests/conformance/tests/cuda_emulated.rs`).
 
 use crate::elementwise::c_type;
 use crate::fusion::Kernel;
@@ -29,9 +28,9 @@ pub fn requested() -> bool {
 
 type Entry = unsafe extern "C" fn(*const *mut c_void, u64, u32);
 
-/// The host threads a block of a kernel without shared arrays runs with (a device loop's,
-/// a factorization's, a grid-stride kernel's), by default: an odd count, so shares of
-/// unequal size are checked too. `QUABLA_CUDA_EMULATE_THREADS` sets it.
+/// The host threads a launch's block runs with, by default: an odd count, so shares of
+/// unequal size are checked too (a kernel folding in shared memory takes the power of two
+/// below, 2). `QUABLA_CUDA_EMULATE_THREADS` sets it.
 pub const BLOCK_THREADS: u32 = 3;
 
 /// The host threads in force for a device loop's block.
@@ -75,8 +74,8 @@ impl Storage {
 }
 
 /// The host wrapper of a kernel: its pointers from an array, then the element count, then
-/// the threads of the block (one for a kernel with shared arrays, which the prelude makes
-/// each thread's own; a kernel without them runs as a block of host threads).
+/// the threads of the block (cut to a power of two for a kernel with shared arrays, whose
+/// folds halve the block).
 fn wrapper(k: &Kernel) -> String {
     let args: Vec<String> = k
         .param_types
@@ -88,11 +87,8 @@ fn wrapper(k: &Kernel) -> String {
         })
         .collect();
     let call = format!("{}({}, n)", k.name, args.join(", "));
-    let body = if !k.body.contains("__shared__") {
-        format!("quabla_block(threads, [&] {{ {call}; }});")
-    } else {
-        format!("(void)threads; {call};")
-    };
+    let folds = k.body.contains("__shared__");
+    let body = format!("quabla_block(threads, {folds}, [&] {{ {call}; }});");
     format!(
         "extern \"C\" void {}_host(void** a, unsigned long long n, unsigned int threads) {{ {body} }}\n",
         k.name
@@ -143,8 +139,11 @@ pub struct Emulated {
     plan: Plan,
     entries: HashMap<String, Entry>,
     _library: Option<libloading::Library>,
-    /// The host threads a block without shared arrays runs with.
+    /// The host threads a launch's block runs with.
     threads: u32,
+    /// Held through each launch: shared arrays are the library's statics, one block's at a
+    /// time.
+    launching: std::sync::Mutex<()>,
 }
 
 type Value = std::sync::Arc<Storage>;
@@ -194,10 +193,11 @@ impl Emulated {
             entries,
             _library: library,
             threads: block_threads(),
+            launching: std::sync::Mutex::new(()),
         })
     }
 
-    /// Runs each block without shared arrays with `threads` host threads from now on.
+    /// Runs each launch's block with `threads` host threads from now on.
     pub fn set_threads(&mut self, threads: u32) {
         self.threads = threads.max(1);
     }
@@ -286,6 +286,10 @@ impl Executor for Emulated {
                 .map(|s| s.words.as_mut_ptr() as *mut c_void),
         );
         if k.elements > 0 {
+            let _one_at_a_time = self
+                .launching
+                .lock()
+                .map_err(|_| AbiError::internal("the emulation's launch lock is poisoned"))?;
             // SAFETY: one pointer per parameter, each to memory of its value's full size,
             // written only through the output pointers.
             unsafe { entry(ptrs.as_ptr(), k.elements as u64, self.threads) };

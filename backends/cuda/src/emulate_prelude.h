@@ -1,9 +1,9 @@
 /* What a CUDA C kernel of quabla-cuda needs from CUDA, on the host (QUABLA_CUDA_EMULATE):
- * one block of one thread, so a grid-stride loop visits every element in order; CUDA's math
- * functions are the C library's of the same names; the intrinsics follow PTX's definitions
- * (cvt.rzi: truncate, saturate, NaN to 0; the bit casts). A kernel without shared arrays
- * instead runs as one block of several host threads: each thread's
- * `threadIdx` and `blockDim` are its own, and `__syncthreads` waits on the launch's barrier. */
+ * each launch is one block (a grid-stride loop over blocks visits them all) of several host
+ * threads, each with its own `threadIdx` and `blockDim`, `__syncthreads` waiting on the
+ * launch's barrier; CUDA's math functions are the C library's of the same names; the
+ * intrinsics follow PTX's definitions (cvt.rzi: truncate, saturate, NaN to 0; the bit
+ * casts). */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -15,9 +15,9 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __restrict__ __restrict
-/* One thread per block: shared arrays are the thread's own, and a barrier has no one to wait
-   for (a block-per-element fold then folds in sequence, as one thread per element does). */
-#define __shared__
+/* A launch is one block at a time (`Emulated` runs its launches one after another), so a
+   function's static array is its block's shared memory, seen by all the block's threads. */
+#define __shared__ static
 static thread_local pthread_barrier_t* quabla_barrier = 0;
 static inline void __syncthreads(void) { if (quabla_barrier) pthread_barrier_wait(quabla_barrier); }
 
@@ -46,6 +46,8 @@ static void* quabla_thread_main(void* arg) {
   pthread_mutex_lock(&l->lock);
   while (!l->started) pthread_cond_wait(&l->go, &l->lock);
   pthread_mutex_unlock(&l->lock);
+  /* Started beyond the power of two the block was cut to: not part of it. */
+  if (t->index >= l->threads) return 0;
   threadIdx.x = t->index;
   blockDim.x = l->threads;
   quabla_barrier = &l->barrier;
@@ -54,9 +56,10 @@ static void* quabla_thread_main(void* arg) {
 }
 template <typename F> static void quabla_call(void* kernel) { (*(F*)kernel)(); }
 /* Runs `kernel` as one block of up to `threads` host threads (pthreads: <thread> would add a
-   tenth of a second to every program's compile); on the calling thread alone if none can
-   be started. */
-template <typename F> static void quabla_block(unsigned int threads, F kernel) {
+   tenth of a second to every program's compile), cut to a power of two where `power_of_two`
+   (a block fold's tree halves the block, as the runtime's launches of those kernels are);
+   on the calling thread alone if none can be started. */
+template <typename F> static void quabla_block(unsigned int threads, bool power_of_two, F kernel) {
   quabla_launch l;
   pthread_mutex_init(&l.lock, 0);
   pthread_cond_init(&l.go, 0);
@@ -72,6 +75,7 @@ template <typename F> static void quabla_block(unsigned int threads, F kernel) {
     ++made;
   }
   l.threads = made ? made : 1;
+  while (power_of_two && (l.threads & (l.threads - 1))) l.threads &= l.threads - 1;
   pthread_barrier_init(&l.barrier, 0, l.threads);
   if (made == 0) kernel();
   pthread_mutex_lock(&l.lock);

@@ -172,3 +172,62 @@ pub(super) fn cumulative(n: &Node, kind: CumulativeKind, axis: usize, reverse: b
     };
     n.kernel(&[x], lines, &body)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::emulate::{Emulated, Storage};
+    use crate::plan::plan_with;
+    use quabla_abi::qir::Program;
+    use std::sync::Arc;
+
+    /// Long f64 sums folded by a block of 1, 2, 4 and 8 host threads (and 3, cut to 2): each
+    /// thread's strided share in order, then the tree halving the block, exactly as written
+    /// out here for that block size. Magnitudes from 1e-8 to 1e8 make the order show.
+    #[test]
+    fn a_block_fold_sums_shares_then_a_halving_tree() {
+        let (rows, len) = (3usize, 1000usize);
+        let x: Vec<f64> = (0..rows * len)
+            .map(|k| (k as f64 * 0.731).sin() * 10f64.powi((k % 17) as i32 - 8))
+            .collect();
+        let p = Program::parse(&format!(
+            "program(%0: f64[{rows},{len}]) {{
+  %1 = reduce[kind=sum, axes=[1]](%0) : f64[{rows}]
+  return %1
+}}"
+        ))
+        .unwrap();
+        let plan = plan_with(&p, "t", 0).unwrap();
+        assert!(plan.kernels()[0].block_per_element);
+        let mut exe = Emulated::of_plan(plan).unwrap();
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut by_block = Vec::new();
+        for (threads, block) in [(1u32, 1usize), (2, 2), (3, 2), (4, 4), (8, 8)] {
+            exe.set_threads(threads);
+            let out = exe
+                .run(vec![Arc::new(Storage::from_bytes(&bytes))])
+                .unwrap();
+            let got: Vec<f64> = out[0]
+                .bytes()
+                .chunks(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            for (r, g) in got.iter().enumerate() {
+                let row = &x[r * len..(r + 1) * len];
+                let mut part: Vec<f64> = (0..block)
+                    .map(|t| row.iter().skip(t).step_by(block).fold(0.0, |a, v| a + v))
+                    .collect();
+                let mut s = block / 2;
+                while s > 0 {
+                    for t in 0..s {
+                        part[t] += part[t + s];
+                    }
+                    s /= 2;
+                }
+                assert_eq!(g.to_bits(), part[0].to_bits(), "{threads} threads, row {r}");
+            }
+            by_block.push(got);
+        }
+        // The order shows: one thread's sums are not the block of eight's.
+        assert_ne!(by_block[0], by_block[4]);
+    }
+}
