@@ -33,7 +33,7 @@ type Entry = unsafe extern "C" fn(*const *mut c_void, u64, u32);
 /// below, 2). `QUABLA_CUDA_EMULATE_THREADS` sets it.
 pub const BLOCK_THREADS: u32 = 3;
 
-/// The host threads in force for a device loop's block.
+/// The host threads in force for a launch's block.
 fn block_threads() -> u32 {
     std::env::var("QUABLA_CUDA_EMULATE_THREADS")
         .ok()

@@ -16,9 +16,9 @@
 //! through the host (operands read back). CI compiles every conformance program's kernels
 //! for sm_80 and sm_90 without a GPU (`tests/kernels_compile.rs`) and runs the suite on a
 //! host emulation (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the
-//! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU. Loops of light
-//! iterations run whole on the device, one kernel of one block emitted from the plugin
-//! kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
+//! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU.
+//! Loops of light iterations run whole on the device, one kernel of one block emitted from
+//! the plugin kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
 //! reader is queued, a donated argument's too (`plan::Plan::release_after`). Not built:
 //! download events. The wheel is `bindings/cuda-plugin`.
 //!
