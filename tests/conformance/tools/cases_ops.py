@@ -540,6 +540,26 @@ def indexing_cases():
     p = simple("scatter_add", [ty("f32", [4, 4]), ty("i32", [4, 2]), ty("f32", [4, 2, 2])], ty("f32", [4, 4]),
                [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
     out.append(case("scatter_add/f32_windows_partial_oob", p, [("f32", x), ("i32", idx), ("f32", upd)], [("f32", y)], tol_exact()))
+    # Many windows (past the CUDA plugin's 256, where it sums by sorted keys), with repeats
+    # and rows out of range; values in eighths, so every order of the sums is exact.
+    rng = np.random.default_rng(22)
+    x = (rng.integers(-64, 64, size=[50, 6]) / 8).astype(np.float32)
+    idx = rng.integers(-4, 55, size=[1000, 1]).astype(np.int32)
+    upd = (rng.integers(-64, 64, size=[1000, 6]) / 8).astype(np.float32)
+    s = ([1], [0], [0])
+    y = scatter_ref(x, idx, upd, *s)
+    p = simple("scatter_add", [ty("f32", [50, 6]), ty("i32", [1000, 1]), ty("f32", [1000, 6])], ty("f32", [50, 6]),
+               [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
+    out.append(case("scatter_add/f32_many_rows_dups_oob", p, [("f32", x), ("i32", idx), ("f32", upd)], [("f32", y)], tol_exact()))
+    # Two indexed axes named in reverse order, a window over part of the free axis, i32.
+    x = rng.integers(-2**31, 2**31, size=[9, 13, 4]).astype(np.int32)
+    idx = np.stack([rng.integers(-2, 15, size=700), rng.integers(-2, 11, size=700)], axis=1).astype(np.int32)
+    upd = rng.integers(-2**31, 2**31, size=[700, 2]).astype(np.int32)
+    s = ([1], [0, 1], [1, 0])
+    y = scatter_ref(x, idx, upd, *s)
+    p = simple("scatter_add", [ty("i32", [9, 13, 4]), ty("i32", [700, 2]), ty("i32", [700, 2])], ty("i32", [9, 13, 4]),
+               [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
+    out.append(case("scatter_add/i32_two_axes_many_points", p, [("i32", x), ("i32", idx), ("i32", upd)], [("i32", y)], tol_exact()))
 
     for dt in ["f32", "i32", "bool"]:
         x = sample(dt, [4, 6])
