@@ -267,6 +267,12 @@ def gpu_rows(dtype, dtype_name, threads):
             ("cholesky_solve_2048", lambda: timed(cholesky_solve, spd(2048, dtype), reps)),
             ("cholesky_solve_batch4096_n16", lambda: timed(cholesky_solve,
                                                            spd(16, dtype, batch=(4096,)), reps)),
+            ("embedding_grad_v10000_n100000_d64", lambda: timed(
+                jax.grad(lambda t, i, w: jnp.sum(t[i] * w)),
+                (data([10_000, 64], 1.0, dtype),
+                 jnp.asarray(np.arange(100_000) * 7919 % 10_000, jnp.int32),
+                 data([100_000, 64], 0.5, dtype)), reps)),
+            ("sort_1000000", lambda: timed(jnp.sort, (data([1_000_000], 1.0, dtype),), reps)),
             ("elementwise_chain50_1e7", lambda: timed(chain, (data([10**7], 1.0, dtype),), reps)),
             ("scan_10k_rnn64", lambda: timed(rnn, (
                 data([64, 64], 0.1, dtype), data([64, 8], 0.1, dtype), data([64], 0.0, dtype),

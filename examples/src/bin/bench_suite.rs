@@ -257,6 +257,42 @@ fn cholesky_solve_batch(batch: &[usize], n: usize, dtype: DType, reps: usize) ->
     })
 }
 
+/// The gradient of `sum(table[idx] * w)` in a `vocab x 64` table from `n` lookups (the
+/// gather's transpose: a scatter-add of `n` rows, the CUDA plugin's by sorted keys).
+fn embedding_grad(vocab: usize, n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let idx: Vec<i32> = (0..n).map(|k| (k * 7919 % vocab) as i32).collect();
+    let args = [
+        data(&[vocab, 64], 1.0, dtype)?,
+        Array::from_slice(&idx, &[n])?,
+        data(&[n, 64], 0.5, dtype)?,
+    ];
+    let loss = |a: &[Array]| -> Result<Vec<Array>> {
+        let rows = a[0].take(&a[1], 0)?;
+        Ok(vec![(&rows * &a[2])?.sum(Axes::All, false)?])
+    };
+    let (c, s) = time(grad(loss, &[0]), &args, reps)?;
+    Ok(Run {
+        name: format!("embedding_grad_v{vocab}_n{n}_d64"),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
+/// A sort of `n` elements (the CUDA plugin's merge sort past 256).
+fn sort_row(n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let sorted = |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![a[0].sort(0, false)?]) };
+    let (c, s) = time(sorted, &[data(&[n], 1.0, dtype)?], reps)?;
+    Ok(Run {
+        name: format!("sort_{n}"),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
 /// The axes of a rank `r + 2` array with its last two swapped.
 fn dims_swap(r: usize) -> Vec<usize> {
     let mut p: Vec<usize> = (0..r + 2).collect();
@@ -597,7 +633,7 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, RowsOf); 9] = [
+    let rows: [(&str, RowsOf); 11] = [
         ("pinn_step_jvp_grad_n1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -611,6 +647,10 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
         ("cholesky_solve_batch4096_n16", |d, r| {
             Ok(vec![cholesky_solve_batch(&[4096], 16, d, r)?])
         }),
+        ("embedding_grad_v10000_n100000_d64", |d, r| {
+            Ok(vec![embedding_grad(10_000, 100_000, d, r)?])
+        }),
+        ("sort_1000000", |d, r| Ok(vec![sort_row(1_000_000, d, r)?])),
         ("elementwise_chain50_1e7", |d, r| {
             Ok(vec![elementwise_chain(10_000_000, d, r)?])
         }),
