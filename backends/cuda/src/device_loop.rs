@@ -308,11 +308,11 @@ fn bounded_work(f: &Function) -> Result<(), String> {
                 Inst::Linalg { op, operands, .. } => {
                     let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
                     let d = factor::Dims::of(op, &types).ok_or("a factorization of no matrix")?;
-                    if d.n > factor::max_order() as u64 {
+                    let most = factor::max_order();
+                    if d.n > most as u64 {
                         return Err(format!(
-                            "a factorization of {} rows (the device's own take at most {})",
-                            d.n,
-                            factor::max_order()
+                            "a factorization of {} rows (the device's own take at most {most})",
+                            d.n
                         ));
                     }
                     (

@@ -301,3 +301,50 @@ impl Executor for Emulated {
             .collect())
     }
 }
+
+/// What the emulation's tests share: values from and to typed elements, and a plan run at
+/// several block sizes.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Emulated, Storage};
+    use crate::plan::Plan;
+    use std::sync::Arc;
+
+    /// A value holding `xs`, each element's little-endian bytes from `to`.
+    pub fn storage<T: Copy, const N: usize>(xs: &[T], to: fn(T) -> [u8; N]) -> Arc<Storage> {
+        let b: Vec<u8> = xs.iter().flat_map(|&v| to(v)).collect();
+        Arc::new(Storage::from_bytes(&b))
+    }
+
+    /// A value's elements of `N` bytes each, read by `from`.
+    pub fn elements<T, const N: usize>(s: &Storage, from: fn([u8; N]) -> T) -> Vec<T> {
+        s.bytes()
+            .chunks_exact(N)
+            .map(|c| from(c.try_into().expect("chunks of N bytes")))
+            .collect()
+    }
+
+    /// `plan`'s outputs on `inputs`, run with each block size of `threads`: every output's
+    /// bytes must be the same at each.
+    pub fn at_block_sizes(
+        plan: Plan,
+        inputs: &[Arc<Storage>],
+        threads: &[u32],
+    ) -> Vec<Arc<Storage>> {
+        let mut exe = Emulated::of_plan(plan).expect("the plan's kernels compile for the host");
+        let mut first: Option<Vec<Arc<Storage>>> = None;
+        for &t in threads {
+            exe.set_threads(t);
+            let outs = exe.run(inputs.to_vec()).expect("the plan runs");
+            match &first {
+                None => first = Some(outs),
+                Some(f) => {
+                    for (a, b) in f.iter().zip(&outs) {
+                        assert_eq!(a.bytes(), b.bytes(), "{t} threads gave other bits");
+                    }
+                }
+            }
+        }
+        first.expect("at least one block size")
+    }
+}

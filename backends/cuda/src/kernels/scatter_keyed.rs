@@ -79,27 +79,20 @@ impl<'a> Windows<'a> {
     }
 }
 
-/// Whether a scatter-add of `n` (operand, indices, updates) goes by sorted keys: its
-/// windows are one element along every indexed axis, and more than `sort::RANK_MAX_LINE`
-/// (fewer are not worth a sort).
-pub(super) fn applies(n: &Node, d: &ScatterDims) -> bool {
-    let w = Windows::of(d, &n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape);
-    w.keyed() && w.batch.iter().product::<usize>() > sort::RANK_MAX_LINE
-}
-
-/// The steps of a scatter-add of `n` by sorted keys, or `None` where it does not
-/// [`applies`]. New values are numbered from `first_new` (their types returned).
+/// The steps of a scatter-add of `n` (operand, indices, updates) by sorted keys, or `None`
+/// where its windows are not one element along every indexed axis, or are at most
+/// `sort::RANK_MAX_LINE` (too few to be worth a sort). New values are numbered from
+/// `first_new` (their types returned).
 pub(super) fn steps(
     n: &Node,
     d: &ScatterDims,
     first_new: usize,
 ) -> Option<(Vec<Step>, Vec<TensorType>)> {
-    if !applies(n, d) {
+    let w = Windows::of(d, &n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape);
+    let windows: usize = w.batch.iter().product();
+    if !w.keyed() || windows <= sort::RANK_MAX_LINE {
         return None;
     }
-    let (src, idx, upd) = (&n.ty(0).shape, &n.ty(1).shape, &n.ty(2).shape);
-    let w = Windows::of(d, src, idx, upd);
-    let windows: usize = w.batch.iter().product();
     let keys_ty = TensorType::new(DType::I32, vec![windows]);
     // Keys and window numbers, then both sorted by key.
     let (key, order, sorted_key, sorted_order) =

@@ -207,6 +207,7 @@ pub(super) fn merge_sort(
 
 #[cfg(test)]
 mod tests {
+    use crate::emulate::testing::{at_block_sizes, elements, storage as bytes};
     use crate::emulate::{Emulated, Storage};
     use crate::plan::plan_with;
     use quabla_abi::qir::Program;
@@ -223,16 +224,8 @@ mod tests {
         }
     }
 
-    fn bytes<T: Copy, const N: usize>(xs: &[T], to: fn(T) -> [u8; N]) -> Arc<Storage> {
-        let b: Vec<u8> = xs.iter().flat_map(|&v| to(v)).collect();
-        Arc::new(Storage::from_bytes(&b))
-    }
-
     fn i32s(s: &Storage) -> Vec<i32> {
-        s.bytes()
-            .chunks(4)
-            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
+        elements(s, i32::from_le_bytes)
     }
 
     /// Runs `text` (whose last output is the sorted `i32` payload) on `inputs` with 1 and 4
@@ -241,15 +234,7 @@ mod tests {
         let p = Program::parse(text).unwrap();
         let plan = plan_with(&p, "t", 0).unwrap();
         assert_eq!(plan.kernels().len(), kernels, "{:#?}", plan.steps);
-        let mut exe = Emulated::of_plan(plan).unwrap();
-        let mut got = Vec::new();
-        for threads in [1, 4] {
-            exe.set_threads(threads);
-            let out = exe.run(inputs.to_vec()).unwrap();
-            got.push(i32s(out.last().unwrap()));
-        }
-        assert_eq!(got[0], got[1], "the block size changed the result");
-        got.pop().unwrap()
+        i32s(at_block_sizes(plan, inputs, &[1, 4]).last().unwrap())
     }
 
     /// Keys with ties, NaN, both zeros and infinities.

@@ -3,31 +3,20 @@
 //! computed here in Rust), LAPACK's pivot choices on ties and zero columns, and identical
 //! bits at every block size.
 
-use crate::emulate::{Emulated, Storage};
+use crate::emulate::testing::{at_block_sizes, elements, storage};
+use crate::emulate::Storage;
 use crate::plan::{plan_with, Step};
 use quabla_abi::qir::Program;
 use std::sync::Arc;
 
 const THREADS: [u32; 5] = [1, 2, 3, 8, 64];
 
-/// A value's bytes.
-fn storage(xs: &[f64]) -> Arc<Storage> {
-    let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
-    Arc::new(Storage::from_bytes(&bytes))
-}
-
 fn f64s(s: &Storage) -> Vec<f64> {
-    s.bytes()
-        .chunks(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    elements(s, f64::from_le_bytes)
 }
 
 fn i32s(s: &Storage) -> Vec<i32> {
-    s.bytes()
-        .chunks(4)
-        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    elements(s, i32::from_le_bytes)
 }
 
 /// `text`'s outputs on `inputs` at every block size of [`THREADS`], after checking that its
@@ -41,23 +30,11 @@ fn run(text: &str, inputs: &[&[f64]]) -> Vec<Arc<Storage>> {
         "{:#?}",
         plan.steps
     );
-    let mut exe = Emulated::of_plan(plan).unwrap();
-    let mut first: Option<Vec<Arc<Storage>>> = None;
-    for t in THREADS {
-        exe.set_threads(t);
-        let outs = exe
-            .run(inputs.iter().map(|x| storage(x)).collect())
-            .unwrap();
-        match &first {
-            None => first = Some(outs),
-            Some(f) => {
-                for (a, b) in f.iter().zip(&outs) {
-                    assert_eq!(a.bytes(), b.bytes(), "{t} threads gave other bits");
-                }
-            }
-        }
-    }
-    first.unwrap()
+    let values: Vec<Arc<Storage>> = inputs
+        .iter()
+        .map(|x| storage(x, f64::to_le_bytes))
+        .collect();
+    at_block_sizes(plan, &values, &THREADS)
 }
 
 /// A deterministic matrix of values in [-1, 1).

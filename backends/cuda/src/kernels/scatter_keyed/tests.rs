@@ -2,15 +2,11 @@
 //! Rust (windows added in update order, one lying partly outside the operand dropped): the
 //! same sums in the same order, so the same bits, at 1 and 4 threads per block.
 
-use crate::emulate::{Emulated, Storage};
+use crate::emulate::testing::{at_block_sizes, storage};
+use crate::emulate::Storage;
 use crate::plan::{plan_with, Step};
 use quabla_abi::qir::Program;
 use std::sync::Arc;
-
-fn storage<const N: usize>(bytes: impl Iterator<Item = [u8; N]>) -> Arc<Storage> {
-    let b: Vec<u8> = bytes.flatten().collect();
-    Arc::new(Storage::from_bytes(&b))
-}
 
 /// Runs `text` on `inputs` at 1 and 4 threads (which must agree), after checking that it
 /// plans as the keyed form: a key kernel, the sort's passes and a summing kernel.
@@ -24,14 +20,7 @@ fn run(text: &str, inputs: &[Arc<Storage>]) -> Vec<u8> {
         plan.steps
     );
     assert!(plan.steps.iter().all(|s| matches!(s, Step::Kernel(_))));
-    let mut exe = Emulated::of_plan(plan).unwrap();
-    let mut got: Vec<Vec<u8>> = Vec::new();
-    for threads in [1, 4] {
-        exe.set_threads(threads);
-        got.push(exe.run(inputs.to_vec()).unwrap()[0].bytes().to_vec());
-    }
-    assert_eq!(got[0], got[1], "the block size changed the result");
-    got.pop().unwrap()
+    at_block_sizes(plan, inputs, &[1, 4])[0].bytes().to_vec()
 }
 
 /// Index values with repeats and some outside `[0, n)` (those windows are dropped).
@@ -57,9 +46,9 @@ fn rows_added_into_a_table_in_update_order() {
     let got = run(
         &text,
         &[
-            storage(table.iter().map(|v| v.to_le_bytes())),
-            storage(idx.iter().map(|v| v.to_le_bytes())),
-            storage(upd.iter().map(|v| v.to_le_bytes())),
+            storage(&table, f32::to_le_bytes),
+            storage(&idx, i32::to_le_bytes),
+            storage(&upd, f32::to_le_bytes),
         ],
     );
     let mut want = table.clone();
@@ -108,9 +97,9 @@ fn two_indexed_axes_and_a_partial_window() {
     let got = run(
         &program("f64"),
         &[
-            storage(x.iter().map(|v| v.to_le_bytes())),
-            storage(idx.iter().map(|v| v.to_le_bytes())),
-            storage(u.iter().map(|v| v.to_le_bytes())),
+            storage(&x, f64::to_le_bytes),
+            storage(&idx, i32::to_le_bytes),
+            storage(&u, f64::to_le_bytes),
         ],
     );
     let mut want = x.clone();
@@ -126,9 +115,9 @@ fn two_indexed_axes_and_a_partial_window() {
     let got = run(
         &program("i32"),
         &[
-            storage(xi.iter().map(|v| v.to_le_bytes())),
-            storage(idx.iter().map(|v| v.to_le_bytes())),
-            storage(ui.iter().map(|v| v.to_le_bytes())),
+            storage(&xi, i32::to_le_bytes),
+            storage(&idx, i32::to_le_bytes),
+            storage(&ui, i32::to_le_bytes),
         ],
     );
     let mut want = xi.clone();
