@@ -380,7 +380,18 @@ fn steps(
                 }
             }
             op => {
-                // A long sort or a wide scatter-add: several kernels, adding values.
+                if results.iter().all(|&r| types[r].num_elements() == 0) {
+                    // Nothing to compute, and the index rules' bounds (an axis's length
+                    // less a window's) would not hold on an empty operand.
+                    steps.extend(results.iter().map(|&value| Step::Constant {
+                        value,
+                        bytes: Vec::new(),
+                    }));
+                    at += 1;
+                    continue;
+                }
+                // A long sort or a scatter-add of many windows: several kernels, adding
+                // values.
                 let first_new = types.len() + new_types.len();
                 if let Some((several, added)) =
                     crate::kernels::node_steps(&name, node, &operands, types, id, first_new)

@@ -560,6 +560,34 @@ def indexing_cases():
     p = simple("scatter_add", [ty("i32", [9, 13, 4]), ty("i32", [700, 2]), ty("i32", [700, 2])], ty("i32", [9, 13, 4]),
                [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
     out.append(case("scatter_add/i32_two_axes_many_points", p, [("i32", x), ("i32", idx), ("i32", upd)], [("i32", y)], tol_exact()))
+    # Windows wider than one element along the indexed axes: 600 row pairs (some hanging
+    # over an end, so dropped) in f32 eighths, and 600 overlapping 3 x 2 patches of a grid
+    # indexed by a 2-d batch, in i32 (wrapping).
+    x = (rng.integers(-64, 64, size=[40, 6]) / 8).astype(np.float32)
+    idx = rng.integers(-3, 42, size=[600, 1]).astype(np.int32)
+    upd = (rng.integers(-64, 64, size=[600, 2, 6]) / 8).astype(np.float32)
+    s = ([1, 2], [], [0])
+    y = scatter_ref(x, idx, upd, *s)
+    p = simple("scatter_add", [ty("f32", [40, 6]), ty("i32", [600, 1]), ty("f32", [600, 2, 6])], ty("f32", [40, 6]),
+               [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
+    out.append(case("scatter_add/f32_many_wide_windows", p, [("f32", x), ("i32", idx), ("f32", upd)], [("f32", y)], tol_exact()))
+    x = rng.integers(-2**31, 2**31, size=[12, 15, 2]).astype(np.int32)
+    idx = np.stack([rng.integers(-1, 12, size=[20, 30]), rng.integers(-1, 16, size=[20, 30])], axis=2).astype(np.int32)
+    upd = rng.integers(-2**31, 2**31, size=[20, 30, 3, 2, 2]).astype(np.int32)
+    s = ([2, 3, 4], [], [0, 1])
+    y = scatter_ref(x, idx, upd, *s)
+    p = simple("scatter_add", [ty("i32", [12, 15, 2]), ty("i32", [20, 30, 2]), ty("i32", [20, 30, 3, 2, 2])], ty("i32", [12, 15, 2]),
+               [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
+    out.append(case("scatter_add/i32_many_patches", p, [("i32", x), ("i32", idx), ("i32", upd)], [("i32", y)], tol_exact()))
+    # An empty operand: every window is dropped, and the result is empty.
+    x = np.zeros([0, 6], np.float32)
+    idx = np.arange(-2, 3, dtype=np.int32).reshape(5, 1)
+    upd = np.ones([5, 6], np.float32)
+    s = ([1], [0], [0])
+    y = scatter_ref(x, idx, upd, *s)
+    p = simple("scatter_add", [ty("f32", [0, 6]), ty("i32", [5, 1]), ty("f32", [5, 6])], ty("f32", [0, 6]),
+               [("update_window_dims", lst(s[0])), ("inserted_window_dims", lst(s[1])), ("scatter_dims_to_operand_dims", lst(s[2]))])
+    out.append(case("scatter_add/f32_empty_operand", p, [("f32", x), ("i32", idx), ("f32", upd)], [("f32", y)], tol_exact()))
 
     for dt in ["f32", "i32", "bool"]:
         x = sample(dt, [4, 6])

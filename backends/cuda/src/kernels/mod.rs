@@ -2,7 +2,7 @@
 //! its output elements (or, for cumulative ops and sorts, over its lines), shapes baked in
 //! as constants. Movement ops are index maps (`movement.rs`); reductions fold each output's
 //! elements in one fixed order (`reduce.rs`); `dot.rs`, `indexing.rs` (gather,
-//! deterministic scatter-add; many narrow windows by sorted keys, `scatter_keyed.rs`),
+//! deterministic scatter-add; many windows by sorted keys, `scatter_keyed.rs`),
 //! `sort.rs` (a rank sort, or a merge sort in passes for long
 //! lines) and `factor.rs` (small Cholesky, LU and triangular solves) hold the rest.
 
@@ -27,8 +27,7 @@ pub use sort::{FIRST_RUN as SORT_FIRST_RUN, RANK_MAX_LINE as SORT_RANK_MAX_LINE}
 
 /// The steps of a node that takes several kernels, with values passed between them: a
 /// `sort` of lines longer than [`SORT_RANK_MAX_LINE`] (a merge sort in passes, `sort.rs`), a
-/// `scatter_add` of many windows one element wide along each indexed axis (by sorted keys,
-/// `scatter_keyed.rs`); the types of the values they add, numbered from `first_new`. `None`
+/// `scatter_add` of many windows (by sorted keys, `scatter_keyed.rs`); the types of the values they add, numbered from `first_new`. `None`
 /// where the node's one kernel ([`node_kernel`]) is the one to use.
 pub(crate) fn node_steps(
     name: &str,

@@ -130,10 +130,91 @@ fn two_indexed_axes_and_a_partial_window() {
     );
 }
 
-/// Few windows, or windows wider than one element along an indexed axis, keep the
-/// one-kernel scan.
+/// Windows of 2 x 6 rows placed at a row index (wider than one element along the indexed
+/// axis, so each adds into two keys), 900 of them with repeats, some hanging over the last
+/// row or starting below 0 (dropped), in f32.
 #[test]
-fn few_or_wide_windows_keep_the_scan() {
+fn windows_wider_along_the_indexed_axis() {
+    let (rows, width, windows) = (50usize, 6usize, 900usize);
+    let table: Vec<f32> = (0..rows * width).map(|k| (k as f32 * 0.37).sin()).collect();
+    let idx: Vec<i32> = (0..windows).map(|k| index(k, rows)).collect();
+    let upd: Vec<f32> = (0..windows * 2 * width)
+        .map(|k| (k as f32 * 0.013).cos() * 1e3f32.powi((k % 3) as i32 - 1))
+        .collect();
+    let text = format!(
+        "program(%0: f32[{rows},{width}], %1: i32[{windows},1], %2: f32[{windows},2,{width}]) {{
+  %3 = scatter_add[update_window_dims=[1, 2], inserted_window_dims=[], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[{rows},{width}]
+  return %3
+}}"
+    );
+    let got = run(
+        &text,
+        &[
+            storage(&table, f32::to_le_bytes),
+            storage(&idx, i32::to_le_bytes),
+            storage(&upd, f32::to_le_bytes),
+        ],
+    );
+    let mut want = table.clone();
+    for (w, &i) in idx.iter().enumerate() {
+        if (0..rows as i32 - 1).contains(&i) {
+            for (r, c) in (0..2).flat_map(|r| (0..width).map(move |c| (r, c))) {
+                want[(i as usize + r) * width + c] += upd[(w * 2 + r) * width + c];
+            }
+        }
+    }
+    let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(got, want);
+}
+
+/// Patches of 3 x 2 over both axes of a 20 x 30 grid with a free third axis, indexed by a
+/// 2-d batch of 24 x 25 index vectors, in f64: each window has six entries, and patches
+/// overlap heavily.
+#[test]
+fn patches_over_two_indexed_axes() {
+    let (a, b, c, (p, q)) = (20usize, 30usize, 3usize, (24usize, 25usize));
+    let idx: Vec<i32> = (0..p * q)
+        .flat_map(|w| [index(w, a - 2), index(w * 31 + 5, b - 1)])
+        .collect();
+    let x: Vec<f64> = (0..a * b * c).map(|k| (k as f64).sqrt()).collect();
+    let u: Vec<f64> = (0..p * q * 6 * c).map(|k| 1.0 / (k as f64 + 0.5)).collect();
+    let text = format!(
+        "program(%0: f64[{a},{b},{c}], %1: i32[{p},{q},2], %2: f64[{p},{q},3,2,{c}]) {{
+  %3 = scatter_add[update_window_dims=[2, 3, 4], inserted_window_dims=[], scatter_dims_to_operand_dims=[0, 1]](%0, %1, %2) : f64[{a},{b},{c}]
+  return %3
+}}"
+    );
+    let got = run(
+        &text,
+        &[
+            storage(&x, f64::to_le_bytes),
+            storage(&idx, i32::to_le_bytes),
+            storage(&u, f64::to_le_bytes),
+        ],
+    );
+    let mut want = x.clone();
+    for w in 0..p * q {
+        let (i, j) = (idx[2 * w], idx[2 * w + 1]);
+        if (0..=a as i32 - 3).contains(&i) && (0..=b as i32 - 2).contains(&j) {
+            for (r, s, k) in
+                (0..3).flat_map(|r| (0..2).flat_map(move |s| (0..c).map(move |k| (r, s, k))))
+            {
+                let to = ((i as usize + r) * b + j as usize + s) * c + k;
+                want[to] += u[((w * 3 + r) * 2 + s) * c + k];
+            }
+        }
+    }
+    assert_eq!(
+        got,
+        want.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Few windows keep the one-kernel scan.
+#[test]
+fn few_windows_keep_the_scan() {
     let kernels = |text: &str| {
         plan_with(&Program::parse(text).unwrap(), "t", 0)
             .unwrap()
@@ -147,9 +228,8 @@ fn few_or_wide_windows_keep_the_scan() {
 }"),
         1
     );
-    // Windows of 2 x 6 placed at a row index: not one element along the indexed axis.
     assert_eq!(
-        kernels("program(%0: f32[50,6], %1: i32[900,1], %2: f32[900,2,6]) {
+        kernels("program(%0: f32[50,6], %1: i32[256,1], %2: f32[256,2,6]) {
   %3 = scatter_add[update_window_dims=[1, 2], inserted_window_dims=[], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[50,6]
   return %3
 }"),
