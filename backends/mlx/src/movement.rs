@@ -203,6 +203,10 @@ pub fn scatter_add(
     upd_shape: &[usize],
     d: &ScatterDims,
 ) -> R {
+    if x_ty.num_elements() == 0 {
+        // Every window is dropped; MLX refuses updates larger than the operand.
+        return scalar(x_ty.dtype, 0.0)?.broadcast_to(&x_ty.shape);
+    }
     let rank = x_ty.shape.len();
     let scatter_axes: Vec<usize> = (0..upd_shape.len())
         .filter(|a| !d.update_window_dims.contains(a))
