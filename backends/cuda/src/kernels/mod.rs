@@ -27,8 +27,9 @@ pub use sort::{FIRST_RUN as SORT_FIRST_RUN, RANK_MAX_LINE as SORT_RANK_MAX_LINE}
 
 /// The steps of a node that takes several kernels, with values passed between them: a
 /// `sort` of lines longer than [`SORT_RANK_MAX_LINE`] (a merge sort in passes, `sort.rs`), a
-/// `scatter_add` of many windows (by sorted keys, `scatter_keyed.rs`); the types of the values they add, numbered from `first_new`. `None`
-/// where the node's one kernel ([`node_kernel`]) is the one to use.
+/// `scatter_add` of many windows (by sorted keys, `scatter_keyed.rs`); the types of the
+/// values they add, numbered from `first_new`. `None` where the node's one kernel
+/// ([`node_kernel`]) is the one to use.
 pub(crate) fn node_steps(
     name: &str,
     node: &quabla_abi::qir::Node,

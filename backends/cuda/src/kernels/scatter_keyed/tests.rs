@@ -28,18 +28,31 @@ fn index(k: usize, n: usize) -> i32 {
     (k * 7919 % (n + 9)) as i32 - 4
 }
 
-/// An embedding's gradient: 1,000 rows of 6 added into a 50 x 6 table, in f32.
-#[test]
-fn rows_added_into_a_table_in_update_order() {
-    let (rows, width, windows) = (50usize, 6usize, 1000usize);
+/// `windows` windows of `window` rows of a 50 x 6 f32 table added into it at a row index,
+/// with repeats, some hanging over the last row or starting below 0 (dropped): one row is
+/// an embedding's gradient (the indexed axis inserted), more make each window add into
+/// several keys.
+fn rows_added_into_a_table(window: usize, windows: usize) {
+    let (rows, width) = (50usize, 6usize);
     let table: Vec<f32> = (0..rows * width).map(|k| (k as f32 * 0.37).sin()).collect();
     let idx: Vec<i32> = (0..windows).map(|k| index(k, rows)).collect();
-    let upd: Vec<f32> = (0..windows * width)
+    let upd: Vec<f32> = (0..windows * window * width)
         .map(|k| (k as f32 * 0.011).cos() * 1e3f32.powi((k % 3) as i32 - 1))
         .collect();
+    let (upd_ty, dims) = if window == 1 {
+        (
+            format!("f32[{windows},{width}]"),
+            "update_window_dims=[1], inserted_window_dims=[0]",
+        )
+    } else {
+        (
+            format!("f32[{windows},{window},{width}]"),
+            "update_window_dims=[1, 2], inserted_window_dims=[]",
+        )
+    };
     let text = format!(
-        "program(%0: f32[{rows},{width}], %1: i32[{windows},1], %2: f32[{windows},{width}]) {{
-  %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[{rows},{width}]
+        "program(%0: f32[{rows},{width}], %1: i32[{windows},1], %2: {upd_ty}) {{
+  %3 = scatter_add[{dims}, scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[{rows},{width}]
   return %3
 }}"
     );
@@ -53,14 +66,26 @@ fn rows_added_into_a_table_in_update_order() {
     );
     let mut want = table.clone();
     for (w, &i) in idx.iter().enumerate() {
-        if (0..rows as i32).contains(&i) {
-            for c in 0..width {
-                want[i as usize * width + c] += upd[w * width + c];
+        if (0..=(rows - window) as i32).contains(&i) {
+            for (r, c) in (0..window).flat_map(|r| (0..width).map(move |c| (r, c))) {
+                want[(i as usize + r) * width + c] += upd[(w * window + r) * width + c];
             }
         }
     }
     let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
     assert_eq!(got, want);
+}
+
+/// An embedding's gradient: 1,000 rows added into the table.
+#[test]
+fn rows_added_into_a_table_in_update_order() {
+    rows_added_into_a_table(1, 1000);
+}
+
+/// Windows of 2 rows (wider than one element along the indexed axis), 900 of them.
+#[test]
+fn windows_wider_along_the_indexed_axis() {
+    rows_added_into_a_table(2, 900);
 }
 
 /// Two indexed axes named in reverse order (`scatter_dims_to_operand_dims=[1, 0]`), a
@@ -128,43 +153,6 @@ fn two_indexed_axes_and_a_partial_window() {
             .flat_map(|v| v.to_le_bytes())
             .collect::<Vec<_>>()
     );
-}
-
-/// Windows of 2 x 6 rows placed at a row index (wider than one element along the indexed
-/// axis, so each adds into two keys), 900 of them with repeats, some hanging over the last
-/// row or starting below 0 (dropped), in f32.
-#[test]
-fn windows_wider_along_the_indexed_axis() {
-    let (rows, width, windows) = (50usize, 6usize, 900usize);
-    let table: Vec<f32> = (0..rows * width).map(|k| (k as f32 * 0.37).sin()).collect();
-    let idx: Vec<i32> = (0..windows).map(|k| index(k, rows)).collect();
-    let upd: Vec<f32> = (0..windows * 2 * width)
-        .map(|k| (k as f32 * 0.013).cos() * 1e3f32.powi((k % 3) as i32 - 1))
-        .collect();
-    let text = format!(
-        "program(%0: f32[{rows},{width}], %1: i32[{windows},1], %2: f32[{windows},2,{width}]) {{
-  %3 = scatter_add[update_window_dims=[1, 2], inserted_window_dims=[], scatter_dims_to_operand_dims=[0]](%0, %1, %2) : f32[{rows},{width}]
-  return %3
-}}"
-    );
-    let got = run(
-        &text,
-        &[
-            storage(&table, f32::to_le_bytes),
-            storage(&idx, i32::to_le_bytes),
-            storage(&upd, f32::to_le_bytes),
-        ],
-    );
-    let mut want = table.clone();
-    for (w, &i) in idx.iter().enumerate() {
-        if (0..rows as i32 - 1).contains(&i) {
-            for (r, c) in (0..2).flat_map(|r| (0..width).map(move |c| (r, c))) {
-                want[(i as usize + r) * width + c] += upd[(w * 2 + r) * width + c];
-            }
-        }
-    }
-    let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
-    assert_eq!(got, want);
 }
 
 /// Patches of 3 x 2 over both axes of a 20 x 30 grid with a free third axis, indexed by a
