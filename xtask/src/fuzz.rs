@@ -1,5 +1,5 @@
 //! `cargo xtask fuzz [--seconds N | --runs N] [--dev] [--no-sanitizer] [TARGET ...]`: the
-//! cargo-fuzz targets in `fuzz/` (all four unless named), each seeded from the conformance
+//! cargo-fuzz targets in `fuzz/` (all five unless named), each seeded from the conformance
 //! programs and run for a bounded time (default 30 s) or number of executions, then a table
 //! of executions and crashes per target. `--dev` builds unoptimised dependencies (half the build time, a
 //! fraction of the executions per second); `--no-sanitizer` leaves AddressSanitizer out
@@ -17,7 +17,13 @@ use std::path::PathBuf;
 use std::process::{exit, Command};
 
 /// The targets in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 4] = ["qir_text", "qir_decode", "cpu_compile", "safetensors_load"];
+pub const TARGETS: [&str; 5] = [
+    "qir_text",
+    "qir_decode",
+    "cpu_compile",
+    "cuda_plan",
+    "safetensors_load",
+];
 const CARGO_FUZZ: &str = "0.13.2";
 
 /// How long each target runs.

@@ -1,5 +1,5 @@
 //! Seed corpora for the fuzz targets in `fuzz/`, made from the suite's own cases: every
-//! program as text (`qir_text`) and as QIR binary (`qir_decode`, `cpu_compile`), every
+//! program as text (`qir_text`) and as QIR binary (`qir_decode`, `cpu_compile`, `cuda_plan`), every
 //! case's inputs as a safetensors file (`safetensors_load`), and the boundary programs
 //! (nesting at and past the depth limit) as binary. `cargo xtask fuzz` writes them before a
 //! run.
@@ -12,7 +12,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use std::path::Path;
 
 /// The fuzz targets that take QIR binary.
-const BINARY_TARGETS: [&str; 2] = ["qir_decode", "cpu_compile"];
+const BINARY_TARGETS: [&str; 3] = ["qir_decode", "cpu_compile", "cuda_plan"];
 
 /// Seeds written per target.
 #[derive(Debug, Default, PartialEq, Eq)]
