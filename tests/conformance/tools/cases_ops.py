@@ -713,18 +713,68 @@ def sort_cases():
     return out
 
 
+def empty_movement_cases():
+    """Movement ops where an operand or the result has no elements (a local RNG, so no
+    other case's values move)."""
+    rng = np.random.default_rng(2027)
+    out = []
+    # Padding an empty operand gives the padding value alone (interior padding of nothing
+    # is nothing).
+    v = np.float32(rng.normal())
+    p = simple("pad", [ty("f32", [0, 2]), ty("f32", [])], ty("f32", [3, 2]),
+               [("low", lst([2, 0])), ("high", lst([1, 0])), ("interior", lst([3, 0]))])
+    out.append(case("pad/f32_empty_operand", p, [("f32", np.zeros((0, 2), np.float32)), ("f32", v)],
+                    [("f32", np.full((3, 2), v, np.float32))], tol_exact()))
+    p = simple("reverse", [ty("i32", [3, 0])], ty("i32", [3, 0]), [("dims", lst([0, 1]))])
+    out.append(case("reverse/i32_empty", p, [("i32", np.zeros((3, 0), np.int32))], [("i32", np.zeros((3, 0), np.int32))], tol_exact()))
+    return out
+
+
+def empty_cumulative_cases():
+    """Cumulative ops along an axis of no elements."""
+    out = []
+    for kind in ["sum", "max"]:
+        p = simple("cumulative", [ty("f32", [3, 0])], ty("f32", [3, 0]), [("kind", kind), ("axis", 1), ("reverse", "true")])
+        out.append(case(f"cumulative_{kind}/f32_empty_axis", p, [("f32", np.zeros((3, 0), np.float32))],
+                        [("f32", np.zeros((3, 0), np.float32))], tol_exact()))
+    return out
+
+
+def empty_indexing_cases():
+    """Gathers, dynamic slices and updates where indices, a slice or an update have no
+    elements (a local RNG, so no other case's values move)."""
+    rng = np.random.default_rng(2028)
+    out = []
+    x = rng.normal(size=[5, 3]).astype(np.float32)
+    g = ([1], [0], [0], [1, 3])
+    p = simple("gather", [ty("f32", [5, 3]), ty("i32", [0, 1])], ty("f32", [0, 3]),
+               [("offset_dims", lst(g[0])), ("collapsed_slice_dims", lst(g[1])), ("start_index_map", lst(g[2])), ("slice_sizes", lst(g[3]))])
+    out.append(case("gather/f32_no_indices", p, [("f32", x), ("i32", np.zeros((0, 1), np.int32))],
+                    [("f32", np.zeros((0, 3), np.float32))], tol_exact()))
+    x = rng.normal(size=[4, 6]).astype(np.float64)
+    p = simple("dynamic_slice", [ty("f64", [4, 6]), ty("i32", []), ty("i32", [])], ty("f64", [0, 2]), [("sizes", lst([0, 2]))])
+    out.append(case("dynamic_slice/f64_zero_rows", p, [("f64", x), ("i32", np.int32(9)), ("i32", np.int32(5))],
+                    [("f64", np.zeros((0, 2), np.float64))], tol_exact()))
+    # An empty update leaves the operand as it was, wherever it is placed.
+    p = simple("dynamic_update_slice", [ty("f64", [4, 6]), ty("f64", [0, 3]), ty("i32", []), ty("i32", [])], ty("f64", [4, 6]))
+    out.append(case("dynamic_update_slice/f64_empty_update", p,
+                    [("f64", x), ("f64", np.zeros((0, 3), np.float64)), ("i32", np.int32(2)), ("i32", np.int32(5))],
+                    [("f64", x)], tol_exact()))
+    return out
+
+
 def build():
     groups = {
         "ops/unary": unary_cases() + erf_inv_cases(),
         "ops/binary": binary_cases(),
         "ops/compare": compare_cases(),
         "ops/select_convert_bitcast": select_convert_cases(),
-        "ops/movement": movement_cases(),
+        "ops/movement": movement_cases() + empty_movement_cases(),
         "ops/reduce": reduce_cases(),
-        "ops/cumulative": cumulative_cases(),
+        "ops/cumulative": cumulative_cases() + empty_cumulative_cases(),
         "ops/sort": sort_cases(),
         "ops/dot_general": dot_cases(),
-        "ops/indexing": indexing_cases(),
+        "ops/indexing": indexing_cases() + empty_indexing_cases(),
         "ops/constant_fusion": constant_and_fusion_cases(),
     }
     return groups
