@@ -72,8 +72,7 @@ fn rows_added_into_a_table(window: usize, windows: usize) {
             }
         }
     }
-    let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
-    assert_eq!(got, want);
+    assert_eq!(got, storage(&want, f32::to_le_bytes).bytes());
 }
 
 /// An embedding's gradient: 1,000 rows added into the table.
@@ -129,12 +128,7 @@ fn two_indexed_axes_and_a_partial_window() {
     );
     let mut want = x.clone();
     reference(&mut |to, from| want[to] += u[from]);
-    assert_eq!(
-        got,
-        want.iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(got, storage(&want, f64::to_le_bytes).bytes());
     let xi: Vec<i32> = (0..a * b * c).map(|k| i32::MAX - k as i32).collect();
     let ui: Vec<i32> = (0..windows * 2).map(|k| (k as i32) * 1_000_003).collect();
     let got = run(
@@ -147,12 +141,7 @@ fn two_indexed_axes_and_a_partial_window() {
     );
     let mut want = xi.clone();
     reference(&mut |to, from| want[to] = want[to].wrapping_add(ui[from]));
-    assert_eq!(
-        got,
-        want.iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(got, storage(&want, i32::to_le_bytes).bytes());
 }
 
 /// Patches of 3 x 2 over both axes of a 20 x 30 grid with a free third axis, indexed by a
@@ -192,12 +181,7 @@ fn patches_over_two_indexed_axes() {
             }
         }
     }
-    assert_eq!(
-        got,
-        want.iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(got, storage(&want, f64::to_le_bytes).bytes());
 }
 
 /// Few windows keep the one-kernel scan.
