@@ -281,12 +281,27 @@ def gpu_rows(dtype, dtype_name, threads):
                  jnp.asarray(np.arange(100_000) * 7919 % 10_000, jnp.int32),
                  data([100_000, 64], 0.5, dtype)), reps)),
             ("sort_1000000", lambda: timed(jnp.sort, (data([1_000_000], 1.0, dtype),), reps)),
+            ("scan_trajectory_1000x65536", lambda: timed(trajectory(1000),
+                                                         (data([65_536], 1.0, dtype),), reps)),
         ]
         # Substrings of the rows' names, `|` between alternatives.
         only = os.environ.get("QUABLA_BENCH_ROWS", "").replace(" ", "_").split("|")
         for name, row in rows:
             if any(o in name for o in only):
                 emit([(name,) + row()], dtype_name, threads)
+
+
+def trajectory(steps):
+    """A scan storing every state of `h <- 0.999 h + 0.001 sin h`, their sum, as
+    bench_suite's `scan_trajectory` row."""
+    def step(h, _):
+        h = h * 0.999 + jnp.sin(h) * 0.001
+        return h, h
+
+    def f(h0):
+        return jnp.sum(jax.lax.scan(step, h0, None, length=steps)[1])
+
+    return f
 
 
 def spd(n, dtype, batch=()):

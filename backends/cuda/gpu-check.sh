@@ -15,8 +15,9 @@
 # with each QUABLA_CUDA_ONE_BLOCK bound of ONE_BLOCK_SETTINGS, "0 4096" unless set),
 # HOST_LOOPS=0 skips the conformance run with loops decided on the host, SOLVER_FACTORS=0 the
 # factorization cases on cuSOLVER alone, HOST_LOOP_ROWS (rows run again, f32, with
-# QUABLA_CUDA_DEVICE_LOOPS=0; "scan|neural_ode" unless set, "" none), QUABLA_BENCH_S /
-# JAX_BENCH_S bound each bench.
+# QUABLA_CUDA_DEVICE_LOOPS=0; "scan|neural_ode" unless set, "" none), WINDOW_ROWS (rows run
+# again, f32, with QUABLA_CUDA_WINDOWS=0; "scan_trajectory" unless set, "" none),
+# QUABLA_BENCH_S / JAX_BENCH_S bound each bench.
 set -u
 OUT=${OUT:-out/gpu-check}
 PACK=${PACK:-.gpu}
@@ -127,6 +128,14 @@ if [ -n "$HOST_LOOP_ROWS" ]; then
   QUABLA_CUDA_DEVICE_LOOPS=0 QUABLA_BENCH_ROWS=$HOST_LOOP_ROWS QUABLA_PLATFORMS=cuda \
     QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
     "$PACK/bench_suite" --only gpu --dtype f32 | sed 's/"quabla"/"quabla_host_loops"/' \
+    >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
+fi
+WINDOW_ROWS=${WINDOW_ROWS-scan_trajectory}
+if [ -n "$WINDOW_ROWS" ]; then
+  log "rows matching '$WINDOW_ROWS' again with a scan's ys written whole each step (QUABLA_CUDA_WINDOWS=0), f32:"
+  QUABLA_CUDA_WINDOWS=0 QUABLA_BENCH_ROWS=$WINDOW_ROWS QUABLA_PLATFORMS=cuda \
+    QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout "${QUABLA_BENCH_S:-75}" \
+    "$PACK/bench_suite" --only gpu --dtype f32 | sed 's/"quabla"/"quabla_whole_carries"/' \
     >>"$OUT/bench.jsonl" 2>>"$OUT/bench_err.txt"
 fi
 cat "$OUT/bench.jsonl" | tee -a "$OUT/summary.txt"

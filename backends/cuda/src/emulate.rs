@@ -43,6 +43,7 @@ fn block_threads() -> u32 {
 }
 
 /// A value in host memory, 8-byte aligned for the kernels' typed loads.
+#[derive(Clone)]
 pub struct Storage {
     words: Vec<u64>,
     len: usize,
@@ -235,22 +236,10 @@ impl Executor for Emulated {
         _key: usize,
         cond: &Plan,
         body: &Plan,
-        freeze: &Kernel,
+        in_place: &crate::in_place::InPlaceLoop,
         carry: &[Value],
     ) -> Option<Result<Vec<Value>, AbiError>> {
-        use crate::in_place::{run_in_place, StepLoop};
-        if !(crate::loops::kernels_only(cond) && crate::loops::kernels_only(body)) {
-            return None;
-        }
-        let mut l = StepLoop {
-            e: self,
-            cond,
-            body,
-            freeze,
-            carry: carry.to_vec(),
-            pred: None,
-        };
-        Some(run_in_place(&mut l).map(|_| l.carry))
+        crate::in_place::run_step_by_step(self, cond, body, in_place, carry)
     }
 
     fn read(&self, v: &Value, _ty: &TensorType) -> Result<Vec<u8>, AbiError> {
@@ -266,6 +255,33 @@ impl Executor for Emulated {
         k: &Kernel,
         types: &[TensorType],
         reads: &[Value],
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        self.launch_into(k, types, reads, &mut [])
+    }
+}
+
+impl crate::in_place::UpdateInPlace for Emulated {
+    fn launch_updating(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Value],
+        updated: &mut [Value],
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        let mut own: Vec<&mut Storage> = updated.iter_mut().map(std::sync::Arc::make_mut).collect();
+        self.launch_into(k, types, reads, &mut own)
+    }
+}
+
+impl Emulated {
+    /// Runs `k` on `reads`: its `writes` in fresh zeroed memory, returned by value id, and
+    /// its parameters after those written into `updated` where they are.
+    fn launch_into(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Value],
+        updated: &mut [&mut Storage],
     ) -> Result<Vec<(usize, Value)>, AbiError> {
         let entry = self
             .entries
@@ -283,15 +299,25 @@ impl Executor for Emulated {
         ptrs.extend(
             writes
                 .iter_mut()
+                .chain(updated.iter_mut().map(|s| &mut **s))
                 .map(|s| s.words.as_mut_ptr() as *mut c_void),
         );
+        if ptrs.len() != k.param_types.len() {
+            return Err(AbiError::internal(format!(
+                "kernel `{}` takes {} pointers, given {}",
+                k.name,
+                k.param_types.len(),
+                ptrs.len()
+            )));
+        }
         if k.elements > 0 {
             let _one_at_a_time = self
                 .launching
                 .lock()
                 .map_err(|_| AbiError::internal("the emulation's launch lock is poisoned"))?;
             // SAFETY: one pointer per parameter, each to memory of its value's full size,
-            // written only through the output pointers.
+            // written only through the output pointers (fresh, or `updated`'s, held
+            // uniquely here).
             unsafe { entry(ptrs.as_ptr(), k.elements as u64, self.threads) };
         }
         Ok(k.writes

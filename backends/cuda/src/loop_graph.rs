@@ -1,13 +1,13 @@
 //! A `while` loop of kernels alone as one CUDA graph per iteration (`in_place.rs` says why
 //! the carry can be updated in place): the graph holds the condition's kernels, the body's,
-//! the freeze kernel and the copies of the next carry over the carry, on buffers of its own.
+//! the freeze kernel (writing the windows of a carry updated in a window in place) and the
+//! copies of the next carry over the carry, on buffers of its own.
 //! A run copies the carry in, launches the graph in batches between read-backs of the
 //! predicate, and copies the carry out: a 10,000-step scan is 10,000 graph launches, not
 //! 10,000 times the body's kernels and allocations.
 
-use crate::fusion::Kernel;
 use crate::graph::{buffer, captured, launch, place, record, slot, Slot};
-use crate::in_place::{run_in_place, InPlace};
+use crate::in_place::{run_in_place, Carried, InPlace, InPlaceLoop};
 use crate::plan::Plan;
 use crate::runtime::{scalar_of, Compiled, Value};
 use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
@@ -19,7 +19,8 @@ use std::sync::Arc;
 pub struct LoopGraph {
     graph: CudaGraph,
     carry: Vec<CudaSlice<u8>>,
-    /// The freeze kernel's results, copied over `carry` at the end of each iteration.
+    /// The freeze kernel's results (one per [`Carried::Next`] carry), copied over `carry`
+    /// at the end of each iteration.
     _next: Vec<CudaSlice<u8>>,
     buffers: Vec<Option<CudaSlice<u8>>>,
     pred: Slot,
@@ -31,21 +32,23 @@ pub struct LoopGraph {
 // a time, the external synchronization CUDA asks of graph objects.
 unsafe impl Send for LoopGraph {}
 
-/// The iteration graph of the loop `cond`/`body` (with its `freeze` kernel).
+/// The iteration graph of the loop `cond`/`body`, run in place as `in_place` says.
 pub fn capture_loop(
     c: &Compiled,
     cond: &Plan,
     body: &Plan,
-    freeze: &Kernel,
+    in_place: &InPlaceLoop,
 ) -> Result<LoopGraph, AbiError> {
     let carry_types: Vec<TensorType> = cond.types[..cond.num_inputs].to_vec();
-    let alloc = |types: &[TensorType]| {
-        types
-            .iter()
-            .map(|t| c.gpu().alloc_output(t.size_bytes()))
+    let body = in_place.body(body);
+    let next_of: Vec<usize> = in_place.next().collect();
+    let alloc = |of: &[usize]| {
+        of.iter()
+            .map(|&j| c.gpu().alloc_output(carry_types[j].size_bytes()))
             .collect::<Result<Vec<_>, _>>()
     };
-    let (carry, mut next) = (alloc(&carry_types)?, alloc(&carry_types)?);
+    let all: Vec<usize> = (0..carry_types.len()).collect();
+    let (mut carry, mut next) = (alloc(&all)?, alloc(&next_of)?);
     let mut buffers = Vec::new();
     let carried = || (0..carry_types.len()).map(Slot::Input).collect::<Vec<_>>();
     let cond_placed = place(c, cond, carried(), &mut buffers)?;
@@ -60,17 +63,32 @@ pub fn capture_loop(
         captured(lane.stream, || {
             record(c, lane, cond, &cond_placed, &carry, &mut buffers)?;
             record(c, lane, body, &body_placed, &carry, &mut buffers)?;
-            let mut reads = vec![buffer(&pred, &carry, &buffers)?];
-            for r in &results {
-                reads.push(buffer(r, &carry, &buffers)?);
-            }
-            reads.extend(carry.iter());
+            // The windows' carries are written in place: borrowed apart from the rest,
+            // which the freeze kernel only reads (`carried.rs` sees that no read is theirs).
+            let (mut windows, rest) = split_windows(&mut carry, in_place);
+            let reads = in_place.freeze_reads(
+                operand(&pred, &rest, &buffers)?,
+                results.len(),
+                |j| {
+                    results
+                        .get(j)
+                        .ok_or_else(|| AbiError::internal("a body result out of range"))
+                        .and_then(|r| operand(r, &rest, &buffers))
+                },
+                |j| {
+                    rest.get(j)
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| AbiError::internal("a carry out of range"))
+                },
+            )?;
             let mut writes: Vec<&mut CudaSlice<u8>> = next.iter_mut().collect();
-            c.enqueue_on(lane, freeze, &reads, &mut writes)?;
-            // The next carry over the carry: both buffers the graph's own, so a raw copy
+            writes.append(&mut windows);
+            c.enqueue_on(lane, &in_place.freeze, &reads, &mut writes)?;
+            // Each next carry over its carry: both buffers the graph's own, so a raw copy
             // between their addresses (the carry is read above, written only here).
-            for ((n, t), b) in next.iter().zip(&carry_types).zip(&carry) {
-                copy(lane.stream, n, b, t.size_bytes())?;
+            for (n, &j) in next.iter().zip(&next_of) {
+                copy(lane.stream, n, &carry[j], carry_types[j].size_bytes())?;
             }
             Ok(())
         })
@@ -84,6 +102,42 @@ pub fn capture_loop(
         pred_type: cond.types[cond.outputs[0]].clone(),
         carry_types,
     })
+}
+
+/// The buffer of `slot` for the freeze kernel to read: a carry from `rest` (a window's
+/// carry is not there: `carried.rs` sees that none is read), else one of `buffers`.
+fn operand<'a>(
+    slot: &'a Slot,
+    rest: &[Option<&'a CudaSlice<u8>>],
+    buffers: &'a [Option<CudaSlice<u8>>],
+) -> Result<&'a CudaSlice<u8>, AbiError> {
+    match slot {
+        Slot::Input(j) => rest
+            .get(*j)
+            .copied()
+            .flatten()
+            .ok_or_else(|| AbiError::internal("a freeze kernel would read a window's carry")),
+        Slot::Constant(_) | Slot::Buffer(_) => buffer(slot, &[], buffers),
+    }
+}
+
+/// The carries `in_place` writes in a window, mutably and in carry order, and the others
+/// by index (`None` at a window).
+#[allow(clippy::type_complexity)]
+fn split_windows<'a>(
+    carry: &'a mut [CudaSlice<u8>],
+    in_place: &InPlaceLoop,
+) -> (Vec<&'a mut CudaSlice<u8>>, Vec<Option<&'a CudaSlice<u8>>>) {
+    let (mut windows, mut rest) = (Vec::new(), Vec::new());
+    for (j, b) in carry.iter_mut().enumerate() {
+        if matches!(in_place.carried.get(j), Some(Carried::Window { .. })) {
+            windows.push(b);
+            rest.push(None);
+        } else {
+            rest.push(Some(&*b));
+        }
+    }
+    (windows, rest)
 }
 
 /// One launch per iteration; the predicate read from its buffer.

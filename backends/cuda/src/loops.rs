@@ -221,7 +221,11 @@ mod tests {
             carry: vec![1],
             cond: Box::new(region("lt0", DType::Bool)),
             body: Box::new(region("inc", DType::I32)),
-            freeze: kernel("z"),
+            in_place: Box::new(crate::in_place::InPlaceLoop {
+                carried: vec![crate::in_place::Carried::Next],
+                body: None,
+                freeze: kernel("z"),
+            }),
             results: vec![1],
         });
         let e = Counter;

@@ -49,13 +49,13 @@ pub enum Step {
         pick: Kernel,
         results: Vec<usize>,
     },
-    /// Runs `body` while `cond` says so, on the carry; `freeze` is the kernel an in-place
-    /// run uses (`in_place.rs`).
+    /// Runs `body` while `cond` says so, on the carry; `in_place` is how a run in place
+    /// goes (`in_place.rs`).
     While {
         carry: Vec<usize>,
         cond: Box<Plan>,
         body: Box<Plan>,
-        freeze: Kernel,
+        in_place: Box<crate::in_place::InPlaceLoop>,
         results: Vec<usize>,
     },
 }
@@ -170,11 +170,15 @@ impl Plan {
                         stack.extend(branches.iter());
                     }
                     Step::While {
-                        cond, body, freeze, ..
+                        cond,
+                        body,
+                        in_place,
+                        ..
                     } => {
-                        out.push(freeze);
+                        out.push(&in_place.freeze);
                         stack.push(cond);
                         stack.push(body);
+                        stack.extend(in_place.body.as_ref());
                     }
                     Step::Constant { .. }
                     | Step::Alias { .. }
@@ -219,6 +223,42 @@ fn plan_in(p: &Program, prefix: &str, in_loop: bool, one_block: usize) -> Result
     if let Some(op) = missing.first() {
         return Err(op.to_string());
     }
+    plan.steps = crate::one_block::merge(std::mem::take(&mut plan.steps), one_block, &plan.types);
+    Ok(plan)
+}
+
+/// The plan of a loop's `body` as an in-place run runs it where some carries are windows
+/// (`carried`): without the windows' `dynamic_update_slice`s, a window's result being its
+/// carry as it came (the freeze kernel writes the window), and each window's update and
+/// starts returned after the carries.
+fn windowed_body(
+    body: &Program,
+    prefix: &str,
+    carried: &[crate::in_place::Carried],
+    one_block: usize,
+) -> Result<Plan, String> {
+    let (mut plan, missing) = steps(body, prefix, true, true, one_block)?;
+    if let Some(op) = missing.first() {
+        return Err(op.to_string());
+    }
+    let first = body.first_result_ids();
+    let mut dropped = Vec::new();
+    for (j, c) in carried.iter().enumerate() {
+        if let crate::in_place::Carried::Window { node, .. } = c {
+            dropped.push(first[*node].index());
+            if let Some(o) = plan.outputs.get_mut(j) {
+                *o = j;
+            }
+        }
+    }
+    plan.steps.retain(
+        |s| !matches!(s, Step::Kernel(k) if k.writes.len() == 1 && dropped.contains(&k.writes[0])),
+    );
+    plan.outputs.extend(
+        carried
+            .iter()
+            .flat_map(crate::in_place::Carried::window_reads),
+    );
     plan.steps = crate::one_block::merge(std::mem::take(&mut plan.steps), one_block, &plan.types);
     Ok(plan)
 }
@@ -364,14 +404,16 @@ fn steps(
                         let cond = Box::new(plan_in(cond, &format!("{name}c"), true, one_block)?);
                         let carry_types: Vec<TensorType> =
                             operands.iter().map(|&v| types[v].clone()).collect();
-                        let pred = cond.types[cond.outputs[0]].dtype;
+                        let in_place = crate::in_place::InPlaceLoop::new(
+                            &format!("{name}z"),
+                            cond.types[cond.outputs[0]].dtype,
+                            &carry_types,
+                            crate::in_place::carried(body),
+                            |carried| windowed_body(body, &format!("{name}v"), carried, one_block),
+                        )?;
                         steps.push(Step::While {
                             carry: operands,
-                            freeze: crate::in_place::freeze_kernel(
-                                &format!("{name}z"),
-                                pred,
-                                &carry_types,
-                            ),
+                            in_place: Box::new(in_place),
                             cond,
                             body: Box::new(plan_in(body, &format!("{name}w"), true, one_block)?),
                             results,
@@ -466,13 +508,13 @@ pub trait Executor {
     }
     /// A `while` loop run as a whole (`key` names it for caches: its step's address, stable
     /// while the plan lives), where this executor runs it better than `loops::run_while`
-    /// does; `None` to leave it to that.
+    /// does (in place, as `in_place` says); `None` to leave it to that.
     fn whole_loop(
         &self,
         _key: usize,
         _cond: &Plan,
         _body: &Plan,
-        _freeze: &Kernel,
+        _in_place: &crate::in_place::InPlaceLoop,
         _carry: &[Self::Value],
     ) -> Option<Result<Vec<Self::Value>, quabla_abi::abi::AbiError>> {
         None
@@ -586,12 +628,12 @@ pub fn run<E: Executor>(
                 carry,
                 cond,
                 body,
-                freeze,
+                in_place,
                 results,
             } => {
                 let carry = all(&values, carry)?;
                 let key = step as *const Step as usize;
-                let c = match e.whole_loop(key, cond, body, freeze, &carry) {
+                let c = match e.whole_loop(key, cond, body, in_place, &carry) {
                     Some(done) => done?,
                     None => crate::loops::run_while(e, cond, body, carry)?.0,
                 };

@@ -196,9 +196,15 @@ fn factors(plan: &Plan) -> bool {
                 Step::Cond { branches, .. } | Step::Speculate { branches, .. } => {
                     stack.extend(branches.iter())
                 }
-                Step::While { cond, body, .. } => {
+                Step::While {
+                    cond,
+                    body,
+                    in_place,
+                    ..
+                } => {
                     stack.push(cond);
                     stack.push(body);
+                    stack.extend(in_place.body.as_ref());
                 }
                 Step::Constant { .. }
                 | Step::Kernel(_)
@@ -273,9 +279,15 @@ impl Compiled {
                     Step::Cond { branches, .. } | Step::Speculate { branches, .. } => {
                         stack.extend(branches.iter())
                     }
-                    Step::While { cond, body, .. } => {
+                    Step::While {
+                        cond,
+                        body,
+                        in_place,
+                        ..
+                    } => {
                         stack.push(cond);
                         stack.push(body);
+                        stack.extend(in_place.body.as_ref());
                     }
                     Step::Kernel(_)
                     | Step::Alias { .. }
@@ -438,25 +450,15 @@ impl Compiled {
     }
 }
 
-impl Executor for Compiled {
-    type Value = Value;
-
-    fn constant(&self, plan: &Plan, value: usize, _bytes: &[u8]) -> Result<Value, AbiError> {
-        self.uploaded(plan, value)
-    }
-
-    fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
-        Ok(scalar_of(&self.gpu.download(v, ty.size_bytes())?))
-    }
-
-    /// A loop of kernels alone as a CUDA graph per iteration (`loop_graph.rs`), captured at
-    /// the run the graph policy says; others, and loops until then, step by step.
-    fn whole_loop(
+impl Compiled {
+    /// The loop at step `key` run as its graph (captured here at the run the graph policy
+    /// says); `None` where it has none (yet).
+    fn loop_graph(
         &self,
         key: usize,
         cond: &Plan,
         body: &Plan,
-        freeze: &Kernel,
+        in_place: &crate::in_place::InPlaceLoop,
         carry: &[Value],
     ) -> Option<Result<Vec<Value>, AbiError>> {
         use crate::graph::{Policy, Replay};
@@ -466,13 +468,13 @@ impl Executor for Compiled {
         };
         let state = loops
             .entry(key)
-            .or_insert_with(|| Replay::new(&[cond, body], Policy::from_env()));
+            .or_insert_with(|| Replay::new(&[cond, in_place.body(body)], Policy::from_env()));
         if let Replay::Cold(runs) = state {
             if *runs == 0 {
                 *runs += 1;
                 return None;
             }
-            *state = match crate::loop_graph::capture_loop(self, cond, body, freeze) {
+            *state = match crate::loop_graph::capture_loop(self, cond, body, in_place) {
                 Ok(g) => Replay::Ready(Box::new(g)),
                 Err(e) => {
                     // Slower, not wrong: say so once for this loop.
@@ -485,6 +487,85 @@ impl Executor for Compiled {
             Replay::Ready(g) => Some(g.run(self, &self.gpu.stream, carry)),
             Replay::Cold(_) | Replay::Off(_) => None,
         }
+    }
+}
+
+impl crate::in_place::UpdateInPlace for Compiled {
+    fn launch_updating(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Value],
+        updated: &mut [Value],
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        // A value held elsewhere too (the loop's first carry, still the caller's) is copied
+        // once, so that only the loop sees the write.
+        for u in updated.iter_mut() {
+            if Arc::get_mut(u).is_none() {
+                let len = u.len();
+                let mut own = self.gpu.alloc_output(len)?;
+                if len > 0 {
+                    self.gpu
+                        .stream
+                        .memcpy_dtod(&u.slice(0..len), &mut own.slice_mut(0..len))
+                        .map_err(driver)?;
+                }
+                *u = Arc::new(own);
+            }
+        }
+        let mut writes = k
+            .writes
+            .iter()
+            .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reads: Vec<&CudaSlice<u8>> = reads.iter().map(|r| &**r).collect();
+        let mut outs: Vec<&mut CudaSlice<u8>> = writes.iter_mut().collect();
+        for u in updated.iter_mut() {
+            outs.push(
+                Arc::get_mut(u)
+                    .ok_or_else(|| AbiError::internal("a window's carry is held twice"))?,
+            );
+        }
+        self.enqueue(k, &reads, &mut outs)?;
+        Ok(k.writes
+            .iter()
+            .copied()
+            .zip(writes.into_iter().map(Arc::new))
+            .collect())
+    }
+}
+
+impl Executor for Compiled {
+    type Value = Value;
+
+    fn constant(&self, plan: &Plan, value: usize, _bytes: &[u8]) -> Result<Value, AbiError> {
+        self.uploaded(plan, value)
+    }
+
+    fn scalar(&self, v: &Value, ty: &TensorType) -> Result<i64, AbiError> {
+        Ok(scalar_of(&self.gpu.download(v, ty.size_bytes())?))
+    }
+
+    /// A loop of kernels alone as a CUDA graph per iteration (`loop_graph.rs`), captured at
+    /// the run the graph policy says. Until then, or where it has no graph, a loop with a
+    /// carry updated in a window (a scan's `ys`) runs in place step by step
+    /// (`in_place::StepLoop`: each iteration writes the window, where `loops::run_while`
+    /// would write the carry whole, and holding a large carry once, it still runs ahead);
+    /// others go step by step through `loops::run_while`.
+    fn whole_loop(
+        &self,
+        key: usize,
+        cond: &Plan,
+        body: &Plan,
+        in_place: &crate::in_place::InPlaceLoop,
+        carry: &[Value],
+    ) -> Option<Result<Vec<Value>, AbiError>> {
+        if let Some(graph) = self.loop_graph(key, cond, body, in_place, carry) {
+            return Some(graph);
+        }
+        // Loops without a window keep `run_while`, which writes no carry it need not.
+        in_place.windows().next()?;
+        crate::in_place::run_step_by_step(self, cond, body, in_place, carry)
     }
 
     fn read(&self, v: &Value, ty: &TensorType) -> Result<Vec<u8>, AbiError> {
@@ -561,18 +642,6 @@ impl Executor for Compiled {
         types: &[TensorType],
         reads: &[Value],
     ) -> Result<Vec<(usize, Value)>, AbiError> {
-        let mut writes = k
-            .writes
-            .iter()
-            .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let reads: Vec<&CudaSlice<u8>> = reads.iter().map(|r| &**r).collect();
-        let mut outs: Vec<&mut CudaSlice<u8>> = writes.iter_mut().collect();
-        self.enqueue(k, &reads, &mut outs)?;
-        Ok(k.writes
-            .iter()
-            .copied()
-            .zip(writes.into_iter().map(Arc::new))
-            .collect())
+        crate::in_place::UpdateInPlace::launch_updating(self, k, types, reads, &mut [])
     }
 }

@@ -241,8 +241,9 @@ fn the_factorizations_helper_kernels_compile_for_sm80_and_sm90() {
     }
 }
 
-/// A loop's freeze kernel (`in_place.rs`) and a speculated cond's pick (`speculate.rs`)
-/// compile, for either predicate type and values of every dtype (the conformance programs'
+/// A loop's freeze kernel (`in_place.rs`; with kept carries and windows too) and a
+/// speculated cond's pick (`speculate.rs`) compile, for either predicate type and values
+/// of every dtype (the conformance programs'
 /// kernels above are planned region by region, so they include neither).
 #[test]
 fn the_freeze_and_pick_kernels_compile_for_sm80_and_sm90() {
@@ -257,11 +258,35 @@ fn the_freeze_and_pick_kernels_compile_for_sm80_and_sm90() {
         .chain([TensorType::new(DType::F32, vec![])])
         .collect();
     let results: Vec<usize> = (0..carry.len()).collect();
+    // Carries of each kind: written whole, kept, and a window of every dtype.
+    use quabla_cuda::in_place::Carried;
+    let windows: Vec<TensorType> = DType::ALL
+        .iter()
+        .map(|&d| TensorType::new(d, vec![4, 3]))
+        .collect();
+    let mixed: Vec<TensorType> = carry.iter().chain(&windows).cloned().collect();
+    let carried: Vec<Carried> = (0..carry.len())
+        .map(|j| {
+            if j % 2 == 0 {
+                Carried::Next
+            } else {
+                Carried::Kept
+            }
+        })
+        .chain(windows.iter().map(|t| Carried::Window {
+            node: 0,
+            update: 0,
+            starts: vec![1, 2],
+            update_type: TensorType::new(t.dtype, vec![1, 3]),
+        }))
+        .collect();
     for pred in [DType::Bool, DType::I32] {
-        let freeze = quabla_cuda::in_place::freeze_kernel("z", pred, &carry);
+        let freeze = quabla_cuda::in_place::freeze_kernel("z", pred, &carry, &[]);
+        let windowed = quabla_cuda::in_place::freeze_kernel("z", pred, &mixed, &carried);
         let pick = quabla_cuda::speculate::pick_kernel("p", pred, 3, &results, &carry);
         for sm in [80, 90] {
             nvrtc::compile_cubin(&freeze.source, "z", sm).unwrap();
+            nvrtc::compile_cubin(&windowed.source, "z", sm).unwrap();
             nvrtc::compile_cubin(&pick.source, "p", sm).unwrap();
         }
     }
@@ -402,4 +427,35 @@ fn most_conformance_loops_run_on_the_device() {
     }
     assert!(device >= 30, "only {device} loops on the device");
     assert!(whole >= 25, "only {whole} programs whole on the device");
+}
+
+/// What the in-place runs of the suite's top-level loops write of their carries
+/// (`in_place::carried`): scans keep their `xs` and fill their `ys` a window at a time, so
+/// the suite's host-decided loops (`cuda_emulated_host_loops.rs`) run both paths.
+#[test]
+fn the_suites_loops_keep_carries_and_write_windows_in_place() {
+    use quabla_cuda::in_place::{carried, Carried};
+    let (mut next, mut kept, mut windows, mut loops) = (0, 0, 0, 0);
+    for (_, p) in conformance_programs() {
+        for node in &p.nodes {
+            if let quabla_abi::qir::Op::While { body, .. } = &node.op {
+                loops += 1;
+                for c in carried(body) {
+                    match c {
+                        Carried::Next => next += 1,
+                        Carried::Kept => kept += 1,
+                        Carried::Window { .. } => windows += 1,
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "{loops} top-level loops: {next} carries written whole, {kept} kept, {windows} \
+         written in a window"
+    );
+    assert!(
+        kept >= 100 && windows >= 40,
+        "{kept} kept, {windows} windows"
+    );
 }

@@ -293,6 +293,22 @@ fn sort_row(n: usize, dtype: DType, reps: usize) -> Result<Run> {
     })
 }
 
+/// A scan of `steps` steps over a state of `n` elements (`h <- 0.999 h + 0.001 sin h`)
+/// storing every state (its `ys`, `steps x n`), their sum: what a stored trajectory costs
+/// where the state is too large for the loop to run as one block.
+fn scan_trajectory(steps: usize, n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let trajectory = move |a: &[Array]| -> Result<Vec<Array>> {
+        let step = |c: &[Array], _: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+            let h = (&(&c[0] * 0.999)? + &(&c[0].sin()? * 0.001)?)?;
+            Ok((vec![h.clone()], vec![h]))
+        };
+        let (_, ys) = scan(&step, &a[..1], &[], Some(steps), false, 1)?;
+        Ok(vec![ys[0].sum(Axes::All, false)?])
+    };
+    let (c, s) = time(trajectory, &[data(&[n], 1.0, dtype)?], reps)?;
+    Ok(run(format!("scan_trajectory_{steps}x{n}"), dtype, c, s))
+}
+
 /// The axes of a rank `r + 2` array with its last two swapped.
 fn dims_swap(r: usize) -> Vec<usize> {
     let mut p: Vec<usize> = (0..r + 2).collect();
@@ -633,7 +649,7 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, RowsOf); 11] = [
+    let rows: [(&str, RowsOf); 12] = [
         ("pinn_step_jvp_grad_n1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -681,6 +697,9 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
             Ok(vec![embedding_grad(10_000, 100_000, d, r)?])
         }),
         ("sort_1000000", |d, r| Ok(vec![sort_row(1_000_000, d, r)?])),
+        ("scan_trajectory_1000x65536", |d, r| {
+            Ok(vec![scan_trajectory(1000, 65_536, d, r)?])
+        }),
     ];
     // QUABLA_BENCH_ROWS (substrings of the rows' names, the names they print, `|` between
     // alternatives, as jax_suite.py matches them) picks rows, to spend a short GPU loan on the ones that changed.

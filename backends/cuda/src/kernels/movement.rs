@@ -111,16 +111,20 @@ pub(super) fn concatenate(n: &Node, dim: usize) -> Kernel {
     n.map(&n.reads(), &value)
 }
 
+/// A window's start along an axis: `start` (an `i32` expression) clamped to `0..=hi` (the
+/// axis's length less the window's), as XLA clamps so the window fits. In-place window
+/// writes (`in_place.rs`) clamp with it too, so they land where this op's would.
+pub(crate) fn clamped_start(start: &str, hi: usize) -> String {
+    format!("(long long)min(max({start}, 0), {hi})")
+}
+
 /// A window at the starts (device scalars) clamped so it fits.
 pub(super) fn dynamic_slice(n: &Node, sizes: &[usize]) -> Kernel {
     let src = &n.ty(0).shape;
     let ic: Vec<String> = (0..src.len())
         .map(|k| {
-            let hi = src[k] - sizes[k];
-            format!(
-                "c{k} + (long long)min(max(in{s}[0], 0), {hi})",
-                s = n.operands[k + 1]
-            )
+            let start = clamped_start(&format!("in{}[0]", n.operands[k + 1]), src[k] - sizes[k]);
+            format!("c{k} + {start}")
         })
         .collect();
     let value = format!("in{}[{}]", n.operands[0], flat(&ic, src));
@@ -136,8 +140,8 @@ pub(super) fn dynamic_update_slice(n: &Node) -> Kernel {
     for k in 0..src.len() {
         let hi = src[k] - upd[k];
         starts.push_str(&format!(
-            "    long long s{k} = (long long)min(max(in{s}[0], 0), {hi});\n",
-            s = n.operands[k + 2]
+            "    long long s{k} = {};\n",
+            clamped_start(&format!("in{}[0]", n.operands[k + 2]), hi)
         ));
         inside.push(format!("c{k} >= s{k} && c{k} < s{k} + {}ll", upd[k]));
         uc.push(format!("c{k} - s{k}"));
