@@ -404,18 +404,29 @@ fn steps(
                         let cond = Box::new(plan_in(cond, &format!("{name}c"), true, one_block)?);
                         let carry_types: Vec<TensorType> =
                             operands.iter().map(|&v| types[v].clone()).collect();
+                        let body_plan =
+                            Box::new(plan_in(body, &format!("{name}w"), true, one_block)?);
+                        // Only loops of device work alone run in place: the others need no
+                        // second body.
+                        let carried = if crate::loops::kernels_only(&cond)
+                            && crate::loops::kernels_only(&body_plan)
+                        {
+                            crate::in_place::carried(body)
+                        } else {
+                            vec![crate::in_place::Carried::Next; carry_types.len()]
+                        };
                         let in_place = crate::in_place::InPlaceLoop::new(
                             &format!("{name}z"),
                             cond.types[cond.outputs[0]].dtype,
                             &carry_types,
-                            crate::in_place::carried(body),
+                            carried,
                             |carried| windowed_body(body, &format!("{name}v"), carried, one_block),
                         )?;
                         steps.push(Step::While {
                             carry: operands,
                             in_place: Box::new(in_place),
                             cond,
-                            body: Box::new(plan_in(body, &format!("{name}w"), true, one_block)?),
+                            body: body_plan,
                             results,
                         })
                     }

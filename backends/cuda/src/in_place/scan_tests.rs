@@ -165,3 +165,56 @@ fn a_window_carry_held_by_the_loop_alone_is_never_copied() {
     );
     assert_eq!(elements(&l.carry[3], f32::from_le_bytes), states().concat());
 }
+
+/// A loop writing row `i` of its carry with what `through` makes of row `i`.
+fn row_update(through: &str) -> Program {
+    let text = "program(%0: f32[6,N]) {
+  %1 = constant[value=[0]]() : i32[]
+  %2, %3 = while(%1, %0) : i32[], f32[6,N] {
+    cond(%0: i32[], %1: f32[6,N]) {
+      %2 = constant[value=[6]]() : i32[]
+      %3 = compare[dir=lt](%0, %2) : bool[]
+      return %3
+    }
+    body(%0: i32[], %1: f32[6,N]) {
+      %2 = constant[value=[0]]() : i32[]
+      %3 = dynamic_slice[sizes=[1,N]](%1, %0, %2) : f32[1,N]
+      %4 = THROUGH(%3) : f32[1,N]
+      %5 = dynamic_update_slice(%1, %4, %0, %2) : f32[6,N]
+      %6 = constant[value=[1]]() : i32[]
+      %7 = add(%0, %6) : i32[]
+      return %7, %5
+    }
+  }
+  return %3
+}
+";
+    Program::parse(
+        &text
+            .replace('N', &N.to_string())
+            .replace("THROUGH", through),
+    )
+    .expect("a valid program")
+}
+
+#[test]
+fn only_a_loop_of_device_work_plans_a_second_body() {
+    let in_place_of = |p: &Program| {
+        let plan = plan_with(p, "k", crate::one_block::max_elements()).unwrap();
+        match plan
+            .steps
+            .into_iter()
+            .find(|s| matches!(s, Step::While { .. }))
+        {
+            Some(Step::While { in_place, .. }) => in_place,
+            _ => panic!("a loop decided on the host"),
+        }
+    };
+    let device = in_place_of(&row_update("exp"));
+    assert!(matches!(device.carried[1], Carried::Window { .. }));
+    assert!(device.body.is_some());
+    // A host call each step: the loop runs through `loops::run_while`, never in place.
+    let host = in_place_of(&row_update("host_callback[callback=7, effectful=false]"));
+    assert_eq!(host.carried, [Carried::Next, Carried::Next]);
+    assert!(host.body.is_none());
+}
