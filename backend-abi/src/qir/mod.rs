@@ -110,6 +110,29 @@ impl Program {
             .collect()
     }
 
+    /// How many times each value is read, by id: once per operand naming it (in this
+    /// program's nodes, not inside their regions) and once per output.
+    ///
+    /// ```
+    /// use quabla_abi::qir::Program;
+    /// let p = Program::parse("program(%0: f32[2]) {\n  %1 = add(%0, %0) : f32[2]\n  return %1, %1\n}\n").unwrap();
+    /// assert_eq!(p.reads(), vec![2, 2]);
+    /// ```
+    pub fn reads(&self) -> Vec<usize> {
+        let mut reads = vec![0usize; self.num_values()];
+        for v in self
+            .nodes
+            .iter()
+            .flat_map(|n| &n.operands)
+            .chain(&self.outputs)
+        {
+            if let Some(r) = reads.get_mut(v.index()) {
+                *r += 1;
+            }
+        }
+        reads
+    }
+
     /// Checks the nesting depth, ids, topological order, shapes, dtypes, sizes, attributes
     /// and region signatures.
     pub fn validate(&self) -> Result<(), ValidationError> {

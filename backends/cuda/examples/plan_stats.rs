@@ -23,7 +23,7 @@ fn count(plan: &Plan) -> [usize; 6] {
                 Step::Kernel(k) if k.single_block => c[4] += 1,
                 Step::Kernel(k) if k.gemm.is_some() => c[1] += 1,
                 Step::Kernel(k) if k.fused > 0 => c[0] += 1,
-                Step::Kernel(_) => c[2] += 1,
+                Step::Kernel(_) | Step::Update { .. } => c[2] += 1,
                 Step::Linalg { .. } | Step::HostCallback { .. } => c[3] += 1,
                 Step::Cond { branches, .. } => stack.extend(branches.iter()),
                 Step::Speculate { branches, .. } => {
@@ -60,6 +60,7 @@ fn loops(plan: &Plan) -> (usize, usize) {
                 }
                 Step::Constant { .. }
                 | Step::Kernel(_)
+                | Step::Update { .. }
                 | Step::Alias { .. }
                 | Step::Linalg { .. }
                 | Step::HostCallback { .. } => {}
@@ -145,7 +146,7 @@ fn print_kernels(p: &Program, plan: &Plan) {
             Item::Step(s, depth) => (s, depth),
         };
         let regions: Vec<(&'static str, &Plan)> = match s {
-            Step::Kernel(k) => {
+            Step::Kernel(k) | Step::Update { kernel: k, .. } => {
                 let op = if depth == 0 {
                     k.name
                         .rsplit('_')

@@ -258,9 +258,7 @@ impl Executor for Emulated {
     ) -> Result<Vec<(usize, Value)>, AbiError> {
         self.launch_into(k, types, reads, &mut [])
     }
-}
 
-impl crate::in_place::UpdateInPlace for Emulated {
     fn launch_updating(
         &self,
         k: &Kernel,

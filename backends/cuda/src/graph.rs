@@ -80,7 +80,8 @@ fn why_not(plan: &Plan) -> Option<String> {
     while let Some(p) = stack.pop() {
         for s in &p.steps {
             match s {
-                Step::Constant { .. } | Step::Alias { .. } => {}
+                // An update writes its target's buffer.
+                Step::Constant { .. } | Step::Alias { .. } | Step::Update { .. } => {}
                 Step::Kernel(k) => bytes += written(p, k),
                 Step::Speculate { branches, pick, .. } => {
                     bytes += written(p, pick);
@@ -156,7 +157,14 @@ pub(crate) fn place(
             Step::Constant { value, .. } => {
                 slots[*value] = Some(Slot::Constant(c.uploaded(plan, *value)?))
             }
-            Step::Alias { from, to } => slots[*to] = slots[*from].clone(),
+            // The update writes the target's own buffer (a kernel result's, as `plan.rs`
+            // plans updates).
+            Step::Alias { from, to }
+            | Step::Update {
+                target: from,
+                result: to,
+                ..
+            } => slots[*to] = slots[*from].clone(),
             Step::Kernel(k) => allocate(c, plan, &mut slots, &k.writes, buffers)?,
             Step::Speculate {
                 operands,
@@ -212,6 +220,12 @@ fn place_shared(
                         .ok_or_else(|| AbiError::internal("a kernel result without a buffer"))?;
                     slots[w] = Some(Slot::Buffer(base + b));
                 }
+            }
+            // `graph_buffers` gives the result its target's buffer.
+            Step::Update { result, .. } => {
+                let b = a.of_value[*result]
+                    .ok_or_else(|| AbiError::internal("an updated value without a buffer"))?;
+                slots[*result] = Some(Slot::Buffer(base + b));
             }
             Step::Speculate { .. }
             | Step::Linalg { .. }
@@ -347,14 +361,16 @@ pub(crate) fn record(
     buffers: &mut [Option<CudaSlice<u8>>],
 ) -> Result<(), AbiError> {
     for (i, s) in plan.steps.iter().enumerate() {
-        let (k, read_slots) = match s {
-            Step::Kernel(k) => (
-                k,
-                k.reads
-                    .iter()
-                    .map(|&v| slot(&placed.slots, v))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+        let reads_of = |k: &crate::fusion::Kernel| {
+            k.reads
+                .iter()
+                .map(|&v| slot(&placed.slots, v))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        // The kernel, what it reads, and the values whose buffers it writes.
+        let (k, read_slots, written) = match s {
+            Step::Kernel(k) => (k, reads_of(k)?, k.writes.clone()),
+            Step::Update { kernel, result, .. } => (kernel, reads_of(kernel)?, vec![*result]),
             Step::Speculate {
                 index,
                 branches,
@@ -372,14 +388,19 @@ pub(crate) fn record(
                         reads.push(slot(&p.slots, o)?);
                     }
                 }
-                (pick, reads)
+                (pick, reads, pick.writes.clone())
             }
-            _ => continue,
+            Step::Constant { .. }
+            | Step::Alias { .. }
+            | Step::Linalg { .. }
+            | Step::HostCallback { .. }
+            | Step::Cond { .. }
+            | Step::While { .. } => continue,
         };
         // The results leave `buffers` while the reads borrow it (a kernel never reads what
         // it writes), and come back after.
-        let mut taken = Vec::with_capacity(k.writes.len());
-        for &w in &k.writes {
+        let mut taken = Vec::with_capacity(written.len());
+        for &w in &written {
             let Slot::Buffer(j) = slot(&placed.slots, w)? else {
                 return Err(AbiError::internal("a kernel result without a buffer"));
             };

@@ -35,6 +35,10 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
         match s {
             Step::Kernel(k) => k.reads.iter().for_each(|&v| last[v] = last[v].max(p)),
             Step::Alias { from, .. } => last[*from] = last[*from].max(p),
+            Step::Update { kernel, target, .. } => {
+                kernel.reads.iter().for_each(|&v| last[v] = last[v].max(p));
+                last[*target] = last[*target].max(p);
+            }
             Step::Constant { .. } => {}
             Step::Linalg { .. }
             | Step::HostCallback { .. }
@@ -86,6 +90,15 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
                     of_value[*to] = Some(b);
                 }
             }
+            // The result is written in its target's buffer (a kernel result's, as
+            // `plan.rs` plans updates), which it then holds.
+            Step::Update { target, result, .. } => match of_value[*target] {
+                Some(b) => {
+                    busy_until[b] = busy_until[b].max(last[*result]);
+                    of_value[*result] = Some(b);
+                }
+                None => return None,
+            },
             // Refused above; constants live in uploads of their own.
             Step::Constant { .. }
             | Step::Linalg { .. }
@@ -127,6 +140,18 @@ pub fn check(plan: &Plan, a: &Assignment) -> Result<(), String> {
                 }
             }
             Step::Alias { from, to } => canon[*to] = canon[*from],
+            Step::Update {
+                kernel,
+                target,
+                result,
+            } => {
+                for &v in kernel.reads.iter().chain([target]) {
+                    read(v, &content, &canon)?;
+                }
+                let b = a.of_value.get(*result).copied().flatten();
+                let slot = b.and_then(|b| content.get_mut(b));
+                *slot.ok_or(format!("%{result} has no buffer"))? = Some(*result);
+            }
             Step::Constant { .. }
             | Step::Linalg { .. }
             | Step::HostCallback { .. }

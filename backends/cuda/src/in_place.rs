@@ -252,24 +252,9 @@ pub fn run_in_place(l: &mut impl InPlace) -> Result<usize, AbiError> {
     }
 }
 
-/// An executor that can run a kernel writing some values in place (a freeze kernel's
-/// windows), which `StepLoop` needs.
-pub trait UpdateInPlace: Executor {
-    /// Runs `k` on `reads`, its `writes` allocated and returned as [`Executor::launch`]
-    /// returns them, and its parameters after those written into `updated`'s own memory
-    /// (a value held elsewhere too is copied first, so no other holder sees the write).
-    fn launch_updating(
-        &self,
-        k: &Kernel,
-        types: &[TensorType],
-        reads: &[Self::Value],
-        updated: &mut [Self::Value],
-    ) -> Result<Vec<(usize, Self::Value)>, AbiError>;
-}
-
 /// An in-place loop on an executor, step by step: the regions' plans run, then the freeze
 /// kernel (the host emulation's way, so that CI runs the freeze kernel on every loop).
-pub struct StepLoop<'a, E: UpdateInPlace> {
+pub struct StepLoop<'a, E: Executor> {
     pub e: &'a E,
     pub cond: &'a Plan,
     pub body: &'a Plan,
@@ -278,7 +263,7 @@ pub struct StepLoop<'a, E: UpdateInPlace> {
     pub pred: Option<E::Value>,
 }
 
-impl<E: UpdateInPlace> InPlace for StepLoop<'_, E> {
+impl<E: Executor> InPlace for StepLoop<'_, E> {
     fn iterate(&mut self) -> Result<(), AbiError> {
         let pred = run(self.e, self.cond, self.carry.clone())?
             .into_iter()
@@ -337,7 +322,7 @@ impl<E: UpdateInPlace> InPlace for StepLoop<'_, E> {
 
 /// The loop `cond`/`body` from `carry`, in place step by step on `e` ([`StepLoop`]), where
 /// its regions are device work alone (`loops::kernels_only`); `None` where they are not.
-pub fn run_step_by_step<E: UpdateInPlace>(
+pub fn run_step_by_step<E: Executor>(
     e: &E,
     cond: &Plan,
     body: &Plan,

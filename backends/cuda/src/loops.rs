@@ -26,6 +26,7 @@ pub(crate) fn kernels_only(p: &Plan) -> bool {
         // input (garbage past the loop's end included); a speculated cond is kernels.
         Step::Constant { .. }
         | Step::Kernel(_)
+        | Step::Update { .. }
         | Step::Alias { .. }
         | Step::Linalg { .. }
         | Step::Speculate { .. } => true,
@@ -175,6 +176,15 @@ mod tests {
                 None => x + 1,
             };
             Ok(vec![(1, out)])
+        }
+        fn launch_updating(
+            &self,
+            k: &Kernel,
+            types: &[TensorType],
+            reads: &[i64],
+            _: &mut [i64],
+        ) -> Result<Vec<(usize, i64)>, AbiError> {
+            self.launch(k, types, reads)
         }
         fn scalar(&self, v: &i64, _: &TensorType) -> Result<i64, AbiError> {
             Ok(*v)

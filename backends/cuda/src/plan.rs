@@ -17,6 +17,15 @@ pub enum Step {
         bytes: Vec<u8>,
     },
     Kernel(Kernel),
+    /// `kernel` writes into `target`'s own buffer, which is then `result`'s: a
+    /// `dynamic_update_slice` of a value nothing else reads, its update written in place
+    /// (`kernel.writes` is empty; the buffer is its parameter after the reads). An
+    /// executor copies the target first where something else still holds it.
+    Update {
+        kernel: Kernel,
+        target: usize,
+        result: usize,
+    },
     Alias {
         from: usize,
         to: usize,
@@ -78,6 +87,9 @@ impl Step {
         match self {
             Step::Constant { .. } => Vec::new(),
             Step::Kernel(k) => k.reads.clone(),
+            Step::Update { kernel, target, .. } => {
+                kernel.reads.iter().copied().chain([*target]).collect()
+            }
             Step::Alias { from, .. } => vec![*from],
             Step::Linalg { operands, .. } | Step::HostCallback { operands, .. } => operands.clone(),
             Step::Cond {
@@ -98,6 +110,7 @@ impl Step {
             Step::Constant { value, .. } => vec![*value],
             Step::Kernel(k) => k.writes.clone(),
             Step::Alias { to, .. } => vec![*to],
+            Step::Update { result, .. } => vec![*result],
             Step::Speculate { pick, .. } => pick.writes.clone(),
             Step::Linalg { results, .. }
             | Step::HostCallback { results, .. }
@@ -163,7 +176,7 @@ impl Plan {
         while let Some(p) = stack.pop() {
             for s in &p.steps {
                 match s {
-                    Step::Kernel(k) => out.push(k),
+                    Step::Kernel(k) | Step::Update { kernel: k, .. } => out.push(k),
                     Step::Cond { branches, .. } => stack.extend(branches.iter()),
                     Step::Speculate { branches, pick, .. } => {
                         out.push(pick);
@@ -271,7 +284,7 @@ pub fn kernels(p: &Program, prefix: &str) -> Result<Vec<Kernel>, String> {
         .steps
         .into_iter()
         .filter_map(|s| match s {
-            Step::Kernel(k) => Some(k),
+            Step::Kernel(k) | Step::Update { kernel: k, .. } => Some(k),
             _ => None,
         })
         .collect())
@@ -295,6 +308,7 @@ fn steps(
     // Runs computed inside the reduction that reads them, by the value they compute.
     let mut prologues: std::collections::HashMap<usize, crate::fusion::Prologue> =
         std::collections::HashMap::new();
+    let updatable = updatable(p);
     let mut at = 0;
     while at < p.nodes.len() {
         let k = fusion.order[at];
@@ -443,6 +457,19 @@ fn steps(
                     at += 1;
                     continue;
                 }
+                if let (Op::DynamicUpdateSlice, Some(&target)) = (op, operands.first()) {
+                    if updatable[target]
+                        && types[operands[1]].num_elements() < types[target].num_elements()
+                    {
+                        steps.push(Step::Update {
+                            kernel: crate::kernels::update_kernel(&name, &operands, types, id),
+                            target,
+                            result: id,
+                        });
+                        at += 1;
+                        continue;
+                    }
+                }
                 // A long sort or a scatter-add of many windows: several kernels, adding
                 // values.
                 let first_new = types.len() + new_types.len();
@@ -482,6 +509,33 @@ fn steps(
     ))
 }
 
+/// Per value of `p`, whether a `dynamic_update_slice` of it may write into its buffer: it is
+/// read by that node alone, is no output, and has a buffer of its own that a step computed
+/// (no input, which the caller lends, no constant, uploaded once, no reshape, sharing its
+/// operand's bytes).
+fn updatable(p: &Program) -> Vec<bool> {
+    let mut ok = vec![false; p.num_values()];
+    let uses = p.reads();
+    for (node, first) in p.nodes.iter().zip(p.first_result_ids()) {
+        let own = !matches!(node.op, Op::Constant(_) | Op::Reshape);
+        for r in 0..node.results.len() {
+            let v = first.index() + r;
+            if let Some(o) = ok.get_mut(v) {
+                *o = own;
+            }
+        }
+    }
+    for o in &p.outputs {
+        if let Some(x) = ok.get_mut(o.index()) {
+            *x = false;
+        }
+    }
+    ok.iter()
+        .zip(&uses)
+        .map(|(&own, &u)| own && u == 1)
+        .collect()
+}
+
 /// Where a plan's values live and its kernels run (the GPU, or the host emulation).
 pub trait Executor {
     type Value: Clone;
@@ -498,6 +552,18 @@ pub trait Executor {
         k: &Kernel,
         types: &[TensorType],
         reads: &[Self::Value],
+    ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
+    /// Runs `k` on `reads`, its `writes` allocated and returned as [`Executor::launch`]
+    /// returns them, and its parameters after those written into `updated`'s own memory
+    /// (a value held elsewhere too is copied first, so no other holder sees the write): a
+    /// loop's freeze kernel writing windows of its carry (`in_place.rs`), a
+    /// [`Step::Update`].
+    fn launch_updating(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Self::Value],
+        updated: &mut [Self::Value],
     ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
     /// A value's bytes read back (waits for what computes it).
     fn read(&self, v: &Self::Value, ty: &TensorType) -> Result<Vec<u8>, quabla_abi::abi::AbiError>;
@@ -571,6 +637,21 @@ pub fn run<E: Executor>(
                 values[*value] = Some(e.constant(plan, *value, bytes)?)
             }
             Step::Alias { from, to } => values[*to] = Some(get(&values, *from)?),
+            Step::Update {
+                kernel,
+                target,
+                result,
+            } => {
+                let reads = all(&values, &kernel.reads)?;
+                // Taken, not cloned: nothing else reads the target (`updatable`), so the
+                // executor writes it where it is unless another holder has it too.
+                let mut target = [values[*target].take().ok_or_else(|| {
+                    AbiError::internal(format!("%{target} read before it was computed"))
+                })?];
+                e.launch_updating(kernel, &plan.types, &reads, &mut target)?;
+                let [updated] = target;
+                values[*result] = Some(updated);
+            }
             Step::Kernel(k) => {
                 let reads = all(&values, &k.reads)?;
                 for (v, out) in e.launch(k, &plan.types, &reads)? {

@@ -208,6 +208,7 @@ fn factors(plan: &Plan) -> bool {
                 }
                 Step::Constant { .. }
                 | Step::Kernel(_)
+                | Step::Update { .. }
                 | Step::Alias { .. }
                 | Step::HostCallback { .. } => {}
             }
@@ -290,6 +291,7 @@ impl Compiled {
                         stack.extend(in_place.body.as_ref());
                     }
                     Step::Kernel(_)
+                    | Step::Update { .. }
                     | Step::Alias { .. }
                     | Step::Linalg { .. }
                     | Step::HostCallback { .. } => {}
@@ -490,51 +492,6 @@ impl Compiled {
     }
 }
 
-impl crate::in_place::UpdateInPlace for Compiled {
-    fn launch_updating(
-        &self,
-        k: &Kernel,
-        types: &[TensorType],
-        reads: &[Value],
-        updated: &mut [Value],
-    ) -> Result<Vec<(usize, Value)>, AbiError> {
-        // A value held elsewhere too (the loop's first carry, still the caller's) is copied
-        // once, so that only the loop sees the write.
-        for u in updated.iter_mut() {
-            if Arc::get_mut(u).is_none() {
-                let len = u.len();
-                let mut own = self.gpu.alloc_output(len)?;
-                if len > 0 {
-                    self.gpu
-                        .stream
-                        .memcpy_dtod(&u.slice(0..len), &mut own.slice_mut(0..len))
-                        .map_err(driver)?;
-                }
-                *u = Arc::new(own);
-            }
-        }
-        let mut writes = k
-            .writes
-            .iter()
-            .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let reads: Vec<&CudaSlice<u8>> = reads.iter().map(|r| &**r).collect();
-        let mut outs: Vec<&mut CudaSlice<u8>> = writes.iter_mut().collect();
-        for u in updated.iter_mut() {
-            outs.push(
-                Arc::get_mut(u)
-                    .ok_or_else(|| AbiError::internal("a window's carry is held twice"))?,
-            );
-        }
-        self.enqueue(k, &reads, &mut outs)?;
-        Ok(k.writes
-            .iter()
-            .copied()
-            .zip(writes.into_iter().map(Arc::new))
-            .collect())
-    }
-}
-
 impl Executor for Compiled {
     type Value = Value;
 
@@ -642,6 +599,49 @@ impl Executor for Compiled {
         types: &[TensorType],
         reads: &[Value],
     ) -> Result<Vec<(usize, Value)>, AbiError> {
-        crate::in_place::UpdateInPlace::launch_updating(self, k, types, reads, &mut [])
+        self.launch_updating(k, types, reads, &mut [])
+    }
+
+    fn launch_updating(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Value],
+        updated: &mut [Value],
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        // A value held elsewhere too (the loop's first carry, still the caller's) is copied
+        // once, so that only the loop sees the write.
+        for u in updated.iter_mut() {
+            if Arc::get_mut(u).is_none() {
+                let len = u.len();
+                let mut own = self.gpu.alloc_output(len)?;
+                if len > 0 {
+                    self.gpu
+                        .stream
+                        .memcpy_dtod(&u.slice(0..len), &mut own.slice_mut(0..len))
+                        .map_err(driver)?;
+                }
+                *u = Arc::new(own);
+            }
+        }
+        let mut writes = k
+            .writes
+            .iter()
+            .map(|&v| self.gpu.alloc_output(types[v].size_bytes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reads: Vec<&CudaSlice<u8>> = reads.iter().map(|r| &**r).collect();
+        let mut outs: Vec<&mut CudaSlice<u8>> = writes.iter_mut().collect();
+        for u in updated.iter_mut() {
+            outs.push(
+                Arc::get_mut(u)
+                    .ok_or_else(|| AbiError::internal("a window's carry is held twice"))?,
+            );
+        }
+        self.enqueue(k, &reads, &mut outs)?;
+        Ok(k.writes
+            .iter()
+            .copied()
+            .zip(writes.into_iter().map(Arc::new))
+            .collect())
     }
 }

@@ -21,7 +21,10 @@ pub fn device_only(p: &Plan) -> bool {
     while let Some(q) = stack.pop() {
         for s in &q.steps {
             match s {
-                Step::Constant { .. } | Step::Kernel(_) | Step::Alias { .. } => {}
+                Step::Constant { .. }
+                | Step::Kernel(_)
+                | Step::Update { .. }
+                | Step::Alias { .. } => {}
                 Step::Speculate { branches, .. } => stack.extend(branches.iter()),
                 Step::Linalg { .. }
                 | Step::HostCallback { .. }

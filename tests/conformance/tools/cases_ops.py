@@ -763,6 +763,43 @@ def empty_indexing_cases():
     return out
 
 
+def computed_operand_update_cases():
+    """Dynamic updates of a value the program computes (which a backend may write in place
+    where nothing else reads it), chained, and of one the program also returns (which it
+    must not); local RNGs, so no other case's values move."""
+    rng = np.random.default_rng(2029)
+    out = []
+    x = rng.normal(size=[64, 40]).astype(np.float32)
+    u = rng.normal(size=[3, 40]).astype(np.float32)
+    v = rng.normal(size=[2, 5]).astype(np.float32)
+    t = [ty("f32", [64, 40]), ty("f32", [3, 40]), ty("f32", [2, 5]), ty("i32", []), ty("i32", [])]
+    for label, (a, b) in [("inside", (7, 30)), ("clamped", (62, -3))]:
+        p = Program(*t)
+        n = p.op("neg", [p.arg(0)], ty("f32", [64, 40]))
+        y = p.op("dynamic_update_slice", [n, p.arg(1), p.arg(3), p.arg(4)], ty("f32", [64, 40]))
+        z = p.op("dynamic_update_slice", [y, p.arg(2), p.arg(4), p.arg(3)], ty("f32", [64, 40]))
+        p.ret(z)
+        want = -x
+        r0, c0 = int(np.clip(a, 0, 61)), int(np.clip(b, 0, 0))
+        want[r0:r0 + 3, c0:c0 + 40] = u
+        r1, c1 = int(np.clip(b, 0, 62)), int(np.clip(a, 0, 35))
+        want[r1:r1 + 2, c1:c1 + 5] = v
+        args = [("f32", x), ("f32", u), ("f32", v), ("i32", np.int32(a)), ("i32", np.int32(b))]
+        out.append(case(f"dynamic_update_slice/f32_computed_operand_{label}", p, args,
+                        [("f32", want)], tol_exact()))
+    # The computed operand is returned too: the update must leave it as it was.
+    p = Program(*t)
+    n = p.op("neg", [p.arg(0)], ty("f32", [64, 40]))
+    y = p.op("dynamic_update_slice", [n, p.arg(1), p.arg(3), p.arg(4)], ty("f32", [64, 40]))
+    p.ret(n, y)
+    want = -x
+    want[5:8, :] = u
+    out.append(case("dynamic_update_slice/f32_computed_operand_also_returned", p,
+                    [("f32", x), ("f32", u), ("f32", v), ("i32", np.int32(5)), ("i32", np.int32(9))],
+                    [("f32", -x), ("f32", want)], tol_exact()))
+    return out
+
+
 def build():
     groups = {
         "ops/unary": unary_cases() + erf_inv_cases(),
@@ -774,7 +811,7 @@ def build():
         "ops/cumulative": cumulative_cases() + empty_cumulative_cases(),
         "ops/sort": sort_cases(),
         "ops/dot_general": dot_cases(),
-        "ops/indexing": indexing_cases() + empty_indexing_cases(),
+        "ops/indexing": indexing_cases() + empty_indexing_cases() + computed_operand_update_cases(),
         "ops/constant_fusion": constant_and_fusion_cases(),
     }
     return groups

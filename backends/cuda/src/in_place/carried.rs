@@ -58,17 +58,7 @@ pub fn carried(body: &Program) -> Vec<Carried> {
             }
         }
     }
-    let mut uses = vec![0usize; types.len()];
-    for v in body
-        .nodes
-        .iter()
-        .flat_map(|n| &n.operands)
-        .chain(&body.outputs)
-    {
-        if let Some(u) = uses.get_mut(v.index()) {
-            *u += 1;
-        }
-    }
+    let uses = body.reads();
     // A reshape shares its operand's buffer: the value whose buffer `v` is. Ids fall along
     // the chain, so it ends.
     let root = |mut v: usize| {

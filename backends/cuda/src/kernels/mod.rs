@@ -284,6 +284,24 @@ impl Node<'_> {
     }
 }
 
+/// The kernel writing a `dynamic_update_slice`'s update into its operand's own buffer
+/// (`Step::Update`): `node`'s result is then that buffer.
+pub(crate) fn update_kernel(
+    name: &str,
+    operands: &[usize],
+    types: &[TensorType],
+    result: usize,
+) -> Kernel {
+    let n = Node {
+        name,
+        operands,
+        types,
+        result,
+        out: &types[result],
+    };
+    movement::dynamic_update_window(&n)
+}
+
 /// The kernel of a node that is neither elementwise nor a region, a constant or a reshape
 /// (which the plan handles); `Ok(None)` for ops this compiler does not cover yet. A `reduce`
 /// with a `prologue` (the fused run that alone computes its operand) computes the operand

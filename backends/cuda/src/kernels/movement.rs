@@ -155,3 +155,32 @@ pub(super) fn dynamic_update_slice(n: &Node) -> Kernel {
     );
     n.map_with(&starts, &n.reads(), &value)
 }
+
+/// The update's elements written at the clamped starts into the operand's own buffer
+/// (`plan.rs` plans it where nothing else reads the operand): a kernel over the update's
+/// elements, where `dynamic_update_slice` copies the whole operand. It reads the update and
+/// starts; the operand, written in place, is its one parameter after them (so `writes` is
+/// empty: the result is the operand's buffer, not a fresh one).
+pub(super) fn dynamic_update_window(n: &Node) -> Kernel {
+    let (src, upd) = (&n.ty(0).shape, &n.ty(1).shape);
+    let mut body = String::new();
+    let mut at = Vec::new();
+    for k in 0..src.len() {
+        body.push_str(&format!(
+            "    long long s{k} = {};\n",
+            clamped_start(&format!("in{}[0]", n.operands[k + 2]), src[k] - upd[k])
+        ));
+        at.push(format!("s{k} + u{k}"));
+    }
+    body.push_str(&super::coordinates(upd, "i", "u"));
+    body.push_str(&format!(
+        "    out{}[{}] = in{}[i];\n",
+        n.result,
+        flat(&at, src),
+        n.operands[1]
+    ));
+    let reads: Vec<(usize, quabla_abi::DType)> = (1..n.operands.len()).map(|k| n.read(k)).collect();
+    let mut k = n.kernel(&reads, n.ty(1).num_elements(), &body);
+    k.writes.clear();
+    k
+}

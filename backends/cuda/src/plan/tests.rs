@@ -1,7 +1,7 @@
 //! Values released at their last use (`Plan::release_after`), checked with an executor
 //! whose values count how many of them are alive.
 
-use super::{plan_with, run, Executor, Plan};
+use super::{plan_with, run, Executor, Plan, Step};
 use crate::fusion::Kernel;
 use quabla_abi::abi::AbiError;
 use quabla_abi::qir::Program;
@@ -51,6 +51,16 @@ impl Executor for Counting {
             .iter()
             .map(|&v| (v, Counted::new(&self.0)))
             .collect())
+    }
+    /// Updates in place: no value is made.
+    fn launch_updating(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: &[Self::Value],
+        _: &mut [Self::Value],
+    ) -> Result<Vec<(usize, Self::Value)>, AbiError> {
+        self.launch(k, types, reads)
     }
     fn read(&self, _: &Self::Value, _: &TensorType) -> Result<Vec<u8>, AbiError> {
         Err(AbiError::internal("no reads here"))
@@ -142,4 +152,75 @@ fn outputs_and_values_read_later_are_never_released_early() {
     .unwrap();
     assert_eq!(outs.len(), 2);
     assert_eq!(census.live.load(Ordering::SeqCst), 2);
+}
+
+/// `-x` updated twice, in a window of rows then of a patch: each update of a value nothing
+/// else reads writes it in place; `also_returned` returns `-x` too, which must then stay.
+fn updated(also_returned: bool) -> Program {
+    let outputs = if also_returned { "%5, %6" } else { "%7" };
+    Program::parse(&format!(
+        "program(%0: f32[64,40], %1: f32[3,40], %2: f32[2,5], %3: i32[], %4: i32[]) {{
+  %5 = neg(%0) : f32[64,40]
+  %6 = dynamic_update_slice(%5, %1, %3, %4) : f32[64,40]
+  %7 = dynamic_update_slice(%6, %2, %4, %3) : f32[64,40]
+  return {outputs}
+}}"
+    ))
+    .unwrap()
+}
+
+fn updates(plan: &crate::plan::Plan) -> Vec<(usize, usize, usize)> {
+    plan.steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Update {
+                kernel,
+                target,
+                result,
+            } => Some((*target, *result, kernel.elements)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_update_of_a_value_nothing_else_reads_is_written_in_place() {
+    let plan = plan_with(&updated(false), "t", 0).unwrap();
+    // Each writes its update's elements into its target's buffer; neither copies 2,560.
+    assert_eq!(
+        updates(&plan),
+        [(5, 6, 120), (6, 7, 10)],
+        "{:#?}",
+        plan.steps
+    );
+    let update_kernels = plan.kernels().into_iter().filter(|k| k.writes.is_empty());
+    assert_eq!(update_kernels.count(), 2);
+    // No value is made for them: the negation's is the only one beside the inputs.
+    let census = Arc::new(Census::default());
+    let inputs = (0..5).map(|_| Counted::new(&census)).collect();
+    let outs = run(&Counting(census.clone()), &plan, inputs).unwrap();
+    assert_eq!(census.peak.load(Ordering::SeqCst), 6);
+    drop(outs);
+    // In a CUDA graph the updates share the negation's buffer.
+    let a = crate::graph_buffers::assign(&plan).expect("kernels alone");
+    crate::graph_buffers::check(&plan, &a).unwrap();
+    assert_eq!(a.of_value[5], a.of_value[7]);
+    assert_eq!(a.sizes, [64 * 40 * 4]);
+}
+
+#[test]
+fn an_update_of_an_input_or_of_a_value_read_again_copies() {
+    // The negation is returned as well, and the first update read by the second too: both
+    // are ordinary kernels.
+    let plan = plan_with(&updated(true), "t", 0).unwrap();
+    assert!(updates(&plan).is_empty(), "{:#?}", plan.steps);
+    let input = Program::parse(
+        "program(%0: f32[8], %1: f32[2], %2: i32[]) {
+  %3 = dynamic_update_slice(%0, %1, %2) : f32[8]
+  return %3
+}",
+    )
+    .unwrap();
+    let plan = plan_with(&input, "t", 0).unwrap();
+    assert!(updates(&plan).is_empty(), "the caller lends its inputs");
 }
