@@ -171,19 +171,19 @@ mod tests {
   %3 = constant[value=[2]]() : i32[]
   %4 = constant[value=[1.0,2.0]]() : f32[2]
   %5 = dynamic_update_slice(%1, %4, %3) : f32[8]
-  return %0, %2, %1
+  return %0, %5, %1
 }
 ",
         );
         assert!(!swapped.iter().any(is_window), "{swapped:?}");
-        // The update is a reshape of the carry's own buffer.
+        // Another carry's next value is a reshape of the carry, sharing its buffer.
         let reshaped = carried_of(
-            "program(%0: i32[], %1: f32[2,2]) {
-  %2 = reshape(%1) : f32[4]
-  %3 = reshape(%2) : f32[2,2]
+            "program(%0: i32[], %1: f32[2,4], %2: f32[4,2]) {
+  %3 = reshape(%1) : f32[4,2]
   %4 = constant[value=[0]]() : i32[]
-  %5 = dynamic_update_slice(%1, %3, %4, %4) : f32[2,2]
-  return %0, %5
+  %5 = constant[value=[1.0,2.0,3.0,4.0]]() : f32[1,4]
+  %6 = dynamic_update_slice(%1, %5, %0, %4) : f32[2,4]
+  return %0, %6, %3
 }
 ",
         );
