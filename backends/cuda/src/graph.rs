@@ -17,7 +17,7 @@
 
 use crate::plan::{Plan, Step};
 use crate::runtime::{Compiled, Lane, Value};
-use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream};
+use cudarc::driver::{sys, CudaGraph, CudaSlice, CudaStream, DevicePtr};
 use quabla_abi::abi::AbiError;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -157,14 +157,17 @@ pub(crate) fn place(
             Step::Constant { value, .. } => {
                 slots[*value] = Some(Slot::Constant(c.uploaded(plan, *value)?))
             }
-            // The update writes the target's own buffer (a kernel result's, as `plan.rs`
-            // plans updates).
-            Step::Alias { from, to }
-            | Step::Update {
-                target: from,
-                result: to,
-                ..
-            } => slots[*to] = slots[*from].clone(),
+            Step::Alias { from, to } => slots[*to] = slots[*from].clone(),
+            // An update writes its target's buffer where that is a kernel result's of this
+            // plan; an input (the graph's copy, a loop's carry, which the freeze kernel
+            // still reads, or a speculated branch's operand, which the other branches read)
+            // is copied into a buffer of the result's first (`record`).
+            Step::Update { target, result, .. } => match &slots[*target] {
+                Some(Slot::Buffer(b)) if *target >= plan.num_inputs => {
+                    slots[*result] = Some(Slot::Buffer(*b))
+                }
+                _ => allocate(c, plan, &mut slots, &[*result], buffers)?,
+            },
             Step::Kernel(k) => allocate(c, plan, &mut slots, &k.writes, buffers)?,
             Step::Speculate {
                 operands,
@@ -221,7 +224,8 @@ fn place_shared(
                     slots[w] = Some(Slot::Buffer(base + b));
                 }
             }
-            // `graph_buffers` gives the result its target's buffer.
+            // `graph_buffers` gives the result its target's buffer, or one of its own where
+            // the target is an input (which `record` copies in).
             Step::Update { result, .. } => {
                 let b = a.of_value[*result]
                     .ok_or_else(|| AbiError::internal("an updated value without a buffer"))?;
@@ -397,6 +401,16 @@ pub(crate) fn record(
             | Step::Cond { .. }
             | Step::While { .. } => continue,
         };
+        // An update whose target has another buffer than its result (an input, a constant)
+        // starts from a copy of it.
+        if let Step::Update { target, result, .. } = s {
+            let (from, to) = (slot(&placed.slots, *target)?, slot(&placed.slots, *result)?);
+            if !matches!((&from, &to), (Slot::Buffer(a), Slot::Buffer(b)) if a == b) {
+                let to = buffer(&to, inputs, buffers)?;
+                let bytes = plan.types[*result].size_bytes();
+                copy(lane.stream, buffer(&from, inputs, buffers)?, to, bytes)?;
+            }
+        }
         // The results leave `buffers` while the reads borrow it (a kernel never reads what
         // it writes), and come back after.
         let mut taken = Vec::with_capacity(written.len());
@@ -469,6 +483,24 @@ impl Captured {
             })
             .collect()
     }
+}
+
+/// Copies `bytes` bytes from `from` to `to` on `stream` (a capturing one: the copy becomes a
+/// node of the graph).
+pub(crate) fn copy(
+    stream: &Arc<CudaStream>,
+    from: &CudaSlice<u8>,
+    to: &CudaSlice<u8>,
+    bytes: usize,
+) -> Result<(), AbiError> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let (src, _s) = from.device_ptr(stream);
+    let (dst, _d) = to.device_ptr(stream);
+    // SAFETY: both buffers hold at least `bytes` bytes and live as long as the graph.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
+        .map_err(capturing)
 }
 
 #[cfg(test)]

@@ -70,14 +70,7 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
             Step::Kernel(k) => {
                 for &w in &k.writes {
                     let size = plan.types[w].size_bytes();
-                    let b = match free.get_mut(&size).and_then(|v| v.pop()) {
-                        Some(b) => b,
-                        None => {
-                            sizes.push(size);
-                            busy_until.push(0);
-                            sizes.len() - 1
-                        }
-                    };
+                    let b = take(&mut free, &mut sizes, &mut busy_until, size);
                     // A result nobody reads is still written: busy for this step at least.
                     busy_until[b] = last[w].max(p);
                     of_value[w] = Some(b);
@@ -90,14 +83,25 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
                     of_value[*to] = Some(b);
                 }
             }
-            // The result is written in its target's buffer (a kernel result's, as
-            // `plan.rs` plans updates), which it then holds.
+            // The result is written in its target's buffer where that is a kernel
+            // result's, which it then holds; an input's is the graph's own copy, read
+            // again next run, so the result takes a buffer of its own (copied into first).
             Step::Update { target, result, .. } => match of_value[*target] {
                 Some(b) => {
                     busy_until[b] = busy_until[b].max(last[*result]);
                     of_value[*result] = Some(b);
                 }
-                None => return None,
+                None => {
+                    let b = take(
+                        &mut free,
+                        &mut sizes,
+                        &mut busy_until,
+                        plan.types[*result].size_bytes(),
+                    );
+                    busy_until[b] = last[*result].max(p);
+                    of_value[*result] = Some(b);
+                    held.push(b);
+                }
             },
             // Refused above; constants live in uploads of their own.
             Step::Constant { .. }
@@ -109,6 +113,23 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
         }
     }
     Some(Assignment { of_value, sizes })
+}
+
+/// A free buffer of `size` bytes, else a new one.
+fn take(
+    free: &mut BTreeMap<usize, Vec<usize>>,
+    sizes: &mut Vec<usize>,
+    busy_until: &mut Vec<usize>,
+    size: usize,
+) -> usize {
+    match free.get_mut(&size).and_then(|v| v.pop()) {
+        Some(b) => b,
+        None => {
+            sizes.push(size);
+            busy_until.push(0);
+            sizes.len() - 1
+        }
+    }
 }
 
 /// Runs `plan`'s steps over buffer contents: every kernel must find each value it reads in

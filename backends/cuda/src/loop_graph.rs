@@ -6,11 +6,11 @@
 //! predicate, and copies the carry out: a 10,000-step scan is 10,000 graph launches, not
 //! 10,000 times the body's kernels and allocations.
 
-use crate::graph::{buffer, captured, launch, place, record, slot, Slot};
+use crate::graph::{buffer, captured, copy, launch, place, record, slot, Slot};
 use crate::in_place::{run_in_place, Carried, InPlace, InPlaceLoop};
 use crate::plan::Plan;
 use crate::runtime::{scalar_of, Compiled, Value};
-use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaGraph, CudaSlice, CudaStream};
 use quabla_abi::abi::AbiError;
 use quabla_abi::TensorType;
 use std::sync::Arc;
@@ -199,22 +199,4 @@ impl LoopGraph {
             })
             .collect()
     }
-}
-
-/// Copies `bytes` bytes from `from` to `to` on `stream` (a capturing one: the copy becomes a
-/// node of the graph).
-fn copy(
-    stream: &Arc<CudaStream>,
-    from: &CudaSlice<u8>,
-    to: &CudaSlice<u8>,
-    bytes: usize,
-) -> Result<(), AbiError> {
-    if bytes == 0 {
-        return Ok(());
-    }
-    let (src, _s) = from.device_ptr(stream);
-    let (dst, _d) = to.device_ptr(stream);
-    // SAFETY: both buffers hold at least `bytes` bytes and live as long as the graph.
-    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
-        .map_err(crate::graph::capturing)
 }

@@ -20,7 +20,8 @@ pub enum Step {
     /// `kernel` writes into `target`'s own buffer, which is then `result`'s: a
     /// `dynamic_update_slice` of a value nothing else reads, its update written in place
     /// (`kernel.writes` is empty; the buffer is its parameter after the reads). An
-    /// executor copies the target first where something else still holds it.
+    /// executor copies the target first where something else still holds it (a lent
+    /// input), a graph where the target is not a buffer of its own kernels'.
     Update {
         kernel: Kernel,
         target: usize,
@@ -264,9 +265,8 @@ fn windowed_body(
             }
         }
     }
-    plan.steps.retain(
-        |s| !matches!(s, Step::Kernel(k) if k.writes.len() == 1 && dropped.contains(&k.writes[0])),
-    );
+    plan.steps
+        .retain(|s| !s.defines().iter().any(|v| dropped.contains(v)));
     plan.outputs.extend(
         carried
             .iter()
@@ -510,11 +510,14 @@ fn steps(
 }
 
 /// Per value of `p`, whether a `dynamic_update_slice` of it may write into its buffer: it is
-/// read by that node alone, is no output, and has a buffer of its own that a step computed
-/// (no input, which the caller lends, no constant, uploaded once, no reshape, sharing its
-/// operand's bytes).
+/// read by that node alone, is no output, and is an input or has a buffer of its own that a
+/// step computed (no constant, uploaded once, no reshape, sharing its operand's bytes). An
+/// input is written where it is only where the caller donated it: a lent one is still
+/// held, so `Executor::launch_updating` copies it first (and a graph, whose inputs are its
+/// own copies or a loop's carry, copies it into a buffer of the result's).
 fn updatable(p: &Program) -> Vec<bool> {
     let mut ok = vec![false; p.num_values()];
+    ok.iter_mut().take(p.inputs.len()).for_each(|o| *o = true);
     let uses = p.reads();
     for (node, first) in p.nodes.iter().zip(p.first_result_ids()) {
         let own = !matches!(node.op, Op::Constant(_) | Op::Reshape);

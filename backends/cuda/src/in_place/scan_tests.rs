@@ -96,12 +96,11 @@ fn a_scans_xs_are_kept_and_its_ys_written_in_windows() {
     // Per iteration the freeze writes a state and two rows, not two 6-row carries.
     assert_eq!(in_place.freeze.elements, N);
     let windowed = in_place.body.as_ref().expect("a body without its windows");
-    let written = |p: &crate::plan::Plan| p.kernels().iter().map(|k| k.elements).sum::<usize>();
-    assert_eq!(
-        written(body) - written(windowed),
-        2 * 6 * N,
-        "the windows' dynamic_update_slices are not run"
-    );
+    // The windows' dynamic_update_slices (%13, %18) are not run.
+    let computes =
+        |p: &crate::plan::Plan, v: usize| p.steps.iter().any(|s| s.defines().contains(&v));
+    assert!(computes(body, 13) && computes(body, 18));
+    assert!(!computes(windowed, 13) && !computes(windowed, 18));
     let h = states();
     let outs = Emulated::new(&scan())
         .unwrap()

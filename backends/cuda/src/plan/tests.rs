@@ -209,18 +209,50 @@ fn an_update_of_a_value_nothing_else_reads_is_written_in_place() {
 }
 
 #[test]
-fn an_update_of_an_input_or_of_a_value_read_again_copies() {
+fn an_update_of_a_value_read_again_is_an_ordinary_kernel() {
     // The negation is returned as well, and the first update read by the second too: both
     // are ordinary kernels.
     let plan = plan_with(&updated(true), "t", 0).unwrap();
     assert!(updates(&plan).is_empty(), "{:#?}", plan.steps);
-    let input = Program::parse(
+}
+
+#[test]
+fn an_update_of_an_input_is_in_place_where_donated_and_copied_where_lent() {
+    use crate::emulate::testing::{elements, storage};
+    let p = Program::parse(
         "program(%0: f32[8], %1: f32[2], %2: i32[]) {
   %3 = dynamic_update_slice(%0, %1, %2) : f32[8]
   return %3
 }",
     )
     .unwrap();
-    let plan = plan_with(&input, "t", 0).unwrap();
-    assert!(updates(&plan).is_empty(), "the caller lends its inputs");
+    let plan = plan_with(&p, "t", 0).unwrap();
+    assert_eq!(updates(&plan), [(0, 3, 2)]);
+    // A graph gives the result a buffer of its own: its inputs are copies it reads again.
+    let a = crate::graph_buffers::assign(&plan).expect("kernels alone");
+    crate::graph_buffers::check(&plan, &a).unwrap();
+    assert!(a.of_value[0].is_none() && a.of_value[3].is_some());
+    let exe = crate::emulate::Emulated::new(&p).unwrap();
+    let x: Vec<f32> = (0..8).map(|k| k as f32).collect();
+    let want = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -1.0, -2.0];
+    let args = |x| {
+        vec![
+            x,
+            storage(&[-1.0f32, -2.0], f32::to_le_bytes),
+            // Clamped from 9 to 6.
+            storage(&[9i32], i32::to_le_bytes),
+        ]
+    };
+    // Lent: the caller's value is left as it was.
+    let lent = storage(&x, f32::to_le_bytes);
+    let out = exe.run(args(lent.clone())).unwrap();
+    assert_eq!(elements(&out[0], f32::from_le_bytes), want);
+    assert_eq!(elements(&lent, f32::from_le_bytes), x);
+    assert!(!Arc::ptr_eq(&out[0], &lent));
+    // Donated: written where it is.
+    let donated = storage(&x, f32::to_le_bytes);
+    let at = Arc::as_ptr(&donated);
+    let out = exe.run(args(donated)).unwrap();
+    assert_eq!(Arc::as_ptr(&out[0]), at, "the input's own memory");
+    assert_eq!(elements(&out[0], f32::from_le_bytes), want);
 }
