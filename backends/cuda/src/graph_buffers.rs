@@ -84,8 +84,9 @@ pub fn assign(plan: &Plan) -> Option<Assignment> {
                 }
             }
             // The result is written in its target's buffer where that is a kernel
-            // result's, which it then holds; an input's is the graph's own copy, read
-            // again next run, so the result takes a buffer of its own (copied into first).
+            // result's, which it then holds; an input target is copied into a buffer of
+            // the result's first (`graph::record`), the rule `graph::place` follows for
+            // every plan (a loop's carry must stay as it is).
             Step::Update { target, result, .. } => match of_value[*target] {
                 Some(b) => {
                     busy_until[b] = busy_until[b].max(last[*result]);
