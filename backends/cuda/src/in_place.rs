@@ -172,21 +172,19 @@ pub fn freeze_kernel(name: &str, pred: DType, carry: &[TensorType], carried: &[C
             params.push(format!("const int* __restrict__ st{j}_{d}"));
             param_types.push(DType::I32);
         }
-        let (shape, upd) = (&carry[j].shape, &update_type.shape);
-        let mut at = Vec::new();
-        for d in 0..shape.len() {
-            let hi = shape[d].saturating_sub(upd[d]);
-            starts.push_str(&format!(
-                "  const long long s{j}_{d} = {};\n",
-                crate::kernels::clamped_start(&format!("st{j}_{d}[0]"), hi)
-            ));
-            at.push(format!("s{j}_{d} + u{j}_{d}"));
-        }
+        let st_names: Vec<String> = (0..st.len()).map(|d| format!("st{j}_{d}[0]")).collect();
+        let (declare, store) = crate::kernels::window_store(
+            &format!("w{j}_"),
+            &st_names,
+            &carry[j].shape,
+            &update_type.shape,
+            &format!("win{j}"),
+            &format!("upd{j}"),
+        );
+        starts.push_str(&declare);
         lines.push_str(&format!(
-            "    if (go && i < {u}ull) {{\n{}      win{j}[{}] = upd{j}[i];\n    }}\n",
-            crate::kernels::coordinates(upd, "i", &format!("u{j}_")).replace("    ", "      "),
-            crate::kernels::flat(&at, shape),
-            u = update_type.num_elements()
+            "    if (go && i < {}ull) {{\n{store}    }}\n",
+            update_type.num_elements()
         ));
         elements = elements.max(update_type.num_elements());
         updated.push(j);

@@ -20,7 +20,7 @@ use crate::fusion::Kernel;
 pub(crate) use dot::accumulation as dot_accumulation;
 pub use dot::{in_run as dot_in_run, IN_RUN_MAX_TERMS};
 pub use gemm::Gemm;
-pub(crate) use movement::clamped_start;
+pub(crate) use movement::window_store;
 use quabla_abi::qir::Op;
 use quabla_abi::{DType, TensorType};
 pub(crate) use reduce::fold as reduce_fold;
@@ -71,7 +71,7 @@ pub(crate) fn node_steps(
 }
 
 /// Statements that split the flat index `i` into coordinates `c0..` of `shape`.
-pub(crate) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
+pub(super) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
     let mut s = format!("    unsigned long long {prefix}t = {var};\n");
     for k in (0..shape.len()).rev() {
         if k == 0 {
@@ -89,7 +89,7 @@ pub(crate) fn coordinates(shape: &[usize], var: &str, prefix: &str) -> String {
 }
 
 /// The row-major flat index of coordinate expressions `coords` in `shape`.
-pub(crate) fn flat(coords: &[String], shape: &[usize]) -> String {
+pub(super) fn flat(coords: &[String], shape: &[usize]) -> String {
     if coords.is_empty() {
         return "0".into();
     }

@@ -112,9 +112,9 @@ pub(super) fn concatenate(n: &Node, dim: usize) -> Kernel {
 }
 
 /// A window's start along an axis: `start` (an `i32` expression) clamped to `0..=hi` (the
-/// axis's length less the window's), as XLA clamps so the window fits. In-place window
-/// writes (`in_place.rs`) clamp with it too, so they land where this op's would.
-pub(crate) fn clamped_start(start: &str, hi: usize) -> String {
+/// axis's length less the window's), as XLA clamps so the window fits. Window writes
+/// (`window_store`) clamp with it too, so they land where this op's would.
+fn clamped_start(start: &str, hi: usize) -> String {
     format!("(long long)min(max({start}, 0), {hi})")
 }
 
@@ -156,31 +156,55 @@ pub(super) fn dynamic_update_slice(n: &Node) -> Kernel {
     n.map_with(&starts, &n.reads(), &value)
 }
 
+/// How a window's update is written into an operand of shape `src`: the statements declaring
+/// its clamped starts (`{p}s0..`, from the `i32` expressions `starts`), then those storing
+/// element `i` of `update` (shape `upd`) into `target`. Names are prefixed with `p`, so
+/// several windows can share a kernel. The in-place update below and a loop's freeze
+/// kernel (`in_place.rs`) both write windows with it.
+pub(crate) fn window_store(
+    p: &str,
+    starts: &[String],
+    src: &[usize],
+    upd: &[usize],
+    target: &str,
+    update: &str,
+) -> (String, String) {
+    let mut declare = String::new();
+    let mut at = Vec::new();
+    for (k, start) in starts.iter().enumerate() {
+        declare.push_str(&format!(
+            "    const long long {p}s{k} = {};\n",
+            clamped_start(start, src[k].saturating_sub(upd[k]))
+        ));
+        at.push(format!("{p}s{k} + {p}u{k}"));
+    }
+    let store = format!(
+        "{}    {target}[{}] = {update}[i];\n",
+        super::coordinates(upd, "i", &format!("{p}u")),
+        flat(&at, src)
+    );
+    (declare, store)
+}
+
 /// The update's elements written at the clamped starts into the operand's own buffer
 /// (`plan.rs` plans it where nothing else reads the operand): a kernel over the update's
 /// elements, where `dynamic_update_slice` copies the whole operand. It reads the update and
 /// starts; the operand, written in place, is its one parameter after them (so `writes` is
 /// empty: the result is the operand's buffer, not a fresh one).
 pub(super) fn dynamic_update_window(n: &Node) -> Kernel {
-    let (src, upd) = (&n.ty(0).shape, &n.ty(1).shape);
-    let mut body = String::new();
-    let mut at = Vec::new();
-    for k in 0..src.len() {
-        body.push_str(&format!(
-            "    long long s{k} = {};\n",
-            clamped_start(&format!("in{}[0]", n.operands[k + 2]), src[k] - upd[k])
-        ));
-        at.push(format!("s{k} + u{k}"));
-    }
-    body.push_str(&super::coordinates(upd, "i", "u"));
-    body.push_str(&format!(
-        "    out{}[{}] = in{}[i];\n",
-        n.result,
-        flat(&at, src),
-        n.operands[1]
-    ));
+    let starts: Vec<String> = (2..n.operands.len())
+        .map(|k| format!("in{}[0]", n.operands[k]))
+        .collect();
+    let (declare, store) = window_store(
+        "",
+        &starts,
+        &n.ty(0).shape,
+        &n.ty(1).shape,
+        &format!("out{}", n.result),
+        &format!("in{}", n.operands[1]),
+    );
     let reads: Vec<(usize, quabla_abi::DType)> = (1..n.operands.len()).map(|k| n.read(k)).collect();
-    let mut k = n.kernel(&reads, n.ty(1).num_elements(), &body);
+    let mut k = n.kernel(&reads, n.ty(1).num_elements(), &format!("{declare}{store}"));
     k.writes.clear();
     k
 }
