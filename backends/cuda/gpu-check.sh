@@ -3,8 +3,8 @@
 # network, so `backends/cuda/gpu-pack.sh` builds everything here first, into `.gpu/` (ignored
 # by git, carried by the `device` tool); this script, run there from the repository root,
 # prints the driver, NVRTC and JAX versions, then runs the conformance suite on the CUDA
-# plugin, the PINN main job with --device cuda, and the accelerator bench rows beside JAX on
-# the same GPU. Everything lands under $OUT; each step has its own time limit so that one
+# plugin, the download-event check, the PINN main job with --device cuda, and the
+# accelerator bench rows beside JAX on the same GPU. Everything lands under $OUT; each step has its own time limit so that one
 # hang still leaves the others' results.
 #
 #   device run: bash backends/cuda/gpu-check.sh        (carry: [".gpu"])
@@ -76,6 +76,11 @@ if [ "${KERNEL_DOTS:-1}" = 1 ]; then
   log "exit $?: $(grep -E ' passed' "$OUT/conformance_kernels.txt" | tail -1)"
   grep -E '^FAIL|panicked|error' "$OUT/conformance_kernels.txt" | head -10 | tee -a "$OUT/summary.txt"
 fi
+
+log "downloads as CUDA events (pinned staging, is_ready, on_ready; every size class, f32/f64/i32/bool):"
+QUABLA_PLUGIN_PATH=$PACK/libquabla_cuda.so timeout 60 "$PACK/download_events" --device cuda --rounds 20 \
+  >"$OUT/download_events.txt" 2>&1
+log "exit $?: $(tail -2 "$OUT/download_events.txt")"
 
 if [ "${PINN_STEPS:-2000}" != 0 ]; then
 log "PINN main job on cuda (${PINN_STEPS:-2000} steps):"

@@ -19,8 +19,8 @@
 //! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU.
 //! Loops of light iterations run whole on the device, one kernel of one block emitted from
 //! the plugin kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
-//! reader is queued, a donated argument's too (`plan::Plan::release_after`). Not built:
-//! download events. The wheel is `bindings/cuda-plugin`.
+//! reader is queued, a donated argument's too (`plan::Plan::release_after`). A download
+//! returns once its copy is queued, its event a CUDA event (`download.rs`). The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run
 //! use quabla_abi::host::Plugin;
@@ -31,6 +31,7 @@
 pub mod blas;
 pub mod cubin_cache;
 pub mod device_loop;
+pub mod download;
 pub mod driver;
 pub mod elementwise;
 pub mod emulate;
@@ -152,9 +153,9 @@ impl DeviceBuffer for GpuBuffer {
     fn ty(&self) -> &TensorType {
         &self.ty
     }
+    /// Returns once the copy is queued; the event is a CUDA event after it (`download.rs`).
     fn download(&self) -> Result<Box<dyn DownloadEvent>, AbiError> {
-        let bytes = self.gpu.download(&self.slice, self.ty.size_bytes())?;
-        Ok(Box::new(ReadyEvent(bytes)))
+        self.gpu.start_download(&self.slice, self.ty.size_bytes())
     }
     fn block_until_ready(&self) -> Result<(), AbiError> {
         self.gpu.synchronize()

@@ -5,13 +5,15 @@
 //! Compiled in CI, run only where a driver and a GPU exist (`gpu-check.sh` on an H200: the
 //! conformance suite passes; the emulation checks the same plans' kernels in CI).
 
+use crate::download::{Download, PinnedCopy, StagingPool};
 use crate::fusion::Kernel;
 use crate::plan::{plan, Executor, Plan, Step};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg,
+    PinnedHostSlice, PushKernelArg,
 };
 use quabla_abi::abi::{AbiError, ErrorCode};
+use quabla_abi::plugin::{DownloadEvent, ReadyEvent};
 use quabla_abi::qir::LinalgOp;
 use quabla_abi::qir::Program;
 use quabla_abi::TensorType;
@@ -42,6 +44,8 @@ pub struct Gpu {
     /// thread queues on `stream` meanwhile (an upload, a free, another program) is never
     /// captured. One capture at a time (the `Mutex`).
     capture: Mutex<(Arc<CudaStream>, Option<crate::blas::Blas>)>,
+    /// Pinned buffers downloads stage in (`download.rs`), kept for reuse.
+    staging: Arc<StagingPool<PinnedHostSlice<u8>>>,
 }
 
 /// Where kernels are queued: a stream and the cuBLAS handle bound to it (`None`: the
@@ -76,6 +80,7 @@ impl Gpu {
             blas,
             solver,
             capture: Mutex::new((capture_stream, capture_blas)),
+            staging: Arc::default(),
         }))
     }
 
@@ -128,6 +133,44 @@ impl Gpu {
         let mut all = self.stream.clone_dtoh(slice).map_err(driver)?;
         all.truncate(len);
         Ok(all)
+    }
+
+    /// Starts copying the first `len` bytes of a value to the host, behind the work already
+    /// queued, and returns without waiting: the event is a CUDA event recorded after the
+    /// copy into a pinned staging buffer (`download.rs`). Past
+    /// [`crate::download::MAX_STAGING_BYTES`] the copy is made at once instead.
+    pub fn start_download(
+        &self,
+        slice: &CudaSlice<u8>,
+        len: usize,
+    ) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        let class = StagingPool::<PinnedHostSlice<u8>>::class(len);
+        let (Some(class), Some(view)) = (class, slice.try_slice(..len)) else {
+            return Ok(Box::new(ReadyEvent(self.download(slice, len)?)));
+        };
+        if len == 0 {
+            return Ok(Box::new(ReadyEvent(Vec::new())));
+        }
+        let mut host = match self.staging.take(class) {
+            Some(host) => host,
+            // SAFETY: only the `len` bytes the copy below writes are ever read. Flags 0, not
+            // cudarc's default write-combined memory, which the host reads slowly.
+            None => unsafe { self.ctx.alloc_pinned_with_flags::<u8>(class, 0) }.map_err(|e| {
+                AbiError::new(
+                    ErrorCode::ResourceExhausted,
+                    format!("allocating {class} bytes of pinned host memory: {e}"),
+                )
+            })?,
+        };
+        self.stream.memcpy_dtoh(&view, &mut host).map_err(driver)?;
+        let event = self.stream.record_event(None).map_err(driver)?;
+        Ok(Box::new(Download::new(PinnedCopy {
+            host: Mutex::new(Some(host)),
+            event,
+            len,
+            class,
+            pool: self.staging.clone(),
+        })))
     }
 
     pub fn synchronize(&self) -> Result<(), AbiError> {
