@@ -426,6 +426,7 @@ impl Interface {
             single_block: true,
             gemm: None,
             fused: 0,
+            reuses: Vec::new(),
             device_loop: true,
         };
         let mut steps = self.before;

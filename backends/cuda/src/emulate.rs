@@ -145,6 +145,8 @@ pub struct Emulated {
     /// Held through each launch: shared arrays are the library's statics, one block's at a
     /// time.
     launching: std::sync::Mutex<()>,
+    /// Writes computed into a read's memory so far (`launch_reusing`).
+    reused: std::sync::atomic::AtomicUsize,
 }
 
 type Value = std::sync::Arc<Storage>;
@@ -195,6 +197,7 @@ impl Emulated {
             _library: library,
             threads: block_threads(),
             launching: std::sync::Mutex::new(()),
+            reused: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -209,6 +212,12 @@ impl Emulated {
             .iter()
             .map(|&o| self.plan.types[o].clone())
             .collect()
+    }
+
+    /// How many writes have been computed into a read's memory so far
+    /// ([`crate::plan::Executor::launch_reusing`]).
+    pub fn reused(&self) -> usize {
+        self.reused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs on `inputs` (the program's inputs, in order).
@@ -269,6 +278,61 @@ impl Executor for Emulated {
         let mut own: Vec<&mut Storage> = updated.iter_mut().map(std::sync::Arc::make_mut).collect();
         self.launch_into(k, types, reads, &mut own)
     }
+
+    /// As on a GPU: a write takes its read's memory where `reads` holds it alone, and the
+    /// kernel gets that pointer for both parameters.
+    fn launch_reusing(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        mut reads: Vec<Value>,
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        let into =
+            crate::plan::reused_reads(k, types, |r| std::sync::Arc::strong_count(&reads[r]) == 1);
+        if into.iter().all(Option::is_none) {
+            return self.launch(k, types, &reads);
+        }
+        let mut ptrs = Vec::with_capacity(k.param_types.len());
+        for (r, s) in reads.iter_mut().enumerate() {
+            // A reused read's pointer comes from its only holder, as it is written through.
+            ptrs.push(if into.contains(&Some(r)) {
+                std::sync::Arc::get_mut(s)
+                    .ok_or_else(|| AbiError::internal("a reused value is held twice"))?
+                    .words
+                    .as_mut_ptr() as *mut c_void
+            } else {
+                s.words.as_ptr() as *mut c_void
+            });
+        }
+        let mut fresh: Vec<Storage> = Vec::new();
+        for (&w, r) in k.writes.iter().zip(&into) {
+            match r {
+                Some(r) => ptrs.push(ptrs[*r]),
+                None => {
+                    let mut s = Storage::zeroed(types[w].size_bytes());
+                    // The heap block stays where it is as `s` moves into `fresh`.
+                    ptrs.push(s.words.as_mut_ptr() as *mut c_void);
+                    fresh.push(s);
+                }
+            }
+        }
+        self.call(k, &ptrs)?;
+        let taken = into.iter().filter(|r| r.is_some()).count();
+        self.reused
+            .fetch_add(taken, std::sync::atomic::Ordering::Relaxed);
+        let mut fresh = fresh.into_iter();
+        k.writes
+            .iter()
+            .zip(&into)
+            .map(|(&w, r)| match r {
+                Some(r) => Ok((w, reads[*r].clone())),
+                None => fresh
+                    .next()
+                    .map(|s| (w, std::sync::Arc::new(s)))
+                    .ok_or_else(|| AbiError::internal("a write without memory")),
+            })
+            .collect()
+    }
 }
 
 impl Emulated {
@@ -281,10 +345,6 @@ impl Emulated {
         reads: &[Value],
         updated: &mut [&mut Storage],
     ) -> Result<Vec<(usize, Value)>, AbiError> {
-        let entry = self
-            .entries
-            .get(&k.name)
-            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not linked", k.name)))?;
         let mut writes: Vec<Storage> = k
             .writes
             .iter()
@@ -300,6 +360,20 @@ impl Emulated {
                 .chain(updated.iter_mut().map(|s| &mut **s))
                 .map(|s| s.words.as_mut_ptr() as *mut c_void),
         );
+        self.call(k, &ptrs)?;
+        Ok(k.writes
+            .iter()
+            .copied()
+            .zip(writes.into_iter().map(std::sync::Arc::new))
+            .collect())
+    }
+
+    /// Runs `k`'s block on `ptrs`, one per value parameter.
+    fn call(&self, k: &Kernel, ptrs: &[*mut c_void]) -> Result<(), AbiError> {
+        let entry = self
+            .entries
+            .get(&k.name)
+            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not linked", k.name)))?;
         if ptrs.len() != k.param_types.len() {
             return Err(AbiError::internal(format!(
                 "kernel `{}` takes {} pointers, given {}",
@@ -314,15 +388,11 @@ impl Emulated {
                 .lock()
                 .map_err(|_| AbiError::internal("the emulation's launch lock is poisoned"))?;
             // SAFETY: one pointer per parameter, each to memory of its value's full size,
-            // written only through the output pointers (fresh, or `updated`'s, held
-            // uniquely here).
+            // written only through the output pointers (fresh, or memory held uniquely by
+            // the caller: `updated`'s, a reused read's).
             unsafe { entry(ptrs.as_ptr(), k.elements as u64, self.threads) };
         }
-        Ok(k.writes
-            .iter()
-            .copied()
-            .zip(writes.into_iter().map(std::sync::Arc::new))
-            .collect())
+        Ok(())
     }
 }
 

@@ -48,6 +48,14 @@ pub struct Kernel {
     /// The kernel runs a whole `while` loop (`device_loop.rs`): its work is not its
     /// `elements`.
     pub device_loop: bool,
+    /// Pairs `(read, write)` of a fused elementwise kernel where `write` may be computed into
+    /// `read`'s memory: `read` is loaded only at the element's own index `i` and `write`
+    /// stored there, after every load of the element, with the same dtype and element count
+    /// (their pointers without `__restrict__`). The interpreter offers a read's memory where
+    /// no later step reads it, and the executor takes it where nothing else holds it
+    /// (`plan::Executor::launch_reusing`): a donated argument's memory becomes the output
+    /// computed from it (Adam's parameters), and an intermediate's the next one's.
+    pub reuses: Vec<(usize, usize)>,
 }
 
 /// A `broadcast_in_dim` value that is never materialized: the elementwise kernels that read
@@ -269,12 +277,17 @@ impl<'a> Fusion<'a> {
                 }
             }
         }
+        let reuses = self.reuses(&direct, &roots, end, &defined);
         roots.retain(|r| !direct.contains(r));
         let reads: Vec<usize> = direct.iter().chain(&roots).copied().collect();
         let writes: Vec<usize> = defined
             .iter()
             .copied()
             .filter(|&v| self.outputs.contains(&v) || self.last_use[v] >= end)
+            .collect();
+        let reuses: Vec<(usize, usize)> = reuses
+            .into_iter()
+            .filter(|(_, w)| writes.contains(w))
             .collect();
         let statements = self.region_body(&computed, &defined)?;
         if let [v] = writes[..] {
@@ -283,7 +296,14 @@ impl<'a> Fusion<'a> {
                 return Ok((Run::Prologue { value: v, prologue }, end));
             }
         }
-        let body = function(name, &reads, &direct, &writes, &self.types, &statements);
+        let body = function(
+            name,
+            (&reads, &direct),
+            &writes,
+            &reuses,
+            &self.types,
+            &statements,
+        );
         let kernel = Kernel {
             source: format!("{PRELUDE}\n{body}"),
             body,
@@ -301,8 +321,46 @@ impl<'a> Fusion<'a> {
             device_loop: false,
             gemm: None,
             fused: computed.len(),
+            reuses,
         };
         Ok((Run::Kernel(kernel), end))
+    }
+
+    /// The `(read, write)` pairs of a run ending before position `end` whose write may take
+    /// its read's memory ([`Kernel::reuses`]): a read loaded element by element (`direct`;
+    /// not also read by index, as a broadcast's root or a product's operand in `indexed`),
+    /// read by no node after the run and no output, paired with a value the run defines of
+    /// the same dtype and element count (more than one: a one-element value is loaded at 0
+    /// and stored by one thread), each read and write in one pair at most. Whether the
+    /// write is stored at all is the caller's to filter.
+    fn reuses(
+        &self,
+        direct: &[usize],
+        indexed: &[usize],
+        end: usize,
+        defined: &[usize],
+    ) -> Vec<(usize, usize)> {
+        let elements = |v: usize| self.types[v].shape.iter().product::<usize>();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for &v in direct {
+            let free = !indexed.contains(&v)
+                && elements(v) > 1
+                && self.last_use[v] < end
+                && !self.outputs.contains(&v);
+            if !free {
+                continue;
+            }
+            let partner = defined.iter().copied().find(|&w| {
+                self.types[w].dtype == self.types[v].dtype
+                    && elements(w) == elements(v)
+                    && (self.outputs.contains(&w) || self.last_use[w] >= end)
+                    && !pairs.iter().any(|&(_, x)| x == w)
+            });
+            if let Some(w) = partner {
+                pairs.push((v, w));
+            }
+        }
+        pairs
     }
 
     /// Whether the node at position `at` is a `dot_general` small enough to head a fused
@@ -478,24 +536,33 @@ fn load(v: usize, types: &[TensorType]) -> String {
 }
 
 /// The kernel function: `reads` as pointer parameters (those in `direct` loaded element by
-/// element at the top), then `writes`, then the element count.
+/// element at the top), then `writes`, then the element count. The pointers of a pair of
+/// `reuses` may be one: they are not `__restrict__`, so the compiler keeps each element's
+/// loads before its stores.
 fn function(
     name: &str,
-    reads: &[usize],
-    direct: &[usize],
+    (reads, direct): (&[usize], &[usize]),
     writes: &[usize],
+    reuses: &[(usize, usize)],
     types: &[TensorType],
     body: &str,
 ) -> String {
+    let restrict = |shared: bool| if shared { "" } else { "__restrict__ " };
     let mut params: Vec<String> = reads
         .iter()
-        .map(|&v| format!("const {}* __restrict__ in{v}", c_type(types[v].dtype)))
+        .map(|&v| {
+            let shared = reuses.iter().any(|&(r, _)| r == v);
+            format!(
+                "const {}* {}in{v}",
+                c_type(types[v].dtype),
+                restrict(shared)
+            )
+        })
         .collect();
-    params.extend(
-        writes
-            .iter()
-            .map(|&v| format!("{}* __restrict__ out{v}", c_type(types[v].dtype))),
-    );
+    params.extend(writes.iter().map(|&v| {
+        let shared = reuses.iter().any(|&(_, w)| w == v);
+        format!("{}* {}out{v}", c_type(types[v].dtype), restrict(shared))
+    }));
     params.push("unsigned long long n".into());
     let loads: String = direct.iter().map(|&v| load(v, types)).collect();
     let stores: String = writes

@@ -221,6 +221,7 @@ pub fn freeze_kernel(name: &str, pred: DType, carry: &[TensorType], carried: &[C
         device_loop: false,
         gemm: None,
         fused: 0,
+        reuses: Vec::new(),
     }
 }
 

@@ -19,7 +19,9 @@
 //! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU.
 //! Loops of light iterations run whole on the device, one kernel of one block emitted from
 //! the plugin kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
-//! reader is queued, a donated argument's too (`plan::Plan::release_after`). A download
+//! reader is queued, a donated argument's too (`plan::Plan::release_after`), and a fused
+//! kernel may compute an output into the memory of a read it holds alone (a donated
+//! argument, a dying intermediate: `fusion::Kernel::reuses`). A download
 //! returns once its copy is queued, its event a CUDA event (`download.rs`). The wheel is `bindings/cuda-plugin`.
 //!
 //! ```no_run

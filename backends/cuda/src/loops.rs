@@ -144,6 +144,7 @@ mod tests {
             device_loop: false,
             gemm: None,
             fused: 1,
+            reuses: Vec::new(),
         }
     }
 

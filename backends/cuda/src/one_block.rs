@@ -237,6 +237,7 @@ fn one_kernel(steps: &[Step]) -> Kernel {
         device_loop: false,
         gemm: None,
         fused,
+        reuses: Vec::new(),
     }
 }
 

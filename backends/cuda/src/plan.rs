@@ -539,6 +539,24 @@ fn updatable(p: &Program) -> Vec<bool> {
         .collect()
 }
 
+/// Per write of `k`, the position in `k.reads` of the read whose memory it takes in
+/// [`Executor::launch_reusing`]: its pair's read, where `alone` says the launch holds that
+/// read alone and the read has at least the write's bytes.
+pub(crate) fn reused_reads(
+    k: &Kernel,
+    types: &[TensorType],
+    alone: impl Fn(usize) -> bool,
+) -> Vec<Option<usize>> {
+    k.writes
+        .iter()
+        .map(|&w| {
+            let &(v, _) = k.reuses.iter().find(|&&(_, x)| x == w)?;
+            let r = k.reads.iter().position(|&x| x == v)?;
+            (alone(r) && types[v].size_bytes() >= types[w].size_bytes()).then_some(r)
+        })
+        .collect()
+}
+
 /// Where a plan's values live and its kernels run (the GPU, or the host emulation).
 pub trait Executor {
     type Value: Clone;
@@ -568,6 +586,18 @@ pub trait Executor {
         reads: &[Self::Value],
         updated: &mut [Self::Value],
     ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError>;
+    /// `launch`, with `reads` handed over: each write `w` of a pair `(v, w)` of
+    /// `k.reuses` is computed into `v`'s memory where `reads` holds `v` alone (nothing else
+    /// can see the write), that memory then being `w`'s; elsewhere `w` gets memory of its
+    /// own. The default never reuses.
+    fn launch_reusing(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: Vec<Self::Value>,
+    ) -> Result<Vec<(usize, Self::Value)>, quabla_abi::abi::AbiError> {
+        self.launch(k, types, &reads)
+    }
     /// A value's bytes read back (waits for what computes it).
     fn read(&self, v: &Self::Value, ty: &TensorType) -> Result<Vec<u8>, quabla_abi::abi::AbiError>;
     /// A value made of `bytes` (`ty`'s layout).
@@ -654,6 +684,19 @@ pub fn run<E: Executor>(
                 e.launch_updating(kernel, &plan.types, &reads, &mut target)?;
                 let [updated] = target;
                 values[*result] = Some(updated);
+            }
+            Step::Kernel(k) if !k.reuses.is_empty() => {
+                let reads = all(&values, &k.reads)?;
+                // A read no later step needs is handed over with `reads`, so that the
+                // executor may write into it where it was the run's alone.
+                for &(v, _) in &k.reuses {
+                    if release[at].contains(&v) {
+                        values[v] = None;
+                    }
+                }
+                for (v, out) in e.launch_reusing(k, &plan.types, reads)? {
+                    values[v] = Some(out);
+                }
             }
             Step::Kernel(k) => {
                 let reads = all(&values, &k.reads)?;
@@ -793,5 +836,7 @@ fn host_callback<E: Executor>(
         .collect()
 }
 
+#[cfg(test)]
+mod reuse_tests;
 #[cfg(test)]
 mod tests;

@@ -437,10 +437,6 @@ impl Compiled {
         reads: &[&CudaSlice<u8>],
         writes: &mut [&mut CudaSlice<u8>],
     ) -> Result<(), AbiError> {
-        let (f, threads) = self
-            .functions
-            .get(&k.name)
-            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
         let stream = lane.stream;
         if let (Some(g), Some(blas)) = (&k.gemm, lane.blas) {
             let operand = |v: usize| {
@@ -457,6 +453,31 @@ impl Compiled {
                 .ok_or_else(|| AbiError::internal("a matrix product without its result"))?;
             let (dst, _o) = out.device_ptr_mut(stream);
             return blas.gemm(g, lhs, rhs, dst);
+        }
+        let mut pointers: Vec<u64> = reads.iter().map(|r| r.device_ptr(stream).0).collect();
+        pointers.extend(writes.iter_mut().map(|w| w.device_ptr_mut(stream).0));
+        self.launch_pointers(stream, k, &pointers)
+    }
+
+    /// Launches kernel `k` (no cuBLAS product) on `stream` with `pointers`, one per value
+    /// parameter (its reads, then its writes), then the element count.
+    fn launch_pointers(
+        &self,
+        stream: &Arc<CudaStream>,
+        k: &Kernel,
+        pointers: &[u64],
+    ) -> Result<(), AbiError> {
+        let (f, threads) = self
+            .functions
+            .get(&k.name)
+            .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
+        if pointers.len() != k.param_types.len() {
+            return Err(AbiError::internal(format!(
+                "kernel `{}` takes {} pointers, given {}",
+                k.name,
+                k.param_types.len(),
+                pointers.len()
+            )));
         }
         if k.elements == 0 {
             return Ok(());
@@ -480,11 +501,8 @@ impl Compiled {
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(f);
-        for r in reads {
-            launch.arg(*r);
-        }
-        for w in writes.iter_mut() {
-            launch.arg(&mut **w);
+        for p in pointers {
+            launch.arg(p);
         }
         launch.arg(&n);
         // SAFETY: one device pointer per kernel parameter, each to memory of its value's full
@@ -686,5 +704,33 @@ impl Executor for Compiled {
             .copied()
             .zip(writes.into_iter().map(Arc::new))
             .collect())
+    }
+
+    /// A write takes its read's memory where the run holds the read alone: the kernel gets
+    /// that pointer for both parameters (`Kernel::reuses` says it loads each element before
+    /// storing it).
+    fn launch_reusing(
+        &self,
+        k: &Kernel,
+        types: &[TensorType],
+        reads: Vec<Value>,
+    ) -> Result<Vec<(usize, Value)>, AbiError> {
+        let into = crate::plan::reused_reads(k, types, |r| Arc::strong_count(&reads[r]) == 1);
+        if k.gemm.is_some() || into.iter().all(Option::is_none) {
+            return self.launch(k, types, &reads);
+        }
+        let stream = &self.gpu.stream;
+        let mut pointers: Vec<u64> = reads.iter().map(|r| r.device_ptr(stream).0).collect();
+        let mut outs = Vec::with_capacity(k.writes.len());
+        for (&w, r) in k.writes.iter().zip(&into) {
+            let out = match r {
+                Some(r) => reads[*r].clone(),
+                None => Arc::new(self.gpu.alloc_output(types[w].size_bytes())?),
+            };
+            pointers.push(out.device_ptr(stream).0);
+            outs.push((w, out));
+        }
+        self.launch_pointers(stream, k, &pointers)?;
+        Ok(outs)
     }
 }

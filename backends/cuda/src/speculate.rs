@@ -112,6 +112,7 @@ pub fn pick_kernel(
         device_loop: false,
         gemm: None,
         fused: 0,
+        reuses: Vec::new(),
     }
 }
 

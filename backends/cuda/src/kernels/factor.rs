@@ -296,6 +296,7 @@ pub fn kernel(
         single_block: false,
         gemm: None,
         fused: 0,
+        reuses: Vec::new(),
         device_loop: false,
     })
 }

@@ -211,6 +211,7 @@ pub(super) fn spread_kernel(
         device_loop: false,
         gemm: None,
         fused: 0,
+        reuses: Vec::new(),
     }
 }
 
