@@ -10,6 +10,7 @@
 //! same values).
 
 use quabla::{default_device, device, jit, Array, DType, Error, Result};
+use quabla_examples::arg;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,15 +21,6 @@ extern "C" fn ready(slot: usize) {
     if let Some(c) = CALLED.get(slot) {
         c.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// `2x + 1`, exact in f32 for these inputs, and whether it passes `n/2`.
