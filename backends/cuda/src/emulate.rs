@@ -374,14 +374,7 @@ impl Emulated {
             .entries
             .get(&k.name)
             .ok_or_else(|| AbiError::internal(format!("kernel `{}` not linked", k.name)))?;
-        if ptrs.len() != k.param_types.len() {
-            return Err(AbiError::internal(format!(
-                "kernel `{}` takes {} pointers, given {}",
-                k.name,
-                k.param_types.len(),
-                ptrs.len()
-            )));
-        }
+        k.check_pointers(ptrs.len())?;
         if k.elements > 0 {
             let _one_at_a_time = self
                 .launching

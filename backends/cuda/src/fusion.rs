@@ -58,6 +58,21 @@ pub struct Kernel {
     pub reuses: Vec<(usize, usize)>,
 }
 
+impl Kernel {
+    /// An error unless `given` pointers are one per value parameter (reads, then writes and
+    /// what an update writes in place), as a launch must pass them.
+    pub fn check_pointers(&self, given: usize) -> Result<(), quabla_abi::abi::AbiError> {
+        if given == self.param_types.len() {
+            return Ok(());
+        }
+        Err(quabla_abi::abi::AbiError::internal(format!(
+            "kernel `{}` takes {} pointers, given {given}",
+            self.name,
+            self.param_types.len()
+        )))
+    }
+}
+
 /// A `broadcast_in_dim` value that is never materialized: the elementwise kernels that read
 /// it index its root (the first materialized value of a chain of broadcasts) instead. Per
 /// root dimension, the value's dimension it runs along, or `None` where the root has one

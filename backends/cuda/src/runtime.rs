@@ -471,14 +471,7 @@ impl Compiled {
             .functions
             .get(&k.name)
             .ok_or_else(|| AbiError::internal(format!("kernel `{}` not loaded", k.name)))?;
-        if pointers.len() != k.param_types.len() {
-            return Err(AbiError::internal(format!(
-                "kernel `{}` takes {} pointers, given {}",
-                k.name,
-                k.param_types.len(),
-                pointers.len()
-            )));
-        }
+        k.check_pointers(pointers.len())?;
         if k.elements == 0 {
             return Ok(());
         }
