@@ -116,6 +116,8 @@ pub use ops::host_callback::{host_callback, HostCallbackOptions, HostFn, VmapMet
 pub use ops::Operand;
 pub use promotion::{promote_types, Scalar};
 pub use quabla_abi::abi::{BufferExport, ErrorCode, DEVICE_KIND_HOST};
+/// A download in flight ([`Array::start_download`]): `is_ready` polls, `wait` takes the bytes.
+pub use quabla_abi::host::Event as DownloadEvent;
 pub use quabla_abi::{qir, DType, Element, HostArray, HostView, TensorType};
 pub use root_finding::{custom_root, newton};
 pub use runtime::{default_device, device, Device};

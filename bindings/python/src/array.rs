@@ -6,18 +6,34 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use quabla::qir::{DotDims, GatherDims, OpKind, ScatterDims};
-use quabla::{Array, Axes, DType, HostView, Operand, Scalar, TensorType};
+use quabla::{Array, Axes, DType, DownloadEvent, HostView, Operand, Scalar, TensorType};
+use std::sync::{Arc, Mutex};
 
 /// A core array. Python code uses `quabla.Array`, which wraps this.
 #[pyclass(frozen, from_py_object, module = "quabla._quabla")]
 #[derive(Clone)]
 pub struct RawArray {
     pub inner: Array,
+    /// A copy to the host started by `copy_to_host_async`, which the next read takes.
+    pending: Arc<Mutex<Option<DownloadEvent>>>,
 }
 
 impl From<Array> for RawArray {
     fn from(inner: Array) -> Self {
-        RawArray { inner }
+        RawArray {
+            inner,
+            pending: Arc::default(),
+        }
+    }
+}
+
+impl RawArray {
+    /// The copy `copy_to_host_async` started, taken (each read takes its own).
+    fn take_pending(&self) -> Option<DownloadEvent> {
+        match self.pending.lock() {
+            Ok(mut p) => p.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
     }
 }
 
@@ -101,11 +117,34 @@ impl RawArray {
         Ok(Array::from_view_on(&device, host).py()?.into())
     }
 
-    /// The data as little-endian bytes (waits for the device).
+    /// The data as little-endian bytes (waits for the device): the bytes of the copy
+    /// `copy_to_host_async` started, where one is pending.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let a = self.inner.clone();
-        let host = py.detach(move || a.to_host()).py()?;
+        let host = match self.take_pending() {
+            Some(event) => {
+                let platform = a.device().platform().to_string();
+                py.detach(move || event.wait())
+                    .map_err(|e| quabla::Error::backend(platform, e))
+                    .py()?
+            }
+            None => py.detach(move || a.to_host()).py()?,
+        };
         Ok(PyBytes::new(py, &host.bytes))
+    }
+
+    /// Starts copying the data to the host and returns at once (JAX's
+    /// `copy_to_host_async`); the next read (`np.asarray`, `item`, ...) takes these bytes
+    /// instead of starting its own copy. Starting again while one is pending does nothing.
+    fn copy_to_host_async(&self) -> PyResult<()> {
+        let mut pending = self
+            .pending
+            .lock()
+            .map_err(|_| PyValueError::new_err("an array's pending copy lock is poisoned"))?;
+        if pending.is_none() {
+            *pending = Some(self.inner.start_download().py()?);
+        }
+        Ok(())
     }
 
     /// Waits until the value has been computed, copying nothing.

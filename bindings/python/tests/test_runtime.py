@@ -34,6 +34,34 @@ def test_block_until_ready_returns_the_array_and_works_under_jit():
     np.testing.assert_array_equal(np.asarray(f(x)), [3.0, 6.0, 9.0, 12.0])
 
 
+def test_copy_to_host_async_then_reads_give_the_values():
+    x = qnp.arange(6.0).reshape(2, 3) * 2.0
+    assert x.copy_to_host_async() is None
+    x.copy_to_host_async()  # a second start while one is pending does nothing
+    np.testing.assert_array_equal(np.asarray(x), [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]])
+    # The pending copy was taken by that read; later reads copy again.
+    assert x.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    # Every dtype's bytes come back through the pending copy.
+    for dtype in ("float32", "float64", "int32", "uint32", "bool"):
+        y = (qnp.arange(5) % 2).astype(dtype)
+        y.copy_to_host_async()
+        np.testing.assert_array_equal(np.asarray(y), (np.arange(5) % 2).astype(dtype))
+    # A loop's losses: each step's copy started before the next step is queued.
+    step = quabla.jit(lambda w: (w * 0.5, qnp.sum(w * w)))
+    w, losses, pending = qnp.ones(4), [], None
+    for _ in range(3):
+        w, loss = step(w)
+        loss.copy_to_host_async()
+        if pending is not None:
+            losses.append(pending.item())
+        pending = loss
+    losses.append(pending.item())
+    assert losses == [4.0, 1.0, 0.25]
+    # A traced value has nothing to copy yet.
+    f = quabla.jit(lambda a: (a.copy_to_host_async(), a + 1.0)[1])
+    np.testing.assert_array_equal(np.asarray(f(qnp.zeros(2))), [1.0, 1.0])
+
+
 def test_numpy_views_are_read_only_as_jax_s_and_copies_are_writable():
     x = qnp.arange(3.0)
     view = np.asarray(x)

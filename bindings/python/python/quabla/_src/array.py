@@ -130,6 +130,21 @@ class Array:
         self._raw.block_until_ready()
         return self
 
+    def copy_to_host_async(self) -> None:
+        """Starts copying the value to the host and returns at once, as JAX's does: the
+        next read (``np.asarray(x)``, ``x.item()``) takes these bytes, so a loop can start
+        the copy of one step's loss and queue the next step before reading it.
+
+        >>> x = quabla.numpy.arange(3.0)
+        >>> x.copy_to_host_async()
+        >>> np.asarray(x)
+        array([0., 1., 2.], dtype=float32)
+        """
+        # A traced value has nothing to copy yet (as `block_until_ready` has nothing to wait
+        # for); JAX's tracers raise AttributeError here.
+        if not self.is_traced:
+            self._raw.copy_to_host_async()
+
     def item(self):
         return np.asarray(self).item()
 

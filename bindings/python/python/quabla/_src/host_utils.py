@@ -52,6 +52,11 @@ def device_get(x: Any) -> Any:
     >>> type(quabla.device_get([qnp.ones(2)])[0]).__name__
     'ndarray'
     """
+    # Every leaf's copy started before the first is read, as JAX does: on a device whose
+    # reads are asynchronous the transfers overlap.
+    for leaf in tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.copy_to_host_async()
     return tree_map(lambda leaf: np.array(leaf) if isinstance(leaf, Array) else leaf, x)
 
 
