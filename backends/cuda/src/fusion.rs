@@ -292,18 +292,15 @@ impl<'a> Fusion<'a> {
                 }
             }
         }
-        let reuses = self.reuses(&direct, &roots, end, &defined);
-        roots.retain(|r| !direct.contains(r));
-        let reads: Vec<usize> = direct.iter().chain(&roots).copied().collect();
         let writes: Vec<usize> = defined
             .iter()
             .copied()
             .filter(|&v| self.outputs.contains(&v) || self.last_use[v] >= end)
             .collect();
-        let reuses: Vec<(usize, usize)> = reuses
-            .into_iter()
-            .filter(|(_, w)| writes.contains(w))
-            .collect();
+        // Before `roots` loses the values also loaded element by element.
+        let reuses = self.reuses(&direct, &roots, end, &writes);
+        roots.retain(|r| !direct.contains(r));
+        let reads: Vec<usize> = direct.iter().chain(&roots).copied().collect();
         let statements = self.region_body(&computed, &defined)?;
         if let [v] = writes[..] {
             if self.feeds_one_reduce(v) {
@@ -344,16 +341,15 @@ impl<'a> Fusion<'a> {
     /// The `(read, write)` pairs of a run ending before position `end` whose write may take
     /// its read's memory ([`Kernel::reuses`]): a read loaded element by element (`direct`;
     /// not also read by index, as a broadcast's root or a product's operand in `indexed`),
-    /// read by no node after the run and no output, paired with a value the run defines of
-    /// the same dtype and element count (more than one: a one-element value is loaded at 0
-    /// and stored by one thread), each read and write in one pair at most. Whether the
-    /// write is stored at all is the caller's to filter.
+    /// read by no node after the run and no output, paired with a value the run stores
+    /// (`writes`) of the same dtype and element count (more than one: a one-element value
+    /// is loaded at 0 and stored by one thread), each read and write in one pair at most.
     fn reuses(
         &self,
         direct: &[usize],
         indexed: &[usize],
         end: usize,
-        defined: &[usize],
+        writes: &[usize],
     ) -> Vec<(usize, usize)> {
         let elements = |v: usize| self.types[v].shape.iter().product::<usize>();
         let mut pairs: Vec<(usize, usize)> = Vec::new();
@@ -365,10 +361,9 @@ impl<'a> Fusion<'a> {
             if !free {
                 continue;
             }
-            let partner = defined.iter().copied().find(|&w| {
+            let partner = writes.iter().copied().find(|&w| {
                 self.types[w].dtype == self.types[v].dtype
                     && elements(w) == elements(v)
-                    && (self.outputs.contains(&w) || self.last_use[w] >= end)
                     && !pairs.iter().any(|&(_, x)| x == w)
             });
             if let Some(w) = partner {

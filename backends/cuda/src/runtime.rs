@@ -144,13 +144,13 @@ impl Gpu {
         slice: &CudaSlice<u8>,
         len: usize,
     ) -> Result<Box<dyn DownloadEvent>, AbiError> {
+        if len == 0 {
+            return Ok(Box::new(ReadyEvent(Vec::new())));
+        }
         let class = StagingPool::<PinnedHostSlice<u8>>::class(len);
         let (Some(class), Some(view)) = (class, slice.try_slice(..len)) else {
             return Ok(Box::new(ReadyEvent(self.download(slice, len)?)));
         };
-        if len == 0 {
-            return Ok(Box::new(ReadyEvent(Vec::new())));
-        }
         let mut host = match self.staging.take(class) {
             Some(host) => host,
             // SAFETY: only the `len` bytes the copy below writes are ever read. Flags 0, not
