@@ -275,6 +275,8 @@ def gpu_rows(dtype, dtype_name, threads):
             # Rows beyond the issue's list last, as bench_suite orders them.
             ("cholesky_solve_batch4096_n16", lambda: timed(cholesky_solve,
                                                            spd(16, dtype, batch=(4096,)), reps)),
+            ("eigh_svd_batch4096_n16", lambda: timed(eigh_svd, (
+                spd(16, dtype, batch=(4096,))[0], data([4096, 16, 16], 1.0, dtype)), reps)),
             ("embedding_grad_v10000_n100000_d64", lambda: timed(
                 jax.grad(lambda t, i, w: jnp.sum(t[i] * w)),
                 (data([10_000, 64], 1.0, dtype),
@@ -315,6 +317,13 @@ def spd(n, dtype, batch=()):
 def cholesky_solve(a, b):
     c = jnp.linalg.cholesky(a)
     return jnp.sum(jax.scipy.linalg.cho_solve((c, True), b))
+
+
+def eigh_svd(a, x):
+    """bench_suite's `eigh_svd_batch` row: `sum(w) + sum(|v|) + sum(s) + sum(|u|)`."""
+    w, v = jnp.linalg.eigh(a)
+    u, s, _ = jnp.linalg.svd(x, full_matrices=False)
+    return jnp.sum(w) + jnp.sum(jnp.abs(v)) + jnp.sum(s) + jnp.sum(jnp.abs(u))
 
 
 def emit(rows, dtype, threads):

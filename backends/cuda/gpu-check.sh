@@ -60,10 +60,12 @@ if [ "${HOST_LOOPS:-1}" = 1 ]; then
 fi
 if [ "${SOLVER_FACTORS:-1}" = 1 ]; then
   # The suite's matrices are small, so its first runs factor them with the plugin's own
-  # kernels (kernels/factor.rs); this one puts every factorization on cuSOLVER.
+  # kernels (kernels/factor.rs, factor/orthogonal.rs); this one puts every factorization
+  # on cuSOLVER.
   log "the factorization cases again on cuSOLVER alone (QUABLA_CUDA_FACTOR_ORDER=0):"
   # Globs over the cases' full names (`ops/linalg/lu/f32_square`, ...).
-  for glob in 'ops/linalg/cholesky/*' 'ops/linalg/lu/*' 'ops/linalg/triangular_solve/*' '*rosenbrock*'; do
+  for glob in 'ops/linalg/cholesky/*' 'ops/linalg/lu/*' 'ops/linalg/triangular_solve/*' \
+    'ops/linalg/eigh/*' 'ops/linalg/qr/*' 'ops/linalg/svd/*' '*rosenbrock*'; do
     QUABLA_CUDA_FACTOR_ORDER=0 timeout 60 "$PACK/quabla-conformance" --plugin "$PACK/libquabla_cuda.so" \
       --cases tests/conformance/cases --filter "$glob" >>"$OUT/conformance_cusolver.txt" 2>&1
     log "$glob: exit $?: $(grep -E ' passed' "$OUT/conformance_cusolver.txt" | tail -1)"

@@ -10,9 +10,9 @@
 //! [`MAX_REDUCE_ELEMENTS`]), since one block's threads do all the work that a full grid
 //! would share, and no array past [`MAX_ARRAY_ELEMENTS`]; element loops whose iterations
 //! are not provably independent (`spread.rs`), and factorizations that the plugin's own
-//! kernels do not take (`kernels/factor.rs`: eigh, QR, SVD, and matrices past its bound,
-//! which cuSOLVER runs from the host), leave the loop to the host-driven plan (`plan.rs`,
-//! `loops.rs`).
+//! kernels do not take (`kernels/factor.rs`: matrices past its bound, which cuSOLVER runs
+//! from the host, or a loop whose eigh, QR and SVD would keep more shared memory than a
+//! block has), leave the loop to the host-driven plan (`plan.rs`, `loops.rs`).
 //! `QUABLA_CUDA_DEVICE_LOOPS=0` turns the whole path off.
 //!
 //! ```
@@ -277,13 +277,15 @@ fn function_steps(
             }),
         }
     }
-    let (body, factors) = emit::Emitter::new(f, &arrays).body()?;
-    let functions = if factors {
-        crate::kernels::factor::FUNCTIONS
-    } else {
-        ""
-    };
-    Ok(k.finish(name, f, functions, &body))
+    let body = emit::Emitter::new(f, &arrays).body()?;
+    let most = crate::kernels::factor::orthogonal::max_scratch();
+    if body.shared_scratch > most {
+        return Err(format!(
+            "its factorizations keep {} bytes of shared memory (a block takes at most {most})",
+            body.shared_scratch
+        ));
+    }
+    Ok(k.finish(name, f, &body))
 }
 
 /// Every element loop, product and reduction of `f` within the work one block takes on.
@@ -309,14 +311,17 @@ fn bounded_work(f: &Function) -> Result<(), String> {
                     let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
                     let d = factor::Dims::of(op, &types).ok_or("a factorization of no matrix")?;
                     let most = factor::max_order();
-                    if d.n > most as u64 {
+                    if !factor::fits(op, d, types[0].dtype, most) {
                         return Err(format!(
-                            "a factorization of {} rows (the device's own take at most {most})",
-                            d.n
+                            "a {} of {} rows and columns at most (the device's own take at most {most}, within {} bytes of shared memory)",
+                            op.name(),
+                            d.order(op),
+                            factor::orthogonal::max_scratch()
                         ));
                     }
+                    let order = d.order(op);
                     (
-                        [d.batch, d.n, d.n, d.n.max(d.m)]
+                        [d.batch, order, order, order.max(d.m)]
                             .iter()
                             .fold(1u64, |a, x| a.saturating_mul(*x)),
                         MAX_FACTOR_TERMS,
@@ -397,7 +402,7 @@ impl Interface {
     }
 
     /// The kernel `name` running `body`, after the device `functions` it calls.
-    fn finish(self, name: &str, f: &Function, functions: &str, body: &str) -> DeviceLoop {
+    fn finish(self, name: &str, f: &Function, body: &emit::Body) -> DeviceLoop {
         let mut regs = String::new();
         for (r, d) in f.regs.iter().enumerate() {
             let _ = writeln!(regs, "  {} r{r} = 0;", c_type(*d));
@@ -408,9 +413,11 @@ impl Interface {
             ""
         };
         let function = format!(
-            "{functions}extern \"C\" __global__ void {name}({}) {{\n{regs}{}{sync}{body}  if (threadIdx.x == 0) {{ {}}}\n}}\n",
+            "{}extern \"C\" __global__ void {name}({}) {{\n{regs}{}{sync}{}  if (threadIdx.x == 0) {{ {}}}\n}}\n",
+            body.functions,
             crate::kernels::parameters(&self.reads, &self.writes),
             self.entry,
+            body.statements,
             self.exit,
         );
         let kernel = Kernel {
@@ -428,6 +435,7 @@ impl Interface {
             fused: 0,
             reuses: Vec::new(),
             device_loop: true,
+            shared_scratch: body.shared_scratch,
         };
         let mut steps = self.before;
         steps.push(Step::Kernel(kernel));

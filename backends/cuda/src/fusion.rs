@@ -56,6 +56,10 @@ pub struct Kernel {
     /// (`plan::Executor::launch_reusing`): a donated argument's memory becomes the output
     /// computed from it (Adam's parameters), and an intermediate's the next one's.
     pub reuses: Vec<(usize, usize)>,
+    /// Shared memory (bytes) the kernel's factorizations keep as static arrays
+    /// (`kernels::factor::orthogonal`): a kernel merging parts, or a loop kernel calling
+    /// several, must stay within a block's static limit.
+    pub shared_scratch: usize,
 }
 
 impl Kernel {
@@ -331,6 +335,7 @@ impl<'a> Fusion<'a> {
             block_per_element: false,
             single_block: false,
             device_loop: false,
+            shared_scratch: 0,
             gemm: None,
             fused: computed.len(),
             reuses,

@@ -219,6 +219,7 @@ pub fn freeze_kernel(name: &str, pred: DType, carry: &[TensorType], carried: &[C
         block_per_element: false,
         single_block: false,
         device_loop: false,
+        shared_scratch: 0,
         gemm: None,
         fused: 0,
         reuses: Vec::new(),

@@ -9,14 +9,15 @@
 //! with NVRTC to one cubin per program for the device's SM (`nvrtc.rs`, cached on disk by
 //! `cubin_cache.rs`), run on the first GPU's stream (`runtime.rs`), programs and loops of
 //! kernels alone replayed as CUDA graphs (`graph.rs`, `in_place.rs`, `loop_graph.rs`),
-//! matrix products on cuBLAS where it is found (`blas.rs`), Cholesky, LU and triangular
-//! solves of small matrices as the plugin's own kernels, a block per matrix
-//! (`kernels/factor.rs`), the other dense factorizations on cuSOLVER and cuBLAS's `trsm`
-//! (`solver.rs`, `linalg.rs`; offered only where both libraries load), host callbacks
+//! matrix products on cuBLAS where it is found (`blas.rs`), the dense factorizations of
+//! small matrices (Cholesky, LU, triangular solves, eigh, QR, SVD) as the plugin's own
+//! kernels, a block per matrix (`kernels/factor.rs`), larger ones on cuSOLVER and cuBLAS's
+//! `trsm` (`solver.rs`, `linalg.rs`; offered only where both libraries load), host callbacks
 //! through the host (operands read back). CI compiles every conformance program's kernels
 //! for sm_80 and sm_90 without a GPU (`tests/kernels_compile.rs`) and runs the suite on a
 //! host emulation (`QUABLA_CUDA_EMULATE=1`, `emulate.rs`: the same CUDA C built by the
-//! system's C++ compiler; no eigh, QR or SVD there); `gpu-check.sh` runs it on a GPU.
+//! system's C++ compiler; its factorizations the plugin's own at every size); `gpu-check.sh`
+//! runs it on a GPU.
 //! Loops of light iterations run whole on the device, one kernel of one block emitted from
 //! the plugin kit's shared loop IR (`device_loop.rs`). A value's memory is released once its last
 //! reader is queued, a donated argument's too (`plan::Plan::release_after`), and a fused
@@ -64,9 +65,9 @@ use std::sync::{Arc, OnceLock};
 
 /// The capability allow-list: one arm per kind and no wildcard, so a primitive added to QIR
 /// does not compile here until it is implemented or declined. Every op has a kernel or a
-/// step (`plan.rs`); the dense factorizations need cuSOLVER (`solver`: whether it loads),
-/// but for Cholesky, LU and triangular solves where the plugin's own kernels take every
-/// size (`own_factors`: the host emulation, `kernels/factor.rs`). The list applies where
+/// step (`plan.rs`); the dense factorizations need cuSOLVER (`solver`: whether it loads)
+/// but where the plugin's own kernels take every size (`own_factors`: the host emulation,
+/// `kernels/factor.rs`). The list applies where
 /// the plugin has somewhere to run: a GPU, or the host emulation.
 fn implements(kind: OpKind, solver: bool, own_factors: bool) -> bool {
     match kind {
@@ -95,10 +96,14 @@ fn implements(kind: OpKind, solver: bool, own_factors: bool) -> bool {
         | OpKind::DynamicUpdateSlice
         | OpKind::Cond
         | OpKind::While => true,
-        OpKind::Linalg(LinalgKind::Cholesky | LinalgKind::Lu | LinalgKind::TriangularSolve) => {
-            solver || own_factors
-        }
-        OpKind::Linalg(LinalgKind::Eigh | LinalgKind::Qr | LinalgKind::Svd) => solver,
+        OpKind::Linalg(
+            LinalgKind::Cholesky
+            | LinalgKind::Lu
+            | LinalgKind::TriangularSolve
+            | LinalgKind::Eigh
+            | LinalgKind::Qr
+            | LinalgKind::Svd,
+        ) => solver || own_factors,
         // Operands read back, the host's function called, its results uploaded.
         OpKind::HostCallback => true,
         OpKind::StopGradient

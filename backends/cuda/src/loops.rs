@@ -142,6 +142,7 @@ mod tests {
             block_per_element: false,
             single_block: false,
             device_loop: false,
+            shared_scratch: 0,
             gemm: None,
             fused: 1,
             reuses: Vec::new(),

@@ -119,7 +119,8 @@ pub fn merge(steps: Vec<Step>, max: usize, types: &[TensorType]) -> Vec<Step> {
     out
 }
 
-/// Whether `k` may join `group` without passing the folds' or the parameters' bounds.
+/// Whether `k` may join `group` without passing the folds', the parameters' or the
+/// factorizations' shared memory bounds.
 fn room_for(group: &[Step], k: &Kernel) -> bool {
     let kernels = || {
         group.iter().filter_map(|s| match s {
@@ -133,7 +134,10 @@ fn room_for(group: &[Step], k: &Kernel) -> bool {
         .sum::<usize>()
         + k.reads.len()
         + k.writes.len();
-    folds <= MAX_FOLDS && params <= MAX_PARAMS
+    let scratch: usize = kernels().map(|k| k.shared_scratch).sum::<usize>() + k.shared_scratch;
+    folds <= MAX_FOLDS
+        && params <= MAX_PARAMS
+        && scratch <= crate::kernels::factor::orthogonal::max_scratch()
 }
 
 /// Moves `group` to `out`: as it is with fewer than two kernels, else its constants, the
@@ -169,7 +173,7 @@ fn one_kernel(steps: &[Step]) -> Kernel {
     let mut dtype: HashMap<usize, DType> = HashMap::new();
     let (mut reads, mut writes): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
     let (mut functions, mut calls) = (String::new(), String::new());
-    let (mut name, mut elements, mut fused) = (None, 0, 0);
+    let (mut name, mut elements, mut fused, mut scratch) = (None, 0, 0, 0);
     for s in steps {
         let k = match s {
             Step::Alias { from, to } => {
@@ -207,6 +211,7 @@ fn one_kernel(steps: &[Step]) -> Kernel {
         writes.extend(&k.writes);
         elements += k.elements;
         fused += k.fused;
+        scratch += k.shared_scratch;
     }
     let name = name.unwrap_or_else(|| "one_block".into());
     let type_of = |v: &usize| dtype.get(v).copied().unwrap_or(DType::F32);
@@ -238,6 +243,7 @@ fn one_kernel(steps: &[Step]) -> Kernel {
         gemm: None,
         fused,
         reuses: Vec::new(),
+        shared_scratch: scratch,
     }
 }
 

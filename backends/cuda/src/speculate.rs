@@ -110,6 +110,7 @@ pub fn pick_kernel(
         block_per_element: false,
         single_block: false,
         device_loop: false,
+        shared_scratch: 0,
         gemm: None,
         fused: 0,
         reuses: Vec::new(),

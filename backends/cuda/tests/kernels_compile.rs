@@ -50,9 +50,10 @@ fn conformance_programs() -> Vec<(String, Program)> {
     out
 }
 
-/// Programs whose kernels the suite's small shapes never make: a sort of lines past the
-/// rank sort's bound (its merge passes), with two keys and a payload, and scatter-adds of
-/// many windows (by sorted keys: an embedding's gradient, and two indexed axes in i32).
+/// Programs whose kernels the suite's small shapes never make: the largest eigh, SVD and QR
+/// of the plugin's own, a sort of lines past the rank sort's bound (its merge passes), with
+/// two keys and a payload, and scatter-adds of many windows (by sorted keys: an embedding's
+/// gradient, and two indexed axes in i32).
 fn beyond_the_suite() -> Vec<(String, Program)> {
     let sort = "program(%0: i32[3, 5000], %1: f32[3, 5000], %2: f64[3, 5000]) {
   %3, %4, %5 = sort[axis=1, num_keys=2, descending=true](%0, %1, %2) : i32[3, 5000], f32[3, 5000], f64[3, 5000]
@@ -66,7 +67,17 @@ fn beyond_the_suite() -> Vec<(String, Program)> {
   %3 = scatter_add[update_window_dims=[1], inserted_window_dims=[0, 1], scatter_dims_to_operand_dims=[1, 0]](%0, %1, %2) : i32[9, 13, 4]
   return %3
 }";
+    // The largest eigh, SVD and QR the device's own kernels take, side by side: each keeps
+    // up to 35 KiB of shared memory, so they must not be merged into one block's kernel.
+    let orthogonal = "program(%0: f64[64, 64], %1: f32[2, 40, 64]) {
+  %2, %3 = eigh(%0) : f64[64], f64[64, 64]
+  %4, %5, %6 = svd[full_matrices=true, compute_uv=true](%0) : f64[64, 64], f64[64], f64[64, 64]
+  %7, %8 = qr[full_matrices=true](%1) : f32[2, 40, 40], f32[2, 40, 64]
+  %9, %10, %11 = svd[full_matrices=false, compute_uv=true](%1) : f32[2, 40, 40], f32[2, 40], f32[2, 40, 64]
+  return %2, %3, %4, %5, %6, %7, %8, %9, %10, %11
+}";
     [
+        ("orthogonal/largest", orthogonal),
         ("merge_sort/two_keys", sort),
         ("scatter_by_keys/embedding", embedding),
         ("scatter_by_keys/two_axes_i32", two_axes),

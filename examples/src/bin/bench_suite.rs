@@ -257,6 +257,32 @@ fn cholesky_solve_batch(batch: &[usize], n: usize, dtype: DType, reps: usize) ->
     })
 }
 
+/// A batch of `batch` small symmetric (`x xᵀ / n + I`, as `cholesky_solve_batch`'s)
+/// matrices' eigh and `n x n` SVD, `sum(w) + sum(|v|) + sum(s) + sum(|u|)`: the small
+/// factorizations a GPU plugin runs as its own kernels, a block per matrix.
+fn eigh_svd_batch(batch: usize, n: usize, dtype: DType, reps: usize) -> Result<Run> {
+    let x = data(&[batch, n, n], 1.0, dtype)?;
+    let a = ((&x.matmul(&x.transpose(&dims_swap(1))?)? / n as f64)? + &Array::eye(n, dtype)?)?;
+    let both = |v: &[Array]| -> Result<Vec<Array>> {
+        let (w, e) = quabla::linalg::eigh(&v[0])?;
+        let quabla::linalg::Svd { u, s, .. } = quabla::linalg::svd(&v[1], false)?;
+        let parts = [w, e.abs()?, s, u.abs()?];
+        let mut total = parts[0].sum(Axes::All, false)?;
+        for p in &parts[1..] {
+            total = (&total + &p.sum(Axes::All, false)?)?;
+        }
+        Ok(vec![total])
+    };
+    let (c, s) = time(both, &[a, x], reps)?;
+    Ok(Run {
+        name: format!("eigh_svd_batch{batch}_n{n}"),
+        dtype,
+        compile_ms: c,
+        steady_ms: s,
+        rate: None,
+    })
+}
+
 /// The gradient of `sum(table[idx] * w)` in a `vocab x 64` table from `n` lookups (the
 /// gather's transpose: a scatter-add of `n` rows, the CUDA plugin's by sorted keys).
 fn embedding_grad(vocab: usize, n: usize, dtype: DType, reps: usize) -> Result<Run> {
@@ -649,7 +675,7 @@ type RowsOf = fn(DType, usize) -> Result<Vec<Run>>;
 /// each printed as soon as it is measured so that a run cut short still reports.
 fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
     let reps = 5;
-    let rows: [(&str, RowsOf); 12] = [
+    let rows: [(&str, RowsOf); 13] = [
         ("pinn_step_jvp_grad_n1024", |d, r| {
             Ok(vec![pinn_step(1024, Laplacian::JvpOfGrad, d, r)?])
         }),
@@ -692,6 +718,9 @@ fn gpu_rows(dtype: DType, threads: usize) -> Result<()> {
         // Rows beyond the list last, so that a run cut short keeps those.
         ("cholesky_solve_batch4096_n16", |d, r| {
             Ok(vec![cholesky_solve_batch(&[4096], 16, d, r)?])
+        }),
+        ("eigh_svd_batch4096_n16", |d, r| {
+            Ok(vec![eigh_svd_batch(4096, 16, d, r)?])
         }),
         ("embedding_grad_v10000_n100000_d64", |d, r| {
             Ok(vec![embedding_grad(10_000, 100_000, d, r)?])

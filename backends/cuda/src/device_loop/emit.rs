@@ -74,8 +74,17 @@ pub(super) struct Emitter<'a> {
     since: Since,
     /// Distinct names for the spread loops' locals.
     fresh: usize,
-    /// Whether the body calls `kernels::factor`'s functions.
-    factors: bool,
+    /// The factorizations the body calls (`kernels::factor`): each distinct instantiation's
+    /// operation, dimensions and dtype.
+    factors: Vec<(LinalgOp, factor::Dims, DType)>,
+}
+
+/// What [`Emitter::body`] gives: the statements, the device functions they call and the
+/// shared memory those keep.
+pub(super) struct Body {
+    pub(super) statements: String,
+    pub(super) functions: String,
+    pub(super) shared_scratch: usize,
 }
 
 fn reg(r: Reg) -> String {
@@ -93,14 +102,30 @@ impl<'a> Emitter<'a> {
             out: String::new(),
             since: Since::default(),
             fresh: 0,
-            factors: false,
+            factors: Vec::new(),
         }
     }
 
-    /// The statements of `f`'s body, and whether they call `kernels::factor::FUNCTIONS`.
-    pub(super) fn body(mut self) -> Result<(String, bool), String> {
+    /// The statements of `f`'s body, with the factorizations' functions they call.
+    pub(super) fn body(mut self) -> Result<Body, String> {
         self.block(&self.f.body, 1)?;
-        Ok((self.out, self.factors))
+        let mut functions: Vec<&str> = self
+            .factors
+            .iter()
+            .map(|f| factor::functions(&f.0))
+            .collect();
+        functions.dedup();
+        functions.sort_unstable();
+        functions.dedup();
+        Ok(Body {
+            statements: self.out,
+            functions: functions.concat(),
+            shared_scratch: self
+                .factors
+                .iter()
+                .map(|(op, d, t)| factor::orthogonal::scratch_bytes(op, *d, *t))
+                .sum(),
+        })
     }
 
     fn line(&mut self, depth: usize, s: &str) {
@@ -410,9 +435,6 @@ impl<'a> Emitter<'a> {
         results: &[ArrayId],
         depth: usize,
     ) -> Result<(), String> {
-        if !factor::covers(op) {
-            return Err(format!("`{}` has no device kernel", op.name()));
-        }
         let types: Vec<&TensorType> = operands.iter().map(|o| &o.ty).collect();
         let d = factor::Dims::of(op, &types).ok_or("a factorization of no matrix")?;
         let ins: Vec<String> = operands.iter().map(|o| self.at_base(&o.start)).collect();
@@ -428,7 +450,11 @@ impl<'a> Emitter<'a> {
             d.batch
         );
         self.line(depth, &s);
-        self.factors = true;
+        // One instantiation per operation, sizes and dtype, whatever its batch.
+        let key = (*op, factor::Dims { batch: 0, ..d }, types[0].dtype);
+        if !self.factors.contains(&key) {
+            self.factors.push(key);
+        }
         self.since = Since::default();
         Ok(())
     }

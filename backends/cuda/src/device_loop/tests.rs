@@ -358,3 +358,64 @@ fn a_loop_factoring_a_matrix_each_step_runs_on_the_device() {
         }
     }
 }
+
+/// Unshifted QR iterations `m <- r q` (with `q r = m`), each step also taking `eigh(m)` and
+/// `m`'s singular values: the loop is one device kernel calling `kernels::factor::orthogonal`'s
+/// functions, and as every step is a similarity, the last step's eigenvalues and singular
+/// values are those of the start, `tridiag(-1, 2, -1)`: `2 - 2 cos(k π / (n + 1))`.
+#[test]
+fn a_loop_of_qr_iterations_with_eigh_and_svd_runs_on_the_device() {
+    let n = 6;
+    let src = format!(
+        "program(%0: f64[{n},{n}]) {{
+  %1 = constant[value=[0]]() : i32[]
+  %2 = constant[value=[0, 0, 0, 0, 0, 0]]() : f64[{n}]
+  %3, %4, %5, %6 = while(%1, %0, %2, %2) : i32[], f64[{n},{n}], f64[{n}], f64[{n}] {{
+    cond(%0: i32[], %1: f64[{n},{n}], %2: f64[{n}], %3: f64[{n}]) {{
+      %4 = constant[value=[5]]() : i32[]
+      %5 = compare[dir=lt](%0, %4) : bool[]
+      return %5
+    }}
+    body(%0: i32[], %1: f64[{n},{n}], %2: f64[{n}], %3: f64[{n}]) {{
+      %4, %5 = qr[full_matrices=false](%1) : f64[{n},{n}], f64[{n},{n}]
+      %6 = dot_general[lhs_batch=[], rhs_batch=[], lhs_contract=[1], rhs_contract=[0]](%5, %4) : f64[{n},{n}]
+      %7, %8 = eigh(%6) : f64[{n}], f64[{n},{n}]
+      %9 = svd[full_matrices=false, compute_uv=false](%6) : f64[{n}]
+      %10 = constant[value=[1]]() : i32[]
+      %11 = add(%0, %10) : i32[]
+      return %11, %6, %7, %9
+    }}
+  }}
+  return %5, %6
+}}"
+    );
+    let p = Program::parse(&src).unwrap();
+    let plan = one_device_loop(&p);
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i * n + i] = 2.0;
+        if i > 0 {
+            a[i * n + i - 1] = -1.0;
+            a[(i - 1) * n + i] = -1.0;
+        }
+    }
+    let ascending: Vec<f64> = (1..=n)
+        .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
+        .collect();
+    let mut exe = Emulated::of_plan(plan).unwrap();
+    for threads in THREADS {
+        exe.set_threads(threads);
+        let out = exe.run(vec![storage(&a)]).unwrap();
+        let (w, s) = (f64s(&out[0]), f64s(&out[1]));
+        for k in 0..n {
+            assert!(
+                (w[k] - ascending[k]).abs() <= 1e-13,
+                "{threads} threads: w = {w:?}"
+            );
+            assert!(
+                (s[k] - ascending[n - 1 - k]).abs() <= 1e-13,
+                "{threads} threads: s = {s:?}"
+            );
+        }
+    }
+}

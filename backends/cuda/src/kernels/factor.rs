@@ -1,12 +1,12 @@
 //! Small dense factorizations as kernels of the plugin's own: Cholesky, LU with partial
-//! pivoting and triangular solves of matrices up to [`MAX_ORDER`] rows, one block per
-//! matrix. cuSOLVER is called from the host once per matrix of a batch, each call a few
-//! launches of its own, and a loop holding one cannot be decided on the device; these
-//! kernels factor a whole batch in one launch and run inside device loops too
-//! (`device_loop/emit.rs`), so a stiff solver's Newton iterations stay on the GPU. Larger
-//! matrices, and eigh, QR and SVD, stay on cuSOLVER (`linalg.rs`).
+//! pivoting, triangular solves, and (in [`orthogonal`]) eigh, QR and SVD, of matrices up to
+//! [`MAX_ORDER`] rows and columns, one block per matrix. cuSOLVER is called from the host
+//! once per matrix of a batch, each call a few launches of its own, and a loop holding one
+//! cannot be decided on the device; these kernels factor a whole batch in one launch and run
+//! inside device loops too (`device_loop/emit.rs`), so a stiff solver's Newton iterations
+//! stay on the GPU. Larger matrices stay on cuSOLVER (`linalg.rs`).
 //!
-//! The algorithms are LAPACK's unblocked ones (`potf2`, `getf2`, `trsm`'s substitution),
+//! The triangular ones are LAPACK's unblocked algorithms (`potf2`, `getf2`, `trsm`'s substitution),
 //! each step's elements shared out among the block's threads with a barrier between steps:
 //! LU picks the first row of largest magnitude as its pivot and leaves a zero pivot's
 //! column unscaled (the factors exist, as LAPACK's and JAX's); Cholesky reads the lower
@@ -48,11 +48,23 @@ pub fn max_order() -> usize {
         .unwrap_or(MAX_ORDER)
 }
 
-/// Whether these kernels compute `op` (whatever the size).
-pub fn covers(op: &LinalgOp) -> bool {
-    match op {
-        LinalgOp::Cholesky | LinalgOp::Lu | LinalgOp::TriangularSolve { .. } => true,
-        LinalgOp::Eigh | LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => false,
+pub mod orthogonal;
+
+/// Whether these kernels take `op` on matrices of dimensions `d` and element type `dtype`:
+/// a float type, at most `max_order` rows and columns, and (for eigh, QR and SVD) a working
+/// copy within the shared memory bound in force ([`orthogonal::max_scratch`]).
+pub fn fits(op: &LinalgOp, d: Dims, dtype: DType, max_order: usize) -> bool {
+    dtype.is_float()
+        && d.order(op) <= max_order as u64
+        && orthogonal::scratch_bytes(op, d, dtype) <= orthogonal::max_scratch()
+}
+
+/// The device functions `op` calls (each source behind its own include guard).
+pub fn functions(op: &LinalgOp) -> &'static str {
+    if orthogonal::covers(op) {
+        orthogonal::FUNCTIONS
+    } else {
+        FUNCTIONS
     }
 }
 
@@ -171,8 +183,9 @@ static __device__ void quabla_triangular_solve(const T* a, const T* b, T* x, lon
 #endif
 "#;
 
-/// The dimensions of a factorization's operands: `batch` matrices of `n` rows, and for a
-/// triangular solve the right-hand sides' other dimension `m`.
+/// The dimensions of a factorization's operands: `batch` matrices of `n` columns (the
+/// rows too, where square); for a triangular solve the right-hand sides' other dimension
+/// `m`, for QR and SVD the rows `m`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dims {
     pub batch: u64,
@@ -194,9 +207,19 @@ impl Dims {
                 let rb = b.shape.len();
                 b.shape[if *left_side { rb - 1 } else { rb - 2 }] as u64
             }
-            _ => 0,
+            LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => a.shape[r] as u64,
+            LinalgOp::Cholesky | LinalgOp::Lu | LinalgOp::Eigh => 0,
         };
         Some(Dims { batch, n, m })
+    }
+
+    /// The larger side of `op`'s matrices (what [`MAX_ORDER`] bounds).
+    pub fn order(&self, op: &LinalgOp) -> u64 {
+        match op {
+            LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => self.n.max(self.m),
+            LinalgOp::Cholesky | LinalgOp::Lu | LinalgOp::TriangularSolve { .. } => self.n,
+            LinalgOp::Eigh => self.n,
+        }
     }
 }
 
@@ -238,14 +261,22 @@ pub fn call(
             at(&operands[1], n * m),
             at(&results[0], n * m)
         ),
-        // `covers` keeps these away.
-        LinalgOp::Eigh | LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => String::new(),
+        LinalgOp::Eigh | LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => {
+            let per = orthogonal::result_sizes(op, d);
+            let outs: Vec<String> = results
+                .iter()
+                .zip(per)
+                .map(|(r, per)| at(r, per))
+                .collect();
+            let rows = if matches!(op, LinalgOp::Eigh) { n } else { m };
+            orthogonal::call(op, d, t, &at(&operands[0], rows * n), &outs)
+        }
     }
 }
 
 /// The kernel `name` computing `op` on the values `operands` into the values `results`
-/// (of the types `types` gives), a block per matrix; `None` where `op` is not covered, its
-/// dtype is not a float one, or its matrices are larger than `max_order` rows.
+/// (of the types `types` gives), a block per matrix; `None` where [`fits`] says no (past
+/// `max_order` rows or columns, a dtype not a float one, a working copy too large).
 ///
 /// ```
 /// use quabla_abi::qir::{LinalgOp, Program};
@@ -271,7 +302,7 @@ pub fn kernel(
     let operand_types: Vec<&TensorType> = operands.iter().map(|&v| &types[v]).collect();
     let d = Dims::of(op, &operand_types)?;
     let dtype = operand_types[0].dtype;
-    if !covers(op) || !dtype.is_float() || d.n > max_order as u64 {
+    if !fits(op, d, dtype, max_order) {
         return None;
     }
     let all: Vec<(usize, DType)> = operands.iter().map(|&v| (v, types[v].dtype)).collect();
@@ -281,10 +312,12 @@ pub fn kernel(
     let outs: Vec<String> = results.iter().map(|v| format!("out{v}")).collect();
     let statement = call(op, d, c_type(dtype), &ins, &outs, "(long long)bb");
     let function = format!(
-        "{FUNCTIONS}extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long bb = blockIdx.x; bb < n; bb += gridDim.x) {{\n    {statement}\n  }}\n}}\n",
+        "{}extern \"C\" __global__ void {name}({}) {{\n  for (unsigned long long bb = blockIdx.x; bb < n; bb += gridDim.x) {{\n    {statement}\n  }}\n}}\n",
+        functions(op),
         super::parameters(&reads, &writes)
     );
     Some(Kernel {
+        shared_scratch: orthogonal::scratch_bytes(op, d, dtype),
         source: format!("{PRELUDE}\n{function}"),
         body: function,
         param_types: reads.iter().chain(&writes).map(|r| r.1).collect(),

@@ -209,6 +209,7 @@ pub(super) fn spread_kernel(
         block_per_element: spread != Spread::Thread,
         single_block: false,
         device_loop: false,
+        shared_scratch: 0,
         gemm: None,
         fused: 0,
         reuses: Vec::new(),
