@@ -114,7 +114,6 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|f| factor::functions(&f.0))
             .collect();
-        functions.dedup();
         functions.sort_unstable();
         functions.dedup();
         Ok(Body {

@@ -6,12 +6,12 @@
 //! inside device loops too (`device_loop/emit.rs`), so a stiff solver's Newton iterations
 //! stay on the GPU. Larger matrices stay on cuSOLVER (`linalg.rs`).
 //!
-//! The triangular ones are LAPACK's unblocked algorithms (`potf2`, `getf2`, `trsm`'s substitution),
-//! each step's elements shared out among the block's threads with a barrier between steps:
-//! LU picks the first row of largest magnitude as its pivot and leaves a zero pivot's
-//! column unscaled (the factors exist, as LAPACK's and JAX's); Cholesky reads the lower
-//! triangle and gives NaN everywhere when a pivot is not positive, as QIR's op says. Every
-//! sum runs in its index order, so results do not depend on the block size.
+//! The triangular ones are LAPACK's unblocked algorithms (`potf2`, `getf2`, `trsm`'s
+//! substitution), each step's elements shared out among the block's threads with a barrier
+//! between steps: LU picks the first row of largest magnitude as its pivot and leaves a zero
+//! pivot's column unscaled (the factors exist, as LAPACK's and JAX's); Cholesky reads the
+//! lower triangle and gives NaN everywhere when a pivot is not positive, as QIR's op says.
+//! Every sum runs in its index order, so results do not depend on the block size.
 //!
 //! ```
 //! use quabla_abi::qir::Program;
@@ -217,8 +217,10 @@ impl Dims {
     pub fn order(&self, op: &LinalgOp) -> u64 {
         match op {
             LinalgOp::Qr { .. } | LinalgOp::Svd { .. } => self.n.max(self.m),
-            LinalgOp::Cholesky | LinalgOp::Lu | LinalgOp::TriangularSolve { .. } => self.n,
-            LinalgOp::Eigh => self.n,
+            LinalgOp::Cholesky
+            | LinalgOp::Lu
+            | LinalgOp::TriangularSolve { .. }
+            | LinalgOp::Eigh => self.n,
         }
     }
 }

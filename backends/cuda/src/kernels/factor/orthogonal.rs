@@ -8,6 +8,9 @@
 //! - eigh: cyclic two-sided Jacobi on the lower triangle mirrored, the rotations of a round
 //!   (disjoint pairs of the circle method's tournament) applied at once, each rotation's
 //!   2x2 block set to its exact values; eigenvalues ascending, vectors permuted with them.
+//!   Rotations are kept and applied in f64 (each element rounded once): an f32 rotation's
+//!   own rounding would make it slightly non-orthogonal, and the vectors would drift by that
+//!   at each of the hundreds of rotations a column takes.
 //! - QR: LAPACK's Householder (`geqr2`'s reflectors with `larfg`'s sign choice, so `R`'s
 //!   diagonal signs are LAPACK's, then `org2r` forming `Q` backwards).
 //! - SVD: one-sided (Hestenes) Jacobi on the columns of `a` (of `aᵀ` when wide), the inner
@@ -70,7 +73,8 @@ pub fn scratch_bytes(op: &LinalgOp, d: Dims, dtype: DType) -> usize {
     match op {
         LinalgOp::Eigh => {
             let n = d.n;
-            t * (at_least_1(n * n) + 4 * at_least_1(slots(n)))
+            t * at_least_1(n * n)
+                + 8 * 4 * at_least_1(slots(n))
                 + 4 * at_least_1(n)
                 + at_least_1(slots(n))
                 + 4
@@ -78,11 +82,8 @@ pub fn scratch_bytes(op: &LinalgOp, d: Dims, dtype: DType) -> usize {
         LinalgOp::Qr { .. } => t * (at_least_1(rows * cols) + at_least_1(rows.min(cols))),
         LinalgOp::Svd { .. } => {
             let (long, short) = (rows.max(cols), rows.min(cols));
-            t * (at_least_1(rows * cols)
-                + 2 * at_least_1(slots(short))
-                + at_least_1(short)
-                + 2 * at_least_1(long)
-                + 1)
+            t * (at_least_1(rows * cols) + at_least_1(short) + 2 * at_least_1(long) + 1)
+                + 8 * 2 * at_least_1(slots(short))
                 + 4 * at_least_1(short)
                 + at_least_1(slots(short))
                 + at_least_1(long)
@@ -235,8 +236,9 @@ template <typename T> static __device__ void quabla_sort_order(const T* key, lon
    matrix a's lower triangle mirrored. */
 template <typename T, int N> static __device__ void quabla_eigh(const T* a, T* w, T* v) {
   __shared__ T work[QUABLA_AT_LEAST_1(N * N)];
-  /* per slot: c, s and the pair's new diagonal */
-  __shared__ T rot[4 * QUABLA_AT_LEAST_1((N + 1) / 2)];
+  /* per slot: c, s and the pair's new diagonal, in f64: a rotation rounded to f32 would be
+     off orthogonal by f32's rounding, and V's columns drift by that every rotation. */
+  __shared__ double rot[4 * QUABLA_AT_LEAST_1((N + 1) / 2)];
   __shared__ unsigned char turn[QUABLA_AT_LEAST_1((N + 1) / 2)];
   __shared__ int order[QUABLA_AT_LEAST_1(N)];
   __shared__ int flag;
@@ -259,7 +261,7 @@ template <typename T, int N> static __device__ void quabla_eigh(const T* a, T* w
     if (!(ag > quabla_unit_roundoff(g) * sqrt(fabs(x)) * sqrt(fabs(y))) ||
         ag < quabla_smallest_normal(g))
       return false;
-    T t = quabla_jacobi_tangent(x, y, g), c = 1 / sqrt(1 + t * t);
+    double t = quabla_jacobi_tangent((double)x, (double)y, (double)g), c = 1 / sqrt(1 + t * t);
     rot[4 * i] = c;
     rot[4 * i + 1] = t * c;
     rot[4 * i + 2] = x - t * g;
@@ -272,9 +274,9 @@ template <typename T, int N> static __device__ void quabla_eigh(const T* a, T* w
       long long i = e / n, k = e % n, p, q;
       if (!turn[i]) continue;
       quabla_jacobi_pair(players, r, i, &p, &q);
-      T c = rot[4 * i], s = rot[4 * i + 1], x = work[p * n + k], y = work[q * n + k];
-      work[p * n + k] = c * x - s * y;
-      work[q * n + k] = s * x + c * y;
+      double c = rot[4 * i], s = rot[4 * i + 1], x = work[p * n + k], y = work[q * n + k];
+      work[p * n + k] = (T)(c * x - s * y);
+      work[q * n + k] = (T)(s * x + c * y);
     }
     __syncthreads();
     /* (Jᵀ A) J and V J: columns p and q; the pair's own 2x2 block exact. */
@@ -282,21 +284,21 @@ template <typename T, int N> static __device__ void quabla_eigh(const T* a, T* w
       long long i = e / n, k = e % n, p, q;
       if (!turn[i]) continue;
       quabla_jacobi_pair(players, r, i, &p, &q);
-      T c = rot[4 * i], s = rot[4 * i + 1];
+      double c = rot[4 * i], s = rot[4 * i + 1];
       if (k == p) {
-        work[p * n + p] = rot[4 * i + 2];
+        work[p * n + p] = (T)rot[4 * i + 2];
         work[p * n + q] = 0;
       } else if (k == q) {
-        work[q * n + q] = rot[4 * i + 3];
+        work[q * n + q] = (T)rot[4 * i + 3];
         work[q * n + p] = 0;
       } else {
-        T x = work[k * n + p], y = work[k * n + q];
-        work[k * n + p] = c * x - s * y;
-        work[k * n + q] = s * x + c * y;
+        double x = work[k * n + p], y = work[k * n + q];
+        work[k * n + p] = (T)(c * x - s * y);
+        work[k * n + q] = (T)(s * x + c * y);
       }
-      T x = v[k * n + p], y = v[k * n + q];
-      v[k * n + p] = c * x - s * y;
-      v[k * n + q] = s * x + c * y;
+      double x = v[k * n + p], y = v[k * n + q];
+      v[k * n + p] = (T)(c * x - s * y);
+      v[k * n + q] = (T)(s * x + c * y);
     }
     __syncthreads();
   };
@@ -397,7 +399,7 @@ template <typename T, int M, int N, bool FULL, bool UV>
 static __device__ void quabla_svd(const T* a, T* u, T* s, T* vt) {
   enum { L = M < N ? N : M, S = M < N ? M : N, SLOTS = (S + 1) / 2 };
   __shared__ T work[QUABLA_AT_LEAST_1(M * N)];
-  __shared__ T rot[2 * QUABLA_AT_LEAST_1(SLOTS)];
+  __shared__ double rot[2 * QUABLA_AT_LEAST_1(SLOTS)];
   __shared__ unsigned char turn[QUABLA_AT_LEAST_1(SLOTS)];
   __shared__ T sigma[QUABLA_AT_LEAST_1(S)];
   __shared__ int order[QUABLA_AT_LEAST_1(S)];
@@ -439,8 +441,8 @@ static __device__ void quabla_svd(const T* a, T* u, T* s, T* vt) {
     }
     if (!(fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) return false;
     double t = quabla_jacobi_tangent(alpha, beta, gamma), c = 1 / sqrt(1 + t * t);
-    rot[2 * i] = (T)c;
-    rot[2 * i + 1] = (T)(t * c);
+    rot[2 * i] = c;
+    rot[2 * i + 1] = t * c;
     return true;
   };
   /* W J and V J: columns p and q of W's rows, then of V's. */
@@ -449,7 +451,7 @@ static __device__ void quabla_svd(const T* a, T* u, T* s, T* vt) {
       long long i = e % slots, k = e / slots, p, q;
       if (!turn[i]) continue;
       quabla_jacobi_pair(players, r, i, &p, &q);
-      T c = rot[2 * i], sn = rot[2 * i + 1];
+      double c = rot[2 * i], sn = rot[2 * i + 1];
       T* yp;
       T* zp;
       if (k < l) {
@@ -459,9 +461,9 @@ static __device__ void quabla_svd(const T* a, T* u, T* s, T* vt) {
         yp = &vp[(k - l) * vi + p * vj];
         zp = &vp[(k - l) * vi + q * vj];
       }
-      T y = *yp, z = *zp;
-      *yp = c * y - sn * z;
-      *zp = sn * y + c * z;
+      double y = *yp, z = *zp;
+      *yp = (T)(c * y - sn * z);
+      *zp = (T)(sn * y + c * z);
     }
     __syncthreads();
   };

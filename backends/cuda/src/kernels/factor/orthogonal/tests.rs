@@ -330,3 +330,57 @@ fn svd_is_nan_for_nan_and_f32_reconstructs() {
     let want: Vec<f64> = a32.iter().map(|x| f64::from(*x)).collect();
     assert_close(&usv, &want, 2e-6, "f32 u diag(s) vt");
 }
+
+#[test]
+fn the_largest_sizes_a_gpu_takes_converge() {
+    // 64 rows and columns, the bound on a GPU: eigh (f64 and f32), a full SVD of a tall
+    // matrix, a complete QR; each within its type's rounding of the identities.
+    let n = 64;
+    let b = matrix(n, n, 12);
+    let sym: Vec<f64> = (0..n * n).map(|e| b[e] + b[(e % n) * n + e / n]).collect();
+    let outs = run(
+        "program(%0: f64[64, 64]) {
+  %1, %2 = eigh(%0) : f64[64], f64[64, 64]
+  return %1, %2
+}",
+        &[&sym],
+    );
+    let (w, v) = (&outs[0], &outs[1]);
+    assert!(w.windows(2).all(|p| p[0] <= p[1]));
+    assert_orthonormal_columns(v, n, n, "64x64 VᵀV");
+    let av = product(&sym, v, (n, n, n), false, false);
+    let vw: Vec<f64> = (0..n * n).map(|e| v[e] * w[e % n]).collect();
+    assert_close(&av, &vw, 1e-12, "64x64 A V = V diag(w)");
+
+    let sym32: Vec<f32> = sym.iter().map(|x| *x as f32).collect();
+    let p = Program::parse(
+        "program(%0: f32[64, 64]) {
+  %1, %2 = eigh(%0) : f32[64], f32[64, 64]
+  return %1, %2
+}",
+    )
+    .unwrap();
+    let plan = plan_with(&p, "t", 0).unwrap();
+    let outs: Vec<Vec<f64>> = at_block_sizes(plan, &[storage(&sym32, f32::to_le_bytes)], &THREADS)
+        .iter()
+        .map(|s| {
+            elements(s, f32::from_le_bytes)
+                .into_iter()
+                .map(f64::from)
+                .collect()
+        })
+        .collect();
+    let (w, v) = (&outs[0], &outs[1]);
+    let wide: Vec<f64> = sym32.iter().map(|x| f64::from(*x)).collect();
+    let av = product(&wide, v, (n, n, n), false, false);
+    let vw: Vec<f64> = (0..n * n).map(|e| v[e] * w[e % n]).collect();
+    // |A| is about 8 here: a few f32 roundings of it.
+    assert_close(&av, &vw, 2e-5, "f32 64x64 A V = V diag(w)");
+    let qtq = product(v, v, (n, n, n), true, false);
+    let eye: Vec<f64> = (0..n * n).map(|e| (e / n == e % n) as u8 as f64).collect();
+    // About 8 f32 roundings (with rotations rounded to f32 it was 6e-6).
+    assert_close(&qtq, &eye, 5e-7, "f32 64x64 VᵀV");
+
+    check_svd(&matrix(n, 40, 13), n, 40, true);
+    check_qr(n, n, true);
+}
