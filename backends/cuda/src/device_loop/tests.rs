@@ -391,17 +391,7 @@ fn a_loop_of_qr_iterations_with_eigh_and_svd_runs_on_the_device() {
     );
     let p = Program::parse(&src).unwrap();
     let plan = one_device_loop(&p);
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i * n + i] = 2.0;
-        if i > 0 {
-            a[i * n + i - 1] = -1.0;
-            a[(i - 1) * n + i] = -1.0;
-        }
-    }
-    let ascending: Vec<f64> = (1..=n)
-        .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
-        .collect();
+    let (a, ascending) = crate::kernels::factor::orthogonal::tests::tridiagonal(n);
     let mut exe = Emulated::of_plan(plan).unwrap();
     for threads in THREADS {
         exe.set_threads(threads);

@@ -321,6 +321,17 @@ template <typename T, int N> static __device__ void quabla_eigh(const T* a, T* w
   __syncthreads();
 }
 
+/* Column c of x (row stride ldx) from row j down, times the reflector I - t v vᵀ whose v is
+   1 at row j and w's column j below it (w's row stride ldw), for m rows. */
+template <typename T> static __device__ void quabla_reflect(const T* w, long long ldw, T* x,
+    long long ldx, long long j, long long c, long long m, T t) {
+  T s = x[j * ldx + c];
+  for (long long i = j + 1; i < m; ++i) s += w[i * ldw + j] * x[i * ldx + c];
+  s *= t;
+  x[j * ldx + c] -= s;
+  for (long long i = j + 1; i < m; ++i) x[i * ldx + c] -= s * w[i * ldw + j];
+}
+
 /* q and r of the M x N matrix a: reduced (q M x K, r K x N, K = min(M, N)) or COMPLETE (q
    M x M, r M x N). */
 template <typename T, int M, int N, bool COMPLETE>
@@ -359,13 +370,8 @@ static __device__ void quabla_qr(const T* a, T* q, T* r) {
     __syncthreads();
     const T t = tau[j];
     if (t != 0)
-      for (long long c = j + 1 + threadIdx.x; c < n; c += blockDim.x) {
-        T s = work[j * n + c];
-        for (long long i = j + 1; i < m; ++i) s += work[i * n + j] * work[i * n + c];
-        s *= t;
-        work[j * n + c] -= s;
-        for (long long i = j + 1; i < m; ++i) work[i * n + c] -= s * work[i * n + j];
-      }
+      for (long long c = j + 1 + threadIdx.x; c < n; c += blockDim.x)
+        quabla_reflect(work, n, work, n, j, c, m, t);
     __syncthreads();
   }
   for (long long e = threadIdx.x; e < rr * n; e += blockDim.x) {
@@ -380,13 +386,8 @@ static __device__ void quabla_qr(const T* a, T* q, T* r) {
   for (long long j = k - 1; j >= 0; --j) {
     const T t = tau[j];
     if (t != 0)
-      for (long long c = j + threadIdx.x; c < qc; c += blockDim.x) {
-        T s = q[j * qc + c];
-        for (long long i = j + 1; i < m; ++i) s += work[i * n + j] * q[i * qc + c];
-        s *= t;
-        q[j * qc + c] -= s;
-        for (long long i = j + 1; i < m; ++i) q[i * qc + c] -= s * work[i * n + j];
-      }
+      for (long long c = j + threadIdx.x; c < qc; c += blockDim.x)
+        quabla_reflect(work, n, q, qc, j, c, m, t);
     __syncthreads();
   }
 }
@@ -567,4 +568,4 @@ static __device__ void quabla_svd(const T* a, T* u, T* s, T* vt) {
 "#;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

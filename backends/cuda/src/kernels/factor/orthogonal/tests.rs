@@ -29,6 +29,36 @@ fn run(text: &str, inputs: &[&[f64]]) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// `text`'s outputs (as f64) on the f32 `input`, at every block size of [`THREADS`].
+fn run_f32(text: &str, input: &[f32]) -> Vec<Vec<f64>> {
+    let plan = plan_with(&Program::parse(text).unwrap(), "t", 0).unwrap();
+    at_block_sizes(plan, &[storage(input, f32::to_le_bytes)], &THREADS)
+        .iter()
+        .map(|s| {
+            elements(s, f32::from_le_bytes)
+                .into_iter()
+                .map(f64::from)
+                .collect()
+        })
+        .collect()
+}
+
+/// tridiag(-1, 2, -1) of order `n` and its eigenvalues ascending, `2 - 2 cos(k π / (n + 1))`.
+pub(crate) fn tridiagonal(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut t = vec![0.0; n * n];
+    for i in 0..n {
+        t[i * n + i] = 2.0;
+        if i > 0 {
+            t[i * n + i - 1] = -1.0;
+            t[(i - 1) * n + i] = -1.0;
+        }
+    }
+    let w = (1..=n)
+        .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
+        .collect();
+    (t, w)
+}
+
 /// A deterministic `r x c` matrix of values in [-1, 1).
 fn matrix(r: usize, c: usize, seed: usize) -> Vec<f64> {
     (0..r * c)
@@ -52,11 +82,19 @@ fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     }
 }
 
-/// The columns of `q` (r x c) are orthonormal.
-fn assert_orthonormal_columns(q: &[f64], r: usize, c: usize, what: &str) {
+/// The columns of `q` (r x c) are orthonormal, within `tol`.
+fn assert_orthonormal_columns(q: &[f64], r: usize, c: usize, tol: f64, what: &str) {
     let qtq = product(q, q, (c, r, c), true, false);
     let eye: Vec<f64> = (0..c * c).map(|e| (e / c == e % c) as u8 as f64).collect();
-    assert_close(&qtq, &eye, 1e-13, what);
+    assert_close(&qtq, &eye, tol, what);
+}
+
+/// `w` ascends and `a v = v diag(w)` within `tol`, for `n x n` matrices.
+fn assert_eigenpairs(a: &[f64], w: &[f64], v: &[f64], n: usize, tol: f64, what: &str) {
+    assert!(w.windows(2).all(|p| p[0] <= p[1]), "{what}: {w:?}");
+    let av = product(a, v, (n, n, n), false, false);
+    let vw: Vec<f64> = (0..n * n).map(|e| v[e] * w[e % n]).collect();
+    assert_close(&av, &vw, tol, &format!("{what}: A V = V diag(w)"));
 }
 
 /// The rows of `q` (r x c) are orthonormal.
@@ -90,11 +128,8 @@ fn eigh_diagonalizes_the_lower_triangle_in_ascending_order() {
     let (w, v) = (&outs[0], &outs[1]);
     for (b, m) in [&sym, &sym, &repeated].into_iter().enumerate() {
         let (wb, vb) = (&w[b * n..(b + 1) * n], &v[b * n * n..(b + 1) * n * n]);
-        assert!(wb.windows(2).all(|p| p[0] <= p[1]), "matrix {b}: {wb:?}");
-        assert_orthonormal_columns(vb, n, n, "VᵀV");
-        let av = product(m, vb, (n, n, n), false, false);
-        let vw: Vec<f64> = (0..n * n).map(|e| vb[e] * wb[e % n]).collect();
-        assert_close(&av, &vw, 1e-13, &format!("matrix {b}: A V = V diag(w)"));
+        assert_orthonormal_columns(vb, n, n, 1e-13, "VᵀV");
+        assert_eigenpairs(m, wb, vb, n, 1e-13, &format!("matrix {b}"));
     }
     // The mirrored lower triangle is the same matrix: the same bits.
     assert_eq!(w[..n], w[n..2 * n]);
@@ -109,16 +144,8 @@ fn eigh_diagonalizes_the_lower_triangle_in_ascending_order() {
 
 #[test]
 fn eigh_matches_the_closed_form_of_a_tridiagonal_matrix_and_is_nan_for_nan() {
-    // tridiag(-1, 2, -1) of order n: eigenvalues 2 - 2 cos(k pi / (n + 1)).
     let n = 12;
-    let mut t = vec![0.0; n * n];
-    for i in 0..n {
-        t[i * n + i] = 2.0;
-        if i > 0 {
-            t[i * n + i - 1] = -1.0;
-            t[(i - 1) * n + i] = -1.0;
-        }
-    }
+    let (t, want) = tridiagonal(n);
     let mut bad = t.clone();
     bad[5 * n + 2] = f64::NAN;
     let outs = run(
@@ -128,9 +155,6 @@ fn eigh_matches_the_closed_form_of_a_tridiagonal_matrix_and_is_nan_for_nan() {
 }",
         &[&[t, bad].concat()],
     );
-    let want: Vec<f64> = (1..=n)
-        .map(|k| 2.0 - 2.0 * (k as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos())
-        .collect();
     assert_close(&outs[0][..n], &want, 1e-14, "eigenvalues");
     assert!(outs[0][n..].iter().all(|x| x.is_nan()));
     assert!(outs[1][n * n..].iter().all(|x| x.is_nan()));
@@ -155,7 +179,7 @@ fn check_qr(m: usize, n: usize, full: bool) {
         let q = &outs[0][b * m * qc..(b + 1) * m * qc];
         let r = &outs[1][b * rr * n..(b + 1) * rr * n];
         let what = format!("{m}x{n} full={full}, matrix {b}");
-        assert_orthonormal_columns(q, m, qc, &what);
+        assert_orthonormal_columns(q, m, qc, 1e-13, &what);
         assert!(
             (0..rr * n).all(|e| e / n <= e % n || r[e] == 0.0),
             "{what}: r is not upper triangular"
@@ -243,7 +267,7 @@ fn check_svd(a: &[f64], m: usize, n: usize, full: bool) -> Vec<f64> {
         let what = format!("{m}x{n} full={full}, matrix {b}");
         assert!(s.windows(2).all(|p| p[0] >= p[1]), "{what}: {s:?}");
         assert!(s.iter().all(|x| *x >= 0.0), "{what}: {s:?}");
-        assert_orthonormal_columns(u, m, uc, &format!("{what}: UᵀU"));
+        assert_orthonormal_columns(u, m, uc, 1e-13, &format!("{what}: UᵀU"));
         assert_orthonormal_rows(vt, vr, n, &format!("{what}: vt vtᵀ"));
         // u[:, :k] diag(s) vt[:k, :]
         let us: Vec<f64> = (0..m * k)
@@ -308,23 +332,15 @@ fn svd_is_nan_for_nan_and_f32_reconstructs() {
     // f32, its inner products summed in f64: u diag(s) vt within f32 rounding of a.
     let (m, n) = (9, 5);
     let a32: Vec<f32> = matrix(m, n, 11).iter().map(|x| *x as f32).collect();
-    let p = Program::parse(&format!(
-        "program(%0: f32[{m}, {n}]) {{
+    let outs = run_f32(
+        &format!(
+            "program(%0: f32[{m}, {n}]) {{
   %1, %2, %3 = svd[full_matrices=false, compute_uv=true](%0) : f32[{m}, {n}], f32[{n}], f32[{n}, {n}]
   return %1, %2, %3
 }}"
-    ))
-    .unwrap();
-    let plan = plan_with(&p, "t", 0).unwrap();
-    let outs: Vec<Vec<f64>> = at_block_sizes(plan, &[storage(&a32, f32::to_le_bytes)], &THREADS)
-        .iter()
-        .map(|s| {
-            elements(s, f32::from_le_bytes)
-                .into_iter()
-                .map(f64::from)
-                .collect()
-        })
-        .collect();
+        ),
+        &a32,
+    );
     let us: Vec<f64> = (0..m * n).map(|e| outs[0][e] * outs[1][e % n]).collect();
     let usv = product(&us, &outs[2], (m, n, n), false, false);
     let want: Vec<f64> = a32.iter().map(|x| f64::from(*x)).collect();
@@ -345,41 +361,22 @@ fn the_largest_sizes_a_gpu_takes_converge() {
 }",
         &[&sym],
     );
-    let (w, v) = (&outs[0], &outs[1]);
-    assert!(w.windows(2).all(|p| p[0] <= p[1]));
-    assert_orthonormal_columns(v, n, n, "64x64 VᵀV");
-    let av = product(&sym, v, (n, n, n), false, false);
-    let vw: Vec<f64> = (0..n * n).map(|e| v[e] * w[e % n]).collect();
-    assert_close(&av, &vw, 1e-12, "64x64 A V = V diag(w)");
+    assert_orthonormal_columns(&outs[1], n, n, 1e-13, "64x64 VᵀV");
+    assert_eigenpairs(&sym, &outs[0], &outs[1], n, 1e-12, "64x64");
 
     let sym32: Vec<f32> = sym.iter().map(|x| *x as f32).collect();
-    let p = Program::parse(
+    let outs = run_f32(
         "program(%0: f32[64, 64]) {
   %1, %2 = eigh(%0) : f32[64], f32[64, 64]
   return %1, %2
 }",
-    )
-    .unwrap();
-    let plan = plan_with(&p, "t", 0).unwrap();
-    let outs: Vec<Vec<f64>> = at_block_sizes(plan, &[storage(&sym32, f32::to_le_bytes)], &THREADS)
-        .iter()
-        .map(|s| {
-            elements(s, f32::from_le_bytes)
-                .into_iter()
-                .map(f64::from)
-                .collect()
-        })
-        .collect();
-    let (w, v) = (&outs[0], &outs[1]);
+        &sym32,
+    );
     let wide: Vec<f64> = sym32.iter().map(|x| f64::from(*x)).collect();
-    let av = product(&wide, v, (n, n, n), false, false);
-    let vw: Vec<f64> = (0..n * n).map(|e| v[e] * w[e % n]).collect();
     // |A| is about 8 here: a few f32 roundings of it.
-    assert_close(&av, &vw, 2e-5, "f32 64x64 A V = V diag(w)");
-    let qtq = product(v, v, (n, n, n), true, false);
-    let eye: Vec<f64> = (0..n * n).map(|e| (e / n == e % n) as u8 as f64).collect();
+    assert_eigenpairs(&wide, &outs[0], &outs[1], n, 2e-5, "f32 64x64");
     // About 8 f32 roundings (with rotations rounded to f32 it was 6e-6).
-    assert_close(&qtq, &eye, 5e-7, "f32 64x64 VᵀV");
+    assert_orthonormal_columns(&outs[1], n, n, 5e-7, "f32 64x64 VᵀV");
 
     check_svd(&matrix(n, 40, 13), n, 40, true);
     check_qr(n, n, true);
