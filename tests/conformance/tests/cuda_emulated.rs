@@ -22,15 +22,5 @@ fn emulated_kernels_pass_every_case() {
     );
     let cases = load_cases(&default_cases_dir()).unwrap();
     let report = run_suite(&plugin, &cases, None);
-    let failures = common::failures(&report);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let not_run = common::not_applicable(&report);
-    assert!(not_run.is_empty(), "{}", not_run.join("\n"));
-    assert_eq!(
-        report.passed(),
-        report.results.len(),
-        "{}",
-        report.summary()
-    );
-    println!("{}", report.summary());
+    common::assert_every_case_passed(&report);
 }

@@ -22,13 +22,5 @@ fn every_loop_of_the_suite_passes_decided_on_the_host() {
         .filter(|c| c.program.contains("= while("))
         .collect();
     let report = run_suite(&plugin, &cases, None);
-    let failures = common::failures(&report);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(
-        report.passed(),
-        report.results.len(),
-        "{}",
-        report.summary()
-    );
-    println!("{}", report.summary());
+    common::assert_every_case_passed(&report);
 }

@@ -19,13 +19,5 @@ fn every_case_passes_with_no_kernels_merged() {
     let plugin = Plugin::load(&quabla_conformance::built_plugin("quabla_cuda")).unwrap();
     let cases = load_cases(&default_cases_dir()).unwrap();
     let report = run_suite(&plugin, &cases, None);
-    let failures = common::failures(&report);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(
-        report.passed(),
-        report.results.len(),
-        "{}",
-        report.summary()
-    );
-    println!("{}", report.summary());
+    common::assert_every_case_passed(&report);
 }

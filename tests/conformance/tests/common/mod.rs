@@ -22,6 +22,22 @@ pub fn failures(report: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that every case of `report` passed (none failed, none not applicable), then
+/// prints its summary.
+pub fn assert_every_case_passed(report: &Report) {
+    let failed = failures(report);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    let not_run = not_applicable(report);
+    assert!(not_run.is_empty(), "{}", not_run.join("\n"));
+    assert_eq!(
+        report.passed(),
+        report.results.len(),
+        "{}",
+        report.summary()
+    );
+    println!("{}", report.summary());
+}
+
 /// `name: missing capabilities` of every case the plugin cannot run.
 pub fn not_applicable(report: &Report) -> Vec<String> {
     report
